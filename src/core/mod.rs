@@ -1,0 +1,9 @@
+//! The pure core of taskstream: no napi types anywhere below this module.
+//! Everything here is unit-tested with `cargo test`; `src/lib.rs` only maps
+//! these types to JavaScript.
+
+pub mod guards;
+pub mod text;
+
+#[cfg(test)]
+pub(crate) mod test_vectors;
