@@ -2,4 +2,5 @@
 //! All behaviour lives in `core`, which has no napi types.
 #![deny(clippy::all)]
 
+mod binding;
 pub mod core;

@@ -3,6 +3,9 @@
 //! these types to JavaScript.
 
 pub mod guards;
+pub mod ids;
+pub mod monitor;
+pub mod process;
 pub mod text;
 
 #[cfg(test)]

@@ -1,1 +1,31 @@
-//! Text utilities (CONTRACT.md §1.7, §2.18, §3.7–3.9, §3.14, §3.16–3.18).
+//! Text utilities (CONTRACT.md §1.7, §2.14, §2.18, §3.7–3.9, §3.13, §3.14, §3.16–3.18, §4
+//! items 1–3). Pure Rust; the napi glue and the monitor pipeline use these re-exports.
+
+mod ansi;
+mod binary;
+mod controls;
+mod length;
+mod line_buffer;
+mod paths;
+#[cfg(test)]
+mod stream_tests;
+mod tail;
+#[cfg(test)]
+mod test_support;
+mod utf8;
+mod whitespace;
+mod xml;
+
+pub use ansi::{strip_ansi, AnsiStreamStripper, MAX_HELD_SEQUENCE_CHARS};
+pub use binary::{is_binary, DEFAULT_BINARY_SAMPLE_SIZE};
+pub use controls::{
+  sanitize_monitor_line, strip_display_control_chars, strip_terminal_control_sequences,
+  truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,
+};
+pub use length::{truncate_code_points, truncate_utf16, utf16_len};
+pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
+pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
+pub use tail::{clean_output_tail, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
+pub use utf8::Utf8StreamDecoder;
+pub use whitespace::{ecma_trim, ecma_trim_end, is_ecma_whitespace};
+pub use xml::escape_xml;

@@ -1,0 +1,276 @@
+// MonitorRegistry.start(): native streaming with real processes and pipes
+// (CONTRACT.md §2.10, §3.10).
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { MonitorRegistry, type MonitorTask } from '../index.js'
+import { isAlive, sleep, waitFor } from './support/process'
+import type { Delivered } from './support/registry'
+
+const registries: MonitorRegistry[] = []
+function setup(options?: ConstructorParameters<typeof MonitorRegistry>[0]) {
+  const registry = new MonitorRegistry(options)
+  registries.push(registry)
+  const notifications: Delivered[] = []
+  registry.setNotificationCallback((display, model, meta) => notifications.push({ display, model, meta }))
+  const events = () => notifications.filter((n) => n.meta.status === 'running').map((n) => n.display.replace(/^.*?: /, ''))
+  // Settled and its terminal notification delivered (get() may run ahead of deliveries).
+  const done = (entry: MonitorTask) =>
+    waitFor(
+      () => notifications.some((n) => n.meta.monitorId === entry.id && n.meta.status !== 'running'),
+      10_000,
+      'terminal notification',
+    )
+  const terminal = () => notifications.filter((n) => n.meta.status !== 'running')
+  return { registry, notifications, events, done, terminal }
+}
+afterEach(() => {
+  for (const r of registries.splice(0)) r.abortAll({ notify: false })
+})
+
+describe('streaming', () => {
+  it('delivers stdout and stderr lines, then completed with the exit code', async () => {
+    const { registry, events, done, terminal } = setup({ throttle: false })
+    const entry = registry.start({ command: "echo one; echo two >&2; printf '  three  \\r\\n\\n\\n'", description: 'demo' })
+    expect(entry).toMatchObject({ kind: 'monitor', status: 'running', command: expect.stringContaining('echo one') })
+    expect(entry.pid).toEqual(expect.any(Number))
+    expect(entry.outputFile).toBe('')
+    await done(entry)
+    expect(events().sort()).toEqual(['one', 'three', 'two'])
+    expect(terminal()).toHaveLength(1)
+    expect(terminal()[0].display).toBe('Monitor "demo" completed. (3 events)')
+    expect(terminal()[0].model).toContain('<result>Exited with code 0</result>')
+    expect(registry.get(entry.id)).toBe(entry)
+    expect(entry).toMatchObject({ status: 'completed', exitCode: 0, eventCount: 3, linesSeen: 5, notified: true })
+    expect(entry.bytesRead).toBe('one\ntwo\n  three  \r\n\n\n'.length)
+  })
+
+  it('maps a non-zero exit to failed and a signal to failed with its name', async () => {
+    const { registry, done, terminal } = setup()
+    const a = registry.start({ command: 'exit 3' })
+    const b = registry.start({ command: 'kill -TERM $$' })
+    await done(a)
+    await done(b)
+    expect(a).toMatchObject({ status: 'failed', error: 'Exit code 3' })
+    expect(b).toMatchObject({ status: 'failed', error: 'Killed by signal SIGTERM' })
+    expect(terminal().map((n) => n.model.match(/<result>(.*)<\/result>/)?.[1]).sort()).toEqual([
+      'Exit code 3',
+      'Killed by signal SIGTERM',
+    ])
+  })
+
+  it('a UTF-8 character and an ANSI sequence split across writes come out whole', async () => {
+    const { registry, events, done } = setup({ throttle: false })
+    const entry = registry.start({
+      command: "printf '\\344\\275'; sleep 0.1; printf '\\240\\345\\245\\275\\n'; printf '\\033[3'; sleep 0.1; printf '1mred\\033[0m\\n'",
+    })
+    await done(entry)
+    expect(events()).toEqual(['你好', 'red'])
+  })
+
+  it('keeps a partial line and flushes it before the terminal notification', async () => {
+    const { registry, notifications, done } = setup()
+    const entry = registry.start({ command: "printf 'partial'; sleep 0.1; printf ' complete\\n'; printf 'tail'" })
+    await done(entry)
+    expect(notifications.map((n) => n.meta.status)).toEqual(['running', 'running', 'completed'])
+    expect(notifications[0].display).toContain('partial complete')
+    expect(notifications[1].display).toContain(': tail')
+  })
+
+  it('delivers output written after the leader exited, before completed', async () => {
+    const { registry, notifications, done } = setup()
+    const entry = registry.start({ command: '(sleep 0.2; echo final line) & exit 0' })
+    await done(entry)
+    expect(notifications.map((n) => n.display)).toEqual([
+      expect.stringContaining('event #1: final line'),
+      expect.stringContaining('completed. (1 events)'),
+    ])
+  })
+
+  it('settles at most about 1 s after the exit when a descendant holds a pipe, and kills it', async () => {
+    const { registry, events, done } = setup()
+    const entry = registry.start({ command: 'sleep 30 & echo $!; exit 0' })
+    await done(entry)
+    expect(entry.status).toBe('completed')
+    const grandchild = Number(events()[0])
+    expect(grandchild).toBeGreaterThan(1)
+    await waitFor(() => !isAlive(grandchild), 3000, 'descendant killed')
+  })
+
+  it('a 1 MiB line without a newline is cut into capped events', async () => {
+    const { registry, notifications, done } = setup({ throttle: false, maxConcurrent: 16 })
+    const entry = registry.start({ command: "head -c 1048576 /dev/zero | tr '\\0' a", maxEvents: 10_000 })
+    await done(entry)
+    const events = notifications.filter((n) => n.meta.status === 'running')
+    // Each read that pushes the partial line past 4096 units forces one piece
+    // (4096 units + '...') and drops the rest of it; the registry then cuts to
+    // 2000 units + its marker.
+    expect(events.length).toBeGreaterThanOrEqual(1)
+    expect(events.length).toBeLessThanOrEqual(Math.ceil(1048576 / 4097))
+    for (const e of events) expect(e.model).toContain(`<result>${'a'.repeat(2000)}...[truncated]</result>`)
+    expect(entry.bytesRead).toBe(1048576)
+    expect(entry.linesSeen).toBe(events.length)
+  })
+})
+
+describe('throttle', () => {
+  it('accounts for every non-empty line: events + dropped = lines', async () => {
+    const { registry, done, terminal } = setup()
+    const entry = registry.start({ command: 'for i in $(seq 1 50); do echo line $i; echo; done' })
+    await done(entry)
+    expect(entry.eventCount + entry.droppedLines).toBe(50)
+    expect(entry.eventCount).toBeGreaterThanOrEqual(5)
+    expect(entry.linesSeen).toBe(100)
+    if (entry.droppedLines > 0) {
+      expect(terminal()[0].display).toContain(`${entry.droppedLines} lines dropped due to throttling`)
+    }
+  })
+
+  it('is configurable and per monitor across both streams', async () => {
+    const { registry, done } = setup({ throttle: { burst: 2, refillMs: 60_000 } })
+    const entry = registry.start({ command: 'echo a; echo b >&2; echo c; echo d >&2' })
+    await done(entry)
+    expect(entry.eventCount).toBe(2)
+    expect(entry.droppedLines).toBe(2)
+  })
+})
+
+describe('stopping', () => {
+  it('max events stops after the last allowed event and kills the command', async () => {
+    const { registry, notifications, done } = setup({ throttle: false })
+    const entry = registry.start({ command: 'yes', maxEvents: 3 })
+    await done(entry)
+    await waitFor(() => notifications.length === 4, 5000, 'terminal notification')
+    expect(notifications.map((n) => n.meta.status)).toEqual(['running', 'running', 'running', 'completed'])
+    expect(notifications[3].model).toContain('<result>Max events reached</result>')
+    expect(entry).toMatchObject({ eventCount: 3, error: 'Max events reached' })
+    expect(entry.abortController.signal.aborted).toBe(true)
+    await waitFor(() => !isAlive(entry.pid!), 3000, 'yes killed')
+  })
+
+  it('the idle timeout stops a silent command', async () => {
+    const { registry, terminal, done } = setup()
+    const entry = registry.start({ command: 'sleep 30', idleTimeoutMs: 300 })
+    await done(entry)
+    expect(entry).toMatchObject({ status: 'completed', error: 'Idle timeout' })
+    expect(terminal()[0].model).toContain('<result>Idle timeout</result>')
+    await waitFor(() => !isAlive(entry.pid!), 3000, 'sleep killed')
+  })
+
+  it('output of any kind resets the idle timeout, even throttled or blank', async () => {
+    const { registry, done } = setup({ throttle: { burst: 1, refillMs: 60_000 } })
+    const entry = registry.start({ command: 'for i in 1 2 3 4 5 6; do echo x; echo; sleep 0.1; done', idleTimeoutMs: 250 })
+    await done(entry)
+    expect(entry).toMatchObject({ status: 'completed', exitCode: 0, eventCount: 1, droppedLines: 5 })
+  })
+
+  it('cancel flushes the partial line, notifies, and kills grandchildren, also ones that left the group', async () => {
+    const { registry, notifications } = setup()
+    const entry = registry.start({
+      command: "sleep 30 & echo $!; setsid sleep 30 & echo $!; (sleep 30 & echo $!) ; printf 'last partial line'; wait",
+    })
+    await waitFor(() => notifications.length >= 3, 5000, 'three pid lines')
+    await sleep(200)
+    const pids = notifications.map((n) => Number(n.display.replace(/^.*: /, '')))
+    registry.cancel(entry.id)
+    expect(notifications.at(-2)!.display).toContain('last partial line')
+    expect(notifications.at(-1)!.display).toContain('was cancelled')
+    expect(entry.status).toBe('cancelled')
+    for (const pid of [entry.pid!, ...pids]) await waitFor(() => !isAlive(pid), 3000, `pid ${pid} killed`)
+  })
+
+  it('aborting the entry controller from JavaScript cancels with a notification', async () => {
+    const { registry, terminal, done } = setup()
+    const entry = registry.start({ command: 'sleep 30' })
+    entry.abortController.abort()
+    await done(entry)
+    expect(entry.status).toBe('cancelled')
+    expect(terminal()).toHaveLength(1)
+    expect(terminal()[0].display).toContain('was cancelled')
+  })
+
+  it('cancel({notify:false}) and reset() kill without notifications', async () => {
+    const { registry, notifications } = setup()
+    const a = registry.start({ command: "printf 'pending'; sleep 30" })
+    const b = registry.start({ command: "printf 'pending'; sleep 30" })
+    await waitFor(() => a.bytesRead > 0 && b.bytesRead > 0, 5000, 'output read')
+    registry.cancel(a.id, { notify: false })
+    registry.reset()
+    expect(notifications).toEqual([])
+    expect(registry.getAll()).toEqual([])
+    for (const pid of [a.pid!, b.pid!]) await waitFor(() => !isAlive(pid), 3000, `pid ${pid} killed`)
+  })
+})
+
+describe('start() options', () => {
+  it('bad options throw TypeError/RangeError naming the field and spawn nothing', () => {
+    const { registry } = setup()
+    const bad: [unknown, typeof TypeError | typeof RangeError, RegExp][] = [
+      [undefined, TypeError, /"options"/],
+      [{}, TypeError, /"options.command"/],
+      [{ command: 42 }, TypeError, /"options.command"/],
+      [{ command: '  &  ' }, TypeError, /"options.command"/],
+      [{ command: 'true', maxEvents: 0 }, RangeError, /"options.maxEvents"/],
+      [{ command: 'true', maxEvents: 10_001 }, RangeError, /"options.maxEvents"/],
+      [{ command: 'true', maxEvents: 1.5 }, RangeError, /"options.maxEvents"/],
+      [{ command: 'true', idleTimeoutMs: 600_001 }, RangeError, /"options.idleTimeoutMs"/],
+      [{ command: 'true', idleTimeoutMs: '5' }, TypeError, /"options.idleTimeoutMs"/],
+      [{ command: 'true', cwd: 'relative' }, TypeError, /"options.cwd"/],
+      [{ command: 'true', env: { A: 1 } }, TypeError, /"options.env.A"/],
+      [{ command: 'true', monitorId: '' }, TypeError, /"options.monitorId"/],
+    ]
+    for (const [options, type, message] of bad) {
+      expect(() => registry.start(options as Parameters<MonitorRegistry['start']>[0]), JSON.stringify(options)).toThrowError(type)
+      expect(() => registry.start(options as Parameters<MonitorRegistry['start']>[0])).toThrowError(message)
+    }
+    expect(registry.getAll()).toEqual([])
+  })
+
+  it('normalises the command, strips a trailing &, and defaults the id and description', async () => {
+    const { registry, done } = setup()
+    const entry = registry.start({ command: 'echo hi &' })
+    expect(entry.command).toBe('echo hi')
+    expect(entry.description).toBe('echo hi')
+    expect(entry.id).toMatch(/^mon_[0-9a-f]{16}$/)
+    await done(entry)
+  })
+
+  it('runs in cwd with env added, TERM=dumb, PAGER=cat and secrets removed', async () => {
+    process.env.QWEN_SERVER_TOKEN = 'secret'
+    try {
+      const { registry, events, done } = setup({ throttle: false })
+      const entry = registry.start({
+        command: 'pwd; echo "$FOO|$TERM|$PAGER|${QWEN_SERVER_TOKEN:-none}"',
+        cwd: '/tmp',
+        env: { FOO: 'bar' },
+      })
+      await done(entry)
+      expect(events()).toEqual(['/tmp', 'bar|dumb|cat|none'])
+    } finally {
+      delete process.env.QWEN_SERVER_TOKEN
+    }
+  })
+
+  it('a spawn failure gives a failed entry with the OS error and one notification', () => {
+    const { registry, terminal } = setup()
+    const statuses: string[] = []
+    registry.setStatusChangeCallback((e) => statuses.push(e!.status))
+    const entry = registry.start({ command: 'true', cwd: '/definitely/not/here' })
+    expect(entry).toMatchObject({ status: 'failed', pid: undefined })
+    expect(entry.error).toMatch(/No such file or directory|ENOENT/)
+    expect(terminal()).toHaveLength(1)
+    expect(statuses).toEqual(['running', 'failed'])
+  })
+
+  it('the cap and duplicate ids are checked before spawning', async () => {
+    const { registry } = setup({ maxConcurrent: 2 })
+    const a = registry.start({ command: 'sleep 30', monitorId: 'm-a' })
+    registry.start({ command: 'sleep 30', monitorId: 'm-b' })
+    expect(() => registry.start({ command: 'echo should-not-run', monitorId: 'm-c' })).toThrowError(
+      'Cannot start monitor: maximum concurrent monitors (2) reached. Stop an existing monitor first.',
+    )
+    registry.cancel('m-b')
+    expect(() => registry.start({ command: 'sleep 30', monitorId: 'm-a' })).toThrowError('Monitor "m-a" is already registered.')
+    expect(registry.getAll().map((e) => e.id)).toEqual(['m-a', 'm-b'])
+    expect(a.status).toBe('running')
+  })
+})

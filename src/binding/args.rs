@@ -1,0 +1,166 @@
+//! Argument checking shared by every binding: wrong types become `TypeError`,
+//! values out of range become `RangeError`, each naming the argument or field.
+
+use napi::bindgen_prelude::*;
+
+/// Throws a JavaScript `TypeError` and returns the error that tells napi-rs it is pending.
+pub fn type_error(env: &Env, message: String) -> Error {
+  let _ = env.throw_type_error(&message, Some("ERR_INVALID_ARG_TYPE"));
+  Error::new(Status::PendingException, message)
+}
+
+/// Throws a JavaScript `RangeError` and returns the error that tells napi-rs it is pending.
+pub fn range_error(env: &Env, message: String) -> Error {
+  let _ = env.throw_range_error(&message, Some("ERR_OUT_OF_RANGE"));
+  Error::new(Status::PendingException, message)
+}
+
+/// How a received value is described in error messages, in Node's style.
+pub fn received(value: &Unknown) -> String {
+  match value.get_type() {
+    Ok(ValueType::Undefined) => "Received undefined".to_owned(),
+    Ok(ValueType::Null) => "Received null".to_owned(),
+    Ok(ValueType::Number) => match unsafe { value.cast::<f64>() } {
+      Ok(n) => format!("Received type number ({n})"),
+      Err(_) => "Received type number".to_owned(),
+    },
+    Ok(ValueType::String) => "Received type string".to_owned(),
+    Ok(ValueType::Boolean) => "Received type boolean".to_owned(),
+    Ok(ValueType::Function) => "Received type function".to_owned(),
+    Ok(ValueType::Symbol) => "Received type symbol".to_owned(),
+    Ok(ValueType::Object) => "Received an instance of Object".to_owned(),
+    Ok(other) => format!("Received type {}", format!("{other:?}").to_lowercase()),
+    Err(_) => "Received an unknown value".to_owned(),
+  }
+}
+
+pub fn is_undefined(value: &Unknown) -> bool {
+  matches!(value.get_type(), Ok(ValueType::Undefined))
+}
+
+/// A required string argument.
+pub fn string(env: &Env, value: &Unknown, name: &str) -> Result<String> {
+  match value.get_type()? {
+    ValueType::String => unsafe { value.cast::<String>() },
+    _ => Err(type_error(
+      env,
+      format!(
+        "The \"{name}\" argument must be of type string. {}",
+        received(value)
+      ),
+    )),
+  }
+}
+
+/// A required object argument (not null, not an array is not checked).
+pub fn object<'env>(env: &Env, value: &Unknown<'env>, name: &str) -> Result<Object<'env>> {
+  match value.get_type()? {
+    ValueType::Object => unsafe { value.cast::<Object>() },
+    _ => Err(type_error(
+      env,
+      format!(
+        "The \"{name}\" argument must be of type object. {}",
+        received(value)
+      ),
+    )),
+  }
+}
+
+/// An optional object argument: `undefined` gives `None`.
+pub fn optional_object<'env>(
+  env: &Env,
+  value: &Unknown<'env>,
+  name: &str,
+) -> Result<Option<Object<'env>>> {
+  if is_undefined(value) {
+    return Ok(None);
+  }
+  object(env, value, name).map(Some)
+}
+
+/// A property of an options object, as an `Unknown` (`undefined` when absent).
+pub fn field<'env>(obj: &Object<'env>, key: &str) -> Result<Unknown<'env>> {
+  obj.get_named_property::<Unknown>(key)
+}
+
+/// An optional string property: absent or `undefined` gives `None`.
+pub fn optional_string_field(
+  env: &Env,
+  obj: &Object,
+  key: &str,
+  path: &str,
+) -> Result<Option<String>> {
+  let value = field(obj, key)?;
+  if is_undefined(&value) {
+    return Ok(None);
+  }
+  match value.get_type()? {
+    ValueType::String => Ok(Some(unsafe { value.cast::<String>() }?)),
+    _ => Err(type_error(
+      env,
+      format!(
+        "The \"{path}\" property must be of type string. {}",
+        received(&value)
+      ),
+    )),
+  }
+}
+
+/// An optional integer property within `min..=max`: wrong type is a `TypeError`,
+/// a non-integer or out-of-range number a `RangeError`. Never clamped.
+pub fn optional_integer_field(
+  env: &Env,
+  obj: &Object,
+  key: &str,
+  path: &str,
+  min: f64,
+  max: f64,
+) -> Result<Option<f64>> {
+  let value = field(obj, key)?;
+  if is_undefined(&value) {
+    return Ok(None);
+  }
+  integer_in_range(env, &value, path, "property", min, max).map(Some)
+}
+
+/// A number that must be an integer within `min..=max`.
+pub fn integer_in_range(
+  env: &Env,
+  value: &Unknown,
+  path: &str,
+  what: &str,
+  min: f64,
+  max: f64,
+) -> Result<f64> {
+  if value.get_type()? != ValueType::Number {
+    return Err(type_error(
+      env,
+      format!(
+        "The \"{path}\" {what} must be of type number. {}",
+        received(value)
+      ),
+    ));
+  }
+  let n = unsafe { value.cast::<f64>() }?;
+  if !n.is_finite() || n.fract() != 0.0 || n < min || n > max {
+    let range = if max.is_finite() {
+      format!(">= {min} && <= {max}")
+    } else {
+      format!(">= {min}")
+    };
+    return Err(range_error(
+      env,
+      format!(
+        "The value of \"{path}\" is out of range. It must be an integer {range}. Received {n}"
+      ),
+    ));
+  }
+  Ok(n)
+}
+
+/// Hands a value created in this call back to JavaScript as a return value.
+pub fn out<'a>(env: &Env, value: &impl JsValue<'a>) -> Unknown<'static> {
+  // SAFETY: the value belongs to `env` and lives in the current handle scope,
+  // which outlives the return of the native call that hands it back.
+  unsafe { Unknown::from_raw_unchecked(env.raw(), value.raw()) }
+}

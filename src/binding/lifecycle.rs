@@ -1,0 +1,56 @@
+//! What runs when the addon loads: debug logging, and the host-exit kill.
+//!
+//! Every child taskstream starts must die with the Node process however it
+//! ends (CONTRACT.md §4 item 6). `process.on('exit')` covers a normal end,
+//! `process.exit()` and an uncaught exception with a synchronous SIGKILL of
+//! every tracked process tree; an env cleanup hook covers worker teardown.
+//! Deaths that run no JavaScript are covered by `core::process` (the watchdog
+//! and `PR_SET_PDEATHSIG`).
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+/// The environment variable that turns on debug logging (to stderr).
+pub const LOG_ENV: &str = "TASKSTREAM_LOG";
+
+#[napi(module_exports)]
+pub fn init(_exports: Object, env: Env) -> Result<()> {
+  init_logging();
+  install_exit_hook(&env)?;
+  env.add_env_cleanup_hook((), |_| kill_all_children())?;
+  Ok(())
+}
+
+/// `TASKSTREAM_LOG=debug` (or any `tracing` filter) writes logs to stderr; off by default.
+fn init_logging() {
+  let Ok(filter) = std::env::var(LOG_ENV) else {
+    return;
+  };
+  let filter = if filter == "1" || filter.eq_ignore_ascii_case("true") {
+    "debug".to_owned()
+  } else {
+    filter
+  };
+  let _ = tracing_subscriber::fmt()
+    .with_env_filter(tracing_subscriber::EnvFilter::new(format!(
+      "taskstream={filter}"
+    )))
+    .with_writer(std::io::stderr)
+    .try_init();
+}
+
+fn install_exit_hook(env: &Env) -> Result<()> {
+  let process: Object = env.get_global()?.get_named_property("process")?;
+  let on: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> = process.get_named_property("on")?;
+  let hook = env.create_function_from_closure::<(), (), _>("taskstreamKillAllOnExit", |_ctx| {
+    kill_all_children();
+    Ok(())
+  })?;
+  on.bind(process)?.call(FnArgs::from(("exit", hook)))?;
+  Ok(())
+}
+
+fn kill_all_children() {
+  #[cfg(unix)]
+  crate::core::process::kill_all_sync();
+}

@@ -1,0 +1,870 @@
+//! `MonitorRegistry` (API.md §3): the binding of `core::monitor`'s hub.
+//!
+//! JavaScript-thread state (entry objects, controllers, callbacks) lives in
+//! [`JsSide`]; registry state lives in the hub. Every method first queues its
+//! transition in the hub, then drains the hub's outbox through [`JsHost`], so
+//! callbacks run synchronously inside the call and after any effect a native
+//! thread queued earlier. Native threads wake the JavaScript thread through a
+//! weak threadsafe function, which never keeps Node alive.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::{Arc, Weak};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+
+use super::args;
+use super::js::{self, call_method_guarded, persist, release, set_opt, Persistent, RealClock};
+use crate::core::monitor::hub::{MonitorHost, MonitorHub};
+use crate::core::monitor::throttle::ThrottleConfig;
+use crate::core::monitor::{
+  AbortKind, EntryMode, MonitorEntry, Notification, Registration, RegistryConfig, Route,
+};
+
+/// Host secrets a child must not see (CONTRACT.md §2.10).
+const DEFAULT_REMOVE_ENV: [&str; 2] = ["QWEN_SERVER_TOKEN", "QWEN_DAEMON_TOKEN"];
+
+/// A monitor's JavaScript objects.
+struct JsEntry {
+  object: Persistent,
+  controller: Option<Persistent>,
+  mode: EntryMode,
+}
+
+#[derive(Default)]
+struct Callbacks {
+  notification: Option<Persistent>,
+  register: Option<Persistent>,
+  status_change: Option<Persistent>,
+  agent_notification: HashMap<String, Persistent>,
+  agent_lifecycle: HashMap<String, Persistent>,
+}
+
+/// State that only the JavaScript thread touches. No borrow is held across a
+/// call into JavaScript.
+#[derive(Default)]
+pub(crate) struct JsSide {
+  entries: RefCell<HashMap<String, JsEntry>>,
+  callbacks: RefCell<Callbacks>,
+}
+
+/// Carries out hub effects on the JavaScript thread.
+pub(crate) struct JsHost<'a> {
+  env: &'a Env,
+  js: &'a JsSide,
+}
+
+impl<'a> JsHost<'a> {
+  pub(crate) fn new(env: &'a Env, js: &'a JsSide) -> Self {
+    Self { env, js }
+  }
+
+  /// The entry's object, refreshed from the registry.
+  fn synced(&self, hub: &MonitorHub, id: &str) -> Option<Object<'a>> {
+    let (object, mode) = {
+      let entries = self.js.entries.borrow();
+      let entry = entries.get(id)?;
+      (entry.object.get_value(self.env).ok()?, entry.mode)
+    };
+    let snapshot = hub.registry().get(id).cloned()?;
+    let mut object = object;
+    if let Err(error) = write_entry(&mut object, &snapshot, mode) {
+      tracing::warn!(%error, id, "taskstream: could not update a monitor entry object");
+    }
+    Some(object)
+  }
+
+  fn callback(&self, pick: impl FnOnce(&Callbacks) -> Option<&Persistent>) -> Option<Object<'a>> {
+    let callbacks = self.js.callbacks.borrow();
+    pick(&callbacks).and_then(|f| f.get_value(self.env).ok())
+  }
+}
+
+/// Calls a function value we hold (already out of every borrow).
+fn call_value<Args: JsValuesTupleIntoVec>(env: &Env, function: Object, what: &str, args: Args) {
+  let result = unsafe { Function::<Args, Unknown>::from_napi_value(env.raw(), function.raw()) }
+    .and_then(|f| f.call(args));
+  if let Err(error) = result {
+    tracing::warn!(callback = what, %error, "taskstream: a callback threw; the transition continues");
+  }
+}
+
+impl MonitorHost for HostWithHub<'_> {
+  fn registered(&mut self, id: &str) {
+    let Some(entry) = self.host.synced(self.hub, id) else {
+      return;
+    };
+    if let Some(cb) = self.host.callback(|c| c.register.as_ref()) {
+      call_value(self.host.env, cb, "register", entry);
+    }
+  }
+
+  fn status_changed(&mut self, id: Option<&str>) {
+    let entry = id.and_then(|id| self.host.synced(self.hub, id));
+    if let Some(cb) = self.host.callback(|c| c.status_change.as_ref()) {
+      match entry {
+        Some(entry) => call_value(self.host.env, cb, "statusChange", entry),
+        None => call_value(self.host.env, cb, "statusChange", ()),
+      }
+    }
+  }
+
+  fn notify(&mut self, n: Notification) {
+    self.host.synced(self.hub, &n.meta.monitor_id);
+    let cb = match &n.route {
+      Route::Global => self.host.callback(|c| c.notification.as_ref()),
+      Route::Agent(agent) => {
+        let cb = self.host.callback(|c| c.agent_notification.get(agent));
+        if cb.is_none() {
+          tracing::debug!(
+            "Dropping monitor notification for {}: owner agent {agent} has no notification callback",
+            n.meta.monitor_id
+          );
+        }
+        cb
+      }
+    };
+    let Some(cb) = cb else {
+      return;
+    };
+    match meta_object(self.host.env, &n) {
+      Ok(meta) => call_value(
+        self.host.env,
+        cb,
+        "notification",
+        FnArgs::from((n.display_text, n.model_text, meta)),
+      ),
+      Err(error) => tracing::warn!(%error, "taskstream: could not build notification meta"),
+    }
+  }
+
+  fn abort(&mut self, id: &str, _kind: AbortKind) {
+    self.host.synced(self.hub, id);
+    let controller = {
+      let entries = self.host.js.entries.borrow();
+      entries
+        .get(id)
+        .and_then(|e| e.controller.as_ref())
+        .and_then(|c| c.get_value(self.host.env).ok())
+    };
+    if let Some(controller) = controller {
+      match controller.create_ref::<false>() {
+        Ok(controller) => {
+          call_method_guarded(self.host.env, &controller, "abort");
+          release(self.host.env, controller);
+        }
+        Err(error) => tracing::warn!(%error, "taskstream: could not reach an abort controller"),
+      }
+    }
+  }
+
+  fn wake(&mut self, agent_id: &str) {
+    if let Some(cb) = self.host.callback(|c| c.agent_lifecycle.get(agent_id)) {
+      call_value(self.host.env, cb, "lifecycle", ());
+    }
+  }
+
+  fn removed(&mut self, ids: &[String]) {
+    let removed: Vec<JsEntry> = {
+      let mut entries = self.host.js.entries.borrow_mut();
+      ids.iter().filter_map(|id| entries.remove(id)).collect()
+    };
+    for entry in removed {
+      release(self.host.env, entry.object);
+      if let Some(controller) = entry.controller {
+        release(self.host.env, controller);
+      }
+    }
+  }
+
+  fn before_terminal(&mut self, hub: &MonitorHub, id: &str) {
+    let object = {
+      let entries = self.host.js.entries.borrow();
+      match entries.get(id) {
+        Some(e) if e.mode == EntryMode::Fed => e.object.get_value(self.host.env).ok(),
+        _ => None,
+      }
+    };
+    if let Some(object) = object {
+      let pid = read_u32(&object, "pid");
+      let dropped = read_f64(&object, "droppedLines").unwrap_or(0.0).max(0.0) as u64;
+      hub.registry().set_caller_fields(id, pid, dropped);
+    }
+  }
+
+  fn idle_due(&mut self, hub: &MonitorHub, id: &str) {
+    hub.idle_timeout(self, &RealClock, id);
+  }
+}
+
+/// A [`JsHost`] together with the hub it serves.
+pub(crate) struct HostWithHub<'a> {
+  host: JsHost<'a>,
+  hub: &'a MonitorHub,
+}
+
+impl<'a> HostWithHub<'a> {
+  pub(crate) fn new(env: &'a Env, js: &'a JsSide, hub: &'a MonitorHub) -> Self {
+    Self {
+      host: JsHost::new(env, js),
+      hub,
+    }
+  }
+}
+
+fn read_f64(object: &Object, key: &str) -> Option<f64> {
+  let value: Unknown = object.get_named_property(key).ok()?;
+  match value.get_type() {
+    Ok(ValueType::Number) => unsafe { value.cast::<f64>() }.ok(),
+    _ => None,
+  }
+}
+
+fn read_u32(object: &Object, key: &str) -> Option<u32> {
+  read_f64(object, key)
+    .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= u32::MAX as f64)
+    .map(|n| n as u32)
+}
+
+/// Copies registry state onto an entry object. Fed entries keep the fields
+/// their caller owns (`pid`, `droppedLines`, and the registration fields).
+fn write_entry(object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result<()> {
+  object.set_named_property("id", e.id.as_str())?;
+  object.set_named_property("kind", "monitor")?;
+  object.set_named_property("outputOffset", 0)?;
+  object.set_named_property("notified", e.notified)?;
+  object.set_named_property("status", e.status.as_str())?;
+  set_opt(object, "endTime", e.end_time)?;
+  object.set_named_property("lastEventTime", e.last_event_time)?;
+  set_opt(object, "exitCode", e.exit_code)?;
+  set_opt(object, "error", e.error.as_deref())?;
+  match mode {
+    // Native counters are live accessors (see `define_live_counters`).
+    EntryMode::Native => set_opt(object, "pid", e.pid)?,
+    EntryMode::Fed => {
+      object.set_named_property("eventCount", e.event_count as f64)?;
+      object.set_named_property("bytesRead", 0)?;
+      object.set_named_property("linesSeen", 0)?;
+    }
+  }
+  Ok(())
+}
+
+/// The fields a native entry object starts with (the rest come from [`write_entry`]).
+pub(crate) fn write_native_registration(object: &mut Object, e: &MonitorEntry) -> Result<()> {
+  object.set_named_property("monitorId", e.id.as_str())?;
+  object.set_named_property("command", e.command.as_str())?;
+  object.set_named_property("description", e.description.as_str())?;
+  set_opt(object, "toolUseId", e.tool_use_id.as_deref())?;
+  set_opt(object, "ownerAgentId", e.owner_agent_id.as_deref())?;
+  set_opt(object, "todoWorkChainId", e.todo_work_chain_id.as_deref())?;
+  object.set_named_property("startTime", e.start_time)?;
+  object.set_named_property("maxEvents", e.max_events as f64)?;
+  object.set_named_property("idleTimeoutMs", e.idle_timeout_ms as f64)?;
+  object.set_named_property("outputFile", e.output_file.as_str())?;
+  write_entry(object, e, EntryMode::Native)
+}
+
+fn meta_object<'a>(env: &'a Env, n: &Notification) -> Result<Object<'a>> {
+  let mut meta = Object::new(env)?;
+  meta.set_named_property("monitorId", n.meta.monitor_id.as_str())?;
+  meta.set_named_property("status", n.meta.status.as_str())?;
+  meta.set_named_property("eventCount", n.meta.event_count as f64)?;
+  set_opt(&mut meta, "toolUseId", n.meta.tool_use_id.as_deref())?;
+  set_opt(&mut meta, "ownerAgentId", n.meta.owner_agent_id.as_deref())?;
+  set_opt(
+    &mut meta,
+    "todoWorkChainId",
+    n.meta.todo_work_chain_id.as_deref(),
+  )?;
+  Ok(meta)
+}
+
+/// The monitor registry: a drop-in for the TypeScript `MonitorRegistry`
+/// (`register` + `emitEvent`/`complete`/`fail`/`cancel`, fed from JavaScript),
+/// which can also spawn and stream commands itself (`start`).
+#[napi]
+pub struct MonitorRegistry {
+  pub(crate) hub: Arc<MonitorHub>,
+  pub(crate) js: Rc<JsSide>,
+  pub(crate) throttle: Option<ThrottleConfig>,
+  pub(crate) remove_env: Vec<String>,
+}
+
+fn parse_cancel_notify(env: &Env, options: &Unknown) -> Result<bool> {
+  let Some(options) = args::optional_object(env, options, "options")? else {
+    return Ok(true);
+  };
+  let notify = args::field(&options, "notify")?;
+  match notify.get_type()? {
+    ValueType::Undefined => Ok(true),
+    ValueType::Boolean => unsafe { notify.cast::<bool>() },
+    _ => Err(args::type_error(
+      env,
+      format!(
+        "The \"options.notify\" property must be of type boolean. {}",
+        args::received(&notify)
+      ),
+    )),
+  }
+}
+
+/// An optional callback argument: a function, or `undefined` to clear.
+fn optional_callback(env: &Env, value: &Unknown, name: &str) -> Result<Option<Persistent>> {
+  match value.get_type()? {
+    ValueType::Undefined | ValueType::Null => Ok(None),
+    ValueType::Function => persist(value).map(Some),
+    _ => Err(args::type_error(
+      env,
+      format!(
+        "The \"{name}\" argument must be of type function. {}",
+        args::received(value)
+      ),
+    )),
+  }
+}
+
+fn replace_slot(env: &Env, slot: &mut Option<Persistent>, value: Option<Persistent>) {
+  if let Some(old) = std::mem::replace(slot, value) {
+    release(env, old);
+  }
+}
+
+fn replace_keyed(
+  env: &Env,
+  map: &mut HashMap<String, Persistent>,
+  key: String,
+  value: Option<Persistent>,
+) {
+  let old = match value {
+    Some(v) => map.insert(key, v),
+    None => map.remove(&key),
+  };
+  if let Some(old) = old {
+    release(env, old);
+  }
+}
+
+fn strict_equals(env: &Env, a: &Object, b: &Unknown) -> bool {
+  let mut result = false;
+  // SAFETY: both values belong to `env` and are alive for this call.
+  let status = unsafe { napi::sys::napi_strict_equals(env.raw(), a.raw(), b.raw(), &mut result) };
+  status == napi::sys::Status::napi_ok && result
+}
+
+impl MonitorRegistry {
+  pub(crate) fn host<'a>(&'a self, env: &'a Env) -> HostWithHub<'a> {
+    HostWithHub::new(env, &self.js, &self.hub)
+  }
+
+  /// Delivers everything queued so far.
+  pub(crate) fn drain(&self, env: &Env) {
+    let mut host = self.host(env);
+    self.hub.drain(&mut host);
+  }
+
+  fn entry_object<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>> {
+    JsHost::new(env, &self.js).synced(&self.hub, id)
+  }
+
+  fn objects<'a>(&'a self, env: &'a Env, ids: Vec<String>) -> Result<Array<'a>> {
+    let mut array = env.create_array(0)?;
+    let mut i = 0;
+    for id in ids {
+      if let Some(object) = self.entry_object(env, &id) {
+        array.set(i, object)?;
+        i += 1;
+      }
+    }
+    Ok(array)
+  }
+
+  pub(crate) fn insert_js_entry(
+    &self,
+    id: &str,
+    object: Persistent,
+    controller: Option<Persistent>,
+    mode: EntryMode,
+  ) {
+    self.js.entries.borrow_mut().insert(
+      id.to_owned(),
+      JsEntry {
+        object,
+        controller,
+        mode,
+      },
+    );
+  }
+
+  pub(crate) fn forget_js_entry(&self, env: &Env, id: &str) {
+    self.host(env).removed(&[id.to_owned()]);
+  }
+
+  /// Builds the drain function the native threads wake through (a weak
+  /// threadsafe function: it never keeps Node alive).
+  fn install_waker(env: &Env, hub: &Arc<MonitorHub>, js_side: &Rc<JsSide>) -> Result<()> {
+    let weak: Weak<MonitorHub> = Arc::downgrade(hub);
+    let js_side = Rc::clone(js_side);
+    let drain =
+      env.create_function_from_closure::<(), (), _>("taskstreamMonitorDrain", move |ctx| {
+        if let Some(hub) = weak.upgrade() {
+          let mut host = HostWithHub::new(ctx.env, &js_side, &hub);
+          hub.drain(&mut host);
+        }
+        Ok(())
+      })?;
+    let tsfn = Arc::new(
+      drain
+        .build_threadsafe_function::<()>()
+        .weak::<true>()
+        .build()?,
+    );
+    hub.set_waker(Box::new(move || {
+      let status = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+      if status != Status::Ok {
+        tracing::debug!(?status, "taskstream: could not wake the JavaScript thread");
+      }
+    }));
+    Ok(())
+  }
+}
+
+#[napi]
+impl MonitorRegistry {
+  #[napi(
+    constructor,
+    catch_unwind,
+    ts_args_type = "options?: MonitorRegistryOptions"
+  )]
+  pub fn new(env: Env, options: Unknown) -> Result<Self> {
+    let mut config = RegistryConfig::default();
+    let mut throttle = Some(ThrottleConfig::default());
+    let mut remove_env: Vec<String> = DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect();
+    if let Some(options) = args::optional_object(&env, &options, "options")? {
+      if let Some(n) = args::optional_integer_field(
+        &env,
+        &options,
+        "maxConcurrent",
+        "options.maxConcurrent",
+        1.0,
+        1_000_000.0,
+      )? {
+        config.max_concurrent = n as usize;
+      }
+      if let Some(n) = args::optional_integer_field(
+        &env,
+        &options,
+        "maxRetainedTerminal",
+        "options.maxRetainedTerminal",
+        1.0,
+        1_000_000.0,
+      )? {
+        config.max_retained_terminal = n as usize;
+      }
+      throttle = parse_throttle(&env, &args::field(&options, "throttle")?)?;
+      let remove = args::field(&options, "removeEnv")?;
+      if !args::is_undefined(&remove) {
+        remove_env = super::guards::string_list(&env, &remove, "options.removeEnv")?;
+      }
+    }
+    let hub = Arc::new(MonitorHub::new(config));
+    let js_side = Rc::new(JsSide::default());
+    Self::install_waker(&env, &hub, &js_side)?;
+    MonitorHub::spawn_idle_watcher(&hub, RealClock)
+      .map_err(|e| Error::from_reason(format!("could not start the idle watcher: {e}")))?;
+    Ok(Self {
+      hub,
+      js: js_side,
+      throttle,
+      remove_env,
+    })
+  }
+
+  /// Registers a monitor fed from JavaScript and returns the very object given
+  /// (with `id`, `kind`, `outputOffset` and `notified` filled in).
+  #[napi(
+    catch_unwind,
+    ts_args_type = "registration: MonitorRegistration",
+    ts_return_type = "MonitorTask"
+  )]
+  pub fn register(&self, env: Env, registration: Unknown) -> Result<Unknown<'static>> {
+    let object = args::object(&env, &registration, "registration")?;
+    let reg = read_registration(&env, &object)?;
+    let controller = args::field(&object, "abortController")?;
+    let controller = if controller.get_type()? == ValueType::Object {
+      Some(persist(&controller)?)
+    } else {
+      None
+    };
+    let id = reg.monitor_id.clone();
+    // Checks first, so nothing changes when register refuses.
+    self
+      .hub
+      .registry()
+      .check_can_register(&id)
+      .map_err(|e| Error::from_reason(e.to_string()))?;
+    let mut object = object;
+    object.set_named_property("id", id.as_str())?;
+    object.set_named_property("kind", "monitor")?;
+    object.set_named_property("outputOffset", 0)?;
+    object.set_named_property("notified", false)?;
+    let persistent = object.create_ref::<false>()?;
+    self
+      .hub
+      .register(reg, js::mono_ms())
+      .map_err(|e| Error::from_reason(e.to_string()))?;
+    self.insert_js_entry(&id, persistent, controller, EntryMode::Fed);
+    self.drain(&env);
+    Ok(args::out(&env, &registration))
+  }
+
+  /// Accepts one event line for a running monitor (CONTRACT.md §2.1 emitEvent).
+  #[napi(catch_unwind, ts_args_type = "monitorId: string, line: string")]
+  pub fn emit_event(&self, env: Env, monitor_id: Unknown, line: Unknown) -> Result<()> {
+    let id = args::string(&env, &monitor_id, "monitorId")?;
+    let line = args::string(&env, &line, "line")?;
+    let (wall, mono) = (js::wall_ms(), js::mono_ms());
+    self.hub.apply(|r| r.emit_event(&id, &line, wall, mono));
+    self.drain(&env);
+    Ok(())
+  }
+
+  /// Settles a running monitor `completed`; a numeric code is stored and shown.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "monitorId: string, exitCode: number | null"
+  )]
+  pub fn complete(&self, env: Env, monitor_id: Unknown, exit_code: Unknown) -> Result<()> {
+    let id = args::string(&env, &monitor_id, "monitorId")?;
+    let code = match exit_code.get_type()? {
+      ValueType::Null | ValueType::Undefined => None,
+      ValueType::Number => Some(args::integer_in_range(
+        &env,
+        &exit_code,
+        "exitCode",
+        "argument",
+        i32::MIN as f64,
+        i32::MAX as f64,
+      )? as i32),
+      _ => {
+        return Err(args::type_error(
+          &env,
+          format!(
+            "The \"exitCode\" argument must be a number or null. {}",
+            args::received(&exit_code)
+          ),
+        ))
+      }
+    };
+    let wall = js::wall_ms();
+    self.hub.apply(|r| r.complete(&id, code, wall));
+    self.drain(&env);
+    Ok(())
+  }
+
+  /// Settles a running monitor `failed` with this error text.
+  #[napi(catch_unwind, ts_args_type = "monitorId: string, error: string")]
+  pub fn fail(&self, env: Env, monitor_id: Unknown, error: Unknown) -> Result<()> {
+    let id = args::string(&env, &monitor_id, "monitorId")?;
+    let error = args::string(&env, &error, "error")?;
+    let wall = js::wall_ms();
+    self.hub.apply(|r| r.fail(&id, &error, wall));
+    self.drain(&env);
+    Ok(())
+  }
+
+  /// Cancels a running monitor. `notify: false` settles silently before aborting;
+  /// the default aborts first (flushed lines are delivered) and then notifies.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "monitorId: string, options?: MonitorCancelOptions"
+  )]
+  pub fn cancel(&self, env: Env, monitor_id: Unknown, options: Unknown) -> Result<()> {
+    let id = args::string(&env, &monitor_id, "monitorId")?;
+    let notify = parse_cancel_notify(&env, &options)?;
+    let mut host = self.host(&env);
+    self.hub.cancel(&mut host, &RealClock, &id, notify);
+    Ok(())
+  }
+
+  /// The entry object, or `undefined`.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "monitorId: string",
+    ts_return_type = "MonitorTask | undefined"
+  )]
+  pub fn get(&self, env: Env, monitor_id: Unknown) -> Result<Option<Unknown<'static>>> {
+    let id = args::string(&env, &monitor_id, "monitorId")?;
+    Ok(self.entry_object(&env, &id).map(|o| args::out(&env, &o)))
+  }
+
+  /// Every entry, in insertion order.
+  #[napi(catch_unwind, ts_return_type = "MonitorTask[]")]
+  pub fn get_all(&self, env: Env) -> Result<Unknown<'static>> {
+    let ids = self.hub.registry().ids();
+    Ok(args::out(&env, &self.objects(&env, ids)?))
+  }
+
+  /// The running entries, in insertion order.
+  #[napi(catch_unwind, ts_return_type = "MonitorTask[]")]
+  pub fn get_running(&self, env: Env) -> Result<Unknown<'static>> {
+    let ids = self.hub.registry().running_ids();
+    Ok(args::out(&env, &self.objects(&env, ids)?))
+  }
+
+  #[napi(catch_unwind, ts_args_type = "ownerAgentId: string")]
+  pub fn has_running_for_owner(&self, env: Env, owner_agent_id: Unknown) -> Result<bool> {
+    let agent = args::string(&env, &owner_agent_id, "ownerAgentId")?;
+    Ok(self.hub.registry().has_running_for_owner(&agent))
+  }
+
+  /// Cancels every running monitor of this owner (collected first).
+  #[napi(
+    catch_unwind,
+    ts_args_type = "ownerAgentId: string, options?: MonitorCancelOptions"
+  )]
+  pub fn cancel_running_for_owner(
+    &self,
+    env: Env,
+    owner_agent_id: Unknown,
+    options: Unknown,
+  ) -> Result<()> {
+    let agent = args::string(&env, &owner_agent_id, "ownerAgentId")?;
+    let notify = parse_cancel_notify(&env, &options)?;
+    let mut host = self.host(&env);
+    self.hub.drain(&mut host);
+    self
+      .hub
+      .cancel_running_for_owner(&mut host, &RealClock, &agent, notify);
+    Ok(())
+  }
+
+  /// Cancels every entry (terminal ones are no-ops). With the default options a
+  /// cancelled notification is emitted for each running monitor; shutdown paths
+  /// pass `{ notify: false }`.
+  #[napi(catch_unwind, ts_args_type = "options?: MonitorCancelOptions")]
+  pub fn abort_all(&self, env: Env, options: Unknown) -> Result<()> {
+    let notify = parse_cancel_notify(&env, &options)?;
+    let mut host = self.host(&env);
+    self.hub.drain(&mut host);
+    self.hub.abort_all(&mut host, &RealClock, notify);
+    Ok(())
+  }
+
+  /// Clears the per-agent callbacks, aborts every running monitor without
+  /// notifications, removes every entry and fires status-change once with no
+  /// argument (nothing at all when the registry is empty).
+  #[napi(catch_unwind)]
+  pub fn reset(&self, env: Env) -> Result<()> {
+    let (notifications, lifecycles) = {
+      let mut callbacks = self.js.callbacks.borrow_mut();
+      (
+        std::mem::take(&mut callbacks.agent_notification),
+        std::mem::take(&mut callbacks.agent_lifecycle),
+      )
+    };
+    for f in notifications.into_values().chain(lifecycles.into_values()) {
+      release(&env, f);
+    }
+    let mut host = self.host(&env);
+    self.hub.drain(&mut host);
+    self.hub.reset(&mut host);
+    Ok(())
+  }
+
+  /// Global notification callback, for entries without an owner; `undefined` clears it.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void"
+  )]
+  pub fn set_notification_callback(&self, env: Env, cb: Unknown) -> Result<()> {
+    let cb = optional_callback(&env, &cb, "cb")?;
+    replace_slot(&env, &mut self.js.callbacks.borrow_mut().notification, cb);
+    Ok(())
+  }
+
+  /// Notification callback of one owner agent; `undefined` deletes it.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "agentId: string, cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void"
+  )]
+  pub fn set_agent_notification_callback(
+    &self,
+    env: Env,
+    agent_id: Unknown,
+    cb: Unknown,
+  ) -> Result<()> {
+    let agent = args::string(&env, &agent_id, "agentId")?;
+    let cb = optional_callback(&env, &cb, "cb")?;
+    replace_keyed(
+      &env,
+      &mut self.js.callbacks.borrow_mut().agent_notification,
+      agent,
+      cb,
+    );
+    Ok(())
+  }
+
+  /// Lifecycle wake of one owner agent (called on a silent cancel of its monitor).
+  #[napi(catch_unwind, ts_args_type = "agentId: string, cb?: () => void")]
+  pub fn set_agent_lifecycle_callback(
+    &self,
+    env: Env,
+    agent_id: Unknown,
+    cb: Unknown,
+  ) -> Result<()> {
+    let agent = args::string(&env, &agent_id, "agentId")?;
+    let cb = optional_callback(&env, &cb, "cb")?;
+    replace_keyed(
+      &env,
+      &mut self.js.callbacks.borrow_mut().agent_lifecycle,
+      agent,
+      cb,
+    );
+    Ok(())
+  }
+
+  /// Called with each new entry that has no owner.
+  #[napi(catch_unwind, ts_args_type = "cb?: (entry: MonitorTask) => void")]
+  pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
+    let cb = optional_callback(&env, &cb, "cb")?;
+    replace_slot(&env, &mut self.js.callbacks.borrow_mut().register, cb);
+    Ok(())
+  }
+
+  /// Called on register, on every settle, and (with no argument) on a reset.
+  #[napi(catch_unwind, ts_args_type = "cb?: (entry?: MonitorTask) => void")]
+  pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
+    let cb = optional_callback(&env, &cb, "cb")?;
+    replace_slot(&env, &mut self.js.callbacks.borrow_mut().status_change, cb);
+    Ok(())
+  }
+
+  /// Clears the status-change callback only if `cb` is the one installed.
+  #[napi(catch_unwind, ts_args_type = "cb: (entry?: MonitorTask) => void")]
+  pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
+    if cb.get_type()? != ValueType::Function {
+      return Err(args::type_error(
+        &env,
+        format!(
+          "The \"cb\" argument must be of type function. {}",
+          args::received(&cb)
+        ),
+      ));
+    }
+    let mut callbacks = self.js.callbacks.borrow_mut();
+    let installed = callbacks
+      .status_change
+      .as_ref()
+      .and_then(|f| f.get_value(&env).ok());
+    if installed.is_some_and(|f| strict_equals(&env, &f, &cb)) {
+      if let Some(old) = callbacks.status_change.take() {
+        release(&env, old);
+      }
+    }
+    Ok(())
+  }
+}
+
+fn parse_throttle(env: &Env, value: &Unknown) -> Result<Option<ThrottleConfig>> {
+  match value.get_type()? {
+    ValueType::Undefined => Ok(Some(ThrottleConfig::default())),
+    ValueType::Boolean if !unsafe { value.cast::<bool>() }? => Ok(None),
+    ValueType::Object => {
+      let object: Object = unsafe { value.cast() }?;
+      let burst = args::field(&object, "burst")?;
+      let refill = args::field(&object, "refillMs")?;
+      let burst = args::integer_in_range(
+        env,
+        &burst,
+        "options.throttle.burst",
+        "property",
+        1.0,
+        1_000_000.0,
+      )?;
+      let refill = args::integer_in_range(
+        env,
+        &refill,
+        "options.throttle.refillMs",
+        "property",
+        1.0,
+        86_400_000.0,
+      )?;
+      Ok(Some(ThrottleConfig {
+        burst: burst as u32,
+        refill_ms: refill as u64,
+      }))
+    }
+    _ => Err(args::type_error(
+      env,
+      format!(
+        "The \"options.throttle\" property must be an object or false. {}",
+        args::received(value)
+      ),
+    )),
+  }
+}
+
+/// Reads the TypeScript registration shape, with the TypeScript defaults for
+/// fields a caller may leave out. Wrong types are `TypeError`s naming the field.
+fn read_registration(env: &Env, object: &Object) -> Result<Registration> {
+  let required_string = |key: &str| -> Result<String> {
+    let value = args::field(object, key)?;
+    args::string(env, &value, &format!("registration.{key}"))
+  };
+  let optional_string =
+    |key: &str| args::optional_string_field(env, object, key, &format!("registration.{key}"));
+  let number = |key: &str, default: f64| -> Result<f64> {
+    let value = args::field(object, key)?;
+    match value.get_type()? {
+      ValueType::Undefined => Ok(default),
+      ValueType::Number => unsafe { value.cast::<f64>() },
+      _ => Err(args::type_error(
+        env,
+        format!(
+          "The \"registration.{key}\" property must be of type number. {}",
+          args::received(&value)
+        ),
+      )),
+    }
+  };
+  let monitor_id = required_string("monitorId")?;
+  let command = required_string("command")?;
+  let description = optional_string("description")?.unwrap_or_else(|| command.clone());
+  let now = js::wall_ms();
+  let start_time = number("startTime", now)?;
+  let count =
+    |key: &str, default: f64| -> Result<u64> { Ok(number(key, default)?.max(0.0) as u64) };
+  let pid_value = args::field(object, "pid")?;
+  let pid = match pid_value.get_type()? {
+    ValueType::Undefined | ValueType::Null => None,
+    _ => Some(args::integer_in_range(
+      env,
+      &pid_value,
+      "registration.pid",
+      "property",
+      0.0,
+      u32::MAX as f64,
+    )? as u32),
+  };
+  Ok(Registration {
+    monitor_id,
+    command,
+    description,
+    start_time,
+    last_event_time: number("lastEventTime", start_time)?,
+    event_count: count("eventCount", 0.0)?,
+    max_events: count("maxEvents", 1000.0)?,
+    idle_timeout_ms: count("idleTimeoutMs", 300_000.0)?,
+    dropped_lines: count("droppedLines", 0.0)?,
+    output_file: optional_string("outputFile")?.unwrap_or_default(),
+    pid,
+    tool_use_id: optional_string("toolUseId")?,
+    owner_agent_id: optional_string("ownerAgentId")?,
+    todo_work_chain_id: optional_string("todoWorkChainId")?,
+    mode: EntryMode::Fed,
+  })
+}

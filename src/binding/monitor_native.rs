@@ -1,0 +1,334 @@
+//! `MonitorRegistry.start()`: native monitors (API.md §3, CONTRACT.md §2.10).
+//! Options are checked before anything is spawned or registered.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::{Arc, Weak};
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use super::args;
+use super::js::{self, persist, RealClock};
+use super::monitor::{write_native_registration, HostWithHub, JsSide, MonitorRegistry};
+use crate::core::guards::normalize_monitor_command;
+use crate::core::monitor::hub::MonitorHub;
+use crate::core::monitor::native::NativeMonitor;
+use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
+use crate::core::process::{self, EnvOptions, SpawnRequest};
+use crate::core::text::sanitize_monitor_line;
+
+/// `start()` options after validation.
+struct StartOptions {
+  command: String,
+  description: Option<String>,
+  max_events: u64,
+  idle_timeout_ms: u64,
+  cwd: PathBuf,
+  env: Vec<(String, String)>,
+  tool_use_id: Option<String>,
+  owner_agent_id: Option<String>,
+  todo_work_chain_id: Option<String>,
+  monitor_id: Option<String>,
+}
+
+fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
+  let o = args::object(env, options, "options")?;
+  let command = args::string(env, &args::field(&o, "command")?, "options.command")?;
+  let opt_string = |key: &str| args::optional_string_field(env, &o, key, &format!("options.{key}"));
+  let cwd = match opt_string("cwd")? {
+    Some(cwd) if Path::new(&cwd).is_absolute() => PathBuf::from(cwd),
+    Some(cwd) => {
+      return Err(args::type_error(
+        env,
+        format!("The \"options.cwd\" property must be an absolute path. Received '{cwd}'"),
+      ))
+    }
+    None => std::env::current_dir()
+      .map_err(|e| Error::from_reason(format!("process.cwd() failed: {e}")))?,
+  };
+  let monitor_id = opt_string("monitorId")?;
+  if monitor_id.as_deref() == Some("") {
+    return Err(args::type_error(
+      env,
+      "The \"options.monitorId\" property must be a non-empty string".into(),
+    ));
+  }
+  Ok(StartOptions {
+    command,
+    description: opt_string("description")?,
+    max_events: args::optional_integer_field(
+      env,
+      &o,
+      "maxEvents",
+      "options.maxEvents",
+      1.0,
+      10_000.0,
+    )?
+    .unwrap_or(1000.0) as u64,
+    idle_timeout_ms: args::optional_integer_field(
+      env,
+      &o,
+      "idleTimeoutMs",
+      "options.idleTimeoutMs",
+      1.0,
+      600_000.0,
+    )?
+    .unwrap_or(300_000.0) as u64,
+    cwd,
+    env: string_record(env, &args::field(&o, "env")?, "options.env")?,
+    tool_use_id: opt_string("toolUseId")?,
+    owner_agent_id: opt_string("ownerAgentId")?,
+    todo_work_chain_id: opt_string("todoWorkChainId")?,
+    monitor_id,
+  })
+}
+
+/// An optional `Record<string, string>`.
+pub(crate) fn string_record(
+  env: &Env,
+  value: &Unknown,
+  path: &str,
+) -> Result<Vec<(String, String)>> {
+  if args::is_undefined(value) {
+    return Ok(Vec::new());
+  }
+  let object = args::object(env, value, path)?;
+  let mut out = Vec::new();
+  for key in Object::keys(&object)? {
+    let v = args::field(&object, &key)?;
+    if v.get_type()? != ValueType::String {
+      return Err(args::type_error(
+        env,
+        format!(
+          "The \"{path}.{key}\" property must be of type string. {}",
+          args::received(&v)
+        ),
+      ));
+    }
+    out.push((key, unsafe { v.cast::<String>() }?));
+  }
+  Ok(out)
+}
+
+/// `mon_` + 16 hex characters.
+fn new_monitor_id() -> String {
+  format!("mon_{}", crate::core::ids::random_hex(16))
+}
+
+#[napi]
+impl MonitorRegistry {
+  /// Spawns `bash -c <command>` in its own process group and streams its
+  /// output from Rust threads; only accepted events reach JavaScript. Returns
+  /// the entry, whose counters stay live. A spawn failure gives a `failed`
+  /// entry (and its notification) rather than a throw.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "options: MonitorStartOptions",
+    ts_return_type = "MonitorTask"
+  )]
+  pub fn start(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
+    let opts = parse_start_options(&env, &options)?;
+    let normalized = normalize_monitor_command(&opts.command);
+    if normalized.analysis_command.trim().is_empty() {
+      return Err(args::type_error(
+        &env,
+        "The \"options.command\" property must be a non-empty command".into(),
+      ));
+    }
+    let id = opts.monitor_id.clone().unwrap_or_else(new_monitor_id);
+    self.drain(&env);
+    self
+      .hub
+      .registry()
+      .check_can_register(&id)
+      .map_err(|e| Error::from_reason(e.to_string()))?;
+
+    let task_tag = process::new_task_tag();
+    let shell = process::shell_config();
+    let spawned = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
+      .ok_or_else(|| {
+        std::io::Error::new(
+          std::io::ErrorKind::NotFound,
+          format!("spawn {} ENOENT", shell.program),
+        )
+      })
+      .and_then(|program| {
+        let mut args = shell.args_prefix.clone();
+        args.push(normalized.spawn_command.clone());
+        process::spawn(SpawnRequest {
+          program,
+          args,
+          cwd: opts.cwd.clone(),
+          env: process::child_env(
+            std::env::vars_os(),
+            &EnvOptions {
+              remove: self.remove_env.clone(),
+              term: "dumb",
+              overrides: opts.env.clone(),
+              task_tag: task_tag.clone(),
+            },
+          ),
+          task_tag,
+        })
+      });
+
+    let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
+    let description = sanitize_monitor_line(
+      opts
+        .description
+        .as_deref()
+        .filter(|d| !d.is_empty())
+        .unwrap_or(&normalized.spawn_command),
+    );
+    let registration = Registration {
+      monitor_id: id.clone(),
+      command: normalized.spawn_command.clone(),
+      description,
+      start_time: now_wall,
+      last_event_time: now_wall,
+      event_count: 0,
+      max_events: opts.max_events,
+      idle_timeout_ms: opts.idle_timeout_ms,
+      dropped_lines: 0,
+      output_file: String::new(),
+      pid: spawned.as_ref().ok().map(|s| s.pid),
+      tool_use_id: opts.tool_use_id,
+      owner_agent_id: opts.owner_agent_id,
+      todo_work_chain_id: opts.todo_work_chain_id,
+      mode: EntryMode::Native,
+    };
+    // The JavaScript objects come first: if anything fails before `register`,
+    // nothing is registered and the child is killed (CONTRACT.md §4 item 21).
+    let snapshot = MonitorEntry::from_registration(registration.clone(), now_mono);
+    let object = match self.create_native_objects(&env, &snapshot) {
+      Ok(object) => object,
+      Err(error) => {
+        if let Ok(spawned) = &spawned {
+          process::kill_now(&spawned.group);
+        }
+        return Err(error);
+      }
+    };
+    if let Err(error) = self.hub.register(registration, now_mono) {
+      self.forget_js_entry(&env, &id);
+      if let Ok(spawned) = &spawned {
+        process::kill_now(&spawned.group);
+      }
+      return Err(Error::from_reason(error.to_string()));
+    }
+    // Register callbacks (and a spawn failure) are caused by this call and run
+    // inside it; the reader threads start after, so events arrive once the
+    // JavaScript thread is free again.
+    self.drain(&env);
+    match spawned {
+      Ok(spawned) => {
+        let group = spawned.group.clone();
+        if let Err(error) = NativeMonitor::start(&self.hub, &id, spawned, self.throttle, RealClock)
+        {
+          process::kill_now(&group);
+          let message = format!("could not start monitor threads: {error}");
+          self.hub.apply(|r| r.fail(&id, &message, now_wall));
+          self.drain(&env);
+        }
+      }
+      Err(error) => {
+        let message = error.to_string();
+        self.hub.apply(|r| r.fail(&id, &message, now_wall));
+        self.drain(&env);
+      }
+    }
+    Ok(args::out(&env, &object))
+  }
+}
+
+impl MonitorRegistry {
+  /// The entry object and its AbortController, whose `abort` flushes, kills
+  /// and (once the child is gone) cancels the monitor with a notification.
+  fn create_native_objects<'a>(&'a self, env: &'a Env, entry: &MonitorEntry) -> Result<Object<'a>> {
+    let id = entry.id.as_str();
+    let global = env.get_global()?;
+    let constructor: Function<(), Unknown> = global.get_named_property("AbortController")?;
+    let controller = constructor.new_instance(())?;
+    let controller_object: Object = unsafe { controller.cast() }?;
+    let signal: Object = controller_object.get_named_property("signal")?;
+    let listener = abort_listener(
+      env,
+      Arc::downgrade(&self.hub),
+      Rc::clone(&self.js),
+      id.to_owned(),
+    )?;
+    let add: Function<FnArgs<(&str, Function<(), ()>, Object)>, Unknown> =
+      signal.get_named_property("addEventListener")?;
+    let mut once = Object::new(env)?;
+    once.set_named_property("once", true)?;
+    add
+      .bind(signal)?
+      .call(FnArgs::from(("abort", listener, once)))?;
+
+    let mut object = Object::new(env)?;
+    object.set_named_property("abortController", controller_object)?;
+    write_native_registration(&mut object, entry)?;
+    define_live_counters(env, &object, &self.hub, id)?;
+    self.insert_js_entry(
+      id,
+      object.create_ref::<false>()?,
+      Some(persist(&controller)?),
+      EntryMode::Native,
+    );
+    Ok(object)
+  }
+}
+
+/// The listener on a native entry's signal: aborting from JavaScript flushes
+/// and kills; the supervisor then cancels the entry with a notification.
+fn abort_listener<'a>(
+  env: &'a Env,
+  hub: Weak<MonitorHub>,
+  js_side: Rc<JsSide>,
+  id: String,
+) -> Result<Function<'a, (), ()>> {
+  env.create_function_from_closure::<(), (), _>("taskstreamMonitorAbort", move |ctx| {
+    if let Some(hub) = hub.upgrade() {
+      if let Some(native) = hub.native(&id) {
+        native.abort(&hub, AbortKind::Flush);
+      }
+      let mut host = HostWithHub::new(ctx.env, &js_side, &hub);
+      hub.drain(&mut host);
+    }
+    Ok(())
+  })
+}
+
+/// The native entry's counters as enumerable accessors that read the registry,
+/// so they are live between notifications (and still show in `Object.keys`
+/// and `JSON.stringify`).
+fn define_live_counters(env: &Env, object: &Object, hub: &Arc<MonitorHub>, id: &str) -> Result<()> {
+  let object_ctor: Unknown = env.get_global()?.get_named_property("Object")?;
+  let object_ctor: Object = unsafe { object_ctor.cast() }?;
+  let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
+    object_ctor.get_named_property("defineProperty")?;
+  let counters: [(&str, fn(&MonitorEntry) -> u64); 4] = [
+    ("eventCount", |e| e.event_count),
+    ("droppedLines", |e| e.dropped_lines),
+    ("bytesRead", |e| e.bytes_read),
+    ("linesSeen", |e| e.lines_seen),
+  ];
+  for (key, read) in counters {
+    let (hub, id) = (Arc::downgrade(hub), id.to_owned());
+    let getter = env.create_function_from_closure::<(), f64, _>(key, move |_ctx| {
+      Ok(
+        hub
+          .upgrade()
+          .and_then(|h| h.registry().get(&id).map(read))
+          .map_or(0.0, |n| n as f64),
+      )
+    })?;
+    let mut descriptor = Object::new(env)?;
+    descriptor.set_named_property("get", getter)?;
+    descriptor.set_named_property("enumerable", true)?;
+    descriptor.set_named_property("configurable", true)?;
+    define.call(FnArgs::from((*object, key, descriptor)))?;
+  }
+  Ok(())
+}

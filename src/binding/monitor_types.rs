@@ -1,0 +1,146 @@
+//! The TypeScript shapes of the monitor API (API.md §3). These structs exist
+#![allow(dead_code)] // Type-only structs: they exist to generate index.d.ts; values are read field by field.
+//! for the generated `index.d.ts`; the binding reads and writes the caller's
+//! own objects, so identity is kept (CONTRACT.md §1.2 "Identity").
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+/// `running` leads to exactly one of the other three.
+#[napi(string_enum = "lowercase")]
+pub enum MonitorStatus {
+  Running,
+  Completed,
+  Failed,
+  Cancelled,
+}
+
+/// A monitor entry. `register()` returns the caller's own object, `start()` one
+/// object per monitor; `get()` returns that same object, kept up to date.
+#[napi(object, object_to_js = false)]
+pub struct MonitorTask {
+  pub id: String,
+  /// Equals `id`; a deprecated alias kept for callers.
+  pub monitor_id: String,
+  #[napi(ts_type = "'monitor'")]
+  pub kind: String,
+  /// Native mode: the normalised `spawnCommand`.
+  pub command: String,
+  pub description: String,
+  #[napi(ts_type = "MonitorStatus")]
+  pub status: String,
+  /// Callers may write it (fed mode).
+  pub pid: Option<u32>,
+  pub tool_use_id: Option<String>,
+  pub owner_agent_id: Option<String>,
+  pub todo_work_chain_id: Option<String>,
+  /// Accepted events.
+  pub event_count: f64,
+  /// Lines lost to throttling; callers may write it (fed mode).
+  pub dropped_lines: f64,
+  pub last_event_time: f64,
+  pub start_time: f64,
+  pub end_time: Option<f64>,
+  pub exit_code: Option<i32>,
+  /// Also `Max events reached` and `Idle timeout`.
+  pub error: Option<String>,
+  pub max_events: f64,
+  pub idle_timeout_ms: f64,
+  /// Reserved, never written; `''` for native monitors.
+  pub output_file: String,
+  /// Always 0 for monitors.
+  pub output_offset: f64,
+  /// The terminal notification was emitted (or suppressed by a silent cancel).
+  pub notified: bool,
+  #[napi(ts_type = "AbortController")]
+  pub abort_controller: ObjectRef<false>,
+  /// Native mode: bytes read from both pipes (0 in fed mode).
+  pub bytes_read: f64,
+  /// Native mode: lines produced by the splitters before trimming, sanitising or throttling.
+  pub lines_seen: f64,
+}
+
+/// What the fed-mode `register()` takes: the TypeScript registration shape.
+#[napi(object, object_to_js = false)]
+pub struct MonitorRegistration {
+  pub monitor_id: String,
+  pub command: String,
+  pub description: String,
+  #[napi(ts_type = "'running'")]
+  pub status: String,
+  pub start_time: f64,
+  pub event_count: f64,
+  pub last_event_time: f64,
+  pub max_events: f64,
+  pub idle_timeout_ms: f64,
+  pub dropped_lines: f64,
+  pub output_file: String,
+  #[napi(ts_type = "AbortController")]
+  pub abort_controller: ObjectRef<false>,
+  pub pid: Option<u32>,
+  pub tool_use_id: Option<String>,
+  pub owner_agent_id: Option<String>,
+  pub todo_work_chain_id: Option<String>,
+}
+
+/// The third argument of a monitor notification callback.
+#[napi(object)]
+pub struct MonitorNotificationMeta {
+  pub monitor_id: String,
+  #[napi(ts_type = "MonitorStatus")]
+  pub status: String,
+  pub event_count: f64,
+  pub tool_use_id: Option<String>,
+  pub owner_agent_id: Option<String>,
+  pub todo_work_chain_id: Option<String>,
+}
+
+/// The token bucket applied to native monitor lines.
+#[napi(object)]
+pub struct ThrottleOptions {
+  /// Tokens at start and at most (default 5).
+  pub burst: u32,
+  /// One token is added per this many milliseconds (default 1000).
+  pub refill_ms: u32,
+}
+
+#[napi(object, object_to_js = false)]
+pub struct MonitorRegistryOptions {
+  /// Running monitors allowed at once (default 16).
+  pub max_concurrent: Option<u32>,
+  /// Terminal entries kept (default 128).
+  pub max_retained_terminal: Option<u32>,
+  /// Native line throttle; `false` turns it off.
+  #[napi(ts_type = "ThrottleOptions | false")]
+  pub throttle: Option<ThrottleOptions>,
+  /// Variables removed from native children's environment
+  /// (default `['QWEN_SERVER_TOKEN', 'QWEN_DAEMON_TOKEN']`).
+  pub remove_env: Option<Vec<String>>,
+}
+
+/// Options of `start()` (API.md §3).
+#[napi(object, object_to_js = false)]
+pub struct MonitorStartOptions {
+  pub command: String,
+  /// The label; defaults to the command.
+  pub description: Option<String>,
+  /// 1..10000, default 1000; out of range is a RangeError, never clamped.
+  pub max_events: Option<u32>,
+  /// 1..600000, default 300000; stops after this long with no output byte at all.
+  pub idle_timeout_ms: Option<u32>,
+  /// Absolute; default `process.cwd()`.
+  pub cwd: Option<String>,
+  /// Added to the inherited environment, last (may override anything).
+  pub env: Option<std::collections::HashMap<String, String>>,
+  pub tool_use_id: Option<String>,
+  pub owner_agent_id: Option<String>,
+  pub todo_work_chain_id: Option<String>,
+  /// Default `mon_` + 16 hex characters.
+  pub monitor_id: Option<String>,
+}
+
+/// `{ notify?: boolean }`; `notify` defaults to true.
+#[napi(object)]
+pub struct MonitorCancelOptions {
+  pub notify: Option<bool>,
+}

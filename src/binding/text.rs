@@ -1,0 +1,193 @@
+//! Bindings for the text utilities (API.md §2) and the output-tail helpers
+//! (API.md §4). The behaviour is in `core::text`.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use super::args;
+use crate::core::text as core;
+
+/// Removes C0 controls except TAB, removes C1 controls, and defangs the
+/// notification envelope's structural tags with U+200B (CONTRACT.md §3.7).
+#[napi(catch_unwind, ts_args_type = "line: string")]
+pub fn sanitize_monitor_line(env: Env, line: Unknown) -> Result<String> {
+  let line = args::string(&env, &line, "line")?;
+  Ok(core::sanitize_monitor_line(&line))
+}
+
+/// Escapes `& < > " '` for XML text and attributes.
+#[napi(catch_unwind, ts_args_type = "text: string")]
+pub fn escape_xml(env: Env, text: Unknown) -> Result<String> {
+  let text = args::string(&env, &text, "text")?;
+  Ok(core::escape_xml(&text))
+}
+
+/// Removes C0 (except TAB), C1 and bidi controls. Idempotent.
+#[napi(catch_unwind, ts_args_type = "text: string")]
+pub fn strip_display_control_chars(env: Env, text: Unknown) -> Result<String> {
+  let text = args::string(&env, &text, "text")?;
+  Ok(core::strip_display_control_chars(&text))
+}
+
+/// Removes ANSI escape sequences exactly as the `strip-ansi` npm package (7.2) does.
+#[napi(catch_unwind, ts_args_type = "text: string")]
+pub fn strip_ansi(env: Env, text: Unknown) -> Result<String> {
+  let text = args::string(&env, &text, "text")?;
+  Ok(core::strip_ansi(&text))
+}
+
+/// The label used in notifications: display controls stripped, whitespace
+/// collapsed, at most 80 code points (77 + `...`).
+#[napi(catch_unwind, ts_args_type = "label: string")]
+pub fn truncate_notification_label(env: Env, label: Unknown) -> Result<String> {
+  let label = args::string(&env, &label, "label")?;
+  Ok(core::truncate_notification_label(&label))
+}
+
+/// True when a NUL byte occurs in the first `sampleSize` bytes (default 512).
+#[napi(
+  catch_unwind,
+  ts_args_type = "bytes: Buffer | Uint8Array, sampleSize?: number"
+)]
+pub fn is_binary(env: Env, bytes: Unknown, sample_size: Unknown) -> Result<bool> {
+  let is_bytes =
+    bytes.get_type()? == ValueType::Object && (bytes.is_buffer()? || bytes.is_typedarray()?);
+  if !is_bytes {
+    return Err(args::type_error(
+      &env,
+      format!(
+        "The \"bytes\" argument must be an instance of Buffer or Uint8Array. {}",
+        args::received(&bytes)
+      ),
+    ));
+  }
+  let sample_size = if args::is_undefined(&sample_size) {
+    512
+  } else {
+    args::integer_in_range(
+      &env,
+      &sample_size,
+      "sampleSize",
+      "argument",
+      0.0,
+      f64::INFINITY,
+    )? as usize
+  };
+  let data = unsafe { bytes.cast::<Uint8Array>() }?;
+  Ok(core::is_binary(&data, sample_size))
+}
+
+/// Replaces every UTF-16 unit outside `[a-zA-Z0-9_-]` with `_`.
+#[napi(catch_unwind, ts_args_type = "value: string")]
+pub fn sanitize_filename_component(env: Env, value: Unknown) -> Result<String> {
+  let value = args::string(&env, &value, "value")?;
+  Ok(core::sanitize_filename_component(&value))
+}
+
+/// Options of `new LineBuffer()`.
+#[allow(dead_code)] // type-only: generates the index.d.ts interface
+#[napi(object)]
+pub struct LineBufferOptions {
+  /// Longest line kept, in code points (default 65536); longer lines are cut and
+  /// marked `[…truncated]`, and the rest of that line is discarded.
+  pub max_line_code_points: Option<u32>,
+}
+
+/// Splits text chunks into lines for callers that feed their own chunks
+/// (CONTRACT.md §2.18): LF and CRLF (also split across pushes), a lone CR kept,
+/// empty lines kept, long lines capped.
+#[napi]
+pub struct LineBuffer {
+  inner: core::LineBuffer,
+}
+
+#[napi]
+impl LineBuffer {
+  #[napi(
+    constructor,
+    catch_unwind,
+    ts_args_type = "options?: LineBufferOptions"
+  )]
+  pub fn new(env: Env, options: Unknown) -> Result<Self> {
+    let options = args::optional_object(&env, &options, "options")?;
+    let max = match options {
+      Some(options) => args::optional_integer_field(
+        &env,
+        &options,
+        "maxLineCodePoints",
+        "options.maxLineCodePoints",
+        1.0,
+        u32::MAX as f64,
+      )?,
+      None => None,
+    };
+    let max = max.map_or(core::DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, |n| n as usize);
+    Ok(Self {
+      inner: core::LineBuffer::new(max),
+    })
+  }
+
+  /// Appends a chunk and returns the lines it completed.
+  #[napi(catch_unwind, ts_args_type = "chunk: string")]
+  pub fn push(&mut self, env: Env, chunk: Unknown) -> Result<Vec<String>> {
+    let chunk = args::string(&env, &chunk, "chunk")?;
+    Ok(self.inner.push(&chunk))
+  }
+
+  /// Returns the trailing partial line, if any, exactly once.
+  #[napi(catch_unwind)]
+  pub fn flush(&mut self) -> Vec<String> {
+    self.inner.flush()
+  }
+}
+
+/// The cleaned tail of an output file, or why it could not be read.
+#[napi(object)]
+pub struct OutputTailText {
+  pub text: String,
+  pub truncated: bool,
+}
+
+#[napi(object)]
+pub struct OutputTailError {
+  pub error: String,
+}
+
+/// Reads the last `maxBytes` (default 8192, at most 65536) bytes of an output
+/// file without following symlinks or blocking on a FIFO, strips escape
+/// sequences and control characters, and keeps the last frame of `\r` progress
+/// lines. `undefined` when there is nothing to show (CONTRACT.md §2.14).
+#[napi(
+  catch_unwind,
+  ts_args_type = "outputFile: string, maxBytes?: number",
+  ts_return_type = "OutputTailText | OutputTailError | undefined"
+)]
+pub fn read_task_output_tail(
+  env: Env,
+  output_file: Unknown,
+  max_bytes: Unknown,
+) -> Result<Option<Either<OutputTailText, OutputTailError>>> {
+  let output_file = args::string(&env, &output_file, "outputFile")?;
+  let max_bytes = if args::is_undefined(&max_bytes) {
+    8192
+  } else {
+    args::integer_in_range(&env, &max_bytes, "maxBytes", "argument", 0.0, f64::INFINITY)? as usize
+  };
+  Ok(
+    match core::read_task_output_tail(std::path::Path::new(&output_file), max_bytes) {
+      core::OutputTail::Empty => None,
+      core::OutputTail::Text { text, truncated } => {
+        Some(Either::A(OutputTailText { text, truncated }))
+      }
+      core::OutputTail::Error(error) => Some(Either::B(OutputTailError { error })),
+    },
+  )
+}
+
+/// The status sidecar of an output file: `.output` becomes `.status`, any other
+/// path gets `.status` appended.
+#[napi(catch_unwind, ts_args_type = "outputFile: string")]
+pub fn status_file_path_for(env: Env, output_file: Unknown) -> Result<String> {
+  let output_file = args::string(&env, &output_file, "outputFile")?;
+  Ok(core::status_file_path_for(&output_file))
+}

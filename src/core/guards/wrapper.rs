@@ -1,0 +1,219 @@
+//! Shell-wrapper parsing: `[NAME=value…] <shell> [flags…] <marker> <script> [argv suffix]`
+//! (CONTRACT.md §2.16 `stripShellWrapper`, §2.11 `normalizeMonitorCommand`).
+
+use super::token::{
+  is_env_assignment, normalized_token, strip_symmetric_quotes, take_leading_token,
+};
+use super::whitespace::{trim, trim_start};
+
+/// The families of known wrapper shells; they differ in their command marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShellKind {
+  /// `sh`, `bash`, `zsh`: marker `-c` or a single-dash letter cluster containing `c`.
+  Posix,
+  /// `cmd`: marker `/c`; the script is the rest of the line.
+  Cmd,
+  /// `powershell`, `pwsh`: marker `-command` or `-c`; the script is the rest of the line.
+  PowerShell,
+}
+
+impl ShellKind {
+  /// The kind of a wrapper word: its basename (with `\` read as `/`), lower-cased, optionally
+  /// ending in `.exe`.
+  fn of(token: &str) -> Option<ShellKind> {
+    let normalized = normalized_token(token);
+    let base = normalized.rsplit('/').next().unwrap_or_default();
+    match base.strip_suffix(".exe").unwrap_or(base) {
+      "sh" | "bash" | "zsh" => Some(ShellKind::Posix),
+      "cmd" => Some(ShellKind::Cmd),
+      "powershell" | "pwsh" => Some(ShellKind::PowerShell),
+      _ => None,
+    }
+  }
+
+  /// Whether `token` is this shell's command marker (§2.16 step 5).
+  fn is_marker(self, token: &str) -> bool {
+    let normalized = normalized_token(token);
+    match self {
+      ShellKind::Cmd => normalized == "/c",
+      ShellKind::PowerShell => normalized == "-command" || normalized == "-c",
+      ShellKind::Posix => is_posix_command_cluster(&normalized),
+    }
+  }
+
+  /// cmd and PowerShell join every remaining word into the command (§2.16 step 6).
+  fn script_is_rest_of_line(self) -> bool {
+    self != ShellKind::Posix
+  }
+}
+
+/// `-c`, `-lc`, `-ec`: one dash, then ASCII letters including a `c` (`/^-[a-z]*c[a-z]*$/i`).
+fn is_posix_command_cluster(normalized: &str) -> bool {
+  normalized.strip_prefix('-').is_some_and(|letters| {
+    letters.contains('c') && letters.bytes().all(|b| b.is_ascii_alphabetic())
+  })
+}
+
+/// A wrapper flag: starts with `-` or `/`, or is exactly `+o` (§2.16 step 4).
+fn is_flag(token: &str) -> bool {
+  let normalized = normalized_token(token);
+  normalized.starts_with('-') || normalized.starts_with('/') || normalized == "+o"
+}
+
+/// `-o`, `+o`, `-executionpolicy`, `-file` and `-encodedcommand` take the next word as their
+/// operand, unless the flag carries its value inline (`=` or `:`).
+fn flag_takes_operand(token: &str) -> bool {
+  if token.contains('=') || token.contains(':') {
+    return false;
+  }
+  matches!(
+    normalized_token(token).as_str(),
+    "-o" | "+o" | "-executionpolicy" | "-file" | "-encodedcommand"
+  )
+}
+
+/// A recognised wrapper invocation. Every slice borrows from the trimmed command.
+pub(super) struct Wrapper<'a> {
+  /// The leading `NAME=value` words, as given.
+  pub(super) env_tokens: Vec<&'a str>,
+  /// The env words, the shell, its flags and operands and the marker, as given.
+  pub(super) wrapper_tokens: Vec<&'a str>,
+  /// The script word as given.
+  pub(super) script_token: &'a str,
+  /// The script word without one pair of symmetric outer quotes.
+  pub(super) script: &'a str,
+  /// The quote removed from the script word, if any.
+  pub(super) script_quote: Option<char>,
+  /// The text after the script word (the argv suffix), untrimmed.
+  pub(super) suffix: &'a str,
+  /// The text after the marker, untrimmed (the script of an unquoted cmd/PowerShell command).
+  after_marker: &'a str,
+  kind: ShellKind,
+}
+
+/// Parse `trimmed` (an already-trimmed command) as a shell wrapper. Returns `None` when it is not
+/// one: no known shell after the env words, a non-flag word before the marker, or no word where
+/// an operand, the marker or the script should be.
+pub(super) fn parse_wrapper(trimmed: &str) -> Option<Wrapper<'_>> {
+  let mut rest = trimmed;
+  let mut env_tokens = Vec::new();
+  let shell = loop {
+    let (token, after) = take_leading_token(rest)?;
+    rest = after;
+    if !is_env_assignment(token) {
+      break token;
+    }
+    env_tokens.push(token);
+  };
+  let kind = ShellKind::of(shell)?;
+  let mut wrapper_tokens = env_tokens.clone();
+  wrapper_tokens.push(shell);
+  let after_marker = loop {
+    let (token, after) = take_leading_token(rest)?;
+    rest = after;
+    wrapper_tokens.push(token);
+    if kind.is_marker(token) {
+      break after;
+    }
+    if !is_flag(token) {
+      return None;
+    }
+    if flag_takes_operand(token) {
+      let (operand, after) = take_leading_token(rest)?;
+      wrapper_tokens.push(operand);
+      rest = after;
+    }
+  };
+  let (script_token, suffix) = take_leading_token(after_marker)?;
+  let script = strip_symmetric_quotes(script_token);
+  Some(Wrapper {
+    env_tokens,
+    wrapper_tokens,
+    script_token,
+    script: script.value,
+    script_quote: script.quote,
+    suffix,
+    after_marker,
+    kind,
+  })
+}
+
+/// `stripShellWrapper(command)` (CONTRACT.md §2.16, vectors §3.5): the inner script of a known
+/// shell wrapper, or the trimmed command when there is none. The env prefix and any argv suffix
+/// are dropped; an unquoted cmd or PowerShell script is the whole rest of the line.
+#[must_use]
+pub fn strip_shell_wrapper(command: &str) -> String {
+  let trimmed = trim(command);
+  let Some(wrapper) = parse_wrapper(trimmed) else {
+    return trimmed.to_owned();
+  };
+  let script = if wrapper.script_quote.is_none() && wrapper.kind.script_is_rest_of_line() {
+    trim_start(wrapper.after_marker)
+  } else {
+    wrapper.script
+  };
+  if script.is_empty() {
+    trimmed.to_owned()
+  } else {
+    script.to_owned()
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::core::guards::test_support::{expect_eq, input_str, run_table};
+
+  #[test]
+  fn strip_shell_wrapper_vectors() {
+    run_table("stripShellWrapper", |case| {
+      let want = case["expected"]
+        .as_str()
+        .ok_or("expected is not a string")?;
+      expect_eq(strip_shell_wrapper(input_str(case)?).as_str(), want)
+    });
+  }
+
+  #[test]
+  fn strip_shell_wrapper_edge_cases() {
+    let cases = [
+      ("FOO=bar", "FOO=bar"),
+      ("bash -o", "bash -o"),
+      ("bash -e", "bash -e"),
+      ("bash -c 'open", "bash -c 'open"),
+      ("bash.EXE -c 'x'", "x"),
+      (
+        "C:\\Windows\\System32\\cmd.exe /d /s /c \"dir /b\" x",
+        "dir /b",
+      ),
+      (
+        "pwsh -NoProfile -ExecutionPolicy Bypass -Command Get-Date -Format o",
+        "Get-Date -Format o",
+      ),
+      ("pwsh -ExecutionPolicy:Bypass -c 'x'", "x"),
+      ("bash +o posix -c 'x'", "x"),
+      ("'bash' '-c' 'x'", "x"),
+      ("bash -c \"a\" b c", "a"),
+      ("bash -c x y", "x"),
+      ("env bash -c 'x'", "env bash -c 'x'"),
+      ("bash --rcfile f -c 'x'", "bash --rcfile f -c 'x'"),
+      ("\u{feff}bash -c 'x'\u{3000}", "x"),
+    ];
+    for (input, want) in cases {
+      assert_eq!(strip_shell_wrapper(input), want, "{input:?}");
+    }
+  }
+
+  #[test]
+  fn parse_keeps_tokens_as_given() {
+    let wrapper = parse_wrapper("A=1 \"B=2 3\" /bin/bash -o pipefail -lc 'x &' y &").unwrap();
+    assert_eq!(wrapper.env_tokens, ["A=1", "\"B=2 3\""]);
+    assert_eq!(
+      wrapper.wrapper_tokens,
+      ["A=1", "\"B=2 3\"", "/bin/bash", "-o", "pipefail", "-lc"]
+    );
+    assert_eq!(wrapper.script, "x &");
+    assert_eq!(wrapper.script_quote, Some('\''));
+    assert_eq!(wrapper.suffix, " y &");
+  }
+}

@@ -1,0 +1,136 @@
+//! A monitor entry as the registry holds it (CONTRACT.md §1.1, §1.2).
+
+/// `running` leads to exactly one terminal status (CONTRACT.md §2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MonitorStatus {
+  Running,
+  Completed,
+  Failed,
+  Cancelled,
+}
+
+impl MonitorStatus {
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Self::Running => "running",
+      Self::Completed => "completed",
+      Self::Failed => "failed",
+      Self::Cancelled => "cancelled",
+    }
+  }
+
+  /// The words used in terminal notifications.
+  pub fn status_text(self) -> &'static str {
+    match self {
+      Self::Cancelled => "was cancelled",
+      other => other.as_str(),
+    }
+  }
+}
+
+/// Who feeds the entry: JavaScript through `emitEvent` (fed) or our own
+/// process pipeline (native, `start()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryMode {
+  Fed,
+  Native,
+}
+
+/// What `register` receives; the registry fills in the rest.
+#[derive(Debug, Clone)]
+pub struct Registration {
+  pub monitor_id: String,
+  pub command: String,
+  pub description: String,
+  pub start_time: f64,
+  pub last_event_time: f64,
+  pub event_count: u64,
+  pub max_events: u64,
+  pub idle_timeout_ms: u64,
+  pub dropped_lines: u64,
+  pub output_file: String,
+  pub pid: Option<u32>,
+  pub tool_use_id: Option<String>,
+  pub owner_agent_id: Option<String>,
+  pub todo_work_chain_id: Option<String>,
+  pub mode: EntryMode,
+}
+
+/// A monitor entry. Times are milliseconds since the epoch; the idle deadline
+/// is on the caller's monotonic clock.
+#[derive(Debug, Clone)]
+pub struct MonitorEntry {
+  pub id: String,
+  pub command: String,
+  pub description: String,
+  pub status: MonitorStatus,
+  pub pid: Option<u32>,
+  pub tool_use_id: Option<String>,
+  pub owner_agent_id: Option<String>,
+  pub todo_work_chain_id: Option<String>,
+  pub event_count: u64,
+  pub dropped_lines: u64,
+  pub last_event_time: f64,
+  pub start_time: f64,
+  pub end_time: Option<f64>,
+  pub exit_code: Option<i32>,
+  pub error: Option<String>,
+  pub max_events: u64,
+  pub idle_timeout_ms: u64,
+  pub output_file: String,
+  pub notified: bool,
+  pub bytes_read: u64,
+  pub lines_seen: u64,
+  pub mode: EntryMode,
+  /// Monotonic milliseconds at which the idle timeout fires; `None` once settled.
+  pub idle_deadline_ms: Option<i64>,
+  /// The passed deadline was handed to the idle watcher and not re-armed since.
+  pub idle_announced: bool,
+}
+
+impl MonitorEntry {
+  pub fn from_registration(reg: Registration, now_mono_ms: i64) -> Self {
+    Self {
+      id: reg.monitor_id,
+      command: reg.command,
+      description: reg.description,
+      status: MonitorStatus::Running,
+      pid: reg.pid,
+      tool_use_id: reg.tool_use_id,
+      owner_agent_id: reg.owner_agent_id,
+      todo_work_chain_id: reg.todo_work_chain_id,
+      event_count: reg.event_count,
+      dropped_lines: reg.dropped_lines,
+      last_event_time: reg.last_event_time,
+      start_time: reg.start_time,
+      end_time: None,
+      exit_code: None,
+      error: None,
+      max_events: reg.max_events,
+      idle_timeout_ms: reg.idle_timeout_ms,
+      output_file: reg.output_file,
+      notified: false,
+      bytes_read: 0,
+      lines_seen: 0,
+      mode: reg.mode,
+      idle_deadline_ms: Some(now_mono_ms.saturating_add(reg.idle_timeout_ms as i64)),
+      idle_announced: false,
+    }
+  }
+
+  /// Moves the idle deadline to `idleTimeoutMs` after `now_mono_ms`.
+  pub fn rearm_idle(&mut self, now_mono_ms: i64) {
+    self.idle_deadline_ms = Some(now_mono_ms.saturating_add(self.idle_timeout_ms as i64));
+    self.idle_announced = false;
+  }
+
+  pub fn is_running(&self) -> bool {
+    self.status == MonitorStatus::Running
+  }
+
+  /// The routing owner: a non-empty `ownerAgentId` (an empty one routes globally, as
+  /// the TypeScript truthiness check did).
+  pub fn owner(&self) -> Option<&str> {
+    self.owner_agent_id.as_deref().filter(|o| !o.is_empty())
+  }
+}

@@ -1,0 +1,353 @@
+//! The hub between the registry and the outside world (CONTRACT.md §2.1
+//! "Re-entrancy", §2.10 "Delivery to JavaScript", §2.19).
+//!
+//! Every transition runs under the registry lock and appends its effects to
+//! one outbox **before** the lock is released, so the outbox holds all effects
+//! (from JavaScript calls and from native reader threads alike) in the order the
+//! registry produced them. Only the JavaScript thread drains the outbox, in
+//! order, with no lock held while the host runs; a host call that re-enters
+//! (an abort listener calling `emitEvent`) drains in place, so the global order
+//! is kept. Threads that add effects wake the JavaScript thread through the
+//! waker the binding installs.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use super::entry::Registration;
+use super::notification::Notification;
+use super::registry::{AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig};
+
+/// What effects ask of the outside world; implemented by the binding (and by tests).
+pub trait MonitorHost {
+  fn registered(&mut self, id: &str);
+  fn status_changed(&mut self, id: Option<&str>);
+  fn notify(&mut self, notification: Notification);
+  /// Abort the entry's JavaScript controller. Native work (flush, kill) has
+  /// already been done by the hub when this runs.
+  fn abort(&mut self, id: &str, kind: AbortKind);
+  fn wake(&mut self, agent_id: &str);
+  fn removed(&mut self, ids: &[String]);
+  /// Right before a terminal notification is built: copy fields the caller wrote
+  /// on its entry object (fed `pid`, `droppedLines`) into the registry.
+  fn before_terminal(&mut self, _hub: &MonitorHub, _id: &str) {}
+  /// A fed entry's idle deadline passed; the host runs [`MonitorHub::idle_timeout`].
+  fn idle_due(&mut self, hub: &MonitorHub, id: &str);
+}
+
+/// Wall-clock milliseconds since the epoch and monotonic milliseconds.
+pub trait Clock {
+  fn wall_ms(&self) -> f64;
+  fn mono_ms(&self) -> i64;
+}
+
+/// A native monitor's process side, as the hub needs it.
+pub trait NativeTask: Send + Sync {
+  /// Marks the task aborted and flushes (or discards) its pending partial lines
+  /// through the hub; later reads are discarded. Idempotent.
+  fn stop_reading(&self, hub: &MonitorHub, kind: AbortKind);
+  /// SIGTERM to the process tree now, SIGKILL 200 ms later.
+  fn kill(&self);
+  /// [`Self::stop_reading`], then [`Self::kill`].
+  fn abort(&self, hub: &MonitorHub, kind: AbortKind) {
+    self.stop_reading(hub, kind);
+    self.kill();
+  }
+}
+
+/// An outbox item: a registry effect, or a fed entry whose idle deadline passed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+  Effect(Effect),
+  IdleDue(String),
+}
+
+pub struct MonitorHub {
+  registry: Mutex<MonitorRegistry>,
+  outbox: Mutex<VecDeque<Outgoing>>,
+  natives: Mutex<HashMap<String, Arc<dyn NativeTask>>>,
+  waker: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+  wake_pending: AtomicBool,
+  /// Pokes the idle watcher when a new, possibly earlier, deadline appears.
+  idle_poke: (Mutex<bool>, Condvar),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+  m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl MonitorHub {
+  pub fn new(config: RegistryConfig) -> Self {
+    Self {
+      registry: Mutex::new(MonitorRegistry::new(config)),
+      outbox: Mutex::new(VecDeque::new()),
+      natives: Mutex::new(HashMap::new()),
+      waker: Mutex::new(None),
+      wake_pending: AtomicBool::new(false),
+      idle_poke: (Mutex::new(false), Condvar::new()),
+    }
+  }
+
+  /// Installs the function that makes the JavaScript thread call [`Self::drain`].
+  pub fn set_waker(&self, waker: Box<dyn Fn() + Send + Sync>) {
+    *lock(&self.waker) = Some(waker);
+  }
+
+  /// Read access to the registry (never hold it across a host call).
+  pub fn registry(&self) -> MutexGuard<'_, MonitorRegistry> {
+    lock(&self.registry)
+  }
+
+  /// Runs a transition and queues its effects before the registry lock is released.
+  pub fn apply(&self, transition: impl FnOnce(&mut MonitorRegistry) -> Vec<Effect>) {
+    let mut registry = lock(&self.registry);
+    let effects = transition(&mut registry);
+    if !effects.is_empty() {
+      lock(&self.outbox).extend(effects.into_iter().map(Outgoing::Effect));
+    }
+  }
+
+  /// [`Self::apply`] for `register`, which may refuse.
+  pub fn register(&self, reg: Registration, now_mono_ms: i64) -> Result<(), RegisterError> {
+    let mut registry = lock(&self.registry);
+    let effects = registry.register(reg, now_mono_ms)?;
+    lock(&self.outbox).extend(effects.into_iter().map(Outgoing::Effect));
+    drop(registry);
+    self.poke_idle_watcher();
+    Ok(())
+  }
+
+  fn poke_idle_watcher(&self) {
+    let (flag, condvar) = &self.idle_poke;
+    *lock(flag) = true;
+    condvar.notify_all();
+  }
+
+  /// The idle timeout of a native entry, off the JavaScript thread: abort (the
+  /// native flush runs here, the controller abort is queued), re-check, settle.
+  pub fn native_idle_timeout(&self, clock: &impl Clock, id: &str) {
+    let mut expired = false;
+    self.apply(|r| {
+      let effects = r.idle_begin(id, clock.mono_ms());
+      expired = !effects.is_empty();
+      effects
+    });
+    if !expired {
+      return;
+    }
+    // Flush, settle, then kill: the settle must not race the child's death.
+    let native = self.native(id);
+    if let Some(native) = &native {
+      native.stop_reading(self, AbortKind::Flush);
+    }
+    self.apply(|r| r.idle_finish(id, clock.wall_ms()));
+    if let Some(native) = &native {
+      native.kill();
+    }
+    self.wake_js();
+  }
+
+  /// Starts the thread that watches idle deadlines. It holds the hub weakly and
+  /// ends once the hub is gone. Fed entries are handed to the JavaScript thread
+  /// (their abort listeners are JavaScript); native ones are handled here.
+  pub fn spawn_idle_watcher<C: Clock + Send + 'static>(
+    hub: &Arc<Self>,
+    clock: C,
+  ) -> std::io::Result<()> {
+    let weak: Weak<Self> = Arc::downgrade(hub);
+    std::thread::Builder::new()
+      .name("taskstream-idle".into())
+      .spawn(move || idle_watch_loop(weak, clock))
+      .map(|_| ())
+  }
+
+  /// Queues an item from a thread other than the JavaScript thread and wakes it.
+  pub fn push_and_wake(&self, item: Outgoing) {
+    lock(&self.outbox).push_back(item);
+    self.wake_js();
+  }
+
+  /// Wakes the JavaScript thread unless a wake-up is already pending.
+  pub fn wake_js(&self) {
+    if lock(&self.outbox).is_empty() || self.wake_pending.swap(true, Ordering::AcqRel) {
+      return;
+    }
+    if let Some(waker) = lock(&self.waker).as_ref() {
+      waker();
+    }
+  }
+
+  pub fn has_pending(&self) -> bool {
+    !lock(&self.outbox).is_empty()
+  }
+
+  /// Delivers every queued effect, in order. Only the JavaScript thread calls this.
+  pub fn drain(&self, host: &mut impl MonitorHost) {
+    self.wake_pending.store(false, Ordering::Release);
+    loop {
+      let next = lock(&self.outbox).pop_front();
+      let Some(item) = next else {
+        break;
+      };
+      match item {
+        Outgoing::Effect(effect) => self.execute(host, effect),
+        Outgoing::IdleDue(id) => host.idle_due(self, &id),
+      }
+    }
+  }
+
+  fn execute(&self, host: &mut impl MonitorHost, effect: Effect) {
+    match effect {
+      Effect::Registered(id) => host.registered(&id),
+      Effect::StatusChanged(id) => host.status_changed(id.as_deref()),
+      Effect::Notify(n) => host.notify(n),
+      Effect::Terminal { id, detail } => {
+        host.before_terminal(self, &id);
+        let built = lock(&self.registry).take_terminal(&id, detail.as_deref());
+        if let Some(n) = built {
+          host.notify(n);
+        }
+      }
+      Effect::Abort { id, kind } => {
+        if let Some(native) = self.native(&id) {
+          native.abort(self, kind);
+        }
+        host.abort(&id, kind);
+      }
+      Effect::Wake { agent_id } => host.wake(&agent_id),
+      Effect::Removed(ids) => {
+        let mut natives = lock(&self.natives);
+        for id in &ids {
+          natives.remove(id);
+        }
+        drop(natives);
+        host.removed(&ids);
+      }
+    }
+  }
+
+  pub fn add_native(&self, id: &str, task: Arc<dyn NativeTask>) {
+    lock(&self.natives).insert(id.to_owned(), task);
+  }
+
+  pub fn native(&self, id: &str) -> Option<Arc<dyn NativeTask>> {
+    lock(&self.natives).get(id).cloned()
+  }
+
+  /// Every native task, for a synchronous kill at host exit.
+  pub fn natives(&self) -> Vec<Arc<dyn NativeTask>> {
+    lock(&self.natives).values().cloned().collect()
+  }
+
+  /// `cancel(id, {notify})`: silent settles before it aborts; user-visible aborts
+  /// first (flushed lines are delivered) and re-checks (§2.1).
+  pub fn cancel(&self, host: &mut impl MonitorHost, clock: &impl Clock, id: &str, notify: bool) {
+    if notify {
+      if !self.registry().is_running(id) {
+        self.drain(host);
+        return;
+      }
+      self.apply(|r| r.cancel_begin(id));
+      self.drain(host);
+      self.apply(|r| r.cancel_finish(id, clock.wall_ms()));
+    } else {
+      self.apply(|r| r.cancel_silent(id, clock.wall_ms()));
+    }
+    self.drain(host);
+  }
+
+  /// The idle timeout of `id` (§2.5): abort (flush), re-check, `Idle timeout`.
+  /// Runs on the JavaScript thread for fed entries; for native entries it may run
+  /// on any thread with a host that only queues.
+  pub fn idle_timeout(&self, host: &mut impl MonitorHost, clock: &impl Clock, id: &str) {
+    let mut expired = false;
+    self.apply(|r| {
+      let effects = r.idle_begin(id, clock.mono_ms());
+      expired = !effects.is_empty();
+      effects
+    });
+    if !expired {
+      return;
+    }
+    self.drain(host);
+    self.apply(|r| r.idle_finish(id, clock.wall_ms()));
+    self.drain(host);
+  }
+
+  /// `abortAll(opts)`: a snapshot of every id, each cancelled.
+  pub fn abort_all(&self, host: &mut impl MonitorHost, clock: &impl Clock, notify: bool) {
+    let ids = self.registry().ids();
+    for id in ids {
+      self.cancel(host, clock, &id, notify);
+    }
+  }
+
+  /// `cancelRunningForOwner`: collect first, then cancel each.
+  pub fn cancel_running_for_owner(
+    &self,
+    host: &mut impl MonitorHost,
+    clock: &impl Clock,
+    agent_id: &str,
+    notify: bool,
+  ) {
+    let ids = self.registry().running_ids_for_owner(agent_id);
+    for id in ids {
+      self.cancel(host, clock, &id, notify);
+    }
+  }
+
+  /// `reset()` after the per-agent callbacks were cleared: abort every running
+  /// entry, remove all, one status-change with no argument; nothing when empty.
+  pub fn reset(&self, host: &mut impl MonitorHost) {
+    let mut nonempty = false;
+    self.apply(|r| match r.reset_begin() {
+      Some(effects) => {
+        nonempty = true;
+        effects
+      }
+      None => Vec::new(),
+    });
+    self.drain(host);
+    if nonempty {
+      self.apply(|r| r.reset_finish());
+      self.drain(host);
+    }
+  }
+}
+
+/// Longest sleep of the idle watcher, so it notices a dropped hub.
+const IDLE_WATCH_MAX_SLEEP_MS: i64 = 1000;
+
+fn idle_watch_loop<C: Clock>(weak: Weak<MonitorHub>, clock: C) {
+  loop {
+    let Some(hub) = weak.upgrade() else {
+      return;
+    };
+    let now = clock.mono_ms();
+    let (due, next) = {
+      let mut registry = hub.registry();
+      (registry.take_due_idle(now), registry.next_idle_deadline())
+    };
+    for (id, mode) in due {
+      match mode {
+        super::entry::EntryMode::Fed => hub.push_and_wake(Outgoing::IdleDue(id)),
+        super::entry::EntryMode::Native => hub.native_idle_timeout(&clock, &id),
+      }
+    }
+    let sleep_ms = next
+      .map(|d| (d - clock.mono_ms()).clamp(0, IDLE_WATCH_MAX_SLEEP_MS))
+      .unwrap_or(IDLE_WATCH_MAX_SLEEP_MS);
+    let (flag, condvar) = &hub.idle_poke;
+    let mut poked = lock(flag);
+    if !*poked && sleep_ms > 0 {
+      poked = condvar
+        .wait_timeout(poked, Duration::from_millis(sleep_ms as u64))
+        .map(|(guard, _)| guard)
+        .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+    }
+    *poked = false;
+    drop(poked);
+    drop(hub);
+  }
+}

@@ -1,0 +1,19 @@
+//! Monitors: the registry state machine, its notification texts, and the
+//! native line pipeline pieces (splitter, throttle).
+
+pub mod entry;
+pub mod hub;
+#[cfg(unix)]
+pub mod native;
+pub mod notification;
+pub mod pipeline;
+pub mod registry;
+pub mod splitter;
+pub mod throttle;
+
+#[cfg(test)]
+mod tests;
+
+pub use entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
+pub use notification::{Notification, NotificationMeta, Route};
+pub use registry::{AbortKind, Effect, ExitInfo, MonitorRegistry, RegisterError, RegistryConfig};

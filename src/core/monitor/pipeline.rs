@@ -1,0 +1,268 @@
+//! The native monitor's byte-to-event pipeline (CONTRACT.md §2.3 layers 1–5,
+//! §2.10 "Reading", "throttledEmit", "flushPartialLineBuffers"): per stream a
+//! streaming UTF-8 decoder, a streaming ANSI stripper and a line splitter; one
+//! token bucket shared by both streams.
+
+use super::splitter::LineSplitter;
+use super::throttle::{ThrottleConfig, TokenBucket};
+use crate::core::text::{
+  is_ecma_whitespace, sanitize_monitor_line, AnsiStreamStripper, Utf8StreamDecoder,
+};
+
+/// Which pipe the bytes came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+  Stdout = 0,
+  Stderr = 1,
+}
+
+/// Receives what the pipeline decides about each line.
+pub trait LineSink {
+  /// A sanitised line that passed the throttle: run `emitEvent` with it.
+  fn accepted(&mut self, line: &str);
+  /// A non-blank line the throttle dropped.
+  fn dropped(&mut self);
+}
+
+#[derive(Default)]
+struct StreamState {
+  utf8: Utf8StreamDecoder,
+  ansi: AnsiStreamStripper,
+  splitter: LineSplitter,
+  decoded: String,
+  stripped: String,
+}
+
+pub struct LinePipeline {
+  streams: [StreamState; 2],
+  bucket: Option<TokenBucket>,
+  closed: bool,
+}
+
+impl LinePipeline {
+  /// `throttle: None` turns throttling off.
+  pub fn new(throttle: Option<ThrottleConfig>, start_mono_ms: i64) -> Self {
+    Self {
+      streams: Default::default(),
+      bucket: throttle.map(|c| TokenBucket::new(c, start_mono_ms)),
+      closed: false,
+    }
+  }
+
+  /// Pieces produced by both splitters (`linesSeen`).
+  pub fn lines_seen(&self) -> u64 {
+    self.streams.iter().map(|s| s.splitter.pieces()).sum()
+  }
+
+  pub fn is_closed(&self) -> bool {
+    self.closed
+  }
+
+  /// Processes one read. Ignored once the pipeline is closed.
+  pub fn feed(&mut self, stream: Stream, bytes: &[u8], now_mono_ms: i64, sink: &mut impl LineSink) {
+    if self.closed {
+      return;
+    }
+    let state = &mut self.streams[stream as usize];
+    state.decoded.clear();
+    state.utf8.decode(bytes, &mut state.decoded);
+    state.stripped.clear();
+    state.ansi.push(&state.decoded, &mut state.stripped);
+    let bucket = &mut self.bucket;
+    let text = std::mem::take(&mut state.stripped);
+    state.splitter.push(&text, &mut |line| {
+      throttled_emit(bucket, line, now_mono_ms, sink)
+    });
+    state.stripped = text;
+  }
+
+  /// Finishes decoding (an incomplete UTF-8 sequence becomes U+FFFD), drops an
+  /// unfinished escape sequence, then passes on stdout's and stderr's partial
+  /// lines. Idempotent. Does not close the pipeline.
+  pub fn flush(&mut self, now_mono_ms: i64, sink: &mut impl LineSink) {
+    if self.closed {
+      return;
+    }
+    let bucket = &mut self.bucket;
+    for state in &mut self.streams {
+      state.decoded.clear();
+      state.utf8.finish(&mut state.decoded);
+      state.stripped.clear();
+      state.ansi.push(&state.decoded, &mut state.stripped);
+      state.ansi.discard_pending();
+      let text = std::mem::take(&mut state.stripped);
+      state.splitter.push(&text, &mut |line| {
+        throttled_emit(bucket, line, now_mono_ms, sink)
+      });
+      state.stripped = text;
+      state
+        .splitter
+        .flush(&mut |line| throttled_emit(bucket, line, now_mono_ms, sink));
+    }
+  }
+
+  /// Stops processing: later reads are discarded, pending partial lines dropped.
+  pub fn close(&mut self) {
+    self.closed = true;
+    for state in &mut self.streams {
+      state.splitter.discard();
+      state.ansi.discard_pending();
+    }
+  }
+}
+
+/// §2.10 throttledEmit: lines that sanitise to blank cost no token; the rest
+/// take a token or are counted as dropped. The blank check runs before the
+/// (allocating) sanitiser so a flood of dropped lines costs no allocation.
+fn throttled_emit(
+  bucket: &mut Option<TokenBucket>,
+  line: &str,
+  now_mono_ms: i64,
+  sink: &mut impl LineSink,
+) {
+  if sanitizes_to_blank(line) {
+    return;
+  }
+  if let Some(bucket) = bucket {
+    if !bucket.try_take(now_mono_ms) {
+      sink.dropped();
+      return;
+    }
+  }
+  sink.accepted(&sanitize_monitor_line(line));
+}
+
+/// True when `sanitize_monitor_line(line)` would be empty or whitespace-only:
+/// every char is a removed control (C0 but TAB, C1) or ECMAScript whitespace.
+fn sanitizes_to_blank(line: &str) -> bool {
+  line.chars().all(|c| {
+    let removed = (c < '\u{20}' && c != '\t') || ('\u{80}'..='\u{9f}').contains(&c);
+    removed || is_ecma_whitespace(c)
+  })
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[derive(Default)]
+  struct Collect {
+    lines: Vec<String>,
+    dropped: u64,
+  }
+
+  impl LineSink for Collect {
+    fn accepted(&mut self, line: &str) {
+      self.lines.push(line.to_owned());
+    }
+    fn dropped(&mut self) {
+      self.dropped += 1;
+    }
+  }
+
+  fn unthrottled() -> LinePipeline {
+    LinePipeline::new(None, 0)
+  }
+
+  fn throttled() -> LinePipeline {
+    LinePipeline::new(Some(ThrottleConfig::default()), 0)
+  }
+
+  #[test]
+  fn stdout_and_stderr_keep_separate_partials() {
+    // §3.10: stdout "partial", stderr "err line\n", stdout " complete\n".
+    let mut p = unthrottled();
+    let mut c = Collect::default();
+    p.feed(Stream::Stdout, b"partial", 0, &mut c);
+    p.feed(Stream::Stderr, b"err line\n", 0, &mut c);
+    p.feed(Stream::Stdout, b" complete\n", 0, &mut c);
+    assert_eq!(c.lines, ["err line", "partial complete"]);
+  }
+
+  #[test]
+  fn split_utf8_and_split_ansi_come_out_whole() {
+    let mut p = unthrottled();
+    let mut c = Collect::default();
+    let bytes = "你好\n".as_bytes();
+    p.feed(Stream::Stdout, &bytes[..2], 0, &mut c);
+    p.feed(Stream::Stdout, &bytes[2..], 0, &mut c);
+    p.feed(Stream::Stdout, b"\x1b[3", 0, &mut c);
+    p.feed(Stream::Stdout, b"1mred\x1b[0m\n", 0, &mut c);
+    assert_eq!(c.lines, ["你好", "red"]);
+  }
+
+  #[test]
+  fn same_output_for_every_split_offset() {
+    let input = "a\x1b[31mred\x1b[0m 你好\r\n\n  \nx\x1b]0;title\x07y\n😀 end\npartial".as_bytes();
+    let mut whole = Collect::default();
+    let mut p = unthrottled();
+    p.feed(Stream::Stdout, input, 0, &mut whole);
+    p.flush(0, &mut whole);
+    assert_eq!(whole.lines, ["ared 你好", "xy", "😀 end", "partial"]);
+    for cut in 0..=input.len() {
+      let mut c = Collect::default();
+      let mut p = unthrottled();
+      p.feed(Stream::Stdout, &input[..cut], 0, &mut c);
+      p.feed(Stream::Stdout, &input[cut..], 0, &mut c);
+      p.flush(0, &mut c);
+      assert_eq!(c.lines, whole.lines, "split at {cut}");
+    }
+  }
+
+  #[test]
+  fn blank_lines_spend_no_token_and_drops_are_counted() {
+    let mut p = throttled();
+    let mut c = Collect::default();
+    p.feed(
+      Stream::Stdout,
+      b"\n\n\n   \n\t\n\x00\x01\nreal1\nreal2\nreal3\nreal4\nreal5\n",
+      0,
+      &mut c,
+    );
+    assert_eq!(c.lines.len(), 5);
+    p.feed(Stream::Stderr, b"l6\nl7\n", 0, &mut c);
+    assert_eq!(c.dropped, 2);
+    p.feed(Stream::Stdout, b"later\n", 1000, &mut c);
+    assert_eq!(c.lines.len(), 6);
+  }
+
+  #[test]
+  fn lines_are_sanitised_before_emit() {
+    let mut p = unthrottled();
+    let mut c = Collect::default();
+    p.feed(Stream::Stdout, b"<result>boom</result>\x7f\n", 0, &mut c);
+    assert_eq!(c.lines, ["<\u{200B}result>boom</\u{200B}result>\x7f"]);
+  }
+
+  #[test]
+  fn flush_finishes_decoding_and_drops_an_unfinished_escape() {
+    let mut p = unthrottled();
+    let mut c = Collect::default();
+    p.feed(Stream::Stdout, b"tail \xe2", 0, &mut c);
+    p.feed(Stream::Stderr, b"err\x1b[", 0, &mut c);
+    p.flush(0, &mut c);
+    p.flush(0, &mut c);
+    assert_eq!(c.lines, ["tail \u{FFFD}", "err"]);
+  }
+
+  #[test]
+  fn closed_pipeline_discards() {
+    let mut p = unthrottled();
+    let mut c = Collect::default();
+    p.feed(Stream::Stdout, b"pending", 0, &mut c);
+    p.close();
+    p.feed(Stream::Stdout, b"more\n", 0, &mut c);
+    p.flush(0, &mut c);
+    assert!(c.lines.is_empty());
+  }
+
+  #[test]
+  fn lines_seen_counts_pieces() {
+    let mut p = unthrottled();
+    let mut c = Collect::default();
+    p.feed(Stream::Stdout, b"a\n\nb\n", 0, &mut c);
+    p.feed(Stream::Stderr, b"c", 0, &mut c);
+    p.flush(0, &mut c);
+    assert_eq!(p.lines_seen(), 4);
+  }
+}

@@ -1,0 +1,492 @@
+//! The monitor state machine (CONTRACT.md §2.1–2.9), free of JavaScript.
+//!
+//! Every transition returns the [`Effect`]s the binding must carry out, in
+//! order. The registry never calls out while it is borrowed, so callbacks and
+//! abort listeners may re-enter it (CONTRACT.md §2.1 "Re-entrancy"). Transitions
+//! that must let JavaScript run in the middle (a user-visible cancel, the idle
+//! timeout, `reset`) are split into a `*_begin` and a `*_finish` step.
+
+use super::entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
+use super::notification::{
+  event_notification, terminal_notification, truncate_event_line, Notification,
+};
+
+/// `MAX_CONCURRENT_MONITORS` and `MAX_RETAINED_TERMINAL_MONITORS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegistryConfig {
+  pub max_concurrent: usize,
+  pub max_retained_terminal: usize,
+}
+
+impl Default for RegistryConfig {
+  fn default() -> Self {
+    Self {
+      max_concurrent: 16,
+      max_retained_terminal: 128,
+    }
+  }
+}
+
+/// How a native entry is aborted: its partial lines are flushed (cancel, idle,
+/// max events, JavaScript) or discarded (`reset`). Fed entries only have their
+/// controller aborted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbortKind {
+  Flush,
+  Discard,
+}
+
+/// What the binding must do after a transition, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+  /// Call the register callback with this entry (only for entries without an owner).
+  Registered(String),
+  /// Fire status-change with this entry, or with no argument (`reset`).
+  StatusChanged(Option<String>),
+  /// Deliver an event notification.
+  Notify(Notification),
+  /// Deliver this entry's terminal notification through [`MonitorRegistry::take_terminal`],
+  /// which builds it at delivery time (fields written by abort listeners are seen) and
+  /// applies the `notified` gate.
+  Terminal { id: String, detail: Option<String> },
+  /// Abort the entry's controller (and, for native entries, flush or discard and kill).
+  Abort { id: String, kind: AbortKind },
+  /// Call the owner's lifecycle callback (silent cancel of an owned entry).
+  Wake { agent_id: String },
+  /// These entries left the registry (pruning or reset); forget their JavaScript objects.
+  Removed(Vec<String>),
+}
+
+/// Why `register` refused an entry. Nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegisterError {
+  TooManyRunning(usize),
+  Duplicate(String),
+}
+
+impl std::fmt::Display for RegisterError {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match self {
+      Self::TooManyRunning(cap) => write!(
+        f,
+        "Cannot start monitor: maximum concurrent monitors ({cap}) reached. Stop an existing monitor first."
+      ),
+      Self::Duplicate(id) => write!(f, "Monitor \"{id}\" is already registered."),
+    }
+  }
+}
+
+impl std::error::Error for RegisterError {}
+
+/// How a native monitor's leader ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitInfo {
+  pub code: Option<i32>,
+  /// The signal name, e.g. `SIGTERM`.
+  pub signal: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct MonitorRegistry {
+  config: RegistryConfig,
+  entries: Vec<MonitorEntry>,
+}
+
+impl MonitorRegistry {
+  pub fn new(config: RegistryConfig) -> Self {
+    Self {
+      config,
+      entries: Vec::new(),
+    }
+  }
+
+  pub fn config(&self) -> RegistryConfig {
+    self.config
+  }
+
+  pub fn get(&self, id: &str) -> Option<&MonitorEntry> {
+    self.entries.iter().find(|e| e.id == id)
+  }
+
+  fn get_mut(&mut self, id: &str) -> Option<&mut MonitorEntry> {
+    self.entries.iter_mut().find(|e| e.id == id)
+  }
+
+  fn running_mut(&mut self, id: &str) -> Option<&mut MonitorEntry> {
+    self.get_mut(id).filter(|e| e.is_running())
+  }
+
+  pub fn is_running(&self, id: &str) -> bool {
+    self.get(id).is_some_and(MonitorEntry::is_running)
+  }
+
+  /// Ids in insertion order.
+  pub fn ids(&self) -> Vec<String> {
+    self.entries.iter().map(|e| e.id.clone()).collect()
+  }
+
+  pub fn running_ids(&self) -> Vec<String> {
+    self
+      .entries
+      .iter()
+      .filter(|e| e.is_running())
+      .map(|e| e.id.clone())
+      .collect()
+  }
+
+  pub fn running_count(&self) -> usize {
+    self.entries.iter().filter(|e| e.is_running()).count()
+  }
+
+  pub fn has_running_for_owner(&self, agent_id: &str) -> bool {
+    self
+      .entries
+      .iter()
+      .any(|e| e.is_running() && e.owner_agent_id.as_deref() == Some(agent_id))
+  }
+
+  pub fn running_ids_for_owner(&self, agent_id: &str) -> Vec<String> {
+    self
+      .entries
+      .iter()
+      .filter(|e| e.is_running() && e.owner_agent_id.as_deref() == Some(agent_id))
+      .map(|e| e.id.clone())
+      .collect()
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.entries.is_empty()
+  }
+
+  /// The checks `register` runs first, usable before spawning anything.
+  pub fn check_can_register(&self, id: &str) -> Result<(), RegisterError> {
+    if self.running_count() >= self.config.max_concurrent {
+      return Err(RegisterError::TooManyRunning(self.config.max_concurrent));
+    }
+    if self.get(id).is_some() {
+      return Err(RegisterError::Duplicate(id.to_owned()));
+    }
+    Ok(())
+  }
+
+  /// §2.1 register: cap, duplicate id, insert, arm the idle deadline, then the
+  /// register callback (unowned entries) and status-change.
+  pub fn register(
+    &mut self,
+    reg: Registration,
+    now_mono_ms: i64,
+  ) -> Result<Vec<Effect>, RegisterError> {
+    self.check_can_register(&reg.monitor_id)?;
+    let entry = MonitorEntry::from_registration(reg, now_mono_ms);
+    let id = entry.id.clone();
+    let owned = entry.owner().is_some();
+    self.entries.push(entry);
+    let mut effects = Vec::with_capacity(2);
+    if !owned {
+      effects.push(Effect::Registered(id.clone()));
+    }
+    effects.push(Effect::StatusChanged(Some(id)));
+    Ok(effects)
+  }
+
+  /// §2.1 emitEvent. Fed entries re-arm their idle deadline; native ones follow bytes only.
+  pub fn emit_event(
+    &mut self,
+    id: &str,
+    line: &str,
+    now_wall_ms: f64,
+    now_mono_ms: i64,
+  ) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id) else {
+      return Vec::new();
+    };
+    entry.event_count += 1;
+    entry.last_event_time = now_wall_ms;
+    if entry.mode == EntryMode::Fed {
+      entry.rearm_idle(now_mono_ms);
+    }
+    let line = truncate_event_line(line);
+    let mut effects = vec![Effect::Notify(event_notification(entry, &line))];
+    if entry.event_count >= entry.max_events {
+      entry.error = Some("Max events reached".to_owned());
+      effects.extend(self.settle(id, MonitorStatus::Completed, now_wall_ms));
+      effects.push(abort(id, AbortKind::Flush));
+      effects.push(terminal(id, Some("Max events reached")));
+    }
+    effects
+  }
+
+  /// §2.1 complete: store a numeric code, settle, then the terminal notification.
+  pub fn complete(&mut self, id: &str, exit_code: Option<i32>, now_wall_ms: f64) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id) else {
+      return Vec::new();
+    };
+    if exit_code.is_some() {
+      entry.exit_code = exit_code;
+    }
+    let mut effects = self.settle(id, MonitorStatus::Completed, now_wall_ms);
+    effects.push(terminal(
+      id,
+      exit_code
+        .map(|c| format!("Exited with code {c}"))
+        .as_deref(),
+    ));
+    effects
+  }
+
+  /// §2.1 fail: store the error, settle, then the terminal notification.
+  pub fn fail(&mut self, id: &str, error: &str, now_wall_ms: f64) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id) else {
+      return Vec::new();
+    };
+    entry.error = Some(error.to_owned());
+    let mut effects = self.settle(id, MonitorStatus::Failed, now_wall_ms);
+    effects.push(terminal(id, Some(error)));
+    effects
+  }
+
+  /// §2.1 silent cancel: settle, mark notified, abort, then wake the owner.
+  pub fn cancel_silent(&mut self, id: &str, now_wall_ms: f64) -> Vec<Effect> {
+    if !self.is_running(id) {
+      return Vec::new();
+    }
+    let mut effects = self.settle(id, MonitorStatus::Cancelled, now_wall_ms);
+    let owner = match self.get_mut(id) {
+      Some(entry) => {
+        entry.notified = true;
+        entry.owner().map(str::to_owned)
+      }
+      None => None,
+    };
+    effects.push(abort(id, AbortKind::Flush));
+    if let Some(agent_id) = owner {
+      effects.push(Effect::Wake { agent_id });
+    }
+    effects
+  }
+
+  /// §2.1 user-visible cancel, step 1: abort first (listeners may still emit).
+  pub fn cancel_begin(&self, id: &str) -> Vec<Effect> {
+    if self.is_running(id) {
+      vec![abort(id, AbortKind::Flush)]
+    } else {
+      Vec::new()
+    }
+  }
+
+  /// Step 2: unless the abort settled the entry, settle it cancelled and notify.
+  pub fn cancel_finish(&mut self, id: &str, now_wall_ms: f64) -> Vec<Effect> {
+    if !self.is_running(id) {
+      return Vec::new();
+    }
+    let mut effects = self.settle(id, MonitorStatus::Cancelled, now_wall_ms);
+    effects.push(terminal(id, None));
+    effects
+  }
+
+  /// Ids of running entries whose idle deadline has passed.
+  pub fn expired_idle(&self, now_mono_ms: i64) -> Vec<String> {
+    self
+      .entries
+      .iter()
+      .filter(|e| e.is_running() && e.idle_deadline_ms.is_some_and(|d| d <= now_mono_ms))
+      .map(|e| e.id.clone())
+      .collect()
+  }
+
+  /// Running entries whose deadline passed and that were not handed out since
+  /// their last re-arm, with their mode; marks them handed out.
+  pub fn take_due_idle(&mut self, now_mono_ms: i64) -> Vec<(String, EntryMode)> {
+    let mut due = Vec::new();
+    for e in &mut self.entries {
+      if e.is_running() && !e.idle_announced && e.idle_deadline_ms.is_some_and(|d| d <= now_mono_ms)
+      {
+        e.idle_announced = true;
+        due.push((e.id.clone(), e.mode));
+      }
+    }
+    due
+  }
+
+  /// The earliest idle deadline of any running entry not yet handed out.
+  pub fn next_idle_deadline(&self) -> Option<i64> {
+    self
+      .entries
+      .iter()
+      .filter(|e| e.is_running() && !e.idle_announced)
+      .filter_map(|e| e.idle_deadline_ms)
+      .min()
+  }
+
+  /// §2.5 idle timeout, step 1: if the entry is still idle, abort it first.
+  pub fn idle_begin(&self, id: &str, now_mono_ms: i64) -> Vec<Effect> {
+    match self.get(id) {
+      Some(e) if e.is_running() && e.idle_deadline_ms.is_some_and(|d| d <= now_mono_ms) => {
+        vec![abort(id, AbortKind::Flush)]
+      }
+      _ => Vec::new(),
+    }
+  }
+
+  /// Step 2: if still running, `Idle timeout`, settle completed and notify.
+  pub fn idle_finish(&mut self, id: &str, now_wall_ms: f64) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id) else {
+      return Vec::new();
+    };
+    entry.error = Some("Idle timeout".to_owned());
+    let mut effects = self.settle(id, MonitorStatus::Completed, now_wall_ms);
+    effects.push(terminal(id, Some("Idle timeout")));
+    effects
+  }
+
+  /// §2.10 settleFromExit for a native entry whose leader exited and pipes drained.
+  /// `aborted`: the controller was aborted (the abort already flushed and killed).
+  pub fn settle_from_exit(
+    &mut self,
+    id: &str,
+    exit: &ExitInfo,
+    aborted: bool,
+    now_wall_ms: f64,
+  ) -> Vec<Effect> {
+    if !self.is_running(id) {
+      return Vec::new();
+    }
+    if aborted {
+      return self.cancel_finish(id, now_wall_ms);
+    }
+    match (exit.code, &exit.signal) {
+      (Some(code), _) if code != 0 => self.fail(id, &format!("Exit code {code}"), now_wall_ms),
+      (_, Some(signal)) => self.fail(id, &format!("Killed by signal {signal}"), now_wall_ms),
+      (code, None) => self.complete(id, code, now_wall_ms),
+    }
+  }
+
+  /// §2.1 reset, step 1: abort every running entry (fed listeners may still emit;
+  /// native entries discard their partial lines). `None` when the registry is
+  /// empty, in which case there is no step 2.
+  pub fn reset_begin(&mut self) -> Option<Vec<Effect>> {
+    if self.entries.is_empty() {
+      return None;
+    }
+    let mut effects = Vec::new();
+    for entry in &mut self.entries {
+      if entry.is_running() {
+        let kind = match entry.mode {
+          EntryMode::Fed => AbortKind::Flush,
+          EntryMode::Native => AbortKind::Discard,
+        };
+        effects.push(abort(&entry.id, kind));
+      }
+    }
+    Some(effects)
+  }
+
+  /// Step 2: remove every entry and fire status-change with no argument.
+  pub fn reset_finish(&mut self) -> Vec<Effect> {
+    let removed: Vec<String> = self.entries.drain(..).map(|e| e.id).collect();
+    vec![Effect::Removed(removed), Effect::StatusChanged(None)]
+  }
+
+  /// Builds the terminal notification at delivery time, behind the `notified` gate.
+  pub fn take_terminal(&mut self, id: &str, detail: Option<&str>) -> Option<Notification> {
+    let entry = self.get_mut(id)?;
+    if entry.notified || entry.is_running() {
+      return None;
+    }
+    entry.notified = true;
+    Some(terminal_notification(entry, detail))
+  }
+
+  /// Fields a fed caller may write on its entry object (`pid`, `droppedLines`).
+  pub fn set_caller_fields(&mut self, id: &str, pid: Option<u32>, dropped_lines: u64) {
+    if let Some(entry) = self.get_mut(id) {
+      entry.pid = pid;
+      entry.dropped_lines = dropped_lines;
+    }
+  }
+
+  /// Native: bytes read from a pipe; every byte moves the idle deadline (§2.5).
+  pub fn record_bytes(&mut self, id: &str, bytes: u64, now_mono_ms: i64) {
+    if let Some(entry) = self.running_mut(id) {
+      entry.bytes_read += bytes;
+      entry.rearm_idle(now_mono_ms);
+    }
+  }
+
+  /// Native: a line lost to throttling.
+  pub fn record_dropped(&mut self, id: &str) {
+    if let Some(entry) = self.running_mut(id) {
+      entry.dropped_lines += 1;
+    }
+  }
+
+  /// Native: the splitters' piece count (`linesSeen`).
+  pub fn record_lines_seen(&mut self, id: &str, lines_seen: u64) {
+    if let Some(entry) = self.get_mut(id) {
+      entry.lines_seen = lines_seen;
+    }
+  }
+
+  /// settle, in order: status, endTime, idle deadline cleared, prune, status-change.
+  fn settle(&mut self, id: &str, status: MonitorStatus, now_wall_ms: f64) -> Vec<Effect> {
+    let Some(entry) = self.get_mut(id) else {
+      return Vec::new();
+    };
+    entry.status = status;
+    entry.end_time = Some(now_wall_ms);
+    entry.idle_deadline_ms = None;
+    let mut effects = Vec::with_capacity(2);
+    let removed = self.prune(id);
+    if !removed.is_empty() {
+      effects.push(Effect::Removed(removed));
+    }
+    effects.push(Effect::StatusChanged(Some(id.to_owned())));
+    effects
+  }
+
+  /// §2.7: drop the oldest terminal entries beyond the cap, by
+  /// `(endTime ?? startTime, startTime)`. The entry being settled is kept so its
+  /// notification can still be built.
+  fn prune(&mut self, settling: &str) -> Vec<String> {
+    let cap = self.config.max_retained_terminal;
+    let mut terminal: Vec<(f64, f64, String)> = self
+      .entries
+      .iter()
+      .filter(|e| !e.is_running())
+      .map(|e| {
+        (
+          e.end_time.unwrap_or(e.start_time),
+          e.start_time,
+          e.id.clone(),
+        )
+      })
+      .collect();
+    if terminal.len() <= cap {
+      return Vec::new();
+    }
+    terminal.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let excess = terminal.len() - cap;
+    let removed: Vec<String> = terminal
+      .into_iter()
+      .map(|(_, _, id)| id)
+      .filter(|id| id != settling)
+      .take(excess)
+      .collect();
+    self.entries.retain(|e| !removed.contains(&e.id));
+    removed
+  }
+}
+
+fn abort(id: &str, kind: AbortKind) -> Effect {
+  Effect::Abort {
+    id: id.to_owned(),
+    kind,
+  }
+}
+
+fn terminal(id: &str, detail: Option<&str>) -> Effect {
+  Effect::Terminal {
+    id: id.to_owned(),
+    detail: detail.map(str::to_owned),
+  }
+}

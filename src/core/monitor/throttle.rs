@@ -1,0 +1,147 @@
+//! The per-monitor token bucket (CONTRACT.md §2.10 `throttledEmit`, step 2–3).
+//!
+//! Time is passed in by the caller as monotonic milliseconds, so tests can
+//! inject a clock and native monitors use `Instant` (CONTRACT.md §4 item 14).
+
+/// Burst size and refill interval of a token bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottleConfig {
+  pub burst: u32,
+  pub refill_ms: u64,
+}
+
+impl Default for ThrottleConfig {
+  /// `THROTTLE_BURST_SIZE` 5 and `THROTTLE_REFILL_INTERVAL_MS` 1000.
+  fn default() -> Self {
+    Self {
+      burst: 5,
+      refill_ms: 1000,
+    }
+  }
+}
+
+/// A token bucket that starts full at `start_ms`.
+#[derive(Debug, Clone)]
+pub struct TokenBucket {
+  config: ThrottleConfig,
+  tokens: u32,
+  last_refill_ms: i64,
+}
+
+impl TokenBucket {
+  pub fn new(config: ThrottleConfig, start_ms: i64) -> Self {
+    Self {
+      config,
+      tokens: config.burst,
+      last_refill_ms: start_ms,
+    }
+  }
+
+  /// Refills for the time elapsed since the last refill, keeping the fractional
+  /// remainder, then spends one token if there is one. A clock that went back
+  /// (only possible with an injected clock) resets the refill point without refilling.
+  pub fn try_take(&mut self, now_ms: i64) -> bool {
+    let elapsed = now_ms - self.last_refill_ms;
+    if elapsed < 0 {
+      self.last_refill_ms = now_ms;
+    } else if self.config.refill_ms > 0 {
+      let refills = elapsed / self.config.refill_ms as i64;
+      if refills > 0 {
+        let refills_u32 = u32::try_from(refills).unwrap_or(u32::MAX);
+        self.tokens = self
+          .config
+          .burst
+          .min(self.tokens.saturating_add(refills_u32));
+        self.last_refill_ms += refills * self.config.refill_ms as i64;
+      }
+    } else {
+      self.tokens = self.config.burst;
+    }
+    if self.tokens > 0 {
+      self.tokens -= 1;
+      true
+    } else {
+      false
+    }
+  }
+
+  /// True when a token is available now (refilling first), without spending it.
+  pub fn has_token(&mut self, now_ms: i64) -> bool {
+    if self.try_take(now_ms) {
+      self.tokens += 1;
+      true
+    } else {
+      false
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn bucket() -> TokenBucket {
+    TokenBucket::new(ThrottleConfig::default(), 0)
+  }
+
+  fn take_n(b: &mut TokenBucket, n: usize, at: i64) -> usize {
+    (0..n).filter(|_| b.try_take(at)).count()
+  }
+
+  #[test]
+  fn burst_of_five_then_drops() {
+    let mut b = bucket();
+    assert_eq!(take_n(&mut b, 7, 0), 5);
+  }
+
+  #[test]
+  fn one_token_per_second() {
+    // §3.10: burst at t=0, l6 dropped, l7 at 1000 delivered, l8 dropped, l9 at 2000 delivered.
+    let mut b = bucket();
+    assert_eq!(take_n(&mut b, 5, 0), 5);
+    assert!(!b.try_take(0));
+    assert!(b.try_take(1000));
+    assert!(!b.try_take(1000));
+    assert!(b.try_take(2000));
+  }
+
+  #[test]
+  fn refill_is_capped_at_burst() {
+    // §3.10: burst of 5 at t=0; at t=100000 six lines → five delivered.
+    let mut b = bucket();
+    assert_eq!(take_n(&mut b, 5, 0), 5);
+    assert_eq!(take_n(&mut b, 6, 100_000), 5);
+  }
+
+  #[test]
+  fn fractional_remainder_is_kept() {
+    let mut b = bucket();
+    take_n(&mut b, 5, 0);
+    assert!(b.try_take(1500)); // one refill; last_refill = 1000
+    assert!(!b.try_take(1999));
+    assert!(b.try_take(2000));
+  }
+
+  #[test]
+  fn injected_clock_going_back_resets_refill_point() {
+    // §3.10 row "injected clock": 11 events in all.
+    let mut b = bucket();
+    let mut delivered = take_n(&mut b, 5, 0);
+    delivered += take_n(&mut b, 5, 5000);
+    assert!(!b.try_take(5000)); // l11 dropped
+    assert!(!b.try_take(2000)); // clock set back: l12a dropped, lastRefill = 2000
+    assert!(b.try_take(3000)); // l12b delivered
+    delivered += 1;
+    assert_eq!(delivered, 11);
+  }
+
+  #[test]
+  fn has_token_does_not_spend() {
+    let mut b = bucket();
+    for _ in 0..10 {
+      assert!(b.has_token(0));
+    }
+    assert_eq!(take_n(&mut b, 6, 0), 5);
+    assert!(!b.has_token(0));
+  }
+}

@@ -1,0 +1,59 @@
+//! The default child environment (CONTRACT.md §2.10 "Default child
+//! environment", §2.15 item 6).
+
+use std::ffi::{OsStr, OsString};
+
+use super::tag::TASK_TAG_VAR;
+
+/// Secrets of the host CLI that a child must not see (CONTRACT.md §2.10).
+pub const DEFAULT_REMOVE_ENV: [&str; 2] = ["QWEN_SERVER_TOKEN", "QWEN_DAEMON_TOKEN"];
+
+/// `PAGER=cat` on Unix and `PAGER=` (empty) on Windows (CONTRACT.md §2.10).
+const DEFAULT_PAGER: &str = if cfg!(windows) { "" } else { "cat" };
+
+/// How [`child_env`] turns the host environment into a child's.
+#[derive(Clone, Debug)]
+pub struct EnvOptions {
+  /// Variables to drop (the registry's `removeEnv`).
+  pub remove: Vec<String>,
+  /// `dumb` for monitors, `xterm-256color` for background shells.
+  pub term: &'static str,
+  /// The caller's `env`, applied last; it may override anything.
+  pub overrides: Vec<(String, String)>,
+  /// Value of `TASKSTREAM_TASK_ID` (see [`super::new_task_tag`]).
+  pub task_tag: String,
+}
+
+/// The full child environment, in order: `base` (the host environment at spawn
+/// time) without `opts.remove`, then `TERM`, `PAGER` and the task tag, then
+/// `opts.overrides`. An inherited `GIT_PAGER` is kept and none is ever added.
+/// Names compare case-insensitively on Windows, as `process.env` does there.
+pub fn child_env(
+  base: impl Iterator<Item = (OsString, OsString)>,
+  opts: &EnvOptions,
+) -> Vec<(OsString, OsString)> {
+  let mut env: Vec<(OsString, OsString)> = base
+    .filter(|(name, _)| !opts.remove.iter().any(|r| same_name(name, OsStr::new(r))))
+    .collect();
+  set(&mut env, "TERM", opts.term);
+  set(&mut env, "PAGER", DEFAULT_PAGER);
+  set(&mut env, TASK_TAG_VAR, &opts.task_tag);
+  for (name, value) in &opts.overrides {
+    set(&mut env, name, value);
+  }
+  env
+}
+
+/// Replaces every entry named `name` with one `name=value` at the end.
+fn set(env: &mut Vec<(OsString, OsString)>, name: &str, value: &str) {
+  env.retain(|(existing, _)| !same_name(existing, OsStr::new(name)));
+  env.push((name.into(), value.into()));
+}
+
+fn same_name(a: &OsStr, b: &OsStr) -> bool {
+  if cfg!(windows) {
+    a.eq_ignore_ascii_case(b)
+  } else {
+    a == b
+  }
+}

@@ -1,0 +1,14 @@
+//! The process group a spawned child leads (CONTRACT.md §2.10 "Abort handling
+//! and kill", §4 item 5).
+
+/// A process group taskstream created: the child called `setsid`, so its pid
+/// is the group id. The leader's start time proves a later process with that
+/// pid is someone else; the tag finds descendants that left the group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessGroup {
+  pub pgid: u32,
+  /// Field 22 of `/proc/<pgid>/stat` at spawn time; `None` without procfs.
+  pub leader_start_time: Option<u64>,
+  /// The value of `TASKSTREAM_TASK_ID` in the children's environment.
+  pub task_tag: String,
+}

@@ -1,0 +1,56 @@
+//! The process layer (CONTRACT.md §1.5, §2.10, §2.15 items 6 and 12, §4 items
+//! 4–6, 21 and 22): shell selection, the child environment, spawning into a
+//! new session, tree kills, and the guarantees that every child dies with its
+//! task and with the host process, however the host ends.
+//!
+//! Unix only for now (Linux gets the full procfs-based tree tracking); on
+//! Windows `spawn` returns an `Unsupported` error until Job Objects exist.
+
+mod env;
+mod exit;
+mod group;
+mod shell;
+mod spawn;
+mod tag;
+
+#[cfg(unix)]
+mod kill;
+#[cfg(unix)]
+mod pre_exec;
+#[cfg(unix)]
+pub mod procfs;
+#[cfg(unix)]
+mod timer;
+#[cfg(unix)]
+mod tracker;
+#[cfg(unix)]
+mod tree;
+#[cfg(unix)]
+mod watchdog;
+
+pub use env::{child_env, EnvOptions, DEFAULT_REMOVE_ENV};
+pub use exit::{signal_name, ExitStatusInfo};
+pub use group::ProcessGroup;
+pub use shell::{resolve_program, shell_config, shell_config_for, ShellConfig, ShellKind};
+pub use spawn::{spawn, SpawnRequest, SpawnedProcess};
+pub use tag::{is_valid_task_tag, new_task_tag, TASK_TAG_VAR};
+
+#[cfg(unix)]
+pub use kill::{kill_now, signal_tree, terminate, tree_alive, SIGKILL_GRACE};
+#[cfg(unix)]
+pub use nix::sys::signal::Signal;
+#[cfg(unix)]
+pub use tracker::{forget_if_dead, kill_all_sync, tracked_groups};
+
+#[cfg(all(test, unix))]
+mod tests_host;
+#[cfg(all(test, unix))]
+mod tests_kill;
+#[cfg(test)]
+mod tests_pure;
+#[cfg(all(test, unix))]
+mod tests_spawn;
+#[cfg(all(test, unix))]
+mod tests_support;
+#[cfg(all(test, unix))]
+mod tests_tree;

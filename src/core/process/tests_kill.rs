@@ -1,0 +1,97 @@
+//! Tree kills on real processes (CONTRACT.md §4 items 4 and 5).
+
+use std::time::{Duration, Instant};
+
+use super::tests_support::*;
+use super::*;
+
+/// A grandchild that called `setsid`, one that double-forked, and one that did
+/// both (reachable only through the environment tag) all die on `terminate`.
+#[test]
+fn terminate_kills_grandchildren_that_left_the_group() {
+  let _serial = serial();
+  let mut p =
+    spawn_script("setsid sleep 30 & ( sleep 30 & ); ( setsid sleep 30 & ); sleep 30; exit");
+  let _kill = KillOnDrop(p.group.clone());
+  let sleepers = wait_for_sleepers(&p.group.task_tag, 4);
+  let descendants: Vec<u32> = procfs::descendants(&[p.pid]).iter().map(|d| d.0).collect();
+  let left_group = sleepers.iter().filter(|s| s.pgid != p.pid).count();
+  let orphaned = sleepers
+    .iter()
+    .filter(|s| !descendants.contains(&s.pid))
+    .count();
+  let tag_only = sleepers
+    .iter()
+    .filter(|s| s.pgid != p.pid && !descendants.contains(&s.pid))
+    .count();
+  assert_eq!((left_group, orphaned, tag_only), (2, 2, 1), "{sleepers:?}");
+
+  terminate(&p.group);
+  let ids = ids(&sleepers);
+  assert!(
+    wait_until(Duration::from_secs(1), || all_dead(&ids)),
+    "{sleepers:?}"
+  );
+  let status = ExitStatusInfo::from(p.child.wait().unwrap());
+  assert_eq!(status.signal, Some(libc::SIGTERM));
+  assert!(!tree_alive(&p.group));
+}
+
+/// SIGTERM is ignored, so only the SIGKILL 200 ms later ends the tree.
+#[test]
+fn terminate_escalates_to_sigkill_after_the_grace() {
+  let _serial = serial();
+  let mut p = spawn_script("trap '' TERM; sleep 30; exit 0");
+  let _kill = KillOnDrop(p.group.clone());
+  let sleepers = ids(&wait_for_sleepers(&p.group.task_tag, 1));
+  let started = Instant::now();
+  terminate(&p.group);
+  std::thread::sleep(Duration::from_millis(100));
+  assert!(tree_alive(&p.group), "SIGTERM is ignored");
+  let status = ExitStatusInfo::from(p.child.wait().unwrap());
+  let elapsed = started.elapsed();
+  assert_eq!(status.signal, Some(libc::SIGKILL));
+  assert!(
+    elapsed >= SIGKILL_GRACE && elapsed < Duration::from_secs(1),
+    "{elapsed:?}"
+  );
+  assert!(wait_until(Duration::from_secs(1), || all_dead(&sleepers)));
+}
+
+#[test]
+fn kill_now_kills_at_once() {
+  let _serial = serial();
+  let mut p = spawn_script("sleep 30 & wait");
+  let _kill = KillOnDrop(p.group.clone());
+  let sleepers = ids(&wait_for_sleepers(&p.group.task_tag, 1));
+  assert!(tree_alive(&p.group));
+  assert!(!forget_if_dead(&p.group));
+  kill_now(&p.group);
+  let status = ExitStatusInfo::from(p.child.wait().unwrap());
+  assert_eq!(status.signal, Some(libc::SIGKILL));
+  assert!(wait_until(Duration::from_secs(1), || all_dead(&sleepers)));
+  assert!(forget_if_dead(&p.group));
+  assert!(!tracked_groups().contains(&p.group));
+}
+
+/// A stale group (its leader's pid now belongs to a process with another start
+/// time) is never signalled.
+#[test]
+fn stale_group_is_left_alone() {
+  let _serial = serial();
+  let mut p = spawn_script("sleep 30");
+  let _kill = KillOnDrop(p.group.clone());
+  let sleepers = ids(&wait_for_sleepers(&p.group.task_tag, 1));
+  let stale = ProcessGroup {
+    pgid: p.pid,
+    leader_start_time: p.group.leader_start_time.map(|t| t + 1),
+    task_tag: new_task_tag(),
+  };
+  assert!(!tree_alive(&stale));
+  kill_now(&stale);
+  std::thread::sleep(Duration::from_millis(50));
+  assert!(!all_dead(&sleepers), "a stale pgid must not be killed");
+  assert_eq!(p.child.try_wait().unwrap(), None);
+  kill_now(&p.group);
+  p.child.wait().unwrap();
+}

@@ -1,0 +1,30 @@
+//! Shared helpers for the text tests.
+
+use crate::core::test_vectors::{cases, describe};
+
+/// Checks `function` against every vector under `name` whose input and expected value are
+/// strings.
+pub(crate) fn assert_string_vectors(name: &str, function: impl Fn(&str) -> String) {
+  for case in cases(name) {
+    let input = case["input"].as_str().expect("string input");
+    let expected = case["expected"].as_str().expect("string expected");
+    assert_eq!(function(input), expected, "{name}: {}", describe(&case));
+  }
+}
+
+/// A tiny deterministic PRNG (xorshift64) for property tests.
+pub(crate) struct XorShift(pub(crate) u64);
+
+impl XorShift {
+  pub(crate) fn next(&mut self) -> u64 {
+    self.0 ^= self.0 << 13;
+    self.0 ^= self.0 >> 7;
+    self.0 ^= self.0 << 17;
+    self.0
+  }
+
+  /// A value in `0..bound` (`bound` > 0).
+  pub(crate) fn below(&mut self, bound: usize) -> usize {
+    (self.next() % bound as u64) as usize
+  }
+}
