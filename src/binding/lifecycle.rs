@@ -3,9 +3,11 @@
 //! Every child taskstream starts must die with the Node process however it
 //! ends (CONTRACT.md §4 item 6). `process.on('exit')` covers a normal end,
 //! `process.exit()` and an uncaught exception with a synchronous SIGKILL of
-//! every tracked process tree; an env cleanup hook covers worker teardown.
+//! every tracked process tree.
 //! Deaths that run no JavaScript are covered by `core::process` (the watchdog
 //! and `PR_SET_PDEATHSIG`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -13,11 +15,17 @@ use napi_derive::napi;
 /// The environment variable that turns on debug logging (to stderr).
 pub const LOG_ENV: &str = "TASKSTREAM_LOG";
 
+/// Set once the first environment (the main thread, in practice) installed the exit hook.
+static EXIT_HOOK_INSTALLED: AtomicBool = AtomicBool::new(false);
+
 #[napi(module_exports)]
 pub fn init(_exports: Object, env: Env) -> Result<()> {
   init_logging();
-  install_exit_hook(&env)?;
-  env.add_env_cleanup_hook((), |_| kill_all_children())?;
+  // The kill-all is process-wide, so only the first environment installs it: a
+  // worker that loads the addon and ends must not kill the main thread's children.
+  if !EXIT_HOOK_INSTALLED.swap(true, Ordering::AcqRel) {
+    install_exit_hook(&env)?;
+  }
   Ok(())
 }
 

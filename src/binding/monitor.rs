@@ -360,10 +360,10 @@ impl MonitorRegistry {
     HostWithHub::new(env, &self.js, &self.hub)
   }
 
-  /// Delivers everything queued so far.
-  pub(crate) fn drain(&self, env: &Env) {
+  /// Delivers what is queued for one entry (see [`MonitorHub::drain_for`]).
+  pub(crate) fn drain_for(&self, env: &Env, id: &str) {
     let mut host = self.host(env);
-    self.hub.drain(&mut host);
+    self.hub.drain_for(&mut host, id);
   }
 
   fn entry_object<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>> {
@@ -512,12 +512,12 @@ impl MonitorRegistry {
     object.set_named_property("outputOffset", 0)?;
     object.set_named_property("notified", false)?;
     let persistent = object.create_ref::<false>()?;
-    self
-      .hub
-      .register(reg, js::mono_ms())
-      .map_err(|e| Error::from_reason(e.to_string()))?;
     self.insert_js_entry(&id, persistent, controller, EntryMode::Fed);
-    self.drain(&env);
+    if let Err(error) = self.hub.register(reg, js::mono_ms()) {
+      self.forget_js_entry(&env, &id);
+      return Err(Error::from_reason(error.to_string()));
+    }
+    self.drain_for(&env, &id);
     Ok(args::out(&env, &registration))
   }
 
@@ -528,7 +528,7 @@ impl MonitorRegistry {
     let line = args::string(&env, &line, "line")?;
     let (wall, mono) = (js::wall_ms(), js::mono_ms());
     self.hub.apply(|r| r.emit_event(&id, &line, wall, mono));
-    self.drain(&env);
+    self.drain_for(&env, &id);
     Ok(())
   }
 
@@ -561,7 +561,7 @@ impl MonitorRegistry {
     };
     let wall = js::wall_ms();
     self.hub.apply(|r| r.complete(&id, code, wall));
-    self.drain(&env);
+    self.drain_for(&env, &id);
     Ok(())
   }
 
@@ -572,7 +572,7 @@ impl MonitorRegistry {
     let error = args::string(&env, &error, "error")?;
     let wall = js::wall_ms();
     self.hub.apply(|r| r.fail(&id, &error, wall));
-    self.drain(&env);
+    self.drain_for(&env, &id);
     Ok(())
   }
 
@@ -635,7 +635,6 @@ impl MonitorRegistry {
     let agent = args::string(&env, &owner_agent_id, "ownerAgentId")?;
     let notify = parse_cancel_notify(&env, &options)?;
     let mut host = self.host(&env);
-    self.hub.drain(&mut host);
     self
       .hub
       .cancel_running_for_owner(&mut host, &RealClock, &agent, notify);
@@ -649,7 +648,6 @@ impl MonitorRegistry {
   pub fn abort_all(&self, env: Env, options: Unknown) -> Result<()> {
     let notify = parse_cancel_notify(&env, &options)?;
     let mut host = self.host(&env);
-    self.hub.drain(&mut host);
     self.hub.abort_all(&mut host, &RealClock, notify);
     Ok(())
   }
@@ -670,7 +668,6 @@ impl MonitorRegistry {
       release(&env, f);
     }
     let mut host = self.host(&env);
-    self.hub.drain(&mut host);
     self.hub.reset(&mut host);
     Ok(())
   }

@@ -137,7 +137,6 @@ impl MonitorRegistry {
       ));
     }
     let id = opts.monitor_id.clone().unwrap_or_else(new_monitor_id);
-    self.drain(&env);
     self
       .hub
       .registry()
@@ -220,7 +219,7 @@ impl MonitorRegistry {
     // Register callbacks (and a spawn failure) are caused by this call and run
     // inside it; the reader threads start after, so events arrive once the
     // JavaScript thread is free again.
-    self.drain(&env);
+    self.drain_for(&env, &id);
     match spawned {
       Ok(spawned) => {
         let group = spawned.group.clone();
@@ -229,13 +228,13 @@ impl MonitorRegistry {
           process::kill_now(&group);
           let message = format!("could not start monitor threads: {error}");
           self.hub.apply(|r| r.fail(&id, &message, now_wall));
-          self.drain(&env);
+          self.drain_for(&env, &id);
         }
       }
       Err(error) => {
         let message = error.to_string();
         self.hub.apply(|r| r.fail(&id, &message, now_wall));
-        self.drain(&env);
+        self.drain_for(&env, &id);
       }
     }
     Ok(args::out(&env, &object))
@@ -294,7 +293,7 @@ fn abort_listener<'a>(
         native.abort(&hub, AbortKind::Flush);
       }
       let mut host = HostWithHub::new(ctx.env, &js_side, &hub);
-      hub.drain(&mut host);
+      hub.drain_for(&mut host, &id);
     }
     Ok(())
   })

@@ -1,9 +1,9 @@
 //! Top-level shell comments (CONTRACT.md §2.16 `splitTrailingShellComment` /
 //! `trimTrailingShellComment`, vectors §3.3).
 //!
-//! A `#` starts a comment only at top level (outside quotes and backticks, unescaped, at `$(`
-//! depth 0) and at position 0 or right after a whitespace character. A comment runs to the next
-//! `\n`, which is not part of it.
+//! A `#` starts a comment only at top level (outside quotes, backticks and `$(…)`, `<(…)` or
+//! `>(…)` bodies, unescaped) and at position 0 or right after a whitespace character. A comment
+//! runs to the next `\n`, which is not part of it.
 
 use super::scan::{Class, Scanner};
 use super::whitespace::is_js_whitespace;

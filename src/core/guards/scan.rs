@@ -95,10 +95,9 @@ impl<'a> Scanner<'a> {
     match self.mode {
       Mode::Unquoted => return self.classify_unquoted(ch),
       Mode::Double => return self.classify_double(ch),
-      Mode::Single if ch == '\'' => self.mode = Mode::Unquoted,
       Mode::AnsiCStart => self.mode = Mode::AnsiC,
       Mode::AnsiC | Mode::Backtick if ch == '\\' => self.escaped = true,
-      Mode::AnsiC if ch == '\'' => self.mode = Mode::Unquoted,
+      Mode::Single | Mode::AnsiC if ch == '\'' => self.mode = Mode::Unquoted,
       Mode::Backtick if ch == '`' => self.close_substitution(),
       _ => {}
     }

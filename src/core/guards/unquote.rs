@@ -66,46 +66,50 @@ fn decode_ansi_c(chars: &mut Peekable<Chars<'_>>, out: &mut String) {
   }
 }
 
-/// One ANSI-C escape, the backslash already consumed.
+/// One ANSI-C escape, the backslash already consumed. An unknown escape, or `\x`, `\u`, `\U`
+/// without digits, stays as written.
 fn decode_ansi_c_escape(chars: &mut Peekable<Chars<'_>>, out: &mut String) {
   let Some(kind) = chars.next() else {
     out.push('\\');
     return;
   };
-  let decoded = match kind {
-    'a' => Some('\u{7}'),
-    'b' => Some('\u{8}'),
-    'e' | 'E' => Some('\u{1b}'),
-    'f' => Some('\u{c}'),
-    'n' => Some('\n'),
-    'r' => Some('\r'),
-    't' => Some('\t'),
-    'v' => Some('\u{b}'),
-    '\\' | '\'' | '"' | '?' => Some(kind),
-    '0'..='7' => take_digits(chars, 8, 2, kind.to_digit(8)).and_then(|v| char::from_u32(v & 0xff)),
-    'x' | 'u' | 'U' => {
-      let max_digits = match kind {
-        'x' => 2,
-        'u' => 4,
-        _ => 8,
-      };
-      match take_digits(chars, 16, max_digits, None) {
-        Some(value) => char::from_u32(value),
-        None => {
-          out.push('\\');
-          Some(kind)
-        }
-      }
-    }
-    'c' => chars
+  let hex_digits = match kind {
+    'x' => 2,
+    'u' => 4,
+    'U' => 8,
+    _ => 0,
+  };
+  let decoded = if let Some(simple) = simple_ansi_c_escape(kind) {
+    Some(simple)
+  } else if let Some(octal) = kind.to_digit(8) {
+    take_digits(chars, 8, 2, Some(octal)).and_then(|v| char::from_u32(v & 0xff))
+  } else if let (true, Some(value)) = (hex_digits > 0, take_digits(chars, 16, hex_digits, None)) {
+    char::from_u32(value)
+  } else if kind == 'c' {
+    chars
       .next()
-      .and_then(|c| char::from_u32(u32::from(c) & 0x1f)),
-    _ => {
-      out.push('\\');
-      Some(kind)
-    }
+      .and_then(|c| char::from_u32(u32::from(c) & 0x1f))
+  } else {
+    out.push('\\');
+    Some(kind)
   };
   out.extend(decoded);
+}
+
+/// The single-character ANSI-C escapes (`\n`, `\t`, `\'`, …).
+fn simple_ansi_c_escape(kind: char) -> Option<char> {
+  Some(match kind {
+    'a' => '\u{7}',
+    'b' => '\u{8}',
+    'e' | 'E' => '\u{1b}',
+    'f' => '\u{c}',
+    'n' => '\n',
+    'r' => '\r',
+    't' => '\t',
+    'v' => '\u{b}',
+    '\\' | '\'' | '"' | '?' => kind,
+    _ => return None,
+  })
 }
 
 /// `value` (the digits already read, if any) extended by up to `max` more digits of `radix` from

@@ -85,10 +85,11 @@ impl Limit {
   }
 }
 
-/// `validateMonitorParams(params, ctx)` (CONTRACT.md §2.11): `None` when valid, otherwise the
-/// error text of the first failing check, in this order: empty command, non-final background
-/// operator, `max_events`, `idle_timeout_ms`, `directory`, command substitution (last on purpose,
-/// so a CLI may turn exactly that message into "ask").
+/// `validateMonitorParams(params, ctx)` (CONTRACT.md §2.11, §3.15): `None` when valid, otherwise
+/// the error text of the first failing check, in this order: empty command, non-final background
+/// operator, `max_events`, `idle_timeout_ms`, `directory`, command substitution. Substitution is
+/// last on purpose, so a CLI may turn exactly that message into "ask". It is looked for in the
+/// safety command, in the raw command and in the wrapper script after quote removal.
 #[must_use]
 pub fn validate_monitor_params(params: &MonitorParams, ctx: &ValidationContext) -> Option<String> {
   let StringParam::Value(command) = &params.command else {
@@ -120,6 +121,12 @@ fn check_command(command: &str, normalized: &NormalizedMonitorCommand) -> Option
   }
 }
 
+/// Node's `path.isAbsolute`: rooted. On Windows that includes `\srv` (resolved against the
+/// current drive) but not the drive-relative `C:srv`.
+fn is_absolute(dir: &str) -> bool {
+  Path::new(dir).has_root()
+}
+
 /// Check 5: an explicit directory must be absolute, outside every user-skills directory and
 /// inside a workspace directory (containment rule of §2.11).
 fn check_directory(directory: &StringParam, ctx: &ValidationContext) -> Option<String> {
@@ -128,7 +135,7 @@ fn check_directory(directory: &StringParam, ctx: &ValidationContext) -> Option<S
     StringParam::NotString => return Some(DIRECTORY_NOT_ABSOLUTE.to_owned()),
     StringParam::Value(dir) => dir,
   };
-  if !Path::new(dir).is_absolute() {
+  if !is_absolute(dir) {
     return Some(DIRECTORY_NOT_ABSOLUTE.to_owned());
   }
   if is_within_any(dir, &ctx.user_skills_dirs) {
@@ -374,6 +381,7 @@ mod tests {
     let substitution = Some(COMMAND_SUBSTITUTION.to_owned());
     for command in [
       "FOO=$(id) bash -c 'tail -f log'",
+      "bash -c \"echo '$(id)'\"",
       "bash -c \"tail -f `id`\"",
       "tail -f <(cat log)",
     ] {

@@ -45,6 +45,28 @@ impl ShellKind {
   fn script_is_rest_of_line(self) -> bool {
     self != ShellKind::Posix
   }
+
+  /// A wrapper flag (§2.16 step 4): starts with `-`, or is exactly `+o`; for cmd and
+  /// PowerShell also a word starting with `/`. For a POSIX shell a `/…` word is the path of a
+  /// script to run (`bash /tmp/x.sh -c ls` runs `/tmp/x.sh`), so it is not a flag.
+  fn is_flag(self, token: &str) -> bool {
+    let normalized = normalized_token(token);
+    normalized.starts_with('-')
+      || normalized == "+o"
+      || (self != ShellKind::Posix && normalized.starts_with('/'))
+  }
+
+  /// A flag after which a later marker no longer names the script: `--` and `-` end a POSIX
+  /// shell's options (`bash -- -c x` runs a file named `-c`), and PowerShell's `-File` and
+  /// `-EncodedCommand` select another script. Such a command is not treated as a wrapper.
+  fn flag_replaces_script(self, token: &str) -> bool {
+    let normalized = normalized_token(token);
+    match self {
+      ShellKind::Posix => normalized == "--" || normalized == "-",
+      ShellKind::PowerShell => normalized == "-file" || normalized == "-encodedcommand",
+      ShellKind::Cmd => false,
+    }
+  }
 }
 
 /// `-c`, `-lc`, `-ec`: one dash, then ASCII letters including a `c` (`/^-[a-z]*c[a-z]*$/i`).
@@ -52,12 +74,6 @@ fn is_posix_command_cluster(normalized: &str) -> bool {
   normalized.strip_prefix('-').is_some_and(|letters| {
     letters.contains('c') && letters.bytes().all(|b| b.is_ascii_alphabetic())
   })
-}
-
-/// A wrapper flag: starts with `-` or `/`, or is exactly `+o` (§2.16 step 4).
-fn is_flag(token: &str) -> bool {
-  let normalized = normalized_token(token);
-  normalized.starts_with('-') || normalized.starts_with('/') || normalized == "+o"
 }
 
 /// `-o`, `+o`, `-executionpolicy`, `-file` and `-encodedcommand` take the next word as their
@@ -92,8 +108,8 @@ pub(super) struct Wrapper<'a> {
 }
 
 /// Parse `trimmed` (an already-trimmed command) as a shell wrapper. Returns `None` when it is not
-/// one: no known shell after the env words, a non-flag word before the marker, or no word where
-/// an operand, the marker or the script should be.
+/// one: no known shell after the env words, a non-flag word (or a flag that selects another
+/// script) before the marker, or no word where an operand, the marker or the script should be.
 pub(super) fn parse_wrapper(trimmed: &str) -> Option<Wrapper<'_>> {
   let mut rest = trimmed;
   let mut env_tokens = Vec::new();
@@ -115,7 +131,7 @@ pub(super) fn parse_wrapper(trimmed: &str) -> Option<Wrapper<'_>> {
     if kind.is_marker(token) {
       break after;
     }
-    if !is_flag(token) {
+    if !kind.is_flag(token) || kind.flag_replaces_script(token) {
       return None;
     }
     if flag_takes_operand(token) {
@@ -198,6 +214,26 @@ mod tests {
       ("env bash -c 'x'", "env bash -c 'x'"),
       ("bash --rcfile f -c 'x'", "bash --rcfile f -c 'x'"),
       ("\u{feff}bash -c 'x'\u{3000}", "x"),
+      ("bash /tmp/x.sh -c 'ls'", "bash /tmp/x.sh -c 'ls'"),
+      (
+        "bash --rcfile /tmp/rc -i -c 'ls'",
+        "bash --rcfile /tmp/rc -i -c 'ls'",
+      ),
+      ("bash -- -c 'ls'", "bash -- -c 'ls'"),
+      ("sh - -c 'ls'", "sh - -c 'ls'"),
+      (
+        "pwsh -File x.ps1 -Command Get-Date",
+        "pwsh -File x.ps1 -Command Get-Date",
+      ),
+      (
+        "pwsh -EncodedCommand ZQA= -c 'x'",
+        "pwsh -EncodedCommand ZQA= -c 'x'",
+      ),
+      (
+        "powershell /NoProfile /Command Get-Date",
+        "powershell /NoProfile /Command Get-Date",
+      ),
+      ("cmd /d /c dir", "dir"),
     ];
     for (input, want) in cases {
       assert_eq!(strip_shell_wrapper(input), want, "{input:?}");

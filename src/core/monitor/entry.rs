@@ -86,6 +86,9 @@ pub struct MonitorEntry {
   pub idle_deadline_ms: Option<i64>,
   /// The passed deadline was handed to the idle watcher and not re-armed since.
   pub idle_announced: bool,
+  /// A native entry being removed by `reset`: its process side may no longer
+  /// change it (no events, no settle), so reset emits nothing for it.
+  pub detached: bool,
 }
 
 impl MonitorEntry {
@@ -115,6 +118,7 @@ impl MonitorEntry {
       mode: reg.mode,
       idle_deadline_ms: Some(now_mono_ms.saturating_add(reg.idle_timeout_ms as i64)),
       idle_announced: false,
+      detached: false,
     }
   }
 

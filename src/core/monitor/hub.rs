@@ -63,6 +63,15 @@ pub enum Outgoing {
   IdleDue(String),
 }
 
+impl Outgoing {
+  fn entry_id(&self) -> Option<&str> {
+    match self {
+      Self::Effect(effect) => effect.entry_id(),
+      Self::IdleDue(id) => Some(id),
+    }
+  }
+}
+
 pub struct MonitorHub {
   registry: Mutex<MonitorRegistry>,
   outbox: Mutex<VecDeque<Outgoing>>,
@@ -182,18 +191,35 @@ impl MonitorHub {
     !lock(&self.outbox).is_empty()
   }
 
-  /// Delivers every queued effect, in order. Only the JavaScript thread calls this.
+  /// Delivers every queued item, in order: what the JavaScript thread does
+  /// when it is free (the waker's callback) and for registry-wide calls.
   pub fn drain(&self, host: &mut impl MonitorHost) {
     self.wake_pending.store(false, Ordering::Release);
-    loop {
-      let next = lock(&self.outbox).pop_front();
-      let Some(item) = next else {
-        break;
-      };
-      match item {
-        Outgoing::Effect(effect) => self.execute(host, effect),
-        Outgoing::IdleDue(id) => host.idle_due(self, &id),
-      }
+    while let Some(item) = self.pop_next(|_| true) {
+      self.deliver(host, item);
+    }
+  }
+
+  /// Delivers, in order, the queued items of one entry only: what a JavaScript
+  /// call about that entry does, so its callbacks run inside the call and after
+  /// the entry's earlier effects, while other entries' native events wait for
+  /// the JavaScript thread to be free (as their I/O callbacks would in Node).
+  pub fn drain_for(&self, host: &mut impl MonitorHost, id: &str) {
+    while let Some(item) = self.pop_next(|key| key == Some(id)) {
+      self.deliver(host, item);
+    }
+  }
+
+  fn pop_next(&self, wanted: impl Fn(Option<&str>) -> bool) -> Option<Outgoing> {
+    let mut outbox = lock(&self.outbox);
+    let index = outbox.iter().position(|item| wanted(item.entry_id()))?;
+    outbox.remove(index)
+  }
+
+  fn deliver(&self, host: &mut impl MonitorHost, item: Outgoing) {
+    match item {
+      Outgoing::Effect(effect) => self.execute(host, effect),
+      Outgoing::IdleDue(id) => host.idle_due(self, &id),
     }
   }
 
@@ -215,8 +241,8 @@ impl MonitorHub {
         }
         host.abort(&id, kind);
       }
-      Effect::Wake { agent_id } => host.wake(&agent_id),
-      Effect::Removed(ids) => {
+      Effect::Wake { agent_id, .. } => host.wake(&agent_id),
+      Effect::Removed { ids, .. } => {
         let mut natives = lock(&self.natives);
         for id in &ids {
           natives.remove(id);
@@ -245,16 +271,16 @@ impl MonitorHub {
   pub fn cancel(&self, host: &mut impl MonitorHost, clock: &impl Clock, id: &str, notify: bool) {
     if notify {
       if !self.registry().is_running(id) {
-        self.drain(host);
+        self.drain_for(host, id);
         return;
       }
       self.apply(|r| r.cancel_begin(id));
-      self.drain(host);
+      self.drain_for(host, id);
       self.apply(|r| r.cancel_finish(id, clock.wall_ms()));
     } else {
       self.apply(|r| r.cancel_silent(id, clock.wall_ms()));
     }
-    self.drain(host);
+    self.drain_for(host, id);
   }
 
   /// The idle timeout of `id` (§2.5): abort (flush), re-check, `Idle timeout`.
@@ -270,9 +296,9 @@ impl MonitorHub {
     if !expired {
       return;
     }
-    self.drain(host);
+    self.drain_for(host, id);
     self.apply(|r| r.idle_finish(id, clock.wall_ms()));
-    self.drain(host);
+    self.drain_for(host, id);
   }
 
   /// `abortAll(opts)`: a snapshot of every id, each cancelled.
@@ -297,8 +323,10 @@ impl MonitorHub {
     }
   }
 
-  /// `reset()` after the per-agent callbacks were cleared: abort every running
-  /// entry, remove all, one status-change with no argument; nothing when empty.
+  /// `reset()` after the per-agent callbacks were cleared: native effects not
+  /// yet delivered are dropped (reset emits nothing), every running entry is
+  /// aborted, all are removed, and status-change fires once with no argument;
+  /// nothing happens for an empty registry.
   pub fn reset(&self, host: &mut impl MonitorHost) {
     let mut nonempty = false;
     self.apply(|r| match r.reset_begin() {
@@ -308,11 +336,17 @@ impl MonitorHub {
       }
       None => Vec::new(),
     });
-    self.drain(host);
-    if nonempty {
-      self.apply(|r| r.reset_finish());
-      self.drain(host);
+    if !nonempty {
+      return;
     }
+    self.discard_queued_except_aborts();
+    self.drain(host);
+    self.apply(|r| r.reset_finish());
+    self.drain(host);
+  }
+
+  fn discard_queued_except_aborts(&self) {
+    lock(&self.outbox).retain(|item| matches!(item, Outgoing::Effect(Effect::Abort { .. })));
   }
 }
 

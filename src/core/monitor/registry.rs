@@ -51,10 +51,30 @@ pub enum Effect {
   Terminal { id: String, detail: Option<String> },
   /// Abort the entry's controller (and, for native entries, flush or discard and kill).
   Abort { id: String, kind: AbortKind },
-  /// Call the owner's lifecycle callback (silent cancel of an owned entry).
-  Wake { agent_id: String },
-  /// These entries left the registry (pruning or reset); forget their JavaScript objects.
-  Removed(Vec<String>),
+  /// Call the owner's lifecycle callback (silent cancel of the owned entry `id`).
+  Wake { id: String, agent_id: String },
+  /// These entries left the registry, pruned when `by` settled or removed by
+  /// `reset` (`by` is `None`); forget their JavaScript objects.
+  Removed {
+    by: Option<String>,
+    ids: Vec<String>,
+  },
+}
+
+impl Effect {
+  /// The entry this effect belongs to; `None` for registry-wide effects of `reset`.
+  pub fn entry_id(&self) -> Option<&str> {
+    match self {
+      Self::Registered(id)
+      | Self::StatusChanged(Some(id))
+      | Self::Terminal { id, .. }
+      | Self::Abort { id, .. }
+      | Self::Wake { id, .. } => Some(id),
+      Self::Notify(n) => Some(&n.meta.monitor_id),
+      Self::Removed { by, .. } => by.as_deref(),
+      Self::StatusChanged(None) => None,
+    }
+  }
 }
 
 /// Why `register` refused an entry. Nothing changed.
@@ -197,7 +217,7 @@ impl MonitorRegistry {
     now_wall_ms: f64,
     now_mono_ms: i64,
   ) -> Vec<Effect> {
-    let Some(entry) = self.running_mut(id) else {
+    let Some(entry) = self.running_mut(id).filter(|e| !e.detached) else {
       return Vec::new();
     };
     entry.event_count += 1;
@@ -260,7 +280,10 @@ impl MonitorRegistry {
     };
     effects.push(abort(id, AbortKind::Flush));
     if let Some(agent_id) = owner {
-      effects.push(Effect::Wake { agent_id });
+      effects.push(Effect::Wake {
+        id: id.to_owned(),
+        agent_id,
+      });
     }
     effects
   }
@@ -348,7 +371,7 @@ impl MonitorRegistry {
     aborted: bool,
     now_wall_ms: f64,
   ) -> Vec<Effect> {
-    if !self.is_running(id) {
+    if !self.get(id).is_some_and(|e| e.is_running() && !e.detached) {
       return Vec::new();
     }
     if aborted {
@@ -373,7 +396,10 @@ impl MonitorRegistry {
       if entry.is_running() {
         let kind = match entry.mode {
           EntryMode::Fed => AbortKind::Flush,
-          EntryMode::Native => AbortKind::Discard,
+          EntryMode::Native => {
+            entry.detached = true;
+            AbortKind::Discard
+          }
         };
         effects.push(abort(&entry.id, kind));
       }
@@ -383,8 +409,11 @@ impl MonitorRegistry {
 
   /// Step 2: remove every entry and fire status-change with no argument.
   pub fn reset_finish(&mut self) -> Vec<Effect> {
-    let removed: Vec<String> = self.entries.drain(..).map(|e| e.id).collect();
-    vec![Effect::Removed(removed), Effect::StatusChanged(None)]
+    let ids: Vec<String> = self.entries.drain(..).map(|e| e.id).collect();
+    vec![
+      Effect::Removed { by: None, ids },
+      Effect::StatusChanged(None),
+    ]
   }
 
   /// Builds the terminal notification at delivery time, behind the `notified` gate.
@@ -438,7 +467,10 @@ impl MonitorRegistry {
     let mut effects = Vec::with_capacity(2);
     let removed = self.prune(id);
     if !removed.is_empty() {
-      effects.push(Effect::Removed(removed));
+      effects.push(Effect::Removed {
+        by: Some(id.to_owned()),
+        ids: removed,
+      });
     }
     effects.push(Effect::StatusChanged(Some(id.to_owned())));
     effects

@@ -18,15 +18,18 @@ pub struct EnvOptions {
   pub remove: Vec<String>,
   /// `dumb` for monitors, `xterm-256color` for background shells.
   pub term: &'static str,
-  /// The caller's `env`, applied last; it may override anything.
+  /// The caller's `env`; it may override anything but the task tag.
   pub overrides: Vec<(String, String)>,
   /// Value of `TASKSTREAM_TASK_ID` (see [`super::new_task_tag`]).
   pub task_tag: String,
 }
 
 /// The full child environment, in order: `base` (the host environment at spawn
-/// time) without `opts.remove`, then `TERM`, `PAGER` and the task tag, then
-/// `opts.overrides`. An inherited `GIT_PAGER` is kept and none is ever added.
+/// time) without `opts.remove`, then `TERM` and `PAGER`, then
+/// `opts.overrides`, then the task tag. An inherited `GIT_PAGER` is kept and
+/// none is ever added. The tag comes last because callers often pass a copy of
+/// `process.env` as overrides: inside another task it holds that task's tag,
+/// which would hide this task's processes from its own kill.
 /// Names compare case-insensitively on Windows, as `process.env` does there.
 pub fn child_env(
   base: impl Iterator<Item = (OsString, OsString)>,
@@ -37,10 +40,10 @@ pub fn child_env(
     .collect();
   set(&mut env, "TERM", opts.term);
   set(&mut env, "PAGER", DEFAULT_PAGER);
-  set(&mut env, TASK_TAG_VAR, &opts.task_tag);
   for (name, value) in &opts.overrides {
     set(&mut env, name, value);
   }
+  set(&mut env, TASK_TAG_VAR, &opts.task_tag);
   env
 }
 

@@ -14,18 +14,18 @@ impl From<ExitStatus> for ExitStatusInfo {
   fn from(status: ExitStatus) -> Self {
     ExitStatusInfo {
       code: status.code(),
-      signal: terminating_signal(&status),
+      signal: terminating_signal(status),
     }
   }
 }
 
 #[cfg(unix)]
-fn terminating_signal(status: &ExitStatus) -> Option<i32> {
-  std::os::unix::process::ExitStatusExt::signal(status)
+fn terminating_signal(status: ExitStatus) -> Option<i32> {
+  std::os::unix::process::ExitStatusExt::signal(&status)
 }
 
 #[cfg(not(unix))]
-fn terminating_signal(_status: &ExitStatus) -> Option<i32> {
+fn terminating_signal(_status: ExitStatus) -> Option<i32> {
   None
 }
 

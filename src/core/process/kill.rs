@@ -17,7 +17,10 @@ use super::tree::Snapshot;
 /// Grace between SIGTERM and SIGKILL (CONTRACT.md §1.6 `SIGKILL_TIMEOUT_MS`).
 pub const SIGKILL_GRACE: Duration = Duration::from_millis(200);
 
-/// Sends `signal` to `group`'s tree: see [`signal_trees`].
+/// Sends `signal` to `group`'s tree: the process group when its pgid is
+/// verified ours, and each member outside it (tagged processes, descendants)
+/// by pid after re-checking its start time; then once more to processes that
+/// were forked meanwhile. Never the host, its group or its ancestors.
 pub fn signal_tree(group: &ProcessGroup, signal: Signal) {
   signal_trees(std::slice::from_ref(group), signal);
 }

@@ -105,9 +105,14 @@ fn child_env_applies_the_default_rules() {
 }
 
 #[test]
-fn child_env_never_adds_git_pager_and_overrides_win() {
+fn child_env_overrides_win_except_for_the_tag() {
   let base = os_pairs(&[("A", "1"), ("KEEP_TOKEN", "x")]);
-  let mut opts = options(&[("PAGER", "most"), ("A", "2"), ("NEW", "3")]);
+  let mut opts = options(&[
+    ("PAGER", "most"),
+    ("A", "2"),
+    ("NEW", "3"),
+    (TASK_TAG_VAR, "outer"),
+  ]);
   opts.remove = vec!["KEEP_TOKEN".into()];
   let env = child_env(base.into_iter(), &opts);
   assert_eq!(lookup(&env, "GIT_PAGER"), None);
@@ -115,7 +120,7 @@ fn child_env_never_adds_git_pager_and_overrides_win() {
   assert_eq!(lookup(&env, "PAGER"), Some("most"));
   assert_eq!(lookup(&env, "A"), Some("2"));
   assert_eq!(lookup(&env, "NEW"), Some("3"));
-  assert_eq!(env.last().unwrap().0, "NEW", "overrides come last");
+  assert_eq!(lookup(&env, TASK_TAG_VAR), Some("t-1"), "the task tag wins");
 }
 
 #[test]

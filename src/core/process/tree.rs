@@ -24,7 +24,7 @@ pub(super) struct Snapshot {
 }
 
 /// Pids and groups that must never receive a signal: 0, 1, the host, its
-/// ancestors, and the process groups of all of these.
+/// ancestors, their process groups and those groups' leaders.
 pub(super) struct Protected {
   pids: HashSet<u32>,
   pgids: HashSet<u32>,
@@ -37,6 +37,15 @@ pub(super) struct KillPlan {
   pub(super) group: Option<u32>,
   /// Every live member of the tree (including members of `group`).
   pub(super) members: Vec<ProcStat>,
+}
+
+impl Protected {
+  /// A protected process, or any process of a protected group: a task's
+  /// processes live in sessions our children created, so they can never
+  /// share a process group with the host or its ancestors.
+  fn covers(&self, stat: &ProcStat) -> bool {
+    self.pids.contains(&stat.pid) || self.pgids.contains(&stat.pgid)
+  }
 }
 
 impl Snapshot {
@@ -127,7 +136,7 @@ impl Snapshot {
     let members = self
       .stats
       .iter()
-      .filter(|s| tree.contains(&s.pid) && !s.zombie && !protected.pids.contains(&s.pid))
+      .filter(|s| tree.contains(&s.pid) && !s.zombie && !protected.covers(s))
       .copied()
       .collect();
     let may_killpg = ours && group.pgid > 1 && !protected.pgids.contains(&group.pgid);

@@ -147,8 +147,13 @@ fn added_line(group: &ProcessGroup) -> String {
 fn start_with(tracked: &[ProcessGroup]) -> State {
   let started = Watchdog::start().and_then(|mut watchdog| {
     let lines: String = tracked.iter().map(added_line).collect();
-    watchdog.stdin.write_all(lines.as_bytes())?;
-    Ok(watchdog)
+    match watchdog.stdin.write_all(lines.as_bytes()) {
+      Ok(()) => Ok(watchdog),
+      Err(error) => {
+        watchdog.reap();
+        Err(error)
+      }
+    }
   });
   match started {
     Ok(watchdog) => State::Running(watchdog),
