@@ -399,6 +399,20 @@ impl MonitorRegistry {
     );
   }
 
+  /// Installs (or, with `undefined`, deletes) one agent's callback in a per-agent map.
+  fn set_agent_callback(
+    &self,
+    env: &Env,
+    agent_id: &Unknown,
+    cb: &Unknown,
+    map: impl FnOnce(&mut Callbacks) -> &mut HashMap<String, Persistent>,
+  ) -> Result<()> {
+    let agent = args::string(env, agent_id, "agentId")?;
+    let cb = optional_callback(env, cb, "cb")?;
+    replace_keyed(env, map(&mut self.js.callbacks.borrow_mut()), agent, cb);
+    Ok(())
+  }
+
   pub(crate) fn forget_js_entry(&self, env: &Env, id: &str) {
     self.host(env).removed(&[id.to_owned()]);
   }
@@ -694,15 +708,7 @@ impl MonitorRegistry {
     agent_id: Unknown,
     cb: Unknown,
   ) -> Result<()> {
-    let agent = args::string(&env, &agent_id, "agentId")?;
-    let cb = optional_callback(&env, &cb, "cb")?;
-    replace_keyed(
-      &env,
-      &mut self.js.callbacks.borrow_mut().agent_notification,
-      agent,
-      cb,
-    );
-    Ok(())
+    self.set_agent_callback(&env, &agent_id, &cb, |c| &mut c.agent_notification)
   }
 
   /// Lifecycle wake of one owner agent (called on a silent cancel of its monitor).
@@ -713,15 +719,7 @@ impl MonitorRegistry {
     agent_id: Unknown,
     cb: Unknown,
   ) -> Result<()> {
-    let agent = args::string(&env, &agent_id, "agentId")?;
-    let cb = optional_callback(&env, &cb, "cb")?;
-    replace_keyed(
-      &env,
-      &mut self.js.callbacks.borrow_mut().agent_lifecycle,
-      agent,
-      cb,
-    );
-    Ok(())
+    self.set_agent_callback(&env, &agent_id, &cb, |c| &mut c.agent_lifecycle)
   }
 
   /// Called with each new entry that has no owner.

@@ -136,13 +136,7 @@ impl MonitorHub {
   /// The idle timeout of a native entry, off the JavaScript thread: abort (the
   /// native flush runs here, the controller abort is queued), re-check, settle.
   pub fn native_idle_timeout(&self, clock: &impl Clock, id: &str) {
-    let mut expired = false;
-    self.apply(|r| {
-      let effects = r.idle_begin(id, clock.mono_ms());
-      expired = !effects.is_empty();
-      effects
-    });
-    if !expired {
+    if !self.idle_begin(clock, id) {
       return;
     }
     // Flush, settle, then kill: the settle must not race the child's death.
@@ -287,18 +281,23 @@ impl MonitorHub {
   /// Runs on the JavaScript thread for fed entries; for native entries it may run
   /// on any thread with a host that only queues.
   pub fn idle_timeout(&self, host: &mut impl MonitorHost, clock: &impl Clock, id: &str) {
+    if !self.idle_begin(clock, id) {
+      return;
+    }
+    self.drain_for(host, id);
+    self.apply(|r| r.idle_finish(id, clock.wall_ms()));
+    self.drain_for(host, id);
+  }
+
+  /// Queues the idle abort of `id` if its deadline really passed (not re-armed).
+  fn idle_begin(&self, clock: &impl Clock, id: &str) -> bool {
     let mut expired = false;
     self.apply(|r| {
       let effects = r.idle_begin(id, clock.mono_ms());
       expired = !effects.is_empty();
       effects
     });
-    if !expired {
-      return;
-    }
-    self.drain_for(host, id);
-    self.apply(|r| r.idle_finish(id, clock.wall_ms()));
-    self.drain_for(host, id);
+    expired
   }
 
   /// `abortAll(opts)`: a snapshot of every id, each cancelled.

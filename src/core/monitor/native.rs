@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::hub::{Clock, MonitorHub, NativeTask};
 use super::pipeline::{LinePipeline, LineSink, Stream};
-use super::registry::{AbortKind, ExitInfo};
+use super::registry::{AbortKind, Effect, ExitInfo, MonitorRegistry};
 use super::throttle::ThrottleConfig;
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 
@@ -33,6 +33,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 struct Batch {
   accepted: Vec<String>,
   dropped: u64,
+}
+
+impl Batch {
+  /// Runs the accepted lines through `emitEvent` and counts the dropped ones.
+  fn apply(&self, r: &mut MonitorRegistry, id: &str, wall_ms: f64, mono_ms: i64) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for line in &self.accepted {
+      effects.extend(r.emit_event(id, line, wall_ms, mono_ms));
+    }
+    r.record_dropped(id, self.dropped);
+    effects
+  }
 }
 
 impl LineSink for Batch {
@@ -138,13 +150,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       hub.apply(|r| {
         r.record_bytes(&self.id, bytes.len() as u64, now);
         r.record_lines_seen(&self.id, lines_seen);
-        let mut effects = Vec::new();
-        for line in &batch.accepted {
-          effects.extend(r.emit_event(&self.id, line, wall, now));
-        }
-        for _ in 0..batch.dropped {
-          r.record_dropped(&self.id);
-        }
+        let effects = batch.apply(r, &self.id, wall, now);
         settled_now = !r.is_running(&self.id);
         effects
       });
@@ -213,14 +219,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     let wall = self.clock.wall_ms();
     hub.apply(|r| {
       r.record_lines_seen(&self.id, lines_seen);
-      let mut effects = Vec::new();
-      for line in &batch.accepted {
-        effects.extend(r.emit_event(&self.id, line, wall, now));
-      }
-      for _ in 0..batch.dropped {
-        r.record_dropped(&self.id);
-      }
-      effects
+      batch.apply(r, &self.id, wall, now)
     });
     let dropped = hub.registry().get(&self.id).map_or(0, |e| e.dropped_lines);
     if dropped > 0 {

@@ -442,10 +442,10 @@ impl MonitorRegistry {
     }
   }
 
-  /// Native: a line lost to throttling.
-  pub fn record_dropped(&mut self, id: &str) {
+  /// Native: lines lost to throttling.
+  pub fn record_dropped(&mut self, id: &str, lines: u64) {
     if let Some(entry) = self.running_mut(id) {
-      entry.dropped_lines += 1;
+      entry.dropped_lines += lines;
     }
   }
 

@@ -27,5 +27,5 @@ pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUN
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
 pub use tail::{clean_output_tail, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
 pub use utf8::Utf8StreamDecoder;
-pub use whitespace::{ecma_trim, ecma_trim_end, is_ecma_whitespace};
+pub use whitespace::{ecma_trim, ecma_trim_end, ecma_trim_start, is_ecma_whitespace};
 pub use xml::escape_xml;

@@ -16,6 +16,11 @@ pub fn ecma_trim(s: &str) -> &str {
   s.trim_matches(is_ecma_whitespace)
 }
 
+/// JavaScript `s.trimStart()`.
+pub fn ecma_trim_start(s: &str) -> &str {
+  s.trim_start_matches(is_ecma_whitespace)
+}
+
 /// JavaScript `s.trimEnd()`.
 pub fn ecma_trim_end(s: &str) -> &str {
   s.trim_end_matches(is_ecma_whitespace)

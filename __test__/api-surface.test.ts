@@ -1,0 +1,146 @@
+// The binding's surface: argument errors name the argument, stateful text
+// pieces give the same result however the input is split, and the generated
+// typings stay exact.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+import * as ts from '../index.js'
+import { cases } from './support/vectors'
+
+const stringFunctions = [
+  ['detectBlockedSleepPattern', 'command'],
+  ['blockedSleepMessage', 'command'],
+  ['stripTrailingBackgroundAmp', 'command'],
+  ['trimTrailingShellComment', 'command'],
+  ['stripShellWrapper', 'command'],
+  ['hasTopLevelTrailingBackgroundOperator', 'command'],
+  ['hasNonFinalTopLevelBackgroundOperator', 'command'],
+  ['detectCommandSubstitution', 'command'],
+  ['normalizeMonitorCommand', 'command'],
+  ['sanitizeMonitorLine', 'line'],
+  ['escapeXml', 'text'],
+  ['stripDisplayControlChars', 'text'],
+  ['stripAnsi', 'text'],
+  ['truncateNotificationLabel', 'label'],
+  ['sanitizeFilenameComponent', 'value'],
+  ['statusFilePathFor', 'outputFile'],
+  ['readTaskOutputTail', 'outputFile'],
+] as const
+
+describe('wrong argument types', () => {
+  it.each(stringFunctions)('%s rejects a non-string with a TypeError naming "%s"', (name, arg) => {
+    const fn = (ts as unknown as Record<string, (...a: unknown[]) => unknown>)[name]
+    for (const bad of [undefined, null, 42, {}, ['x'], Symbol('s')]) {
+      let error: unknown
+      try {
+        fn(bad)
+      } catch (e) {
+        error = e
+      }
+      expect(error, `${name}(${String(bad)})`).toBeInstanceOf(TypeError)
+      expect((error as Error).message).toContain(`"${arg}"`)
+    }
+  })
+
+  it('validateMonitorParams: params and ctx must be objects, workspaceDirs an array of strings', () => {
+    const call = (p: unknown, c: unknown) => () =>
+      ts.validateMonitorParams(p as ts.MonitorToolParams, c as ts.MonitorValidationContext)
+    expect(call(null, { workspaceDirs: [] })).toThrowError(TypeError)
+    expect(call({ command: 'x' }, undefined)).toThrowError(/"ctx"/)
+    expect(call({ command: 'x' }, { workspaceDirs: '/srv' })).toThrowError(/"ctx.workspaceDirs"/)
+    expect(call({ command: 'x' }, { workspaceDirs: [1] })).toThrowError(TypeError)
+    expect(call({ command: 'x' }, { workspaceDirs: [], userSkillsDirs: [null] })).toThrowError(/"ctx.userSkillsDirs"/)
+    // Bad parameter *values* are validation results, never throws.
+    expect(ts.validateMonitorParams({ command: 123 } as unknown as ts.MonitorToolParams, { workspaceDirs: [] })).toBe(
+      'Command cannot be empty.',
+    )
+  })
+
+  it('isBinary wants bytes and a non-negative integer sample size', () => {
+    expect(() => ts.isBinary('abc' as unknown as Buffer)).toThrowError(TypeError)
+    expect(() => ts.isBinary('abc' as unknown as Buffer)).toThrowError(/"bytes"/)
+    expect(() => ts.isBinary(Buffer.alloc(1), -1)).toThrowError(RangeError)
+    expect(() => ts.isBinary(Buffer.alloc(1), 1.5)).toThrowError(/"sampleSize"/)
+    expect(() => ts.isBinary(Buffer.alloc(1), '5' as unknown as number)).toThrowError(TypeError)
+  })
+
+  it('LineBuffer validates its options and chunks', () => {
+    expect(() => new ts.LineBuffer({ maxLineCodePoints: 0 })).toThrowError(RangeError)
+    expect(() => new ts.LineBuffer({ maxLineCodePoints: 0 })).toThrowError(/"options.maxLineCodePoints"/)
+    expect(() => new ts.LineBuffer({ maxLineCodePoints: 2.5 })).toThrowError(RangeError)
+    expect(() => new ts.LineBuffer('big' as unknown as ts.LineBufferOptions)).toThrowError(TypeError)
+    expect(() => new ts.LineBuffer().push(7 as unknown as string)).toThrowError(/"chunk"/)
+  })
+
+  it('readTaskOutputTail rejects a bad maxBytes', () => {
+    expect(() => ts.readTaskOutputTail('/tmp/x', -5)).toThrowError(RangeError)
+    expect(() => ts.readTaskOutputTail('/tmp/x', 'all' as unknown as number)).toThrowError(TypeError)
+  })
+})
+
+describe('LineBuffer gives the same lines however its input is split', () => {
+  const uncapped = cases<{ chunks: (string | { flush: true })[]; options: { maxLineCodePoints?: number } }, string[][]>(
+    'LineBuffer',
+  ).filter((c) => c.input.options.maxLineCodePoints === undefined)
+
+  it.each(uncapped.map((c, i) => [i, c] as const))('vector %i split at every offset', (_i, c) => {
+    const text = c.input.chunks.filter((x): x is string => typeof x === 'string').join('')
+    const whole = new ts.LineBuffer()
+    const expected = [...whole.push(text), ...whole.flush()]
+    const units = [...text] // split between code points, never inside a surrogate pair
+    for (let cut = 0; cut <= units.length; cut++) {
+      const b = new ts.LineBuffer()
+      const got = [...b.push(units.slice(0, cut).join('')), ...b.push(units.slice(cut).join('')), ...b.flush()]
+      expect(got, `cut at ${cut}`).toEqual(expected)
+    }
+  })
+
+  it('a long mixed text split into single characters', () => {
+    const text = 'alpha\r\nbeta\rgamma\n\n😀 emoji line\r\r\nlast'
+    const whole = new ts.LineBuffer()
+    const expected = [...whole.push(text), ...whole.flush()]
+    const b = new ts.LineBuffer()
+    const got = [...[...text].flatMap((ch) => b.push(ch)), ...b.flush()]
+    expect(got).toEqual(expected)
+    expect(expected).toEqual(['alpha', 'beta\rgamma', '', '😀 emoji line\r', 'last'])
+  })
+})
+
+describe('generated typings', () => {
+  const dts = readFileSync(join(__dirname, '..', 'index.d.ts'), 'utf8')
+  const code = dts.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '')
+
+  it('use no `any` and no const enums', () => {
+    expect(code).not.toMatch(/\bany\b/)
+    expect(code).not.toMatch(/const enum/)
+  })
+
+  it('declare every API.md name', () => {
+    for (const name of [
+      'detectBlockedSleepPattern',
+      'blockedSleepMessage',
+      'stripTrailingBackgroundAmp',
+      'trimTrailingShellComment',
+      'stripShellWrapper',
+      'hasTopLevelTrailingBackgroundOperator',
+      'hasNonFinalTopLevelBackgroundOperator',
+      'detectCommandSubstitution',
+      'normalizeMonitorCommand',
+      'validateMonitorParams',
+      'sanitizeMonitorLine',
+      'escapeXml',
+      'stripDisplayControlChars',
+      'stripAnsi',
+      'isBinary',
+      'sanitizeFilenameComponent',
+      'class LineBuffer',
+      'class MonitorRegistry',
+      'readTaskOutputTail',
+      'statusFilePathFor',
+    ]) {
+      expect(code, name).toContain(name)
+    }
+    expect(code).toMatch(/export type MonitorStatus = 'running' \| 'completed' \| 'failed' \| 'cancelled'/)
+  })
+})
