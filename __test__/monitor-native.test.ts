@@ -274,3 +274,24 @@ describe('start() options', () => {
     expect(a.status).toBe('running')
   })
 })
+
+describe('resources', () => {
+  it('leaks no file descriptors and no children across many monitors', async () => {
+    const { readdirSync } = await import('node:fs')
+    const fds = () => readdirSync('/proc/self/fd').length
+    const { registry, done } = setup({ maxConcurrent: 16 })
+    const warm = registry.start({ command: 'echo warm' }) // starts the watchdog and spawner once
+    await done(warm)
+    const before = fds()
+    const pids: number[] = []
+    for (let round = 0; round < 3; round++) {
+      const batch = Array.from({ length: 8 }, (_, i) => registry.start({ command: `echo ${round}-${i}; exit ${i % 2}` }))
+      for (const e of batch) {
+        pids.push(e.pid!)
+        await done(e)
+      }
+    }
+    await waitFor(() => fds() <= before, 3000, `fd count back to ${before} (now ${fds()})`)
+    for (const pid of pids) expect(isAlive(pid)).toBe(false)
+  })
+})

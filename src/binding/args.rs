@@ -164,3 +164,26 @@ pub fn out<'a>(env: &Env, value: &impl JsValue<'a>) -> Unknown<'static> {
   // which outlives the return of the native call that hands it back.
   unsafe { Unknown::from_raw_unchecked(env.raw(), value.raw()) }
 }
+
+/// An optional `Record<string, string>`.
+pub fn string_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(String, String)>> {
+  if is_undefined(value) {
+    return Ok(Vec::new());
+  }
+  let object = object(env, value, path)?;
+  let mut out = Vec::new();
+  for key in Object::keys(&object)? {
+    let v = field(&object, &key)?;
+    if v.get_type()? != ValueType::String {
+      return Err(type_error(
+        env,
+        format!(
+          "The \"{path}.{key}\" property must be of type string. {}",
+          received(&v)
+        ),
+      ));
+    }
+    out.push((key, unsafe { v.cast::<String>() }?));
+  }
+  Ok(out)
+}

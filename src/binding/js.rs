@@ -1,11 +1,13 @@
 //! Small helpers for talking to JavaScript values from the bindings: clocks,
 //! persistent references, guarded callback calls.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::*;
 
+use super::args;
 use crate::core::monitor::hub::Clock;
 
 static MONO_BASE: LazyLock<Instant> = LazyLock::new(Instant::now);
@@ -65,4 +67,68 @@ pub fn set_opt<T: ToNapiValue>(object: &mut Object, key: &str, value: Option<T>)
     Some(v) => object.set_named_property(key, v),
     None => object.set_named_property(key, ()),
   }
+}
+
+/// Calls a function value we hold (already out of every borrow).
+pub(crate) fn call_value<Args: JsValuesTupleIntoVec>(
+  env: &Env,
+  function: Object,
+  what: &str,
+  args: Args,
+) {
+  let result = unsafe { Function::<Args, Unknown>::from_napi_value(env.raw(), function.raw()) }
+    .and_then(|f| f.call(args));
+  if let Err(error) = result {
+    tracing::warn!(callback = what, %error, "taskstream: a callback threw; the transition continues");
+  }
+}
+
+/// An optional callback argument: a function, or `undefined` to clear.
+pub(crate) fn optional_callback(
+  env: &Env,
+  value: &Unknown,
+  name: &str,
+) -> Result<Option<Persistent>> {
+  match value.get_type()? {
+    ValueType::Undefined | ValueType::Null => Ok(None),
+    ValueType::Function => persist(value).map(Some),
+    _ => Err(args::type_error(
+      env,
+      format!(
+        "The \"{name}\" argument must be of type function. {}",
+        args::received(value)
+      ),
+    )),
+  }
+}
+
+/// Replaces a callback slot, releasing the old function.
+pub(crate) fn replace_slot(env: &Env, slot: &mut Option<Persistent>, value: Option<Persistent>) {
+  if let Some(old) = std::mem::replace(slot, value) {
+    release(env, old);
+  }
+}
+
+/// Replaces (or, with `None`, deletes) a keyed callback, releasing the old function.
+pub(crate) fn replace_keyed(
+  env: &Env,
+  map: &mut HashMap<String, Persistent>,
+  key: String,
+  value: Option<Persistent>,
+) {
+  let old = match value {
+    Some(v) => map.insert(key, v),
+    None => map.remove(&key),
+  };
+  if let Some(old) = old {
+    release(env, old);
+  }
+}
+
+/// JavaScript `a === b`.
+pub(crate) fn strict_equals(env: &Env, a: &Object, b: &Unknown) -> bool {
+  let mut result = false;
+  // SAFETY: both values belong to `env` and are alive for this call.
+  let status = unsafe { napi::sys::napi_strict_equals(env.raw(), a.raw(), b.raw(), &mut result) };
+  status == napi::sys::Status::napi_ok && result
 }

@@ -8,4 +8,8 @@ pub mod monitor;
 #[cfg(unix)]
 pub mod monitor_native;
 pub mod monitor_types;
+pub mod shell;
+#[cfg(unix)]
+pub mod shell_execute;
+pub mod shell_types;
 pub mod text;

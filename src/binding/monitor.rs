@@ -17,12 +17,18 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
 use super::args;
-use super::js::{self, call_method_guarded, persist, release, set_opt, Persistent, RealClock};
+use super::js::{
+  self, call_method_guarded, call_value, optional_callback, persist, release, replace_keyed,
+  replace_slot, set_opt, strict_equals, Persistent, RealClock,
+};
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
 use crate::core::monitor::{
   AbortKind, EntryMode, MonitorEntry, Notification, Registration, RegistryConfig, Route,
 };
+
+/// Items one wake-up of the JavaScript thread delivers before yielding to the event loop.
+const DRAIN_BUDGET: usize = 256;
 
 /// Host secrets a child must not see (CONTRACT.md §2.10).
 const DEFAULT_REMOVE_ENV: [&str; 2] = ["QWEN_SERVER_TOKEN", "QWEN_DAEMON_TOKEN"];
@@ -80,15 +86,6 @@ impl<'a> JsHost<'a> {
   fn callback(&self, pick: impl FnOnce(&Callbacks) -> Option<&Persistent>) -> Option<Object<'a>> {
     let callbacks = self.js.callbacks.borrow();
     pick(&callbacks).and_then(|f| f.get_value(self.env).ok())
-  }
-}
-
-/// Calls a function value we hold (already out of every borrow).
-fn call_value<Args: JsValuesTupleIntoVec>(env: &Env, function: Object, what: &str, args: Args) {
-  let result = unsafe { Function::<Args, Unknown>::from_napi_value(env.raw(), function.raw()) }
-    .and_then(|f| f.call(args));
-  if let Err(error) = result {
-    tracing::warn!(callback = what, %error, "taskstream: a callback threw; the transition continues");
   }
 }
 
@@ -312,49 +309,6 @@ fn parse_cancel_notify(env: &Env, options: &Unknown) -> Result<bool> {
   }
 }
 
-/// An optional callback argument: a function, or `undefined` to clear.
-fn optional_callback(env: &Env, value: &Unknown, name: &str) -> Result<Option<Persistent>> {
-  match value.get_type()? {
-    ValueType::Undefined | ValueType::Null => Ok(None),
-    ValueType::Function => persist(value).map(Some),
-    _ => Err(args::type_error(
-      env,
-      format!(
-        "The \"{name}\" argument must be of type function. {}",
-        args::received(value)
-      ),
-    )),
-  }
-}
-
-fn replace_slot(env: &Env, slot: &mut Option<Persistent>, value: Option<Persistent>) {
-  if let Some(old) = std::mem::replace(slot, value) {
-    release(env, old);
-  }
-}
-
-fn replace_keyed(
-  env: &Env,
-  map: &mut HashMap<String, Persistent>,
-  key: String,
-  value: Option<Persistent>,
-) {
-  let old = match value {
-    Some(v) => map.insert(key, v),
-    None => map.remove(&key),
-  };
-  if let Some(old) = old {
-    release(env, old);
-  }
-}
-
-fn strict_equals(env: &Env, a: &Object, b: &Unknown) -> bool {
-  let mut result = false;
-  // SAFETY: both values belong to `env` and are alive for this call.
-  let status = unsafe { napi::sys::napi_strict_equals(env.raw(), a.raw(), b.raw(), &mut result) };
-  status == napi::sys::Status::napi_ok && result
-}
-
 impl MonitorRegistry {
   pub(crate) fn host<'a>(&'a self, env: &'a Env) -> HostWithHub<'a> {
     HostWithHub::new(env, &self.js, &self.hub)
@@ -426,7 +380,7 @@ impl MonitorRegistry {
       env.create_function_from_closure::<(), (), _>("taskstreamMonitorDrain", move |ctx| {
         if let Some(hub) = weak.upgrade() {
           let mut host = HostWithHub::new(ctx.env, &js_side, &hub);
-          hub.drain(&mut host);
+          hub.drain_some(&mut host, DRAIN_BUDGET);
         }
         Ok(())
       })?;

@@ -76,39 +76,12 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
     )?
     .unwrap_or(300_000.0) as u64,
     cwd,
-    env: string_record(env, &args::field(&o, "env")?, "options.env")?,
+    env: args::string_record(env, &args::field(&o, "env")?, "options.env")?,
     tool_use_id: opt_string("toolUseId")?,
     owner_agent_id: opt_string("ownerAgentId")?,
     todo_work_chain_id: opt_string("todoWorkChainId")?,
     monitor_id,
   })
-}
-
-/// An optional `Record<string, string>`.
-pub(crate) fn string_record(
-  env: &Env,
-  value: &Unknown,
-  path: &str,
-) -> Result<Vec<(String, String)>> {
-  if args::is_undefined(value) {
-    return Ok(Vec::new());
-  }
-  let object = args::object(env, value, path)?;
-  let mut out = Vec::new();
-  for key in Object::keys(&object)? {
-    let v = args::field(&object, &key)?;
-    if v.get_type()? != ValueType::String {
-      return Err(args::type_error(
-        env,
-        format!(
-          "The \"{path}.{key}\" property must be of type string. {}",
-          args::received(&v)
-        ),
-      ));
-    }
-    out.push((key, unsafe { v.cast::<String>() }?));
-  }
-  Ok(out)
 }
 
 /// `mon_` + 16 hex characters.

@@ -6,6 +6,7 @@ pub mod guards;
 pub mod ids;
 pub mod monitor;
 pub mod process;
+pub mod shell;
 pub mod text;
 
 #[cfg(test)]

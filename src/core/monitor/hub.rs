@@ -194,6 +194,20 @@ impl MonitorHub {
     }
   }
 
+  /// Delivers at most `budget` queued items, in order, and asks for another
+  /// wake-up if more are left, so a flood of events never holds the JavaScript
+  /// thread for long: timers and I/O run between batches.
+  pub fn drain_some(&self, host: &mut impl MonitorHost, budget: usize) {
+    self.wake_pending.store(false, Ordering::Release);
+    for _ in 0..budget {
+      match self.pop_next(|_| true) {
+        Some(item) => self.deliver(host, item),
+        None => return,
+      }
+    }
+    self.wake_js();
+  }
+
   /// Delivers, in order, the queued items of one entry only: what a JavaScript
   /// call about that entry does, so its callbacks run inside the call and after
   /// the entry's earlier effects, while other entries' native events wait for

@@ -1,0 +1,42 @@
+// `npm run demo` is the project's showcase: run examples/demo.mjs as a child
+// process and check it still tells its whole story, so it cannot silently rot.
+// (No timing assertions: the 30 s timeout only guards against a hang.)
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const root = join(__dirname, '..')
+
+describe('examples/demo.mjs', () => {
+  it('runs to completion and prints every kind of notification and the /tasks table', () => {
+    const run = spawnSync(process.execPath, [join(root, 'examples', 'demo.mjs')], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 30_000,
+      killSignal: 'SIGKILL',
+    })
+    const output = `${run.stdout}\n${run.stderr}`
+    expect(run.error, output).toBeUndefined()
+    expect(run.signal, output).toBeNull()
+    expect(run.status, output).toBe(0)
+
+    // Guards shown before anything starts.
+    expect(run.stdout).toContain('Blocked: standalone sleep 30.')
+    expect(run.stdout).toContain('Monitor commands must not contain non-final top-level background operators.')
+    // The noisy log producer: throttled burst, then failed with its exit code.
+    expect(run.stdout).toMatch(/Monitor "api service logs" failed\. \(\d+ events, \d+ lines dropped due to throttling\)/)
+    expect(run.stdout).toContain('<result>Exit code 3</result>')
+    // The silent command stops at its idle timeout.
+    expect(run.stdout).toContain('Monitor "wait for build output" completed. (0 events)')
+    expect(run.stdout).toContain('<result>Idle timeout</result>')
+    // The dev server came up and was cancelled by the demo.
+    expect(run.stdout).toMatch(/Monitor "dev server" event #\d+: ready on http:\/\/localhost:\d+/)
+    expect(run.stdout).toMatch(/Monitor "dev server" was cancelled\. \(\d+ events\)/)
+    // The /tasks table in the CLI's format (CONTRACT.md §2.17).
+    expect(run.stdout).toContain('Background tasks (3 total)')
+    expect(run.stdout).toMatch(/^ *\[mon_[0-9a-f]{16}\] failed: Exit code 3 \(\d+ events\)  \S+ pid=\d+  api service logs$/m)
+    expect(run.stdout).toMatch(/^ *\[mon_[0-9a-f]{16}\] completed \(Idle timeout, 0 events\)  \S+ pid=\d+  wait for build output$/m)
+    expect(run.stdout).toMatch(/^ *\[mon_[0-9a-f]{16}\] cancelled \(\d+ events?\)  \S+ pid=\d+  dev server$/m)
+    expect(run.stderr).toBe('')
+  }, 40_000)
+})

@@ -1,0 +1,565 @@
+//! `executeBackground()` (API.md §4, CONTRACT.md §2.15): validate, spawn,
+//! register, stream to the output file from Rust threads, and settle on the
+//! JavaScript thread once the file is flushed and closed.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+
+use super::args;
+use super::js::{self, persist, release, Persistent};
+use super::shell::{BackgroundShellRegistry, ShellInner};
+use crate::core::guards::strip_trailing_background_amp;
+use crate::core::ids::random_hex;
+use crate::core::process::{self, EnvOptions, SpawnRequest, DEFAULT_REMOVE_ENV};
+use crate::core::shell::{
+  OutputWriter, ShellOutcome, ShellRegistration, ShellRun, DEFAULT_MAX_OUTPUT_BYTES,
+};
+use crate::core::text::{ecma_trim, status_file_path_for};
+
+/// `executeBackground()` options after validation.
+struct Options {
+  command: String,
+  cwd: String,
+  output_dir: String,
+  env: Vec<(String, String)>,
+  max_output_bytes: u64,
+  shell_id: Option<String>,
+}
+
+fn parse_options(env: &Env, o: &Object) -> Result<Options> {
+  let command = args::string(env, &args::field(o, "command")?, "options.command")?;
+  if ecma_trim(&command).is_empty() {
+    return Err(args::type_error(
+      env,
+      "The \"options.command\" property must be a non-empty command".into(),
+    ));
+  }
+  let cwd = args::string(env, &args::field(o, "cwd")?, "options.cwd")?;
+  if !Path::new(&cwd).is_absolute() {
+    return Err(args::type_error(
+      env,
+      format!("The \"options.cwd\" property must be an absolute path. Received '{cwd}'"),
+    ));
+  }
+  let shell_id = args::optional_string_field(env, o, "shellId", "options.shellId")?;
+  if shell_id.as_deref() == Some("") {
+    return Err(args::type_error(
+      env,
+      "The \"options.shellId\" property must be a non-empty string".into(),
+    ));
+  }
+  Ok(Options {
+    command,
+    cwd,
+    output_dir: args::string(env, &args::field(o, "outputDir")?, "options.outputDir")?,
+    env: args::string_record(env, &args::field(o, "env")?, "options.env")?,
+    max_output_bytes: args::optional_integer_field(
+      env,
+      o,
+      "maxOutputBytes",
+      "options.maxOutputBytes",
+      1.0,
+      9_007_199_254_740_991.0,
+    )?
+    .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
+    shell_id,
+  })
+}
+
+/// The registry option, or the process-wide one.
+fn registry_inner(env: &Env, value: &Unknown) -> Result<Rc<ShellInner>> {
+  if args::is_undefined(value) {
+    return default_registry(env);
+  }
+  let instance =
+    unsafe { ClassInstance::<BackgroundShellRegistry>::from_napi_value(env.raw(), value.raw()) }
+      .map_err(|_| {
+        args::type_error(
+          env,
+          format!(
+            "The \"options.registry\" property must be an instance of BackgroundShellRegistry. {}",
+            args::received(value)
+          ),
+        )
+      })?;
+  Ok(Rc::clone(&instance.inner))
+}
+
+thread_local! {
+  /// The process-wide registry of this JavaScript thread.
+  static DEFAULT_REGISTRY: RefCell<Option<(Persistent, Rc<ShellInner>)>> = const { RefCell::new(None) };
+}
+
+fn default_registry_instance<'a>(env: &'a Env) -> Result<(Object<'a>, Rc<ShellInner>)> {
+  if let Some((object, inner)) = DEFAULT_REGISTRY.with(|d| {
+    d.borrow()
+      .as_ref()
+      .and_then(|(object, inner)| object.get_value(env).ok().map(|o| (o, Rc::clone(inner))))
+  }) {
+    return Ok((object, inner));
+  }
+  let instance = BackgroundShellRegistry::new().into_instance(env)?;
+  let inner = Rc::clone(&instance.inner);
+  let object: Object = unsafe { Object::from_napi_value(env.raw(), instance.value) }?;
+  let persistent = object.create_ref::<false>()?;
+  DEFAULT_REGISTRY.with(|d| *d.borrow_mut() = Some((persistent, Rc::clone(&inner))));
+  Ok((object, inner))
+}
+
+fn default_registry(env: &Env) -> Result<Rc<ShellInner>> {
+  default_registry_instance(env).map(|(_, inner)| inner)
+}
+
+/// The process-wide registry `executeBackground` uses when no `registry` is given.
+#[napi(catch_unwind, ts_return_type = "BackgroundShellRegistry")]
+pub fn get_default_background_shell_registry(env: Env) -> Result<Unknown<'static>> {
+  let (object, _) = default_registry_instance(&env)?;
+  Ok(args::out(&env, &object))
+}
+
+/// An optional `AbortSignal`: aborted already → its reason is thrown, as
+/// `signal.throwIfAborted()` does.
+fn check_signal<'a>(env: &Env, value: &Unknown<'a>) -> Result<Option<Object<'a>>> {
+  if args::is_undefined(value) {
+    return Ok(None);
+  }
+  let signal = args::object(env, value, "options.signal")?;
+  let has_listener = signal
+    .get_named_property::<Unknown>("addEventListener")?
+    .get_type()?
+    == ValueType::Function;
+  if !has_listener {
+    return Err(args::type_error(
+      env,
+      "The \"options.signal\" property must be an instance of AbortSignal".into(),
+    ));
+  }
+  let throw_if_aborted: Function<(), Unknown> = signal.get_named_property("throwIfAborted")?;
+  throw_if_aborted.bind(signal)?.call(())?;
+  Ok(Some(signal))
+}
+
+fn check_output_dir(dir: &str) -> std::result::Result<(), String> {
+  std::fs::create_dir_all(dir)
+    .map_err(|e| format!("The \"outputDir\" directory {dir} cannot be created: {e}"))?;
+  #[cfg(unix)]
+  nix::unistd::access(
+    dir,
+    nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+  )
+  .map_err(|e| format!("The \"outputDir\" directory {dir} is not writable: {e}"))?;
+  Ok(())
+}
+
+/// Starts `options.command` as a managed background shell and returns its
+/// handle at once. Output lands, ANSI-stripped, in
+/// `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
+/// the shell settled and the file is flushed and closed.
+#[napi(
+  catch_unwind,
+  ts_args_type = "options: ExecuteBackgroundOptions",
+  ts_return_type = "BackgroundShellHandle"
+)]
+pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>> {
+  let o = args::object(&env, &options, "options")?;
+  let opts = parse_options(&env, &o)?;
+  let inner = registry_inner(&env, &args::field(&o, "registry")?)?;
+  let signal = check_signal(&env, &args::field(&o, "signal")?)?;
+
+  let trimmed = ecma_trim(&opts.command);
+  let command = strip_trailing_background_amp(trimmed);
+  let stripped_trailing_amp = command != trimmed;
+  if stripped_trailing_amp {
+    tracing::debug!(
+      "Stripped trailing & from background command — the shell registry handles backgrounding"
+    );
+  }
+  let shell_id = opts
+    .shell_id
+    .clone()
+    .unwrap_or_else(|| format!("bg_{}", random_hex(8)));
+  if inner.entry(&shell_id).is_some() {
+    return Err(Error::from_reason(format!(
+      "Background shell \"{shell_id}\" is already registered."
+    )));
+  }
+  check_output_dir(&opts.output_dir).map_err(Error::from_reason)?;
+  let output_path = Path::new(&opts.output_dir)
+    .join(format!("shell-{shell_id}.output"))
+    .to_string_lossy()
+    .into_owned();
+  let status_path = status_file_path_for(&output_path);
+
+  let writer = OutputWriter::create(Path::new(&output_path), opts.max_output_bytes);
+  let spawned = spawn_shell(&command, &opts);
+  let now = js::wall_ms();
+  let pid = spawned.as_ref().ok().map(|s| s.pid);
+
+  let controller = new_abort_controller(&env)?;
+  let mut registration = Object::new(&env)?;
+  registration.set_named_property("shellId", shell_id.as_str())?;
+  registration.set_named_property("command", command.as_str())?;
+  registration.set_named_property("cwd", opts.cwd.as_str())?;
+  registration.set_named_property("status", "running")?;
+  registration.set_named_property("startTime", now)?;
+  registration.set_named_property("outputPath", output_path.as_str())?;
+  registration.set_named_property("abortController", controller)?;
+  js::set_opt(&mut registration, "pid", pid)?;
+  let reg = ShellRegistration {
+    shell_id: shell_id.clone(),
+    command: command.clone(),
+    cwd: opts.cwd.clone(),
+    start_time: now,
+    output_path: output_path.clone(),
+    pid,
+    todo_work_chain_id: None,
+  };
+  if let Err(error) = inner.register(
+    &env,
+    &registration,
+    reg,
+    Some(controller.create_ref::<false>()?),
+  ) {
+    if let Ok(spawned) = &spawned {
+      process::kill_now(&spawned.group);
+    }
+    return Err(error);
+  }
+
+  let (done, resolve) = new_promise(&env)?;
+  let keep_alive = KeepAlive::start(&env)?;
+  let settle = Settle {
+    inner: Rc::clone(&inner),
+    shell_id: shell_id.clone(),
+    resolve,
+    keep_alive: keep_alive.clone(),
+    signal: None,
+  };
+  match spawned {
+    Err(error) => settle.failed_to_start(&env, &error.to_string(), now),
+    Ok(spawned) => {
+      let group = spawned.group.clone();
+      let settle = Rc::new(RefCell::new(Some(settle)));
+      let tsfn = settle_function(&env, Rc::clone(&settle))?;
+      let run = ShellRun::start(
+        spawned,
+        writer,
+        Box::new(move |outcome| {
+          let status = tsfn.call(outcome, ThreadsafeFunctionCallMode::NonBlocking);
+          if status != Status::Ok {
+            tracing::warn!(
+              ?status,
+              "taskstream: a background shell settled after its host environment closed"
+            );
+          }
+        }),
+      );
+      match run {
+        Ok(run) => {
+          on_abort(&env, &controller.get_named_property::<Object>("signal")?, {
+            let run = Arc::clone(&run);
+            move |_env| run.cancel()
+          })?;
+          if let Some(signal) = signal {
+            let listener = on_abort(&env, &signal, {
+              let controller = controller.create_ref::<false>()?;
+              move |env| js::call_method_guarded(env, &controller, "abort")
+            })?;
+            if let Some(settle) = settle.borrow_mut().as_mut() {
+              settle.signal = Some((signal.create_ref::<false>()?, listener));
+            }
+          }
+        }
+        Err(error) => {
+          process::kill_now(&group);
+          if let Some(settle) = settle.borrow_mut().take() {
+            settle.failed_to_start(
+              &env,
+              &format!("could not start the output threads: {error}"),
+              now,
+            );
+          }
+        }
+      }
+    }
+  }
+
+  let mut handle = Object::new(&env)?;
+  handle.set_named_property("shellId", shell_id.as_str())?;
+  js::set_opt(&mut handle, "pid", pid)?;
+  handle.set_named_property("outputPath", output_path.as_str())?;
+  handle.set_named_property("statusPath", status_path.as_str())?;
+  handle.set_named_property("command", command.as_str())?;
+  handle.set_named_property("strippedTrailingAmp", stripped_trailing_amp)?;
+  handle.set_named_property("done", done)?;
+  handle.set_named_property("unref", keep_alive.method(&env, "unref")?)?;
+  handle.set_named_property("ref", keep_alive.method(&env, "ref")?)?;
+  Ok(args::out(&env, &handle))
+}
+
+fn spawn_shell(command: &str, opts: &Options) -> std::io::Result<process::SpawnedProcess> {
+  let shell = process::shell_config();
+  let program = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
+    .ok_or_else(|| {
+      std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("spawn {} ENOENT", shell.program),
+      )
+    })?;
+  let task_tag = process::new_task_tag();
+  let mut args = shell.args_prefix.clone();
+  args.push(command.to_owned());
+  process::spawn(SpawnRequest {
+    program,
+    args,
+    cwd: opts.cwd.clone().into(),
+    env: process::child_env(
+      std::env::vars_os(),
+      &EnvOptions {
+        remove: DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect(),
+        term: "xterm-256color",
+        overrides: opts.env.clone(),
+        task_tag: task_tag.clone(),
+      },
+    ),
+    task_tag,
+  })
+}
+
+fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
+  let constructor: Function<(), Unknown> =
+    env.get_global()?.get_named_property("AbortController")?;
+  let controller = constructor.new_instance(())?;
+  unsafe { controller.cast() }
+}
+
+/// `new Promise(executor)`, keeping its `resolve`. A pending promise alone
+/// does not keep Node alive; [`KeepAlive`] does that while the shell runs.
+fn new_promise<'a>(env: &'a Env) -> Result<(Object<'a>, Persistent)> {
+  let slot: Rc<RefCell<Option<Persistent>>> = Rc::default();
+  let executor = {
+    let slot = Rc::clone(&slot);
+    env.create_function_from_closure::<(), (), _>("taskstreamDoneExecutor", move |ctx| {
+      let resolve: Unknown = ctx.get(0)?;
+      *slot.borrow_mut() = Some(persist(&resolve)?);
+      Ok(())
+    })?
+  };
+  let constructor: Function<Function<(), ()>, Unknown> =
+    env.get_global()?.get_named_property("Promise")?;
+  let promise = constructor.new_instance(executor)?;
+  let resolve = slot
+    .borrow_mut()
+    .take()
+    .ok_or_else(|| Error::from_reason("Promise executor did not run"))?;
+  Ok((unsafe { promise.cast() }?, resolve))
+}
+
+/// Adds a once-only `abort` listener and returns it (to remove it later).
+fn on_abort(env: &Env, signal: &Object, action: impl Fn(&Env) + 'static) -> Result<Persistent> {
+  let listener =
+    env.create_function_from_closure::<(), (), _>("taskstreamShellAbort", move |ctx| {
+      action(ctx.env);
+      Ok(())
+    })?;
+  let mut once = Object::new(env)?;
+  once.set_named_property("once", true)?;
+  let add: Function<FnArgs<(&str, Function<(), ()>, Object)>, Unknown> =
+    signal.get_named_property("addEventListener")?;
+  add
+    .bind(*signal)?
+    .call(FnArgs::from(("abort", listener, once)))?;
+  let listener: Object = unsafe { Object::from_napi_value(env.raw(), listener.raw()) }?;
+  listener.create_ref::<false>()
+}
+
+/// What keeps Node alive while a shell runs: a timer, like a `ChildProcess`
+/// handle with open pipes. `unref()` and `ref()` on the handle toggle it.
+#[derive(Clone)]
+struct KeepAlive(Rc<RefCell<Option<Persistent>>>);
+
+/// Longest timer delay Node accepts (about 24.8 days): the timer never fires in practice.
+const KEEP_ALIVE_MS: f64 = 2_147_483_647.0;
+
+impl KeepAlive {
+  fn start(env: &Env) -> Result<Self> {
+    let set_interval: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
+      env.get_global()?.get_named_property("setInterval")?;
+    let noop = env.create_function_from_closure::<(), (), _>("taskstreamKeepAlive", |_| Ok(()))?;
+    let timer = set_interval.call(FnArgs::from((noop, KEEP_ALIVE_MS)))?;
+    Ok(Self(Rc::new(RefCell::new(Some(persist(&timer)?)))))
+  }
+
+  /// A handle method calling `timer.<name>()` while the shell runs.
+  fn method<'a>(&self, env: &'a Env, name: &'static str) -> Result<Function<'a, (), ()>> {
+    let timer = Rc::clone(&self.0);
+    env.create_function_from_closure::<(), (), _>(name, move |ctx| {
+      if let Some(timer) = timer.borrow().as_ref() {
+        js::call_method_guarded(ctx.env, timer, name);
+      }
+      Ok(())
+    })
+  }
+
+  fn stop(&self, env: &Env) {
+    let Some(timer) = self.0.borrow_mut().take() else {
+      return;
+    };
+    let result = (|| -> Result<()> {
+      let clear: Function<Object, Unknown> =
+        env.get_global()?.get_named_property("clearInterval")?;
+      clear.call(timer.get_value(env)?)?;
+      Ok(())
+    })();
+    if let Err(error) = result {
+      tracing::warn!(%error, "taskstream: could not clear a background shell's keep-alive timer");
+    }
+    release(env, timer);
+  }
+}
+
+/// What the JavaScript thread needs when the shell settles.
+struct Settle {
+  inner: Rc<ShellInner>,
+  shell_id: String,
+  resolve: Persistent,
+  keep_alive: KeepAlive,
+  /// The caller's signal and our listener on it, removed at settle.
+  signal: Option<(Persistent, Persistent)>,
+}
+
+impl Settle {
+  /// §2.15 step 9, after the runner flushed and closed the file.
+  fn settled(self, env: &Env, outcome: ShellOutcome) {
+    let end_time = js::wall_ms();
+    let id = self.shell_id.as_str();
+    if self.inner.entry(id).is_some_and(|e| e.is_running()) {
+      if outcome.aborted {
+        self.inner.cancel(env, id, end_time);
+      } else if let Some(error) = &outcome.spawn_or_io_error {
+        self.inner.fail(env, id, error, end_time);
+      } else if let Some(signal) = outcome.exit.signal {
+        self
+          .inner
+          .fail(env, id, &format!("terminated by signal {signal}"), end_time);
+      } else if let Some(code) = outcome.exit.code.filter(|c| *c != 0) {
+        self
+          .inner
+          .fail(env, id, &format!("exited with code {code}"), end_time);
+      } else {
+        self
+          .inner
+          .complete(env, id, outcome.exit.code.unwrap_or(0), end_time);
+      }
+    }
+    self.finish(env, &outcome);
+  }
+
+  /// The spawn failed: the entry fails with the OS error text and `done` resolves.
+  fn failed_to_start(self, env: &Env, error: &str, now: f64) {
+    self.inner.fail(env, &self.shell_id, error, now);
+    let outcome = ShellOutcome {
+      exit: process::ExitStatusInfo {
+        code: None,
+        signal: None,
+      },
+      aborted: false,
+      spawn_or_io_error: Some(error.to_owned()),
+      counters: Default::default(),
+    };
+    self.finish(env, &outcome);
+  }
+
+  fn finish(mut self, env: &Env, outcome: &ShellOutcome) {
+    self.keep_alive.stop(env);
+    if let Some((signal, listener)) = self.signal.take() {
+      remove_abort_listener(env, &signal, &listener);
+      release(env, signal);
+      release(env, listener);
+    }
+    match self.result(env, outcome) {
+      Ok(result) => {
+        let resolve = self.resolve.get_value(env).and_then(|f| {
+          let f = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), f.raw()) }?;
+          f.call(result)
+        });
+        if let Err(error) = resolve {
+          tracing::warn!(%error, "taskstream: could not resolve a background shell's done promise");
+        }
+      }
+      Err(error) => tracing::warn!(%error, "taskstream: could not build a background shell result"),
+    }
+    release(env, self.resolve);
+  }
+
+  /// `BackgroundShellResult` (CONTRACT.md §2.15).
+  fn result<'a>(&self, env: &'a Env, outcome: &ShellOutcome) -> Result<Object<'a>> {
+    let entry = self.inner.entry(&self.shell_id);
+    let counters = &outcome.counters;
+    let mut result = Object::new(env)?;
+    result.set_named_property("shellId", self.shell_id.as_str())?;
+    result.set_named_property(
+      "status",
+      entry.as_ref().map_or("failed", |e| e.status.as_str()),
+    )?;
+    set_or_null(&mut result, "exitCode", outcome.exit.code)?;
+    set_or_null(&mut result, "signal", outcome.exit.signal)?;
+    js::set_opt(
+      &mut result,
+      "error",
+      entry.as_ref().and_then(|e| e.error.as_deref()),
+    )?;
+    result.set_named_property("aborted", outcome.aborted)?;
+    result.set_named_property("bytesRead", counters.bytes_read as f64)?;
+    result.set_named_property("bytesWritten", counters.bytes_written as f64)?;
+    result.set_named_property("bytesNotWritten", counters.bytes_not_written as f64)?;
+    result.set_named_property("binaryDetected", counters.binary_detected)?;
+    Ok(result)
+  }
+}
+
+fn set_or_null(object: &mut Object, key: &str, value: Option<i32>) -> Result<()> {
+  match value {
+    Some(v) => object.set_named_property(key, v),
+    None => object.set_named_property(key, Null),
+  }
+}
+
+fn remove_abort_listener(env: &Env, signal: &Persistent, listener: &Persistent) {
+  let result = (|| -> Result<()> {
+    let signal = signal.get_value(env)?;
+    let remove: Function<FnArgs<(&str, Object)>, Unknown> =
+      signal.get_named_property("removeEventListener")?;
+    remove
+      .bind(signal)?
+      .call(FnArgs::from(("abort", listener.get_value(env)?)))?;
+    Ok(())
+  })();
+  if let Err(error) = result {
+    tracing::debug!(%error, "taskstream: could not remove an abort listener");
+  }
+}
+
+/// The weak threadsafe function a runner calls with its outcome.
+fn settle_function(
+  env: &Env,
+  settle: Rc<RefCell<Option<Settle>>>,
+) -> Result<napi::threadsafe_function::ThreadsafeFunction<ShellOutcome, (), (), Status, false, true>>
+{
+  let noop = env.create_function_from_closure::<(), (), _>("taskstreamShellSettled", |_| Ok(()))?;
+  noop
+    .build_threadsafe_function::<ShellOutcome>()
+    .weak::<true>()
+    .build_callback(move |ctx| {
+      if let Some(settle) = settle.borrow_mut().take() {
+        settle.settled(&ctx.env, ctx.value);
+      }
+      Ok(())
+    })
+}

@@ -1,0 +1,139 @@
+//! The TypeScript shapes of the background-shell API (API.md §4). These
+//! structs exist for the generated `index.d.ts`; the binding reads and writes
+//! the caller's own objects, so identity is kept.
+#![allow(dead_code)] // Type-only structs: values are read field by field.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+/// `running` leads to exactly one of the other three.
+#[napi(string_enum = "lowercase")]
+pub enum BackgroundShellStatus {
+  Running,
+  Completed,
+  Failed,
+  Cancelled,
+}
+
+/// A background shell entry: the caller's registration object, filled in.
+#[napi(object, object_to_js = false)]
+pub struct ShellTask {
+  pub id: String,
+  /// Equals `id`.
+  pub shell_id: String,
+  #[napi(ts_type = "'shell'")]
+  pub kind: String,
+  pub command: String,
+  /// Equals `command`.
+  pub description: String,
+  pub cwd: String,
+  #[napi(ts_type = "BackgroundShellStatus")]
+  pub status: String,
+  pub pid: Option<u32>,
+  pub exit_code: Option<i32>,
+  pub error: Option<String>,
+  pub start_time: f64,
+  pub end_time: Option<f64>,
+  /// The output file.
+  pub output_file: String,
+  /// Equals `outputFile`; a deprecated alias.
+  pub output_path: String,
+  pub output_offset: f64,
+  /// The terminal notification was consumed (or suppressed by `abortAll`).
+  pub notified: bool,
+  #[napi(ts_type = "AbortController")]
+  pub abort_controller: ObjectRef<false>,
+  pub todo_work_chain_id: Option<String>,
+}
+
+/// What `BackgroundShellRegistry.register()` takes.
+#[napi(object, object_to_js = false)]
+pub struct ShellTaskRegistration {
+  pub shell_id: String,
+  pub command: String,
+  pub cwd: String,
+  #[napi(ts_type = "'running'")]
+  pub status: String,
+  pub start_time: f64,
+  pub output_path: String,
+  #[napi(ts_type = "AbortController")]
+  pub abort_controller: ObjectRef<false>,
+  pub pid: Option<u32>,
+  pub todo_work_chain_id: Option<String>,
+}
+
+/// The third argument of a shell notification callback.
+#[napi(object)]
+pub struct ShellNotificationMeta {
+  pub shell_id: String,
+  #[napi(ts_type = "BackgroundShellStatus")]
+  pub status: String,
+  pub exit_code: Option<i32>,
+  pub todo_work_chain_id: Option<String>,
+}
+
+/// Options of `executeBackground()`.
+#[napi(object, object_to_js = false)]
+pub struct ExecuteBackgroundOptions {
+  /// A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept.
+  pub command: String,
+  /// Absolute.
+  pub cwd: String,
+  /// `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it.
+  pub output_dir: String,
+  /// Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`).
+  #[napi(ts_type = "BackgroundShellRegistry")]
+  pub registry: Option<ObjectRef<false>>,
+  /// Added to the inherited environment, last.
+  pub env: Option<std::collections::HashMap<String, String>>,
+  /// Aborting it cancels the shell. Do not pass a turn signal here.
+  #[napi(ts_type = "AbortSignal")]
+  pub signal: Option<ObjectRef<false>>,
+  /// Cap on the output file (default 1 GiB); past it bytes are counted, not written.
+  pub max_output_bytes: Option<f64>,
+  /// Default `bg_` + 8 hex characters.
+  pub shell_id: Option<String>,
+}
+
+/// What `done` resolves with, once the output file is flushed and closed.
+#[napi(object)]
+pub struct BackgroundShellResult {
+  pub shell_id: String,
+  #[napi(ts_type = "BackgroundShellStatus")]
+  pub status: String,
+  #[napi(ts_type = "number | null")]
+  pub exit_code: Option<i32>,
+  /// The numeric signal that ended the shell (e.g. 15).
+  #[napi(ts_type = "number | null")]
+  pub signal: Option<i32>,
+  pub error: Option<String>,
+  pub aborted: bool,
+  /// Raw bytes read from both pipes.
+  pub bytes_read: f64,
+  /// Bytes written to the output file, marker lines excluded.
+  pub bytes_written: f64,
+  /// Bytes read after the cap was reached or after binary was detected on their stream.
+  pub bytes_not_written: f64,
+  pub binary_detected: bool,
+}
+
+/// What `executeBackground()` returns at once.
+#[napi(object, object_to_js = false)]
+pub struct BackgroundShellHandle {
+  pub shell_id: String,
+  /// `undefined` when the spawn failed (never 0 or -1).
+  pub pid: Option<u32>,
+  pub output_path: String,
+  pub status_path: String,
+  /// The command as run (a trailing `&` stripped).
+  pub command: String,
+  pub stripped_trailing_amp: bool,
+  #[napi(ts_type = "Promise<BackgroundShellResult>")]
+  pub done: ObjectRef<false>,
+  /// Lets Node exit while the shell runs (like `ChildProcess.unref()`).
+  #[napi(ts_type = "() => void")]
+  pub unref: ObjectRef<false>,
+  /// Keeps Node alive while the shell runs again.
+  #[napi(ts_type = "() => void")]
+  pub r#ref: ObjectRef<false>,
+}

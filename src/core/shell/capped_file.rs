@@ -1,0 +1,151 @@
+//! The output file behind [`super::OutputWriter`]: the `maxOutputBytes` cap,
+//! marker lines and write errors (CONTRACT.md §2.15 steps 4 and 8, §4 item 9).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::private_file::{open_private, Existing};
+
+/// An output file that accepts at most `limit` bytes of output. Each append
+/// is written at once (no buffering), so readers see output while the
+/// command runs. After a write error or a failed open nothing more is
+/// written; bytes are then only counted.
+pub(super) struct CappedFile {
+  file: Option<File>,
+  path: PathBuf,
+  limit: u64,
+  written: u64,
+  not_written: u64,
+  limit_reached: bool,
+  /// The last byte written ends a line (or nothing was written yet).
+  at_line_start: bool,
+  error: Option<String>,
+}
+
+impl CappedFile {
+  /// Opens `path` truncated, `0600`, not through a symlink. A failure is
+  /// logged; the file then counts bytes without writing them.
+  pub(super) fn open(path: &Path, limit: u64) -> Self {
+    let file = open_private(path, Existing::Truncate)
+      .map_err(|error| {
+        tracing::warn!(
+          path = %path.display(),
+          %error,
+          "taskstream: cannot open the background shell output file; output is counted, not written"
+        );
+      })
+      .ok();
+    Self {
+      file,
+      path: path.to_path_buf(),
+      limit,
+      written: 0,
+      not_written: 0,
+      limit_reached: false,
+      at_line_start: true,
+      error: None,
+    }
+  }
+
+  /// Whether output appended now could reach the file.
+  pub(super) fn accepts(&self) -> bool {
+    self.file.is_some() && !self.limit_reached
+  }
+
+  /// Counts `len` bytes as read but not written.
+  pub(super) fn skip(&mut self, len: usize) {
+    self.not_written += len as u64;
+  }
+
+  /// Appends `text`. The part past the limit is cut at a char boundary and
+  /// counted, and the limit marker line follows once.
+  pub(super) fn append(&mut self, text: &str) {
+    if !self.accepts() {
+      self.skip(text.len());
+      return;
+    }
+    let room = self.limit.saturating_sub(self.written);
+    let fits = floor_char_boundary(text, usize::try_from(room).unwrap_or(usize::MAX));
+    self.write_output(&text[..fits]);
+    if fits < text.len() {
+      self.skip(text.len() - fits);
+      self.limit_reached = true;
+      self.marker(&format!(
+        "[taskstream: output limit of {} bytes reached; further output is counted but not written]",
+        self.limit
+      ));
+    }
+  }
+
+  /// Writes `line` on a line of its own. Markers are not output: they are
+  /// neither counted nor capped.
+  pub(super) fn marker(&mut self, line: &str) {
+    let lead = if self.at_line_start { "" } else { "\n" };
+    if self.write_bytes(format!("{lead}{line}\n").as_bytes()) {
+      self.at_line_start = true;
+    }
+  }
+
+  /// Closes the file (writes are unbuffered, so nothing is pending).
+  pub(super) fn close(&mut self) {
+    self.file = None;
+  }
+
+  pub(super) fn written(&self) -> u64 {
+    self.written
+  }
+
+  pub(super) fn not_written(&self) -> u64 {
+    self.not_written
+  }
+
+  /// The message of the write error that stopped writing.
+  pub(super) fn error(&self) -> Option<&str> {
+    self.error.as_deref()
+  }
+
+  fn write_output(&mut self, text: &str) {
+    if text.is_empty() {
+      return;
+    }
+    if self.write_bytes(text.as_bytes()) {
+      self.written += text.len() as u64;
+      self.at_line_start = text.ends_with('\n');
+    } else {
+      self.skip(text.len());
+    }
+  }
+
+  /// False when there is no file or the write failed; a failure is recorded,
+  /// logged and closes the file.
+  fn write_bytes(&mut self, bytes: &[u8]) -> bool {
+    let Some(file) = self.file.as_mut() else {
+      return false;
+    };
+    match file.write_all(bytes) {
+      Ok(()) => true,
+      Err(error) => {
+        tracing::warn!(
+          path = %self.path.display(),
+          %error,
+          "taskstream: writing the background shell output file failed; output is counted, not written"
+        );
+        self.error = Some(error.to_string());
+        self.file = None;
+        false
+      }
+    }
+  }
+}
+
+/// The largest char boundary of `text` that is at most `max`.
+fn floor_char_boundary(text: &str, max: usize) -> usize {
+  if max >= text.len() {
+    return text.len();
+  }
+  (0..=max)
+    .rev()
+    .find(|&i| text.is_char_boundary(i))
+    .unwrap_or(0)
+}

@@ -1,0 +1,34 @@
+//! Background shells (CONTRACT.md §1.4, §1.6, §2.13–2.15, §2.19): the registry
+//! state machine and its notification texts, the status sidecar, the capped
+//! output-file writer, and the runner that streams a spawned process into it.
+
+mod capped_file;
+pub mod entry;
+mod iso_time;
+pub mod notification;
+pub mod output;
+mod private_file;
+pub mod registry;
+#[cfg(unix)]
+pub mod runner;
+pub mod sidecar;
+
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod tests_output;
+#[cfg(test)]
+mod tests_registry;
+#[cfg(all(test, target_os = "linux"))]
+mod tests_runner;
+
+pub use entry::{ShellEntry, ShellRegistration, ShellStatus};
+pub use notification::{
+  shell_notification, ShellNotification, ShellNotificationMeta,
+  MAX_NOTIFICATION_MODEL_COMMAND_LENGTH, MAX_NOTIFICATION_OUTPUT_TAIL_BYTES,
+};
+pub use output::{OutputCounters, OutputWriter, Stream, DEFAULT_MAX_OUTPUT_BYTES, MAX_SNIFF_SIZE};
+pub use registry::{ShellEffect, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS};
+#[cfg(unix)]
+pub use runner::{ShellOutcome, ShellRun};
+pub use sidecar::write_status_sidecar;

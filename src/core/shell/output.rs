@@ -1,0 +1,146 @@
+//! Writing a background shell's output file (CONTRACT.md §2.15 steps 4 and
+//! 8, §4 items 1, 2, 8, 9 and 24): a per-stream binary sniff, per-stream
+//! streaming UTF-8 decoding and ANSI stripping, then the capped file.
+
+use std::path::Path;
+
+use super::capped_file::CappedFile;
+pub use crate::core::monitor::pipeline::Stream;
+use crate::core::text::{is_binary, AnsiStreamStripper, Utf8StreamDecoder};
+
+/// `MAX_SNIFF_SIZE` (CONTRACT.md §1.6): the first 4096 bytes of each stream
+/// are checked for binary output.
+pub const MAX_SNIFF_SIZE: usize = 4096;
+/// The default `maxOutputBytes`: 1 GiB (CONTRACT.md §2.15 step 1).
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1 << 30;
+
+/// The byte counts behind `BackgroundShellResult` (CONTRACT.md §2.15).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutputCounters {
+  /// Raw bytes read from both pipes.
+  pub bytes_read: u64,
+  /// Bytes of output written to the file, marker lines excluded.
+  pub bytes_written: u64,
+  /// Bytes counted but not written: past the cap, after binary was detected
+  /// on their stream, or with no writable file.
+  pub bytes_not_written: u64,
+  pub binary_detected: bool,
+  /// The message of the write error that stopped writing.
+  pub write_error: Option<String>,
+}
+
+/// One stream's text state: its sniff progress and its streaming decoders.
+#[derive(Default)]
+struct StreamText {
+  /// Bytes of this stream sniffed so far (at most [`MAX_SNIFF_SIZE`]).
+  sniffed: usize,
+  binary: bool,
+  utf8: Utf8StreamDecoder,
+  ansi: AnsiStreamStripper,
+  decoded: String,
+  stripped: String,
+}
+
+impl StreamText {
+  /// `isBinary(window, 4096)` on this stream's first 4096 bytes, after each
+  /// read. Earlier reads held no NUL, so checking the part of this read that
+  /// falls inside the window gives the same answer. True when this read is
+  /// the detecting one.
+  fn detects_binary(&mut self, bytes: &[u8]) -> bool {
+    let window = bytes.len().min(MAX_SNIFF_SIZE - self.sniffed);
+    self.sniffed += window;
+    self.binary = is_binary(bytes, window);
+    self.binary
+  }
+
+  /// One read decoded and stripped; split sequences wait for the next read.
+  fn text(&mut self, bytes: &[u8]) -> &str {
+    self.decoded.clear();
+    self.utf8.decode(bytes, &mut self.decoded);
+    self.stripped.clear();
+    self.ansi.push(&self.decoded, &mut self.stripped);
+    &self.stripped
+  }
+
+  /// The end of the stream: an incomplete UTF-8 sequence becomes U+FFFD and
+  /// a held escape sequence is resolved as `stripAnsi` resolves text's end.
+  fn finish(&mut self) -> &str {
+    self.decoded.clear();
+    self.utf8.finish(&mut self.decoded);
+    self.stripped.clear();
+    self.ansi.push(&self.decoded, &mut self.stripped);
+    self.ansi.finish(&mut self.stripped);
+    &self.stripped
+  }
+}
+
+/// Turns the reads of a shell's stdout and stderr, in arrival order, into its
+/// output file. Not thread-safe by itself: the runner serialises reads.
+pub struct OutputWriter {
+  file: CappedFile,
+  streams: [StreamText; 2],
+  bytes_read: u64,
+  binary_detected: bool,
+}
+
+impl OutputWriter {
+  /// Opens `path` truncated, mode `0600`, not through a symlink. If it cannot
+  /// be opened, that is logged and every byte is counted, not written.
+  /// `max_output_bytes` is the cap on output written.
+  pub fn create(path: &Path, max_output_bytes: u64) -> Self {
+    Self {
+      file: CappedFile::open(path, max_output_bytes),
+      streams: Default::default(),
+      bytes_read: 0,
+      binary_detected: false,
+    }
+  }
+
+  /// Processes one read of `stream`, writing at once what is final.
+  pub fn write(&mut self, stream: Stream, bytes: &[u8]) {
+    self.bytes_read += bytes.len() as u64;
+    let state = &mut self.streams[stream as usize];
+    if state.binary {
+      self.file.skip(bytes.len());
+    } else if state.detects_binary(bytes) {
+      // Text before the detecting read stays; this read and later ones do not.
+      self.binary_detected = true;
+      self.file.append(state.finish());
+      self.file.skip(bytes.len());
+      self.file.marker(&format!(
+        "[taskstream: binary output detected on {}; further output from this stream is not written]",
+        stream_name(stream)
+      ));
+    } else if self.file.accepts() {
+      self.file.append(state.text(bytes));
+    } else {
+      self.file.skip(bytes.len());
+    }
+  }
+
+  /// Flushes both streams' decoders (text streams only), then closes the
+  /// file. Later writes are counted, not written.
+  pub fn finish(&mut self) {
+    for state in self.streams.iter_mut().filter(|s| !s.binary) {
+      self.file.append(state.finish());
+    }
+    self.file.close();
+  }
+
+  pub fn counters(&self) -> OutputCounters {
+    OutputCounters {
+      bytes_read: self.bytes_read,
+      bytes_written: self.file.written(),
+      bytes_not_written: self.file.not_written(),
+      binary_detected: self.binary_detected,
+      write_error: self.file.error().map(str::to_owned),
+    }
+  }
+}
+
+fn stream_name(stream: Stream) -> &'static str {
+  match stream {
+    Stream::Stdout => "stdout",
+    Stream::Stderr => "stderr",
+  }
+}

@@ -1,0 +1,61 @@
+//! Opening files only the owner can read (CONTRACT.md §2.14 sidecar, §2.15
+//! step 4, §4 item 24): mode `0600`, never through a symlink at the path.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::Path;
+
+/// What [`open_private`] does when the path already exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Existing {
+  /// Fail (`O_EXCL`): for temporary files.
+  Refuse,
+  /// Truncate it: for output files.
+  Truncate,
+}
+
+/// Opens `path` for writing with mode `0600`, without following a symlink
+/// (`O_NOFOLLOW`, so a symlink fails with `ELOOP`) and without blocking on a
+/// FIFO (`O_NONBLOCK`, which regular files ignore). A looser existing regular
+/// file is tightened to `0600`; a failure to tighten fails the open. Windows
+/// has no `O_NOFOLLOW`; there the file opens with default permissions.
+pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
+  let mut options = OpenOptions::new();
+  options.write(true);
+  match existing {
+    Existing::Refuse => options.create_new(true),
+    Existing::Truncate => options.create(true).truncate(true),
+  };
+  restrict(&mut options);
+  let file = options.open(path)?;
+  tighten(&file)?;
+  Ok(file)
+}
+
+#[cfg(unix)]
+fn restrict(options: &mut OpenOptions) {
+  use std::os::unix::fs::OpenOptionsExt;
+  options
+    .mode(0o600)
+    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+}
+
+/// `0600` on a regular file, whatever the umask or an earlier mode made it.
+/// Devices (`/dev/null`, `/dev/full`) are left alone.
+#[cfg(unix)]
+fn tighten(file: &File) -> io::Result<()> {
+  use std::os::unix::fs::PermissionsExt;
+  let metadata = file.metadata()?;
+  if metadata.is_file() && metadata.permissions().mode() & 0o7777 != 0o600 {
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+  }
+  Ok(())
+}
+
+#[cfg(not(unix))]
+fn restrict(_options: &mut OpenOptions) {}
+
+#[cfg(not(unix))]
+fn tighten(_file: &File) -> io::Result<()> {
+  Ok(())
+}

@@ -1,0 +1,264 @@
+//! The `BackgroundShellRegistry` state machine (CONTRACT.md §2.13, §2.19),
+//! free of JavaScript.
+//!
+//! Every transition returns the [`ShellEffect`]s the binding must carry out,
+//! in order, after the registry is released, so callbacks may re-enter it.
+//! The status sidecar (§2.14) is written inside the transition, before any
+//! effect runs.
+
+use super::entry::{ShellEntry, ShellRegistration, ShellStatus};
+use super::notification::{shell_notification, ShellNotification};
+use super::sidecar::write_status_sidecar;
+
+/// `MAX_RETAINED_TERMINAL_SHELLS` (CONTRACT.md §1.4).
+pub const MAX_RETAINED_TERMINAL_SHELLS: usize = 32;
+
+/// What the binding must do after a transition, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShellEffect {
+  /// Call the register callback with this entry.
+  Registered(String),
+  /// Fire status-change with this entry. After `reset` the entry has already
+  /// left the registry: pass the object the binding still holds.
+  StatusChanged(Option<String>),
+  /// Deliver this entry's terminal notification through
+  /// [`ShellRegistry::take_notification`], which applies the `notified` gate.
+  Notify(String),
+  /// Abort the entry's controller (the binding cancels its [`super::ShellRun`]).
+  Abort(String),
+  /// These entries left the registry (pruned, or removed by `reset`).
+  Removed(Vec<String>),
+}
+
+/// The registry of background shells. It has no concurrency cap (§1.4).
+#[derive(Debug)]
+pub struct ShellRegistry {
+  max_retained_terminal: usize,
+  /// Written into every sidecar as `ownerPid` (§4 item 11).
+  owner_pid: u32,
+  entries: Vec<ShellEntry>,
+}
+
+impl ShellRegistry {
+  /// `max_retained_terminal` is normally [`MAX_RETAINED_TERMINAL_SHELLS`];
+  /// `owner_pid` is the host's (Node's) process id.
+  pub fn new(max_retained_terminal: usize, owner_pid: u32) -> Self {
+    Self {
+      max_retained_terminal,
+      owner_pid,
+      entries: Vec::new(),
+    }
+  }
+
+  pub fn get(&self, id: &str) -> Option<&ShellEntry> {
+    self.entries.iter().find(|e| e.id == id)
+  }
+
+  fn get_mut(&mut self, id: &str) -> Option<&mut ShellEntry> {
+    self.entries.iter_mut().find(|e| e.id == id)
+  }
+
+  fn running_mut(&mut self, id: &str) -> Option<&mut ShellEntry> {
+    self.get_mut(id).filter(|e| e.is_running())
+  }
+
+  fn is_running(&self, id: &str) -> bool {
+    self.get(id).is_some_and(ShellEntry::is_running)
+  }
+
+  /// Ids in insertion order (`getAll()`).
+  pub fn ids(&self) -> Vec<String> {
+    self.entries.iter().map(|e| e.id.clone()).collect()
+  }
+
+  pub fn has_running_entries(&self) -> bool {
+    self.entries.iter().any(ShellEntry::is_running)
+  }
+
+  /// §2.13 register step 1, usable before creating any file or process
+  /// (§2.15 step 3): the duplicate-id error, running or retained terminal.
+  pub fn check_can_register(&self, id: &str) -> Result<(), String> {
+    match self.get(id) {
+      Some(_) => Err(format!("Background shell \"{id}\" is already registered.")),
+      None => Ok(()),
+    }
+  }
+
+  /// §2.13 register: refuse a held id, write the sidecar, insert (no cap),
+  /// then the register callback and status-change.
+  pub fn register(&mut self, reg: ShellRegistration) -> Result<Vec<ShellEffect>, String> {
+    self.check_can_register(&reg.shell_id)?;
+    let entry = ShellEntry::from(reg);
+    write_status_sidecar(&entry, self.owner_pid);
+    let id = entry.id.clone();
+    self.entries.push(entry);
+    Ok(vec![
+      ShellEffect::Registered(id.clone()),
+      ShellEffect::StatusChanged(Some(id)),
+    ])
+  }
+
+  /// §2.13 complete: a no-op unless running.
+  pub fn complete(&mut self, id: &str, exit_code: i32, end_time: f64) -> Vec<ShellEffect> {
+    let Some(entry) = self.running_mut(id) else {
+      return Vec::new();
+    };
+    entry.exit_code = Some(exit_code);
+    self.settle(id, ShellStatus::Completed, end_time)
+  }
+
+  /// §2.13 fail: a no-op unless running.
+  pub fn fail(&mut self, id: &str, error: &str, end_time: f64) -> Vec<ShellEffect> {
+    let Some(entry) = self.running_mut(id) else {
+      return Vec::new();
+    };
+    entry.error = Some(error.to_owned());
+    self.settle(id, ShellStatus::Failed, end_time)
+  }
+
+  /// §2.13 cancel (`settleAsCancelled`): a no-op unless running. The abort
+  /// comes after the sidecar, so listeners already see `cancelled`.
+  pub fn cancel(&mut self, id: &str, end_time: f64) -> Vec<ShellEffect> {
+    if !self.is_running(id) {
+      return Vec::new();
+    }
+    self.settle(id, ShellStatus::Cancelled, end_time)
+  }
+
+  /// §2.13 requestCancel: only abort a running entry. The spawn's settle path
+  /// later calls `cancel`, `complete` or `fail`.
+  pub fn request_cancel(&self, id: &str) -> Vec<ShellEffect> {
+    if self.is_running(id) {
+      vec![ShellEffect::Abort(id.to_owned())]
+    } else {
+      Vec::new()
+    }
+  }
+
+  /// §2.13 abortAll (shutdown): every running entry is settled cancelled at
+  /// one `now`, marked notified (suppressed, not deferred) and aborted; then
+  /// one prune and one status-change with the last of them.
+  pub fn abort_all(&mut self, now: f64) -> Vec<ShellEffect> {
+    let running: Vec<String> = self
+      .entries
+      .iter()
+      .filter(|e| e.is_running())
+      .map(|e| e.id.clone())
+      .collect();
+    let Some(last) = running.last().cloned() else {
+      return Vec::new();
+    };
+    let mut effects = Vec::with_capacity(running.len() + 2);
+    for id in running {
+      self.mark_settled(&id, ShellStatus::Cancelled, now);
+      if let Some(entry) = self.get_mut(&id) {
+        entry.notified = true;
+      }
+      effects.push(ShellEffect::Abort(id));
+    }
+    effects.extend(self.prune(&last));
+    effects.push(ShellEffect::StatusChanged(Some(last)));
+    effects
+  }
+
+  /// §2.13 reset: remove every entry without killing anything, then
+  /// status-change with the first entry. Nothing when empty.
+  pub fn reset(&mut self) -> Vec<ShellEffect> {
+    let Some(first) = self.entries.first().map(|e| e.id.clone()) else {
+      return Vec::new();
+    };
+    let ids = self.entries.drain(..).map(|e| e.id).collect();
+    vec![
+      ShellEffect::Removed(ids),
+      ShellEffect::StatusChanged(Some(first)),
+    ]
+  }
+
+  /// The entries `setNotificationCallback` replays, in replay order:
+  /// terminal and not notified, oldest settle first.
+  pub fn replay_ids(&self) -> Vec<String> {
+    self.terminal_oldest_first(|e| !e.notified)
+  }
+
+  /// §2.13 emitNotification steps 1–4: `None` once notified, and `None`
+  /// without a callback (the entry stays eligible for a replay); otherwise
+  /// marks it notified **before** building, so a throwing callback causes no
+  /// replay.
+  pub fn take_notification(
+    &mut self,
+    id: &str,
+    callback_installed: bool,
+  ) -> Option<ShellNotification> {
+    let entry = self.get_mut(id)?;
+    if entry.notified || entry.is_running() || !callback_installed {
+      return None;
+    }
+    entry.notified = true;
+    Some(shell_notification(entry))
+  }
+
+  /// A caller wrote `pid` on its entry object.
+  pub fn set_pid(&mut self, id: &str, pid: Option<u32>) {
+    if let Some(entry) = self.get_mut(id) {
+      entry.pid = pid;
+    }
+  }
+
+  /// The common tail of complete, fail and cancel (§2.19): fields, sidecar,
+  /// abort (cancel only), notification, prune, status-change.
+  fn settle(&mut self, id: &str, status: ShellStatus, end_time: f64) -> Vec<ShellEffect> {
+    self.mark_settled(id, status, end_time);
+    let mut effects = Vec::with_capacity(4);
+    if status == ShellStatus::Cancelled {
+      effects.push(ShellEffect::Abort(id.to_owned()));
+    }
+    effects.push(ShellEffect::Notify(id.to_owned()));
+    effects.extend(self.prune(id));
+    effects.push(ShellEffect::StatusChanged(Some(id.to_owned())));
+    effects
+  }
+
+  /// Sets the terminal status and `endTime`, then writes the sidecar.
+  fn mark_settled(&mut self, id: &str, status: ShellStatus, end_time: f64) {
+    let owner_pid = self.owner_pid;
+    if let Some(entry) = self.get_mut(id) {
+      entry.status = status;
+      entry.end_time = Some(end_time);
+      write_status_sidecar(entry, owner_pid);
+    }
+  }
+
+  /// Drops the oldest terminal entries beyond the cap, by
+  /// `(endTime ?? startTime, startTime)`. `keep` (the entry just settled) is
+  /// never dropped, so its notification can still be built.
+  fn prune(&mut self, keep: &str) -> Option<ShellEffect> {
+    let terminal = self.terminal_oldest_first(|_| true);
+    let excess = terminal.len().saturating_sub(self.max_retained_terminal);
+    if excess == 0 {
+      return None;
+    }
+    let removed: Vec<String> = terminal
+      .into_iter()
+      .filter(|id| id != keep)
+      .take(excess)
+      .collect();
+    self.entries.retain(|e| !removed.contains(&e.id));
+    Some(ShellEffect::Removed(removed))
+  }
+
+  /// Ids of the terminal entries `include` accepts, ordered by
+  /// `(endTime ?? startTime, startTime)` (a stable sort: ties keep insertion order).
+  fn terminal_oldest_first(&self, include: impl Fn(&ShellEntry) -> bool) -> Vec<String> {
+    let mut terminal: Vec<&ShellEntry> = self
+      .entries
+      .iter()
+      .filter(|e| !e.is_running() && include(e))
+      .collect();
+    let key = |e: &ShellEntry| (e.end_time.unwrap_or(e.start_time), e.start_time);
+    terminal.sort_by(|a, b| {
+      let ((a_end, a_start), (b_end, b_start)) = (key(a), key(b));
+      a_end.total_cmp(&b_end).then(a_start.total_cmp(&b_start))
+    });
+    terminal.into_iter().map(|e| e.id.clone()).collect()
+  }
+}

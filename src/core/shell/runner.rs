@@ -1,0 +1,198 @@
+//! Running a background shell's process (CONTRACT.md §2.15 steps 8–10 and
+//! 12, §2.19, §4 items 10, 11 and 16).
+//!
+//! Two reader threads drain stdout and stderr into one [`OutputWriter`], one
+//! read at a time, always to EOF; a waiter thread reaps the leader. Whichever
+//! of the three finishes last settles the run: the file is finished and
+//! closed, and only then does `on_settle` run, exactly once. A descendant
+//! that keeps a pipe open keeps the shell running (unlike monitors, which
+//! stop draining 1000 ms after the exit).
+
+use std::fs::File;
+use std::io::{self, ErrorKind, Read};
+use std::process::Child;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::output::{OutputCounters, OutputWriter, Stream};
+use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+
+/// One read takes at most this many bytes.
+const READ_CHUNK: usize = 64 * 1024;
+/// What must end before the run settles: the leader, stdout and stderr.
+const PARTS: u8 = 3;
+/// The exit of a leader that could not be waited for.
+const NO_EXIT: ExitStatusInfo = ExitStatusInfo {
+  code: None,
+  signal: None,
+};
+
+/// How a run ended, for the settle step of §2.15 step 9.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellOutcome {
+  pub exit: ExitStatusInfo,
+  /// [`ShellRun::cancel`] ran before the run settled.
+  pub aborted: bool,
+  /// A pipe read, wait or output-file write error, by its message.
+  pub spawn_or_io_error: Option<String>,
+  pub counters: OutputCounters,
+}
+
+type OnSettle = Box<dyn FnOnce(ShellOutcome) + Send>;
+
+struct RunState {
+  parts_left: u8,
+  exit: ExitStatusInfo,
+  io_error: Option<String>,
+  aborted: bool,
+  settled: bool,
+  on_settle: Option<OnSettle>,
+}
+
+/// The process side of one background shell.
+pub struct ShellRun {
+  pid: u32,
+  group: ProcessGroup,
+  writer: Mutex<OutputWriter>,
+  state: Mutex<RunState>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+  mutex
+    .lock()
+    .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl ShellRun {
+  /// Starts the waiter and the two readers. If a thread cannot be started,
+  /// the tree is killed, `on_settle` is dropped uncalled and the error
+  /// returned; the caller then fails the entry.
+  pub fn start(
+    spawned: SpawnedProcess,
+    writer: OutputWriter,
+    on_settle: Box<dyn FnOnce(ShellOutcome) + Send>,
+  ) -> io::Result<Arc<Self>> {
+    let SpawnedProcess {
+      pid,
+      group,
+      stdout,
+      stderr,
+      child,
+    } = spawned;
+    let run = Arc::new(Self {
+      pid,
+      group,
+      writer: Mutex::new(writer),
+      state: Mutex::new(RunState {
+        parts_left: PARTS,
+        exit: NO_EXIT,
+        io_error: None,
+        aborted: false,
+        settled: false,
+        on_settle: Some(on_settle),
+      }),
+    });
+    if let Err(error) = run.spawn_threads(child, stdout, stderr) {
+      lock(&run.state).on_settle = None;
+      process::kill_now(&run.group);
+      return Err(error);
+    }
+    Ok(run)
+  }
+
+  fn spawn_threads(self: &Arc<Self>, child: Child, stdout: File, stderr: File) -> io::Result<()> {
+    let waiter = Arc::clone(self);
+    std::thread::Builder::new()
+      .name("taskstream-shell-wait".into())
+      .spawn(move || waiter.wait_leader(child))?;
+    for (stream, pipe) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {
+      let reader = Arc::clone(self);
+      std::thread::Builder::new()
+        .name(format!("taskstream-shell-read-{}", stream as u8))
+        .spawn(move || reader.drain(stream, pipe))?;
+    }
+    Ok(())
+  }
+
+  /// §2.15 step 10: marks the run aborted and kills the tree (SIGTERM, then
+  /// SIGKILL 200 ms later). The run then settles once the pipes close. A
+  /// no-op once the run has settled: processes that left the pipes of a
+  /// naturally settled shell are left alone (step 12).
+  pub fn cancel(&self) {
+    let mut state = lock(&self.state);
+    if !state.settled && !state.aborted {
+      state.aborted = true;
+      process::terminate(&self.group);
+    }
+  }
+
+  pub fn pid(&self) -> u32 {
+    self.pid
+  }
+
+  pub fn group(&self) -> &ProcessGroup {
+    &self.group
+  }
+
+  fn wait_leader(&self, mut child: Child) {
+    let (exit, error) = match child.wait() {
+      Ok(status) => (ExitStatusInfo::from(status), None),
+      Err(error) => (NO_EXIT, Some(error.to_string())),
+    };
+    self.part_done(move |state| {
+      state.exit = exit;
+      state.io_error = state.io_error.take().or(error);
+    });
+  }
+
+  /// Reads `pipe` to EOF, each read straight into the writer. The cap and
+  /// binary output never stop the reading, so the child never blocks.
+  fn drain(&self, stream: Stream, mut pipe: File) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    let error = loop {
+      match pipe.read(&mut buf) {
+        Ok(0) => break None,
+        Ok(n) => lock(&self.writer).write(stream, &buf[..n]),
+        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+        Err(e) => break Some(e.to_string()),
+      }
+    };
+    drop(pipe);
+    self.part_done(move |state| {
+      state.io_error = state.io_error.take().or(error);
+    });
+  }
+
+  /// Records a finished part; the last one settles: the writer is finished
+  /// (flushed and closed) before `on_settle` runs.
+  fn part_done(&self, record: impl FnOnce(&mut RunState)) {
+    let (exit, aborted, io_error, on_settle) = {
+      let mut state = lock(&self.state);
+      record(&mut state);
+      state.parts_left -= 1;
+      if state.parts_left > 0 {
+        return;
+      }
+      state.settled = true;
+      (
+        state.exit,
+        state.aborted,
+        state.io_error.take(),
+        state.on_settle.take(),
+      )
+    };
+    let counters = {
+      let mut writer = lock(&self.writer);
+      writer.finish();
+      writer.counters()
+    };
+    let outcome = ShellOutcome {
+      exit,
+      aborted,
+      spawn_or_io_error: io_error.or_else(|| counters.write_error.clone()),
+      counters,
+    };
+    if let Some(on_settle) = on_settle {
+      on_settle(outcome);
+    }
+  }
+}

@@ -1,0 +1,260 @@
+//! The status sidecar beside a shell's output file (CONTRACT.md §2.14, §4
+//! item 11): `<output>.status` says what the shell is doing, so "no output
+//! yet" differs visibly from "dead" (upstream #7626).
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use super::entry::ShellEntry;
+use super::iso_time::iso_8601;
+use super::private_file::{open_private, Existing};
+use crate::core::ids::random_hex;
+use crate::core::text::status_file_path_for;
+
+/// The sidecar's JSON, keys in the order of §2.14; absent values are omitted.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusRecord<'a> {
+  id: &'a str,
+  status: &'static str,
+  command: &'a str,
+  cwd: &'a str,
+  start_time: String,
+  updated_at: String,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pid: Option<u32>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  end_time: Option<String>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  exit_code: Option<i32>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  error: Option<&'a str>,
+  owner_pid: u32,
+}
+
+/// Writes `entry`'s sidecar at `statusFilePathFor(outputPath)`: pretty JSON
+/// (2-space indent, then a newline), ISO-8601 times, `ownerPid`. Atomic: a
+/// `0600` temporary file in the same directory, then a rename, which also
+/// replaces a symlink at the path instead of writing through it. A failure is
+/// logged and swallowed; no temporary file is left behind.
+pub fn write_status_sidecar(entry: &ShellEntry, owner_pid: u32) {
+  let path = PathBuf::from(status_file_path_for(&entry.output_path));
+  let written =
+    render(entry, owner_pid).and_then(|json| replace_atomically(&path, json.as_bytes()));
+  if let Err(error) = written {
+    tracing::warn!(
+      path = %path.display(),
+      %error,
+      "taskstream: cannot write the status sidecar"
+    );
+  }
+}
+
+fn render(entry: &ShellEntry, owner_pid: u32) -> io::Result<String> {
+  let record = StatusRecord {
+    id: &entry.id,
+    status: entry.status.as_str(),
+    command: &entry.command,
+    cwd: &entry.cwd,
+    start_time: iso(entry.start_time)?,
+    updated_at: iso(now_ms())?,
+    pid: entry.pid,
+    end_time: entry.end_time.map(iso).transpose()?,
+    exit_code: entry.exit_code,
+    error: entry.error.as_deref(),
+    owner_pid,
+  };
+  let mut json = serde_json::to_string_pretty(&record).map_err(io::Error::other)?;
+  json.push('\n');
+  Ok(json)
+}
+
+/// `toISOString`, or the `RangeError` JavaScript would throw.
+fn iso(ms: f64) -> io::Result<String> {
+  iso_8601(ms).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "Invalid time value"))
+}
+
+fn now_ms() -> f64 {
+  SystemTime::now()
+    .duration_since(UNIX_EPOCH)
+    .map_or(0.0, |d| d.as_millis() as f64)
+}
+
+/// Writes `bytes` to a fresh temporary file beside `path`, then renames it
+/// over `path`. The temporary file is removed if anything after its creation
+/// fails.
+fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+  let temp = temp_path_beside(path);
+  let file = open_private(&temp, Existing::Refuse)?;
+  let result = write_and_close(file, bytes).and_then(|()| fs::rename(&temp, path));
+  if result.is_err() {
+    let _ = fs::remove_file(&temp);
+  }
+  result
+}
+
+/// Takes the file so that it is closed before the rename.
+fn write_and_close(mut file: File, bytes: &[u8]) -> io::Result<()> {
+  file.write_all(bytes)
+}
+
+/// `.<name>.<pid>.<8 hex>.tmp` in `path`'s directory: hidden, and unique
+/// across hosts and calls.
+fn temp_path_beside(path: &Path) -> PathBuf {
+  let name = path
+    .file_name()
+    .map_or_else(|| "status".into(), |n| n.to_string_lossy());
+  path.with_file_name(format!(
+    ".{name}.{}.{}.tmp",
+    std::process::id(),
+    random_hex(8)
+  ))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+  use std::os::unix::fs::{symlink, PermissionsExt};
+
+  use super::*;
+  use crate::core::shell::entry::ShellStatus;
+  use crate::core::shell::test_support::TempDir;
+
+  fn entry(output_path: &Path) -> ShellEntry {
+    ShellEntry {
+      id: "bg_1".into(),
+      command: "npm \"test\"\n".into(),
+      cwd: "/repo".into(),
+      pid: Some(1234),
+      status: ShellStatus::Running,
+      exit_code: None,
+      error: None,
+      start_time: 1_700_000_000_123.0,
+      end_time: None,
+      output_path: output_path.to_string_lossy().into_owned(),
+      notified: false,
+      todo_work_chain_id: None,
+    }
+  }
+
+  /// The keys of a pretty-printed flat JSON object, in file order.
+  fn keys_in_order(json: &str) -> Vec<String> {
+    json
+      .lines()
+      .filter_map(|line| line.strip_prefix("  \""))
+      .filter_map(|rest| rest.split_once("\": ").map(|(key, _)| key.to_owned()))
+      .collect()
+  }
+
+  fn mode(path: &Path) -> u32 {
+    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
+  }
+
+  #[test]
+  fn running_sidecar_has_the_keys_in_order() {
+    let dir = TempDir::new("sidecar-running");
+    let e = entry(&dir.path().join("shell-bg_1.output"));
+    write_status_sidecar(&e, 4242);
+    let text = fs::read_to_string(dir.path().join("shell-bg_1.status")).unwrap();
+    assert_eq!(
+      keys_in_order(&text),
+      [
+        "id",
+        "status",
+        "command",
+        "cwd",
+        "startTime",
+        "updatedAt",
+        "pid",
+        "ownerPid"
+      ]
+    );
+    assert!(text.starts_with("{\n  \"id\": \"bg_1\",\n  \"status\": \"running\",\n"));
+    assert!(text.contains("\n  \"command\": \"npm \\\"test\\\"\\n\",\n"));
+    assert!(text.contains("\n  \"startTime\": \"2023-11-14T22:13:20.123Z\",\n"));
+    assert!(text.ends_with("\n  \"pid\": 1234,\n  \"ownerPid\": 4242\n}\n"));
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let updated = value["updatedAt"].as_str().unwrap();
+    assert_eq!(updated.len(), 24, "{updated}");
+    assert!(
+      updated.starts_with("20") && updated.ends_with('Z'),
+      "{updated}"
+    );
+  }
+
+  #[test]
+  fn terminal_sidecar_adds_end_time_exit_code_and_error() {
+    let dir = TempDir::new("sidecar-terminal");
+    let mut e = entry(&dir.path().join("custom.log"));
+    e.status = ShellStatus::Failed;
+    e.end_time = Some(1_700_000_001_000.0);
+    e.exit_code = Some(2);
+    e.error = Some("exited with code 2".into());
+    write_status_sidecar(&e, 7);
+    let text = fs::read_to_string(dir.path().join("custom.log.status")).unwrap();
+    assert_eq!(
+      keys_in_order(&text),
+      [
+        "id",
+        "status",
+        "command",
+        "cwd",
+        "startTime",
+        "updatedAt",
+        "pid",
+        "endTime",
+        "exitCode",
+        "error",
+        "ownerPid"
+      ]
+    );
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["status"], "failed");
+    assert_eq!(value["endTime"], "2023-11-14T22:13:21.000Z");
+    assert_eq!(value["exitCode"], 2);
+    assert_eq!(value["error"], "exited with code 2");
+    assert_eq!(value["ownerPid"], 7);
+  }
+
+  #[test]
+  fn sidecar_is_private_and_leaves_no_temporary_file() {
+    let dir = TempDir::new("sidecar-private");
+    let status = dir.path().join("shell-bg_1.status");
+    fs::write(&status, "old").unwrap();
+    fs::set_permissions(&status, fs::Permissions::from_mode(0o644)).unwrap();
+    write_status_sidecar(&entry(&dir.path().join("shell-bg_1.output")), 1);
+    assert_eq!(mode(&status), 0o600);
+    let names: Vec<String> = fs::read_dir(dir.path())
+      .unwrap()
+      .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+      .collect();
+    assert_eq!(names, ["shell-bg_1.status"]);
+  }
+
+  #[test]
+  fn a_symlink_at_the_path_is_replaced_not_written_through() {
+    let dir = TempDir::new("sidecar-symlink");
+    let secret = dir.path().join("secret");
+    fs::write(&secret, "keep me").unwrap();
+    let status = dir.path().join("shell-bg_1.status");
+    symlink(&secret, &status).unwrap();
+    write_status_sidecar(&entry(&dir.path().join("shell-bg_1.output")), 1);
+    assert!(fs::symlink_metadata(&status).unwrap().is_file());
+    assert_eq!(mode(&status), 0o600);
+    assert_eq!(fs::read_to_string(&secret).unwrap(), "keep me");
+  }
+
+  #[test]
+  fn write_errors_are_swallowed() {
+    let dir = TempDir::new("sidecar-missing");
+    let missing = dir.path().join("no-such-dir").join("shell-x.output");
+    write_status_sidecar(&entry(&missing), 1);
+    let mut invalid = entry(&dir.path().join("shell-x.output"));
+    invalid.start_time = f64::NAN;
+    write_status_sidecar(&invalid, 1);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+  }
+}

@@ -1,0 +1,190 @@
+//! The output-file writer with real files (CONTRACT.md §2.15 step 8, §4
+//! items 1, 2, 8, 9 and 24).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::test_support::TempDir;
+use super::*;
+
+const BINARY_STDERR: &str =
+  "[taskstream: binary output detected on stderr; further output from this stream is not written]";
+
+fn writer(dir: &TempDir, max_output_bytes: u64) -> (OutputWriter, PathBuf) {
+  let path = dir.path().join("shell-x.output");
+  (OutputWriter::create(&path, max_output_bytes), path)
+}
+
+fn read(path: &Path) -> String {
+  fs::read_to_string(path).expect("read output file")
+}
+
+#[test]
+fn output_is_visible_while_the_command_runs() {
+  let dir = TempDir::new("visible");
+  let (mut w, path) = writer(&dir, DEFAULT_MAX_OUTPUT_BYTES);
+  w.write(Stream::Stdout, b"line one\n");
+  assert_eq!(read(&path), "line one\n");
+  w.write(Stream::Stderr, b"err\n");
+  assert_eq!(read(&path), "line one\nerr\n");
+}
+
+#[test]
+fn ansi_and_utf8_split_across_reads_come_out_whole() {
+  let dir = TempDir::new("split");
+  let (mut w, path) = writer(&dir, DEFAULT_MAX_OUTPUT_BYTES);
+  let hello = "你好\n".as_bytes();
+  w.write(Stream::Stdout, b"a\x1b[3");
+  w.write(Stream::Stderr, &hello[..2]);
+  w.write(Stream::Stdout, b"1mred\x1b[0m\n");
+  w.write(Stream::Stderr, &hello[2..]);
+  w.finish();
+  assert_eq!(read(&path), "ared\n你好\n");
+  let c = w.counters();
+  assert_eq!((c.bytes_read, c.bytes_written), (21, 12));
+  assert_eq!((c.bytes_not_written, c.binary_detected), (0, false));
+}
+
+#[test]
+fn finish_turns_an_incomplete_sequence_into_one_replacement() {
+  let dir = TempDir::new("finish");
+  let (mut w, path) = writer(&dir, DEFAULT_MAX_OUTPUT_BYTES);
+  w.write(Stream::Stdout, b"end \xE2");
+  w.finish();
+  assert_eq!(read(&path), "end \u{FFFD}");
+  w.write(Stream::Stdout, b"late");
+  assert_eq!(w.counters().bytes_not_written, 4);
+}
+
+#[test]
+fn binary_on_stderr_stops_only_stderr() {
+  let dir = TempDir::new("binary");
+  let (mut w, path) = writer(&dir, DEFAULT_MAX_OUTPUT_BYTES);
+  w.write(Stream::Stdout, b"text1\n");
+  w.write(Stream::Stderr, b"err");
+  w.write(Stream::Stderr, b"bin\x00ary");
+  w.write(Stream::Stdout, b"text2\n");
+  w.write(Stream::Stderr, b"more\n\x00");
+  w.finish();
+  assert_eq!(read(&path), format!("text1\nerr\n{BINARY_STDERR}\ntext2\n"));
+  let c = w.counters();
+  assert!(c.binary_detected);
+  assert_eq!((c.bytes_written, c.bytes_not_written), (15, 13));
+  assert_eq!(c.bytes_read, 28);
+}
+
+#[test]
+fn a_nul_anywhere_in_the_first_4096_bytes_is_binary() {
+  let dir = TempDir::new("sniff");
+  let (mut w, path) = writer(&dir, DEFAULT_MAX_OUTPUT_BYTES);
+  w.write(Stream::Stdout, &[b'a'; 600]);
+  let mut late_nul = vec![b'b'; 3000];
+  late_nul[2900] = 0;
+  w.write(Stream::Stdout, &late_nul);
+  w.finish();
+  let expected = format!(
+    "{}\n{}\n",
+    "a".repeat(600),
+    BINARY_STDERR.replace("stderr", "stdout")
+  );
+  assert_eq!(read(&path), expected);
+  assert_eq!(w.counters().bytes_not_written, 3000);
+}
+
+#[test]
+fn a_nul_after_the_first_4096_bytes_is_text() {
+  let dir = TempDir::new("sniff-late");
+  let (mut w, path) = writer(&dir, DEFAULT_MAX_OUTPUT_BYTES);
+  w.write(Stream::Stdout, &[b'a'; MAX_SNIFF_SIZE]);
+  w.write(Stream::Stdout, b"\x00z\n");
+  w.write(Stream::Stderr, b"\x00");
+  w.finish();
+  assert_eq!(
+    read(&path),
+    format!("{}\0z\n{BINARY_STDERR}\n", "a".repeat(4096))
+  );
+  let c = w.counters();
+  assert!(c.binary_detected, "stderr's own window");
+  assert_eq!((c.bytes_written, c.bytes_not_written), (4099, 1));
+}
+
+#[test]
+fn cap_cuts_at_a_char_boundary_then_marks_once() {
+  let dir = TempDir::new("cap");
+  let (mut w, path) = writer(&dir, 5);
+  w.write(Stream::Stdout, "abcd€xyz".as_bytes());
+  w.write(Stream::Stderr, b"more\n");
+  w.finish();
+  assert_eq!(
+    read(&path),
+    "abcd\n[taskstream: output limit of 5 bytes reached; further output is counted but not written]\n"
+  );
+  let c = w.counters();
+  assert_eq!(
+    (c.bytes_read, c.bytes_written, c.bytes_not_written),
+    (15, 4, 11)
+  );
+}
+
+#[test]
+fn output_exactly_at_the_cap_is_kept_whole() {
+  let dir = TempDir::new("cap-exact");
+  let (mut w, path) = writer(&dir, 6);
+  w.write(Stream::Stdout, b"12345\n");
+  w.finish();
+  assert_eq!(read(&path), "12345\n");
+  assert_eq!(w.counters().bytes_not_written, 0);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_write_error_is_recorded_and_writing_stops() {
+  let mut w = OutputWriter::create(Path::new("/dev/full"), DEFAULT_MAX_OUTPUT_BYTES);
+  w.write(Stream::Stdout, b"hello\n");
+  w.write(Stream::Stderr, b"world\n");
+  w.finish();
+  let c = w.counters();
+  let error = c.write_error.expect("write error recorded");
+  assert!(error.contains("No space left on device"), "{error}");
+  assert_eq!((c.bytes_written, c.bytes_not_written), (0, 12));
+}
+
+#[test]
+fn an_unopenable_file_counts_without_writing() {
+  let dir = TempDir::new("unopenable");
+  let mut w = OutputWriter::create(&dir.path().join("missing/x.output"), 100);
+  w.write(Stream::Stdout, b"lost\n");
+  w.finish();
+  let c = w.counters();
+  assert_eq!(
+    (c.bytes_read, c.bytes_written, c.bytes_not_written),
+    (5, 0, 5)
+  );
+  assert_eq!(c.write_error, None);
+}
+
+#[cfg(unix)]
+#[test]
+fn output_file_is_private_truncated_and_never_a_symlink_target() {
+  use std::os::unix::fs::{symlink, PermissionsExt};
+  let dir = TempDir::new("private");
+  let path = dir.file("shell-x.output", b"stale content");
+  fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+  let mut w = OutputWriter::create(&path, 100);
+  w.write(Stream::Stdout, b"new\n");
+  w.finish();
+  assert_eq!(read(&path), "new\n");
+  assert_eq!(
+    fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
+    0o600
+  );
+
+  let secret = dir.file("secret", b"keep");
+  let link = dir.path().join("link.output");
+  symlink(&secret, &link).unwrap();
+  let mut w = OutputWriter::create(&link, 100);
+  w.write(Stream::Stdout, b"overwrite?\n");
+  w.finish();
+  assert_eq!(read(&secret), "keep");
+  assert_eq!(w.counters().bytes_not_written, 11);
+}

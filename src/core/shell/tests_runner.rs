@@ -1,0 +1,195 @@
+//! The runner with real processes and files (CONTRACT.md §2.15 steps 8–12,
+//! §4 items 10, 11 and 16).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::test_support::{spawn_shell, wait_until, TempDir};
+use super::*;
+use crate::core::process::{kill_now, procfs, tree_alive, ProcessGroup};
+
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runner tests take turns: they spawn trees, and fewer descriptors open at
+/// once keeps other modules' descriptor-counting tests stable.
+fn serial() -> MutexGuard<'static, ()> {
+  static SERIAL: Mutex<()> = Mutex::new(());
+  SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What `on_settle` saw: the outcome and the output file's size at that moment.
+struct Settled {
+  outcome: ShellOutcome,
+  size_at_settle: u64,
+}
+
+struct Started {
+  run: Arc<ShellRun>,
+  settled: Receiver<Settled>,
+  path: PathBuf,
+  _dir: TempDir,
+}
+
+impl Started {
+  fn wait(&self) -> Settled {
+    self
+      .settled
+      .recv_timeout(SETTLE_TIMEOUT)
+      .expect("the run settles")
+  }
+
+  fn output(&self) -> String {
+    std::fs::read_to_string(&self.path).expect("output file")
+  }
+}
+
+/// Kills a test's tree when the test ends, passed or failed.
+struct KillOnDrop(ProcessGroup);
+
+impl Drop for KillOnDrop {
+  fn drop(&mut self) {
+    kill_now(&self.0);
+  }
+}
+
+fn start(script: &str) -> Started {
+  let dir = TempDir::new("run");
+  let path = dir.path().join("shell-x.output");
+  let writer = OutputWriter::create(&path, DEFAULT_MAX_OUTPUT_BYTES);
+  let (tx, settled) = mpsc::channel();
+  let size_path = path.clone();
+  let run = ShellRun::start(
+    spawn_shell(script),
+    writer,
+    Box::new(move |outcome| {
+      let size_at_settle = file_size(&size_path);
+      let _ = tx.send(Settled {
+        outcome,
+        size_at_settle,
+      });
+    }),
+  )
+  .expect("start");
+  Started {
+    run,
+    settled,
+    path,
+    _dir: dir,
+  }
+}
+
+fn file_size(path: &Path) -> u64 {
+  std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Live (non-zombie) processes of the tree tagged `tag`.
+fn tagged_alive(tag: &str) -> Vec<u32> {
+  procfs::list_pids()
+    .into_iter()
+    .filter(|&pid| procfs::has_env_tag(pid, tag))
+    .filter(|&pid| procfs::stat(pid).is_some_and(|s| !s.zombie))
+    .collect()
+}
+
+#[test]
+fn five_megabytes_are_on_disk_when_on_settle_runs() {
+  let _serial = serial();
+  let total = 5_000_000;
+  let started = start(&format!("head -c {total} /dev/zero | tr '\\0' 'x'"));
+  let settled = started.wait();
+  assert_eq!(settled.size_at_settle, total);
+  let c = &settled.outcome.counters;
+  assert_eq!(
+    (c.bytes_read, c.bytes_written, c.bytes_not_written),
+    (total, total, 0)
+  );
+  assert_eq!(settled.outcome.exit.code, Some(0));
+  assert_eq!(settled.outcome.spawn_or_io_error, None);
+}
+
+#[test]
+fn exit_code_and_both_streams() {
+  let _serial = serial();
+  let started = start("echo out; echo err >&2; exit 3");
+  let settled = started.wait();
+  assert_eq!(settled.outcome.exit.code, Some(3));
+  assert_eq!(settled.outcome.exit.signal, None);
+  assert!(!settled.outcome.aborted);
+  let output = started.output();
+  assert!(
+    output.contains("out\n") && output.contains("err\n"),
+    "{output:?}"
+  );
+  assert_eq!(started.run.pid(), started.run.group().pgid);
+}
+
+#[test]
+fn signal_exit_reports_the_number() {
+  let _serial = serial();
+  let started = start("kill -TERM $$");
+  let outcome = started.wait().outcome;
+  assert_eq!((outcome.exit.code, outcome.exit.signal), (None, Some(15)));
+  assert!(!outcome.aborted);
+}
+
+#[test]
+fn cancel_kills_the_tree_and_reports_aborted() {
+  let _serial = serial();
+  let started = start("sleep 30 & sleep 30");
+  let _cleanup = KillOnDrop(started.run.group().clone());
+  assert!(wait_until(Duration::from_secs(5), || {
+    tagged_alive(&started.run.group().task_tag).len() >= 2
+  }));
+  started.run.cancel();
+  let outcome = started.wait().outcome;
+  assert!(outcome.aborted);
+  assert!(outcome.exit.signal.is_some(), "{outcome:?}");
+  assert!(wait_until(Duration::from_secs(2), || !tree_alive(
+    started.run.group()
+  )));
+}
+
+#[test]
+fn a_descendant_holding_stdout_keeps_the_run_open_and_its_output_is_kept() {
+  let _serial = serial();
+  let started = start("echo early; (sleep 1; echo late) &");
+  let _cleanup = KillOnDrop(started.run.group().clone());
+  let pid = started.run.pid();
+  let leader_gone = || procfs::stat(pid).is_none_or(|s| s.zombie);
+  assert!(wait_until(Duration::from_secs(5), leader_gone));
+  assert_eq!(
+    started
+      .settled
+      .recv_timeout(Duration::from_millis(300))
+      .err(),
+    Some(RecvTimeoutError::Timeout),
+    "settled while a descendant held stdout"
+  );
+  let settled = started.wait();
+  assert_eq!(settled.outcome.exit.code, Some(0));
+  assert_eq!(started.output(), "early\nlate\n");
+}
+
+#[test]
+fn a_natural_settle_leaves_detached_processes_alone() {
+  let _serial = serial();
+  let started = start("nohup sleep 30 >/dev/null 2>&1 & echo started");
+  let group = started.run.group().clone();
+  let _cleanup = KillOnDrop(group.clone());
+  let settled = started.wait();
+  assert_eq!(settled.outcome.exit.code, Some(0));
+  assert_eq!(started.output(), "started\n");
+  started.run.cancel();
+  std::thread::sleep(Duration::from_millis(400));
+  assert!(
+    !tagged_alive(&group.task_tag).is_empty(),
+    "the detached sleep was killed"
+  );
+  kill_now(&group);
+  assert!(wait_until(Duration::from_secs(2), || tagged_alive(
+    &group.task_tag
+  )
+  .is_empty()));
+}
