@@ -10,6 +10,50 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * The registry of background shells: the same shape as the TypeScript
+ * `BackgroundShellRegistry`. It has no concurrency cap and keeps the 32
+ * newest terminal entries.
+ */
+export declare class BackgroundShellRegistry {
+  constructor()
+  /**
+   * Registers a shell and returns the very object given (with `id`, `kind`,
+   * `description`, `outputFile`, `outputOffset` and `notified` filled in);
+   * writes its status sidecar. A duplicate id throws and changes nothing.
+   */
+  register(registration: ShellTaskRegistration): ShellTask
+  /** The entry object, or `undefined`. */
+  get(id: string): ShellTask | undefined
+  /** Every entry, in insertion order. */
+  getAll(): ShellTask[]
+  hasRunningEntries(): boolean
+  /** Settles a running shell `completed`. */
+  complete(id: string, exitCode: number, endTime: number): void
+  /** Settles a running shell `failed` with this error text. */
+  fail(id: string, error: string, endTime: number): void
+  /** Settles a running shell `cancelled` (sidecar first, then the abort). */
+  cancel(id: string, endTime: number): void
+  /** Only aborts a running shell; its spawn's settle path records the outcome. */
+  requestCancel(id: string): void
+  /** Shutdown: cancels every running shell, notifications suppressed. */
+  abortAll(): void
+  /**
+   * Removes every entry without killing anything (their children stay
+   * tracked for host-exit cleanup) and fires status-change with the first.
+   */
+  reset(): void
+  /**
+   * Installs the notification callback (`undefined` clears it) and replays
+   * terminal entries that were never notified, oldest first.
+   */
+  setNotificationCallback(cb?: (displayText: string, modelText: string, meta: ShellNotificationMeta) => void): void
+  setRegisterCallback(cb?: (entry: ShellTask) => void): void
+  setStatusChangeCallback(cb?: (entry?: ShellTask) => void): void
+  /** Clears the status-change callback only if `cb` is the one installed. */
+  clearStatusChangeCallback(cb: (entry?: ShellTask) => void): void
+}
+
+/**
  * Splits text chunks into lines for callers that feed their own chunks
  * (CONTRACT.md §2.18): LF and CRLF (also split across pushes), a lone CR kept,
  * empty lines kept, long lines capped.
@@ -87,6 +131,44 @@ export declare class MonitorRegistry {
   start(options: MonitorStartOptions): MonitorTask
 }
 
+/** What `executeBackground()` returns at once. */
+export interface BackgroundShellHandle {
+  shellId: string
+  /** `undefined` when the spawn failed (never 0 or -1). */
+  pid?: number
+  outputPath: string
+  statusPath: string
+  /** The command as run (a trailing `&` stripped). */
+  command: string
+  strippedTrailingAmp: boolean
+  done: Promise<BackgroundShellResult>
+  /** Lets Node exit while the shell runs (like `ChildProcess.unref()`). */
+  unref: () => void
+  /** Keeps Node alive while the shell runs again. */
+  ref: () => void
+}
+
+/** What `done` resolves with, once the output file is flushed and closed. */
+export interface BackgroundShellResult {
+  shellId: string
+  status: BackgroundShellStatus
+  exitCode?: number | null
+  /** The numeric signal that ended the shell (e.g. 15). */
+  signal?: number | null
+  error?: string
+  aborted: boolean
+  /** Raw bytes read from both pipes. */
+  bytesRead: number
+  /** Bytes written to the output file, marker lines excluded. */
+  bytesWritten: number
+  /** Bytes read after the cap was reached or after binary was detected on their stream. */
+  bytesNotWritten: number
+  binaryDetected: boolean
+}
+
+/** `running` leads to exactly one of the other three. */
+export type BackgroundShellStatus = 'running' | 'completed' | 'failed' | 'cancelled'
+
 /**
  * Returns `null` when the command is allowed; otherwise the whole guidance message
  * the shell tool shows the model (`Blocked: <description>. Run blocking commands …`).
@@ -105,6 +187,37 @@ export declare function detectCommandSubstitution(command: string): boolean
 
 /** Escapes `& < > " '` for XML text and attributes. */
 export declare function escapeXml(text: string): string
+
+/**
+ * Starts `options.command` as a managed background shell and returns its
+ * handle at once. Output lands, ANSI-stripped, in
+ * `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
+ * the shell settled and the file is flushed and closed.
+ */
+export declare function executeBackground(options: ExecuteBackgroundOptions): BackgroundShellHandle
+
+/** Options of `executeBackground()`. */
+export interface ExecuteBackgroundOptions {
+  /** A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept. */
+  command: string
+  /** Absolute. */
+  cwd: string
+  /** `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it. */
+  outputDir: string
+  /** Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`). */
+  registry?: BackgroundShellRegistry
+  /** Added to the inherited environment, last. */
+  env?: Record<string, string>
+  /** Aborting it cancels the shell. Do not pass a turn signal here. */
+  signal?: AbortSignal
+  /** Cap on the output file (default 1 GiB); past it bytes are counted, not written. */
+  maxOutputBytes?: number
+  /** Default `bg_` + 8 hex characters. */
+  shellId?: string
+}
+
+/** The process-wide registry `executeBackground` uses when no `registry` is given. */
+export declare function getDefaultBackgroundShellRegistry(): BackgroundShellRegistry
 
 /** True when a top-level `&` is followed by more text (comments count as text). */
 export declare function hasNonFinalTopLevelBackgroundOperator(command: string): boolean
@@ -295,6 +408,54 @@ export declare function sanitizeFilenameComponent(value: string): string
  * notification envelope's structural tags with U+200B (CONTRACT.md §3.7).
  */
 export declare function sanitizeMonitorLine(line: string): string
+
+/** The third argument of a shell notification callback. */
+export interface ShellNotificationMeta {
+  shellId: string
+  status: BackgroundShellStatus
+  exitCode?: number
+  todoWorkChainId?: string
+}
+
+/** A background shell entry: the caller's registration object, filled in. */
+export interface ShellTask {
+  id: string
+  /** Equals `id`. */
+  shellId: string
+  kind: 'shell'
+  command: string
+  /** Equals `command`. */
+  description: string
+  cwd: string
+  status: BackgroundShellStatus
+  pid?: number
+  exitCode?: number
+  error?: string
+  startTime: number
+  endTime?: number
+  /** The output file. */
+  outputFile: string
+  /** Equals `outputFile`; a deprecated alias. */
+  outputPath: string
+  outputOffset: number
+  /** The terminal notification was consumed (or suppressed by `abortAll`). */
+  notified: boolean
+  abortController: AbortController
+  todoWorkChainId?: string
+}
+
+/** What `BackgroundShellRegistry.register()` takes. */
+export interface ShellTaskRegistration {
+  shellId: string
+  command: string
+  cwd: string
+  status: 'running'
+  startTime: number
+  outputPath: string
+  abortController: AbortController
+  pid?: number
+  todoWorkChainId?: string
+}
 
 /**
  * The status sidecar of an output file: `.output` becomes `.status`, any other

@@ -835,12 +835,16 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.BackgroundShellRegistry = nativeBinding.BackgroundShellRegistry
 module.exports.LineBuffer = nativeBinding.LineBuffer
 module.exports.MonitorRegistry = nativeBinding.MonitorRegistry
+module.exports.BackgroundShellStatus = nativeBinding.BackgroundShellStatus
 module.exports.blockedSleepMessage = nativeBinding.blockedSleepMessage
 module.exports.detectBlockedSleepPattern = nativeBinding.detectBlockedSleepPattern
 module.exports.detectCommandSubstitution = nativeBinding.detectCommandSubstitution
 module.exports.escapeXml = nativeBinding.escapeXml
+module.exports.executeBackground = nativeBinding.executeBackground
+module.exports.getDefaultBackgroundShellRegistry = nativeBinding.getDefaultBackgroundShellRegistry
 module.exports.hasNonFinalTopLevelBackgroundOperator = nativeBinding.hasNonFinalTopLevelBackgroundOperator
 module.exports.hasTopLevelTrailingBackgroundOperator = nativeBinding.hasTopLevelTrailingBackgroundOperator
 module.exports.isBinary = nativeBinding.isBinary

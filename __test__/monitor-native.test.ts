@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { MonitorRegistry, type MonitorTask } from '../index.js'
-import { isAlive, sleep, waitFor } from './support/process'
+import { isAlive, sleep, viaScript, waitFor } from './support/process'
 import type { Delivered } from './support/registry'
 
 const registries: MonitorRegistry[] = []
@@ -78,7 +78,7 @@ describe('streaming', () => {
 
   it('delivers output written after the leader exited, before completed', async () => {
     const { registry, notifications, done } = setup()
-    const entry = registry.start({ command: '(sleep 0.2; echo final line) & exit 0' })
+    const entry = registry.start({ command: viaScript('(sleep 0.2; echo final line) & exit 0') })
     await done(entry)
     expect(notifications.map((n) => n.display)).toEqual([
       expect.stringContaining('event #1: final line'),
@@ -88,7 +88,7 @@ describe('streaming', () => {
 
   it('settles at most about 1 s after the exit when a descendant holds a pipe, and kills it', async () => {
     const { registry, events, done } = setup()
-    const entry = registry.start({ command: 'sleep 30 & echo $!; exit 0' })
+    const entry = registry.start({ command: viaScript('sleep 30 & echo $!; exit 0') })
     await done(entry)
     expect(entry.status).toBe('completed')
     const grandchild = Number(events()[0])
@@ -166,7 +166,7 @@ describe('stopping', () => {
   it('cancel flushes the partial line, notifies, and kills grandchildren, also ones that left the group', async () => {
     const { registry, notifications } = setup()
     const entry = registry.start({
-      command: "sleep 30 & echo $!; setsid sleep 30 & echo $!; (sleep 30 & echo $!) ; printf 'last partial line'; wait",
+      command: viaScript("sleep 30 & echo $!; setsid sleep 30 & echo $!; (sleep 30 & echo $!) ; printf 'last partial line'; wait"),
     })
     await waitFor(() => notifications.length >= 3, 5000, 'three pid lines')
     await sleep(200)
@@ -209,6 +209,7 @@ describe('start() options', () => {
       [{}, TypeError, /"options.command"/],
       [{ command: 42 }, TypeError, /"options.command"/],
       [{ command: '  &  ' }, TypeError, /"options.command"/],
+      [{ command: 'tail -f x & echo ready' }, TypeError, /non-final top-level background operators/],
       [{ command: 'true', maxEvents: 0 }, RangeError, /"options.maxEvents"/],
       [{ command: 'true', maxEvents: 10_001 }, RangeError, /"options.maxEvents"/],
       [{ command: 'true', maxEvents: 1.5 }, RangeError, /"options.maxEvents"/],

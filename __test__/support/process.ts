@@ -25,3 +25,9 @@ export async function waitFor(check: () => boolean, timeoutMs = 5000, what = 'co
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** A command that runs `script` through fixtures/eval.sh (for scripts with `&`). */
+export function viaScript(script: string): string {
+  const path = require('node:path').join(__dirname, '..', 'fixtures', 'eval.sh')
+  return `bash ${path} '${script.replaceAll("'", "'\\''")}'`
+}

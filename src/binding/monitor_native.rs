@@ -11,7 +11,7 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, persist, RealClock};
 use super::monitor::{write_native_registration, HostWithHub, JsSide, MonitorRegistry};
-use crate::core::guards::normalize_monitor_command;
+use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
 use crate::core::monitor::hub::MonitorHub;
 use crate::core::monitor::native::NativeMonitor;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
@@ -104,12 +104,15 @@ impl MonitorRegistry {
     let opts = parse_start_options(&env, &options)?;
     let normalized = normalize_monitor_command(&opts.command);
     if normalized.analysis_command.trim().is_empty() {
+      return Err(args::type_error(&env, "The \"options.command\" property must be a non-empty command".into()));
+    }
+    // A process backgrounded inside the command would escape the monitor's lifecycle.
+    if has_unsafe_monitor_background_operator(&opts.command) {
       return Err(args::type_error(
         &env,
-        "The \"options.command\" property must be a non-empty command".into(),
+        "The \"options.command\" property must not contain non-final top-level background operators (\"&\")".into(),
       ));
-    }
-    let id = opts.monitor_id.clone().unwrap_or_else(new_monitor_id);
+    }    let id = opts.monitor_id.clone().unwrap_or_else(new_monitor_id);
     self
       .hub
       .registry()
