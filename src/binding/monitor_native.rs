@@ -104,7 +104,10 @@ impl MonitorRegistry {
     let opts = parse_start_options(&env, &options)?;
     let normalized = normalize_monitor_command(&opts.command);
     if normalized.analysis_command.trim().is_empty() {
-      return Err(args::type_error(&env, "The \"options.command\" property must be a non-empty command".into()));
+      return Err(args::type_error(
+        &env,
+        "The \"options.command\" property must be a non-empty command".into(),
+      ));
     }
     // A process backgrounded inside the command would escape the monitor's lifecycle.
     if has_unsafe_monitor_background_operator(&opts.command) {
@@ -112,7 +115,8 @@ impl MonitorRegistry {
         &env,
         "The \"options.command\" property must not contain non-final top-level background operators (\"&\")".into(),
       ));
-    }    let id = opts.monitor_id.clone().unwrap_or_else(new_monitor_id);
+    }
+    let id = opts.monitor_id.clone().unwrap_or_else(new_monitor_id);
     self
       .hub
       .registry()

@@ -7,6 +7,8 @@ pub mod ids;
 pub mod monitor;
 pub mod process;
 pub mod shell;
+pub mod sync;
+pub mod task;
 pub mod text;
 
 #[cfg(test)]

@@ -1,32 +1,6 @@
 //! A monitor entry as the registry holds it (CONTRACT.md §1.1, §1.2).
 
-/// `running` leads to exactly one terminal status (CONTRACT.md §2.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MonitorStatus {
-  Running,
-  Completed,
-  Failed,
-  Cancelled,
-}
-
-impl MonitorStatus {
-  pub fn as_str(self) -> &'static str {
-    match self {
-      Self::Running => "running",
-      Self::Completed => "completed",
-      Self::Failed => "failed",
-      Self::Cancelled => "cancelled",
-    }
-  }
-
-  /// The words used in terminal notifications.
-  pub fn status_text(self) -> &'static str {
-    match self {
-      Self::Cancelled => "was cancelled",
-      other => other.as_str(),
-    }
-  }
-}
+pub use crate::core::task::TaskStatus as MonitorStatus;
 
 /// Who feeds the entry: JavaScript through `emitEvent` (fed) or our own
 /// process pipeline (native, `start()`).

@@ -18,6 +18,7 @@ use std::time::Duration;
 use super::entry::Registration;
 use super::notification::Notification;
 use super::registry::{AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig};
+use crate::core::sync::lock;
 
 /// What effects ask of the outside world; implemented by the binding (and by tests).
 pub trait MonitorHost {
@@ -80,10 +81,6 @@ pub struct MonitorHub {
   wake_pending: AtomicBool,
   /// Pokes the idle watcher when a new, possibly earlier, deadline appears.
   idle_poke: (Mutex<bool>, Condvar),
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-  m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl MonitorHub {

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::hub::{Clock, MonitorHub, NativeTask};
@@ -16,6 +16,7 @@ use super::pipeline::{LinePipeline, LineSink, Stream};
 use super::registry::{AbortKind, Effect, ExitInfo, MonitorRegistry};
 use super::throttle::ThrottleConfig;
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+use crate::core::sync::lock;
 
 /// How long a monitor keeps reading after its leader exited (§2.10 "Exit and settle").
 pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
@@ -23,10 +24,6 @@ pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
 const READ_CHUNK: usize = 64 * 1024;
 /// How often a blocked reader checks whether it should stop.
 const READER_POLL_MS: i32 = 250;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-  m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Collects a batch of pipeline decisions, applied to the registry at once.
 #[derive(Default)]

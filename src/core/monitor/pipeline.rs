@@ -6,15 +6,10 @@
 use super::splitter::LineSplitter;
 use super::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{
-  is_ecma_whitespace, sanitize_monitor_line, AnsiStreamStripper, Utf8StreamDecoder,
+  is_ecma_whitespace, sanitize_monitor_line, CleanTextStream, OpenEscapeAtEnd,
 };
 
-/// Which pipe the bytes came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-  Stdout = 0,
-  Stderr = 1,
-}
+pub use crate::core::task::Stream;
 
 /// Receives what the pipeline decides about each line.
 pub trait LineSink {
@@ -26,11 +21,8 @@ pub trait LineSink {
 
 #[derive(Default)]
 struct StreamState {
-  utf8: Utf8StreamDecoder,
-  ansi: AnsiStreamStripper,
+  text: CleanTextStream,
   splitter: LineSplitter,
-  decoded: String,
-  stripped: String,
 }
 
 pub struct LinePipeline {
@@ -64,16 +56,11 @@ impl LinePipeline {
       return;
     }
     let state = &mut self.streams[stream as usize];
-    state.decoded.clear();
-    state.utf8.decode(bytes, &mut state.decoded);
-    state.stripped.clear();
-    state.ansi.push(&state.decoded, &mut state.stripped);
     let bucket = &mut self.bucket;
-    let text = std::mem::take(&mut state.stripped);
-    state.splitter.push(&text, &mut |line| {
+    let text = state.text.push(bytes);
+    state.splitter.push(text, &mut |line| {
       throttled_emit(bucket, line, now_mono_ms, sink)
     });
-    state.stripped = text;
   }
 
   /// Finishes decoding (an incomplete UTF-8 sequence becomes U+FFFD), drops an
@@ -85,16 +72,10 @@ impl LinePipeline {
     }
     let bucket = &mut self.bucket;
     for state in &mut self.streams {
-      state.decoded.clear();
-      state.utf8.finish(&mut state.decoded);
-      state.stripped.clear();
-      state.ansi.push(&state.decoded, &mut state.stripped);
-      state.ansi.discard_pending();
-      let text = std::mem::take(&mut state.stripped);
-      state.splitter.push(&text, &mut |line| {
+      let text = state.text.finish(OpenEscapeAtEnd::Drop);
+      state.splitter.push(text, &mut |line| {
         throttled_emit(bucket, line, now_mono_ms, sink)
       });
-      state.stripped = text;
       state
         .splitter
         .flush(&mut |line| throttled_emit(bucket, line, now_mono_ms, sink));
@@ -106,7 +87,7 @@ impl LinePipeline {
     self.closed = true;
     for state in &mut self.streams {
       state.splitter.discard();
-      state.ansi.discard_pending();
+      state.text.discard_pending();
     }
   }
 }

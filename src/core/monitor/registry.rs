@@ -10,6 +10,7 @@ use super::entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
 use super::notification::{
   event_notification, terminal_notification, truncate_event_line, Notification,
 };
+use crate::core::task::{prune_ids, TerminalKey};
 
 /// `MAX_CONCURRENT_MONITORS` and `MAX_RETAINED_TERMINAL_MONITORS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -480,30 +481,17 @@ impl MonitorRegistry {
   /// `(endTime ?? startTime, startTime)`. The entry being settled is kept so its
   /// notification can still be built.
   fn prune(&mut self, settling: &str) -> Vec<String> {
-    let cap = self.config.max_retained_terminal;
-    let mut terminal: Vec<(f64, f64, String)> = self
+    let terminal = self
       .entries
       .iter()
       .filter(|e| !e.is_running())
-      .map(|e| {
-        (
-          e.end_time.unwrap_or(e.start_time),
-          e.start_time,
-          e.id.clone(),
-        )
+      .map(|e| TerminalKey {
+        id: &e.id,
+        start_time: e.start_time,
+        end_time: e.end_time,
       })
       .collect();
-    if terminal.len() <= cap {
-      return Vec::new();
-    }
-    terminal.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let excess = terminal.len() - cap;
-    let removed: Vec<String> = terminal
-      .into_iter()
-      .map(|(_, _, id)| id)
-      .filter(|id| id != settling)
-      .take(excess)
-      .collect();
+    let removed = prune_ids(terminal, self.config.max_retained_terminal, settling);
     self.entries.retain(|e| !removed.contains(&e.id));
     removed
   }

@@ -107,7 +107,7 @@ fn run_job(job: Job) {
 }
 
 fn lock(queue: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
-  queue.lock().unwrap_or_else(|e| e.into_inner())
+  crate::core::sync::lock(queue)
 }
 
 // `BinaryHeap` is a max-heap: the earliest deadline must compare greatest.

@@ -3,7 +3,7 @@
 /// `BackgroundShellStatus`. Shells and monitors share the four states, their
 /// names and their notification words (`was cancelled`), so this is the
 /// monitor's type under the shell's name rather than a copy of it.
-pub use crate::core::monitor::MonitorStatus as ShellStatus;
+pub use crate::core::task::TaskStatus as ShellStatus;
 
 /// `ShellTaskRegistration`: what `register` receives (CONTRACT.md §2.13).
 #[derive(Clone, Debug)]

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use super::capped_file::CappedFile;
-pub use crate::core::monitor::pipeline::Stream;
-use crate::core::text::{is_binary, AnsiStreamStripper, Utf8StreamDecoder};
+pub use crate::core::task::Stream;
+use crate::core::text::{is_binary, CleanTextStream, OpenEscapeAtEnd};
 
 /// `MAX_SNIFF_SIZE` (CONTRACT.md §1.6): the first 4096 bytes of each stream
 /// are checked for binary output.
@@ -35,10 +35,7 @@ struct StreamText {
   /// Bytes of this stream sniffed so far (at most [`MAX_SNIFF_SIZE`]).
   sniffed: usize,
   binary: bool,
-  utf8: Utf8StreamDecoder,
-  ansi: AnsiStreamStripper,
-  decoded: String,
-  stripped: String,
+  text: CleanTextStream,
 }
 
 impl StreamText {
@@ -55,22 +52,13 @@ impl StreamText {
 
   /// One read decoded and stripped; split sequences wait for the next read.
   fn text(&mut self, bytes: &[u8]) -> &str {
-    self.decoded.clear();
-    self.utf8.decode(bytes, &mut self.decoded);
-    self.stripped.clear();
-    self.ansi.push(&self.decoded, &mut self.stripped);
-    &self.stripped
+    self.text.push(bytes)
   }
 
   /// The end of the stream: an incomplete UTF-8 sequence becomes U+FFFD and
   /// a held escape sequence is resolved as `stripAnsi` resolves text's end.
   fn finish(&mut self) -> &str {
-    self.decoded.clear();
-    self.utf8.finish(&mut self.decoded);
-    self.stripped.clear();
-    self.ansi.push(&self.decoded, &mut self.stripped);
-    self.ansi.finish(&mut self.stripped);
-    &self.stripped
+    self.text.finish(OpenEscapeAtEnd::Resolve)
   }
 }
 

@@ -9,6 +9,7 @@
 use super::entry::{ShellEntry, ShellRegistration, ShellStatus};
 use super::notification::{shell_notification, ShellNotification};
 use super::sidecar::write_status_sidecar;
+use crate::core::task::{oldest_first, prune_ids, TerminalKey};
 
 /// `MAX_RETAINED_TERMINAL_SHELLS` (CONTRACT.md §1.4).
 pub const MAX_RETAINED_TERMINAL_SHELLS: usize = 32;
@@ -177,7 +178,7 @@ impl ShellRegistry {
   /// The entries `setNotificationCallback` replays, in replay order:
   /// terminal and not notified, oldest settle first.
   pub fn replay_ids(&self) -> Vec<String> {
-    self.terminal_oldest_first(|e| !e.notified)
+    oldest_first(self.terminal_keys(|e| !e.notified))
   }
 
   /// §2.13 emitNotification steps 1–4: `None` once notified, and `None`
@@ -232,33 +233,29 @@ impl ShellRegistry {
   /// `(endTime ?? startTime, startTime)`. `keep` (the entry just settled) is
   /// never dropped, so its notification can still be built.
   fn prune(&mut self, keep: &str) -> Option<ShellEffect> {
-    let terminal = self.terminal_oldest_first(|_| true);
-    let excess = terminal.len().saturating_sub(self.max_retained_terminal);
-    if excess == 0 {
+    let removed = prune_ids(
+      self.terminal_keys(|_| true),
+      self.max_retained_terminal,
+      keep,
+    );
+    if removed.is_empty() {
       return None;
     }
-    let removed: Vec<String> = terminal
-      .into_iter()
-      .filter(|id| id != keep)
-      .take(excess)
-      .collect();
     self.entries.retain(|e| !removed.contains(&e.id));
     Some(ShellEffect::Removed(removed))
   }
 
-  /// Ids of the terminal entries `include` accepts, ordered by
-  /// `(endTime ?? startTime, startTime)` (a stable sort: ties keep insertion order).
-  fn terminal_oldest_first(&self, include: impl Fn(&ShellEntry) -> bool) -> Vec<String> {
-    let mut terminal: Vec<&ShellEntry> = self
+  /// The terminal entries `include` accepts, for the shared orderings.
+  fn terminal_keys(&self, include: impl Fn(&ShellEntry) -> bool) -> Vec<TerminalKey<'_>> {
+    self
       .entries
       .iter()
       .filter(|e| !e.is_running() && include(e))
-      .collect();
-    let key = |e: &ShellEntry| (e.end_time.unwrap_or(e.start_time), e.start_time);
-    terminal.sort_by(|a, b| {
-      let ((a_end, a_start), (b_end, b_start)) = (key(a), key(b));
-      a_end.total_cmp(&b_end).then(a_start.total_cmp(&b_start))
-    });
-    terminal.into_iter().map(|e| e.id.clone()).collect()
+      .map(|e| TerminalKey {
+        id: &e.id,
+        start_time: e.start_time,
+        end_time: e.end_time,
+      })
+      .collect()
   }
 }

@@ -11,10 +11,11 @@
 use std::fs::File;
 use std::io::{self, ErrorKind, Read};
 use std::process::Child;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use super::output::{OutputCounters, OutputWriter, Stream};
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+use crate::core::sync::lock;
 
 /// One read takes at most this many bytes.
 const READ_CHUNK: usize = 64 * 1024;
@@ -54,12 +55,6 @@ pub struct ShellRun {
   group: ProcessGroup,
   writer: Mutex<OutputWriter>,
   state: Mutex<RunState>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-  mutex
-    .lock()
-    .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl ShellRun {

@@ -1,0 +1,52 @@
+//! One byte stream turned into clean text: the streaming UTF-8 decoder, then
+//! the streaming ANSI stripper (CONTRACT.md §4 items 1–2). Monitors and
+//! background shells keep one per stdout and stderr.
+
+use super::{AnsiStreamStripper, Utf8StreamDecoder};
+
+/// What happens at the end of a stream to an escape sequence still open there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenEscapeAtEnd {
+  /// Resolved as `strip_ansi` resolves the end of a text (output files).
+  Resolve,
+  /// Dropped (a monitor's partial-line flush, §2.10 `flushPartialLineBuffers`).
+  Drop,
+}
+
+#[derive(Default)]
+pub struct CleanTextStream {
+  utf8: Utf8StreamDecoder,
+  ansi: AnsiStreamStripper,
+  decoded: String,
+  stripped: String,
+}
+
+impl CleanTextStream {
+  /// One read: decoded and stripped; a split character or sequence waits for the next read.
+  pub fn push(&mut self, bytes: &[u8]) -> &str {
+    self.decoded.clear();
+    self.utf8.decode(bytes, &mut self.decoded);
+    self.stripped.clear();
+    self.ansi.push(&self.decoded, &mut self.stripped);
+    &self.stripped
+  }
+
+  /// The end of the stream: an incomplete UTF-8 sequence becomes U+FFFD, and an
+  /// open escape sequence is resolved or dropped.
+  pub fn finish(&mut self, open_escape: OpenEscapeAtEnd) -> &str {
+    self.decoded.clear();
+    self.utf8.finish(&mut self.decoded);
+    self.stripped.clear();
+    self.ansi.push(&self.decoded, &mut self.stripped);
+    match open_escape {
+      OpenEscapeAtEnd::Resolve => self.ansi.finish(&mut self.stripped),
+      OpenEscapeAtEnd::Drop => self.ansi.discard_pending(),
+    }
+    &self.stripped
+  }
+
+  /// Forgets a held escape sequence (the stream is being closed).
+  pub fn discard_pending(&mut self) {
+    self.ansi.discard_pending();
+  }
+}
