@@ -132,3 +132,28 @@ pub(crate) fn strict_equals(env: &Env, a: &Object, b: &Unknown) -> bool {
   let status = unsafe { napi::sys::napi_strict_equals(env.raw(), a.raw(), b.raw(), &mut result) };
   status == napi::sys::Status::napi_ok && result
 }
+
+/// `clearStatusChangeCallback(cb)`: empties the slot only if `cb` is the
+/// installed function (`===`), so an old owner cannot clear a newer subscriber.
+pub(crate) fn clear_slot_if_installed(
+  env: &Env,
+  slot: &mut Option<Persistent>,
+  cb: &Unknown,
+) -> Result<()> {
+  if cb.get_type()? != ValueType::Function {
+    return Err(args::type_error(
+      env,
+      format!(
+        "The \"cb\" argument must be of type function. {}",
+        args::received(cb)
+      ),
+    ));
+  }
+  let installed = slot.as_ref().and_then(|f| f.get_value(env).ok());
+  if installed.is_some_and(|f| strict_equals(env, &f, cb)) {
+    if let Some(old) = slot.take() {
+      release(env, old);
+    }
+  }
+  Ok(())
+}

@@ -18,8 +18,8 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{
-  self, call_method_guarded, call_value, optional_callback, persist, release, replace_keyed,
-  replace_slot, set_opt, strict_equals, Persistent, RealClock,
+  self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback, persist,
+  release, replace_keyed, replace_slot, set_opt, Persistent, RealClock,
 };
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
@@ -695,26 +695,7 @@ impl MonitorRegistry {
   /// Clears the status-change callback only if `cb` is the one installed.
   #[napi(catch_unwind, ts_args_type = "cb: (entry?: MonitorTask) => void")]
   pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    if cb.get_type()? != ValueType::Function {
-      return Err(args::type_error(
-        &env,
-        format!(
-          "The \"cb\" argument must be of type function. {}",
-          args::received(&cb)
-        ),
-      ));
-    }
-    let mut callbacks = self.js.callbacks.borrow_mut();
-    let installed = callbacks
-      .status_change
-      .as_ref()
-      .and_then(|f| f.get_value(&env).ok());
-    if installed.is_some_and(|f| strict_equals(&env, &f, &cb)) {
-      if let Some(old) = callbacks.status_change.take() {
-        release(&env, old);
-      }
-    }
-    Ok(())
+    clear_slot_if_installed(&env, &mut self.js.callbacks.borrow_mut().status_change, &cb)
   }
 }
 

@@ -42,20 +42,18 @@ impl TokenBucket {
   /// (only possible with an injected clock) resets the refill point without refilling.
   pub fn try_take(&mut self, now_ms: i64) -> bool {
     let elapsed = now_ms - self.last_refill_ms;
+    let refill_ms = self.config.refill_ms.max(1) as i64;
     if elapsed < 0 {
       self.last_refill_ms = now_ms;
-    } else if self.config.refill_ms > 0 {
-      let refills = elapsed / self.config.refill_ms as i64;
-      if refills > 0 {
-        let refills_u32 = u32::try_from(refills).unwrap_or(u32::MAX);
-        self.tokens = self
-          .config
-          .burst
-          .min(self.tokens.saturating_add(refills_u32));
-        self.last_refill_ms += refills * self.config.refill_ms as i64;
-      }
-    } else {
-      self.tokens = self.config.burst;
+    } else if elapsed >= refill_ms {
+      // Checked first: the division is the costly step on a flood of dropped lines.
+      let refills = elapsed / refill_ms;
+      let refills_u32 = u32::try_from(refills).unwrap_or(u32::MAX);
+      self.tokens = self
+        .config
+        .burst
+        .min(self.tokens.saturating_add(refills_u32));
+      self.last_refill_ms += refills * refill_ms;
     }
     if self.tokens > 0 {
       self.tokens -= 1;

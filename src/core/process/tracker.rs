@@ -14,11 +14,18 @@ use super::watchdog::Link;
 struct State {
   groups: Vec<ProcessGroup>,
   watchdog: Link,
+  /// Prune (one `/proc` scan) only once this many groups are tracked, so a
+  /// spawn costs no scan in the common case; the bound doubles with the live set.
+  prune_at: usize,
 }
+
+/// The fewest tracked groups that trigger a prune.
+const MIN_PRUNE_AT: usize = 32;
 
 static STATE: Mutex<State> = Mutex::new(State {
   groups: Vec::new(),
   watchdog: Link::new(),
+  prune_at: MIN_PRUNE_AT,
 });
 
 fn state() -> MutexGuard<'static, State> {
@@ -29,16 +36,26 @@ fn state() -> MutexGuard<'static, State> {
 /// unprotected while the watchdog starts.
 pub(super) fn prepare() {
   let mut state = state();
-  let State { groups, watchdog } = &mut *state;
+  let State {
+    groups, watchdog, ..
+  } = &mut *state;
   watchdog.ensure_started(groups);
 }
 
-/// Tracks a new group and tells the watchdog. Groups whose tree is verified
-/// dead are pruned first (one `/proc` scan), so the set stays small.
+/// Tracks a new group and tells the watchdog. Once the set has grown to
+/// `prune_at`, groups whose tree is verified dead are pruned first (one `/proc`
+/// scan), so the set stays small while most spawns pay no scan.
 pub(super) fn register(group: ProcessGroup) {
   let mut state = state();
-  let State { groups, watchdog } = &mut *state;
-  prune(groups, watchdog);
+  let State {
+    groups,
+    watchdog,
+    prune_at,
+  } = &mut *state;
+  if groups.len() >= *prune_at {
+    prune(groups, watchdog);
+    *prune_at = (groups.len() * 2).max(MIN_PRUNE_AT);
+  }
   groups.push(group);
   let group = groups.last().expect("just pushed");
   watchdog.added(group, groups);
@@ -67,7 +84,9 @@ pub fn forget_if_dead(group: &ProcessGroup) -> bool {
     return false;
   }
   let mut state = state();
-  let State { groups, watchdog } = &mut *state;
+  let State {
+    groups, watchdog, ..
+  } = &mut *state;
   if let Some(index) = groups.iter().position(|g| g == group) {
     groups.remove(index);
     watchdog.removed(group, groups);

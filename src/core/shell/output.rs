@@ -51,7 +51,7 @@ impl StreamText {
   }
 
   /// One read decoded and stripped; split sequences wait for the next read.
-  fn text(&mut self, bytes: &[u8]) -> &str {
+  fn text<'a>(&'a mut self, bytes: &'a [u8]) -> &'a str {
     self.text.push(bytes)
   }
 

@@ -20,6 +20,8 @@
 //! a digit can serve as the final, which is the last digit the walk took. The match depends on
 //! text after it only when the walk reached the end of the text.
 
+use super::bytes::find_either;
+
 /// ESC, U+001B.
 const ESC: u8 = 0x1B;
 /// BEL, U+0007: one of the three string terminators.
@@ -86,6 +88,11 @@ impl AnsiStreamStripper {
     );
   }
 
+  /// True when nothing is held, so text without an introducer passes unchanged.
+  pub fn is_idle(&self) -> bool {
+    self.held.is_empty()
+  }
+
   /// Drops a held unfinished sequence without emitting it.
   pub fn discard_pending(&mut self) {
     self.held.clear();
@@ -96,6 +103,11 @@ impl AnsiStreamStripper {
   pub(crate) fn held_chars(&self) -> usize {
     self.held.chars().count()
   }
+}
+
+/// True when `text` may hold an escape sequence: it has an ESC or a U+009B.
+pub fn has_introducer(text: &str) -> bool {
+  Scanner::new(text).next_introducer(0).is_some()
 }
 
 /// Strips `text`, the stream so far from the end of the last decided position, and returns the
@@ -189,10 +201,7 @@ impl<'a> Scanner<'a> {
   fn next_introducer(&self, pos: usize) -> Option<usize> {
     let bytes = self.bytes();
     let mut from = pos;
-    while let Some(offset) = bytes[from..]
-      .iter()
-      .position(|&byte| byte == ESC || byte == C1_LEAD)
-    {
+    while let Some(offset) = find_either(&bytes[from..], ESC, C1_LEAD) {
       let at = from + offset;
       if bytes[at] == ESC || bytes.get(at + 1) == Some(&C1_CSI) {
         return Some(at);

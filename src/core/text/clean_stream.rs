@@ -2,6 +2,7 @@
 //! the streaming ANSI stripper (CONTRACT.md §4 items 1–2). Monitors and
 //! background shells keep one per stdout and stderr.
 
+use super::ansi::has_introducer;
 use super::{AnsiStreamStripper, Utf8StreamDecoder};
 
 /// What happens at the end of a stream to an escape sequence still open there.
@@ -22,13 +23,30 @@ pub struct CleanTextStream {
 }
 
 impl CleanTextStream {
-  /// One read: decoded and stripped; a split character or sequence waits for the next read.
-  pub fn push(&mut self, bytes: &[u8]) -> &str {
-    self.decoded.clear();
-    self.utf8.decode(bytes, &mut self.decoded);
-    self.stripped.clear();
-    self.ansi.push(&self.decoded, &mut self.stripped);
-    &self.stripped
+  /// One read: decoded and stripped; a split character or sequence waits for the
+  /// next read. The common case (valid UTF-8, no escape sequence, nothing held)
+  /// returns the read itself, without copying.
+  pub fn push<'a>(&'a mut self, bytes: &'a [u8]) -> &'a str {
+    let Self {
+      utf8,
+      ansi,
+      decoded,
+      stripped,
+    } = self;
+    let text: &str = match std::str::from_utf8(bytes) {
+      Ok(text) if utf8.is_idle() => text,
+      _ => {
+        decoded.clear();
+        utf8.decode(bytes, decoded);
+        decoded
+      }
+    };
+    if ansi.is_idle() && !has_introducer(text) {
+      return text;
+    }
+    stripped.clear();
+    ansi.push(text, stripped);
+    stripped
   }
 
   /// The end of the stream: an incomplete UTF-8 sequence becomes U+FFFD, and an

@@ -3,7 +3,11 @@
 
 /// Number of UTF-16 code units in `s` (JavaScript `s.length`).
 pub fn utf16_len(s: &str) -> usize {
-  s.chars().map(char::len_utf16).sum()
+  // Every char starts with one non-continuation byte; chars outside the BMP (4-byte
+  // sequences, lead byte 0xF0 and up) take two units. Byte-wise, so it vectorises.
+  s.bytes()
+    .map(|b| usize::from((b as i8) >= -0x40) + usize::from(b >= 0xF0))
+    .sum()
 }
 
 /// Cut `s` to at most `max_units` UTF-16 code units without splitting a surrogate pair:

@@ -3,6 +3,7 @@
 
 mod ansi;
 mod binary;
+mod bytes;
 mod clean_stream;
 mod controls;
 mod length;

@@ -25,6 +25,12 @@ impl Utf8StreamDecoder {
     self.decode_fresh(rest, out);
   }
 
+  /// True when no incomplete sequence is held, so a read that is valid UTF-8
+  /// by itself decodes to itself.
+  pub fn is_idle(&self) -> bool {
+    self.pending_len == 0
+  }
+
   /// Ends the stream: an incomplete sequence still held becomes one U+FFFD. The decoder can be
   /// reused afterwards.
   pub fn finish(&mut self, out: &mut String) {
