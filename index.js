@@ -721,6 +721,68 @@ if (!nativeBinding || forceWasi) {
   }
 }
 
+// taskstream:loader-error begin (added by scripts/patch-loader.mjs; do not edit)
+// Name the package this platform needs in the error itself; the generic error below hides it in
+// `cause`. Same platform detection as requireNative() above.
+if (!nativeBinding && loadErrors.length > 0) {
+  const __tsPackageName = "taskstream"
+  const __tsVersion = "0.1.0"
+  const __tsPrebuilt = ["linux-x64-gnu","linux-arm64-gnu","linux-x64-musl","darwin-x64","darwin-arm64","win32-x64-msvc"]
+  const __tsTarget = (() => {
+    const { platform, arch } = process
+    if (platform === 'linux') {
+      const musl = isMusl()
+      if (arch === 'arm') return musl ? 'linux-arm-musleabihf' : 'linux-arm-gnueabihf'
+      return 'linux-' + arch + (musl ? '-musl' : '-gnu')
+    }
+    if (platform === 'win32') {
+      const vars = (process.config && process.config.variables) || {}
+      const gnu = arch === 'x64' && (vars.shlib_suffix === 'dll.a' || vars.node_target_type === 'shared_library')
+      return 'win32-' + arch + (gnu ? '-gnu' : '-msvc')
+    }
+    if (platform === 'android' && arch === 'arm') return 'android-arm-eabi'
+    return platform + '-' + arch
+  })()
+  const __tsPackage = __tsPackageName + '-' + __tsTarget
+  const __tsDetail = (dir) => {
+    for (const e of loadErrors) {
+      const text = e && typeof e.message === 'string' ? e.message : ''
+      if (text.indexOf(dir) !== -1 || text.indexOf('version mismatch') !== -1) return ': ' + text.split('\n')[0]
+    }
+    return ''
+  }
+  let __tsMessage
+  if (process.env.NAPI_RS_NATIVE_LIBRARY_PATH) {
+    __tsMessage =
+      'NAPI_RS_NATIVE_LIBRARY_PATH is set (' + process.env.NAPI_RS_NATIVE_LIBRARY_PATH + ') and that file could not be loaded. ' +
+      'Unset it to load the platform package `' + __tsPackage + '` instead.'
+  } else if (__tsPrebuilt.indexOf(__tsTarget) === -1) {
+    __tsMessage =
+      'There is no package `' + __tsPackage + '`: ' + __tsPackageName + ' has no prebuilt binary for ' + __tsTarget + '. ' +
+      'Prebuilt packages: ' + __tsPrebuilt.map((t) => __tsPackageName + '-' + t).join(', ') + '.'
+  } else {
+    let __tsInstalledAt = null
+    try {
+      __tsInstalledAt = require.resolve(__tsPackage + '/package.json')
+    } catch {}
+    __tsMessage =
+      __tsInstalledAt === null
+        ? 'The platform package `' + __tsPackage + '` is not installed. npm installs it as an optional dependency of ' +
+          __tsPackageName + ' unless optional dependencies are omitted (--omit=optional, --no-optional) or hit the npm bug ' +
+          'https://github.com/npm/cli/issues/4828 (remove node_modules and package-lock.json, then npm install again). ' +
+          'It can also be installed directly: npm install ' + __tsPackage + '@' + __tsVersion + '.'
+        : 'The platform package `' + __tsPackage + '` is installed (' + __tsInstalledAt.slice(0, -'/package.json'.length) +
+          ') but could not be loaded' + __tsDetail(__tsInstalledAt.slice(0, -'/package.json'.length)) + '; reinstall it (version ' + __tsVersion + ').'
+  }
+  const error = new Error(
+    'Cannot find native binding for ' + __tsPackageName + ' on ' + __tsTarget + '. ' + __tsMessage + ' The load errors are in error.cause.',
+  )
+  error.code = 'ERR_TASKSTREAM_NATIVE_BINDING'
+  error.packageName = __tsPackage
+  error.cause = createLoadErrorChain(loadErrors)
+  throw error
+}
+// taskstream:loader-error end
 if (!nativeBinding) {
   if (loadErrors.length > 0) {
     const error = new Error(

@@ -76,6 +76,23 @@ describe('streaming', () => {
     expect(notifications[1].display).toContain(': tail')
   })
 
+  it('never looks settled to JavaScript before its earlier events were delivered', async () => {
+    const { registry, notifications, done } = setup({ throttle: false })
+    const seen: string[] = []
+    registry.setNotificationCallback((display, model, meta) => {
+      notifications.push({ display, model, meta })
+      const entry = registry.get(meta.monitorId)!
+      const running = registry.getRunning().some((e) => e.id === meta.monitorId)
+      seen.push(`${meta.status}:${entry.status}:${running}`)
+    })
+    const entry = registry.start({ command: 'echo a; echo b; echo c; exit 4' })
+    await done(entry)
+    // The process exited long before the JS thread saw the events (it was busy
+    // starting the monitor), yet each event arrives while the entry still runs.
+    expect(seen).toEqual(['running:running:true', 'running:running:true', 'running:running:true', 'failed:failed:false'])
+    expect(entry).toMatchObject({ status: 'failed', error: 'Exit code 4' })
+  })
+
   it('delivers output written after the leader exited, before completed', async () => {
     const { registry, notifications, done } = setup()
     const entry = registry.start({ command: viaScript('(sleep 0.2; echo final line) & exit 0') })

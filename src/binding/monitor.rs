@@ -233,11 +233,13 @@ fn write_entry(object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result
   object.set_named_property("kind", "monitor")?;
   object.set_named_property("outputOffset", 0)?;
   object.set_named_property("notified", e.notified)?;
-  object.set_named_property("status", e.status.as_str())?;
-  set_opt(object, "endTime", e.end_time)?;
+  // Lifecycle fields as JavaScript has been told so far (see `visible_status`).
+  let settled = !e.is_visibly_running();
+  object.set_named_property("status", e.visible_status.as_str())?;
+  set_opt(object, "endTime", e.end_time.filter(|_| settled))?;
   object.set_named_property("lastEventTime", e.last_event_time)?;
-  set_opt(object, "exitCode", e.exit_code)?;
-  set_opt(object, "error", e.error.as_deref())?;
+  set_opt(object, "exitCode", e.exit_code.filter(|_| settled))?;
+  set_opt(object, "error", e.error.as_deref().filter(|_| settled))?;
   match mode {
     // Native counters are live accessors (see `define_live_counters`).
     EntryMode::Native => set_opt(object, "pid", e.pid)?,

@@ -63,6 +63,10 @@ pub struct MonitorEntry {
   /// A native entry being removed by `reset`: its process side may no longer
   /// change it (no events, no settle), so reset emits nothing for it.
   pub detached: bool,
+  /// The status JavaScript sees: it follows `status` when the status-change of
+  /// a transition is delivered, so a native monitor never looks settled while
+  /// its earlier events are still on their way (the TypeScript order).
+  pub visible_status: MonitorStatus,
 }
 
 impl MonitorEntry {
@@ -93,6 +97,7 @@ impl MonitorEntry {
       idle_deadline_ms: Some(now_mono_ms.saturating_add(reg.idle_timeout_ms as i64)),
       idle_announced: false,
       detached: false,
+      visible_status: MonitorStatus::Running,
     }
   }
 
@@ -100,6 +105,11 @@ impl MonitorEntry {
   pub fn rearm_idle(&mut self, now_mono_ms: i64) {
     self.idle_deadline_ms = Some(now_mono_ms.saturating_add(self.idle_timeout_ms as i64));
     self.idle_announced = false;
+  }
+
+  /// Running as JavaScript has been told so far.
+  pub fn is_visibly_running(&self) -> bool {
+    self.visible_status == MonitorStatus::Running
   }
 
   pub fn is_running(&self) -> bool {

@@ -231,7 +231,12 @@ impl MonitorHub {
   fn execute(&self, host: &mut impl MonitorHost, effect: Effect) {
     match effect {
       Effect::Registered(id) => host.registered(&id),
-      Effect::StatusChanged(id) => host.status_changed(id.as_deref()),
+      Effect::StatusChanged(id) => {
+        if let Some(id) = &id {
+          lock(&self.registry).publish_status(id);
+        }
+        host.status_changed(id.as_deref());
+      }
       Effect::Notify(n) => host.notify(n),
       Effect::Terminal { id, detail } => {
         host.before_terminal(self, &id);

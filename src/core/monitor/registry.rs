@@ -146,11 +146,12 @@ impl MonitorRegistry {
     self.entries.iter().map(|e| e.id.clone()).collect()
   }
 
+  /// Ids of the entries JavaScript has not yet seen settle (`getRunning`).
   pub fn running_ids(&self) -> Vec<String> {
     self
       .entries
       .iter()
-      .filter(|e| e.is_running())
+      .filter(|e| e.is_visibly_running())
       .map(|e| e.id.clone())
       .collect()
   }
@@ -159,11 +160,12 @@ impl MonitorRegistry {
     self.entries.iter().filter(|e| e.is_running()).count()
   }
 
+  /// `hasRunningForOwner`, as JavaScript has been told so far.
   pub fn has_running_for_owner(&self, agent_id: &str) -> bool {
     self
       .entries
       .iter()
-      .any(|e| e.is_running() && e.owner_agent_id.as_deref() == Some(agent_id))
+      .any(|e| e.is_visibly_running() && e.owner_agent_id.as_deref() == Some(agent_id))
   }
 
   pub fn running_ids_for_owner(&self, agent_id: &str) -> Vec<String> {
@@ -415,6 +417,13 @@ impl MonitorRegistry {
       Effect::Removed { by: None, ids },
       Effect::StatusChanged(None),
     ]
+  }
+
+  /// A status-change of `id` is being delivered: JavaScript now sees its status.
+  pub fn publish_status(&mut self, id: &str) {
+    if let Some(entry) = self.get_mut(id) {
+      entry.visible_status = entry.status;
+    }
   }
 
   /// Builds the terminal notification at delivery time, behind the `notified` gate.

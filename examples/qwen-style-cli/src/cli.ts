@@ -1,0 +1,62 @@
+// Wiring: one monitor pool and one background-shell pool per CLI process, the three tools on top,
+// and a non-interactive session per prompt.
+import { join } from 'node:path'
+
+import { BackgroundShellRegistry, MonitorRegistry, type MonitorRegistryOptions } from 'taskstream'
+
+import { MonitorTool } from './monitorTool.js'
+import { NonInteractiveSession, type Model } from './session.js'
+import { ShellTool, type ShellToolOptions } from './shellTool.js'
+import { TaskStopTool } from './taskStopTool.js'
+import { tasksText, type TasksTextOptions } from './tasksCommand.js'
+import type { CliContext } from './types.js'
+
+export interface CliOptions {
+  /** The project directory: commands run here, and it is the workspace. */
+  targetDir: string
+  /** Where the CLI keeps its temporary files; background shells write under it. */
+  projectTempDir: string
+  conversationId: string
+  extraWorkspaceDirs?: string[]
+  userSkillsDirs?: string[]
+  monitorRegistry?: MonitorRegistryOptions
+  shell?: ShellToolOptions
+}
+
+export interface Cli {
+  context: CliContext
+  monitorTool: MonitorTool
+  shellTool: ShellTool
+  taskStopTool: TaskStopTool
+  /** A non-interactive run of one prompt with this model. */
+  session(model: Model, options?: { maxWaitMs?: number }): NonInteractiveSession
+  /** `/tasks`. */
+  tasks(options?: TasksTextOptions): string
+}
+
+export function createCli(options: CliOptions): Cli {
+  const context: CliContext = {
+    monitors: new MonitorRegistry(options.monitorRegistry),
+    shells: new BackgroundShellRegistry(),
+    targetDir: options.targetDir,
+    workspaceDirs: [options.targetDir, ...(options.extraWorkspaceDirs ?? [])],
+    userSkillsDirs: options.userSkillsDirs ?? [],
+    backgroundOutputDir: join(options.projectTempDir, 'background-shells', options.conversationId),
+  }
+  const maxConcurrent = options.monitorRegistry?.maxConcurrent
+  const monitorTool = new MonitorTool(context, maxConcurrent)
+  const shellTool = new ShellTool(context, options.shell)
+  const taskStopTool = new TaskStopTool(context)
+  return {
+    context,
+    monitorTool,
+    shellTool,
+    taskStopTool,
+    session: (model, sessionOptions = {}) =>
+      new NonInteractiveSession({ context, tools: [monitorTool, shellTool, taskStopTool], model, ...sessionOptions }),
+    tasks: (textOptions) => tasksText(context, textOptions),
+  }
+}
+
+export { MonitorTool, ShellTool, TaskStopTool, NonInteractiveSession, tasksText }
+export type { Model }

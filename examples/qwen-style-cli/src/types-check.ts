@@ -1,0 +1,194 @@
+// Uses every name the package exports, values and types, so that `tsc --noEmit --strict` checks
+// the shipped index.d.ts from a consumer's side (test/package.test.ts checks that no exported name
+// is missing here). `exerciseEveryExport()` also runs each value once, cheaply.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import {
+  __napiBindingTarget,
+  BackgroundShellRegistry,
+  blockedSleepMessage,
+  detectBlockedSleepPattern,
+  detectCommandSubstitution,
+  escapeXml,
+  executeBackground,
+  getDefaultBackgroundShellRegistry,
+  hasNonFinalTopLevelBackgroundOperator,
+  hasTopLevelTrailingBackgroundOperator,
+  isBinary,
+  LineBuffer,
+  MonitorRegistry,
+  normalizeMonitorCommand,
+  readTaskOutputTail,
+  sanitizeFilenameComponent,
+  sanitizeMonitorLine,
+  statusFilePathFor,
+  stripAnsi,
+  stripDisplayControlChars,
+  stripShellWrapper,
+  stripTrailingBackgroundAmp,
+  trimTrailingShellComment,
+  truncateNotificationLabel,
+  validateMonitorParams,
+  type BackgroundShellHandle,
+  type BackgroundShellResult,
+  type BackgroundShellStatus,
+  type ExecuteBackgroundOptions,
+  type LineBufferOptions,
+  type MonitorCancelOptions,
+  type MonitorNotificationMeta,
+  type MonitorRegistration,
+  type MonitorRegistryOptions,
+  type MonitorStartOptions,
+  type MonitorStatus,
+  type MonitorTask,
+  type MonitorToolParams,
+  type MonitorValidationContext,
+  type NormalizedMonitorCommand,
+  type OutputTailError,
+  type OutputTailText,
+  type ShellNotificationMeta,
+  type ShellTask,
+  type ShellTaskRegistration,
+  type ThrottleOptions,
+} from 'taskstream'
+
+const target: 'native' | 'wasm32-wasi' | 'wasm32-wasip1' = __napiBindingTarget
+
+// The string unions are closed: a status the TypeScript core never used does not type-check.
+// @ts-expect-error 'paused' is not a MonitorStatus
+const notAMonitorStatus: MonitorStatus = 'paused'
+// @ts-expect-error 'paused' is not a BackgroundShellStatus
+const notAShellStatus: BackgroundShellStatus = 'paused'
+// Optional fields are optional, required ones required.
+// @ts-expect-error command is required
+const noCommand: MonitorStartOptions = { description: 'x' }
+
+export interface ExportsSummary {
+  target: typeof target
+  guards: Array<string | boolean | null>
+  text: Array<string | boolean>
+  lines: string[]
+  normalized: NormalizedMonitorCommand
+  tail: OutputTailText | OutputTailError | undefined
+  fedNotifications: Array<[string, MonitorNotificationMeta]>
+  nativeEntry: Pick<MonitorTask, 'kind' | 'status' | 'maxEvents'>
+  shellResult: BackgroundShellResult
+  shellNotifications: Array<[string, ShellNotificationMeta]>
+  defaultRegistryIsShared: boolean
+  statusPath: string
+}
+
+export async function exerciseEveryExport(): Promise<ExportsSummary> {
+  void notAMonitorStatus
+  void notAShellStatus
+  void noCommand
+  const dir = mkdtempSync(join(tmpdir(), 'qwen-style-cli-types-'))
+  try {
+    const params: MonitorToolParams = { command: 'tail -f app.log', max_events: 10, idle_timeout_ms: 1000, directory: dir }
+    const ctx: MonitorValidationContext = { workspaceDirs: [dir], userSkillsDirs: [] }
+    const guards: Array<string | boolean | null> = [
+      detectBlockedSleepPattern('sleep 5'),
+      blockedSleepMessage('sleep 1'),
+      stripTrailingBackgroundAmp('npm run dev &'),
+      trimTrailingShellComment('ls # list'),
+      stripShellWrapper("bash -c 'echo hi'"),
+      hasTopLevelTrailingBackgroundOperator('server &'),
+      hasNonFinalTopLevelBackgroundOperator('a & b'),
+      detectCommandSubstitution('echo $(id)'),
+      validateMonitorParams(params, ctx),
+    ]
+    const normalized: NormalizedMonitorCommand = normalizeMonitorCommand("bash -c 'npm run dev &'")
+
+    const text: Array<string | boolean> = [
+      sanitizeMonitorLine('a\u0007b'),
+      escapeXml('<a & b>'),
+      stripDisplayControlChars('x\u202Ey'),
+      stripAnsi('\u001b[31mred\u001b[0m'),
+      truncateNotificationLabel('  many   spaces  '),
+      isBinary(Buffer.from([0x61, 0x00])),
+      sanitizeFilenameComponent('conv/1'),
+    ]
+    const lineOptions: LineBufferOptions = { maxLineCodePoints: 100 }
+    const buffer = new LineBuffer(lineOptions)
+    const lines = [...buffer.push('one\r\ntw'), ...buffer.push('o\n'), ...buffer.flush()]
+
+    // Fed mode, as the TypeScript monitor tool drives it.
+    const throttle: ThrottleOptions = { burst: 5, refillMs: 1000 }
+    const registryOptions: MonitorRegistryOptions = { maxConcurrent: 2, maxRetainedTerminal: 8, throttle }
+    const monitors = new MonitorRegistry(registryOptions)
+    const fedNotifications: Array<[string, MonitorNotificationMeta]> = []
+    monitors.setNotificationCallback((_display: string, model: string, meta: MonitorNotificationMeta) => {
+      fedNotifications.push([model, meta])
+    })
+    const registration: MonitorRegistration = {
+      monitorId: 'mon-fed',
+      command: 'tail -f app.log',
+      description: 'app log',
+      status: 'running',
+      startTime: Date.now(),
+      eventCount: 0,
+      lastEventTime: Date.now(),
+      maxEvents: 10,
+      idleTimeoutMs: 60_000,
+      droppedLines: 0,
+      outputFile: '',
+      abortController: new AbortController(),
+    }
+    const fed: MonitorTask = monitors.register(registration)
+    fed.pid = 4242
+    monitors.emitEvent('mon-fed', 'server started')
+    const cancelOptions: MonitorCancelOptions = { notify: true }
+    monitors.cancel('mon-fed', cancelOptions)
+
+    // Native mode (its notifications are not collected: they arrive asynchronously).
+    monitors.setNotificationCallback(undefined)
+    const startOptions: MonitorStartOptions = { command: 'true', description: 'noop', maxEvents: 3, cwd: dir }
+    const native = monitors.start(startOptions)
+    const nativeEntry = { kind: native.kind, status: native.status, maxEvents: native.maxEvents }
+    monitors.abortAll({ notify: false })
+
+    // Background shells, in a registry of our own and in the default one.
+    const shells = new BackgroundShellRegistry()
+    const shellNotifications: Array<[string, ShellNotificationMeta]> = []
+    shells.setNotificationCallback((_display: string, model: string, meta: ShellNotificationMeta) => {
+      shellNotifications.push([model, meta])
+    })
+    const registered: ShellTaskRegistration = {
+      shellId: 'bg_fed00001',
+      command: 'make',
+      cwd: dir,
+      status: 'running',
+      startTime: Date.now(),
+      outputPath: join(dir, 'shell-bg_fed00001.output'),
+      abortController: new AbortController(),
+    }
+    const task: ShellTask = shells.register(registered)
+    shells.complete(task.id, 0, Date.now())
+    const options: ExecuteBackgroundOptions = { command: 'printf "done\\n"', cwd: dir, outputDir: dir, registry: shells }
+    const handle: BackgroundShellHandle = executeBackground(options)
+    const shellResult: BackgroundShellResult = await handle.done
+    const status: BackgroundShellStatus = shellResult.status
+    void status
+    const tail = readTaskOutputTail(handle.outputPath)
+    const defaultRegistryIsShared = getDefaultBackgroundShellRegistry() === getDefaultBackgroundShellRegistry()
+
+    return {
+      target,
+      guards,
+      text,
+      lines,
+      normalized,
+      tail,
+      fedNotifications,
+      nativeEntry,
+      shellResult,
+      shellNotifications,
+      defaultRegistryIsShared,
+      statusPath: statusFilePathFor(handle.outputPath),
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
