@@ -1,0 +1,218 @@
+// taskstream demo: plays the part of an agent CLI (Qwen Code / Gemini CLI
+// style) whose background-task core is taskstream.
+//
+//   1. the guards the CLI runs before anything starts (monitor parameter
+//      checks, the foreground-sleep guard);
+//   2. three native monitors on real commands from examples/fixtures/:
+//      a noisy coloured log that bursts and then fails, a silent command that
+//      hits its idle timeout, and a dev server that runs until it is stopped;
+//   3. every notification as the CLI would show it, plus what the model gets;
+//   4. the `/tasks` listing, before and after the dev server is stopped.
+//
+// Run: `npm run demo` (builds first) or `node examples/demo.mjs`.
+import http from 'node:http'
+import { delimiter, dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { MonitorRegistry, blockedSleepMessage, validateMonitorParams } from '../index.js'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const t0 = Date.now()
+
+// ---------------------------------------------------------------- helpers
+
+const stamp = () => `+${((Date.now() - t0) / 1000).toFixed(2)}s`.padStart(7)
+const indent = (text, pad) => text.split('\n').map((line) => (line ? pad + line : line)).join('\n')
+const heading = (text) => console.log(`\n== ${text} ==\n`)
+/** Narration: what the "user" or the demo itself does (not CLI output). */
+const say = (text) => console.log(`${stamp()}  -- ${text}`)
+
+/** The CLI's formatDuration(ms, { hideTrailingZeros: true }): 850ms, 1.2s, 3s, 1m 5s, 2h 1s. */
+function formatDuration(ms) {
+  if (ms <= 0) return '0s'
+  if (ms < 1000) return `${Math.round(ms)}ms`
+  const seconds = ms / 1000
+  if (seconds < 60) {
+    const fixed = seconds.toFixed(1)
+    if (Number(fixed) >= 60) return '1m'
+    return `${fixed.endsWith('.0') ? fixed.slice(0, -2) : fixed}s`
+  }
+  const h = Math.floor(seconds / 3600)
+  const m = Math.floor((seconds % 3600) / 60)
+  const s = Math.floor(seconds % 60)
+  return [h && `${h}h`, m && `${m}m`, s && `${s}s`].filter(Boolean).join(' ')
+}
+
+const events = (n) => `${n} event${n === 1 ? '' : 's'}`
+
+/** Status labels of the monitor rows of `/tasks` (CONTRACT.md §2.17). */
+function statusLabel(entry) {
+  const n = entry.eventCount
+  switch (entry.status) {
+    case 'running':
+      return `running (${events(n)})`
+    case 'completed':
+      return entry.error ? `completed (${entry.error}, ${events(n)})` : `completed (exit ${entry.exitCode ?? '?'}, ${events(n)})`
+    case 'failed':
+      return `failed: ${entry.error ?? 'unknown error'} (${events(n)})`
+    case 'cancelled':
+      return `cancelled (${events(n)})`
+  }
+}
+
+/** The non-interactive `/tasks` text (CONTRACT.md §2.17); monitors have no output path. */
+function tasksText(registry) {
+  const entries = [...registry.getAll()].sort((a, b) => a.startTime - b.startTime)
+  if (entries.length === 0) return 'No background tasks.'
+  const now = Date.now()
+  const rows = entries.map((e) => {
+    const runtime = formatDuration((e.endTime ?? now) - e.startTime)
+    const pid = e.pid !== undefined ? ` pid=${e.pid}` : ''
+    return `[${e.monitorId}] ${statusLabel(e)}  ${runtime}${pid}  ${e.description}`
+  })
+  return [`Background tasks (${entries.length} total)`, '', ...rows].join('\n')
+}
+
+function showTasks(registry) {
+  console.log(`${stamp()}  > /tasks\n`)
+  console.log(indent(tasksText(registry), '    '))
+  console.log()
+}
+
+// ---------------------------------------------------------------- 1. guards
+
+console.log('taskstream demo: an agent CLI with three background monitors')
+
+// Commands run with cwd = the package root, so the fixture paths stay short.
+const monitors = {
+  logs: {
+    command: 'bash ./examples/fixtures/noisy-logs.sh',
+    description: 'api service logs',
+    idleTimeoutMs: 10_000,
+  },
+  silent: {
+    command: 'sleep 30',
+    description: 'wait for build output',
+    idleTimeoutMs: 1_500,
+  },
+  dev: {
+    command: 'node ./examples/fixtures/dev-server.mjs',
+    description: 'dev server',
+    idleTimeoutMs: 60_000,
+  },
+}
+
+heading('1. Guards: what the CLI checks before it runs anything')
+const ctx = { workspaceDirs: [root] }
+const guard = (what, subject, result, okText, noText = 'rejected') => {
+  console.log(`  ${what.padEnd(22)} ${subject.padEnd(44)} -> ${result === null ? okText : noText}`)
+  if (result !== null) console.log(indent(result, '        '))
+}
+for (const m of Object.values(monitors)) {
+  const params = { command: m.command, description: m.description, idle_timeout_ms: m.idleTimeoutMs, directory: root }
+  guard('validateMonitorParams', JSON.stringify(m.command), validateMonitorParams(params, ctx), 'ok')
+}
+for (const command of ['npm run dev & tail -f server.log', 'tail -f $(ls -t logs/*.log | head -1)']) {
+  guard('validateMonitorParams', JSON.stringify(command), validateMonitorParams({ command, directory: root }, ctx), 'ok')
+}
+guard('validateMonitorParams', '"tail -f app.log" in directory /etc', validateMonitorParams({ command: 'tail -f app.log', directory: '/etc' }, ctx), 'ok')
+// The shell tool's foreground-sleep guard (a monitor is what it points to).
+guard('blockedSleepMessage', '"sleep 30"', blockedSleepMessage('sleep 30'), 'allowed', 'refused in the foreground')
+const hatch = 'sleep 30 # intentional-sleep: wait for the API rate limit to reset'
+guard('blockedSleepMessage', JSON.stringify(hatch), blockedSleepMessage(hatch), 'allowed (escape hatch)')
+
+// ---------------------------------------------------------------- 2. monitors
+
+heading('2. Monitors: started natively, notifications as the CLI shows them')
+
+const registry = new MonitorRegistry()
+
+// Monitors never keep Node alive (like the TypeScript tool's unref'd timers),
+// and a pending Promise does not either: this ref'd watchdog timer holds the
+// event loop open until the demo is done, and fails the demo if it hangs.
+const watchdog = setTimeout(() => {
+  console.error('demo: timed out waiting for the monitors to settle')
+  registry.abortAll({ notify: false })
+  process.exit(1)
+}, 20_000)
+
+const terminalSeen = new Map() // monitorId -> status
+const terminalWaiters = new Map() // monitorId -> resolve
+const settled = (id) =>
+  new Promise((resolve) => {
+    if (terminalSeen.has(id)) resolve(terminalSeen.get(id))
+    else terminalWaiters.set(id, resolve)
+  })
+let devReady
+const devReadyUrl = new Promise((resolve) => (devReady = resolve))
+let firstEventShown = false
+let devId
+
+registry.setNotificationCallback((displayText, modelText, meta) => {
+  console.log(`${stamp()}  ${displayText}`)
+  const terminal = meta.status !== 'running'
+  if (terminal || !firstEventShown) {
+    firstEventShown = true
+    console.log(indent(modelText, '            '))
+  }
+  if (terminal) {
+    terminalSeen.set(meta.monitorId, meta.status)
+    terminalWaiters.get(meta.monitorId)?.(meta.status)
+  } else if (meta.monitorId === devId) {
+    const url = /ready on (http:\/\/\S+)/.exec(displayText)?.[1]
+    if (url) devReady(url)
+  }
+})
+
+// The CLI finds `node` on PATH; make sure it is the one running this demo.
+const env = { PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` }
+const started = {}
+for (const [key, m] of Object.entries(monitors)) {
+  const entry = registry.start({ command: m.command, description: m.description, idleTimeoutMs: m.idleTimeoutMs, cwd: root, env })
+  started[key] = entry
+  if (key === 'dev') devId = entry.id
+  // The monitor tool's returnDisplay.
+  console.log(`${stamp()}  Monitor started: ${m.description} (${entry.id})`)
+}
+
+// When the dev server says it is ready, send it a request: its request log
+// comes back as a monitor event.
+const devSettled = settled(started.dev.id)
+const url = await Promise.race([devReadyUrl, devSettled.then(() => null)])
+if (url) {
+  const status = await new Promise((resolve) => {
+    http
+      .get(`${url}/health`, { agent: false }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode))
+      })
+      .on('error', (err) => resolve(err.code ?? err.message))
+  })
+  say(`the demo requested ${url}/health -> ${status}`)
+}
+
+// The log producer fails and the silent command idles out on their own.
+await Promise.all([settled(started.logs.id), settled(started.silent.id)])
+console.log()
+showTasks(registry)
+
+// The dev server would run forever: the user stops it (as /tasks or the
+// Background tasks dialog would).
+if (started.dev.status === 'running') {
+  say(`user stops the dev server: registry.cancel('${started.dev.id}')`)
+  registry.cancel(started.dev.id)
+}
+await devSettled
+
+heading('3. Final state')
+showTasks(registry)
+
+const stats = Object.values(started)
+  .map((e) => `${e.description}: ${e.bytesRead} bytes read, ${e.linesSeen} lines seen, ${e.eventCount} delivered, ${e.droppedLines} dropped`)
+  .join('\n')
+console.log(`Native counters (bytesRead, linesSeen are taskstream extras):\n${indent(stats, '  ')}`)
+
+// Shutdown path of a CLI: nothing should be running now, but be sure.
+registry.abortAll({ notify: false })
+clearTimeout(watchdog)
+console.log(`\ndemo finished in ${formatDuration(Date.now() - t0)}`)
