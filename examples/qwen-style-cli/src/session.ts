@@ -3,7 +3,7 @@
 // back to the model as the next message, waits for running monitors before it exits, and at the
 // end calls `abortAll()` (default notify, so cancelled notifications go to the output) and the
 // shell registry's `abortAll()`.
-import type { MonitorNotificationMeta, MonitorTask, ShellNotificationMeta, ShellTask } from 'taskstream'
+import type { MonitorNotificationMeta, MonitorTask, ShellNotificationMeta } from 'taskstream'
 
 import type { CliContext, Tool, ToolCall, ToolResult } from './types.js'
 
@@ -57,7 +57,7 @@ export class NonInteractiveSession {
   /** What the CLI prints for the user: tool displays and notification display texts. */
   readonly output: string[] = []
   readonly sdkMessages: SdkMessage[] = []
-  /** Monitor events dropped because their monitor had stopped (see `monitorIsLive`). */
+  /** Monitor events dropped because their monitor was no longer running. */
   readonly droppedEvents: QueuedNotification[] = []
 
   private readonly ctx: CliContext
@@ -67,9 +67,6 @@ export class NonInteractiveSession {
   private readonly maxTurns: number
   private readonly turnController = new AbortController()
   private queue: QueuedNotification[] = []
-  private readonly terminalSeen = new Set<string>()
-  /** Tasks started during this session whose terminal notification has not arrived yet. */
-  private readonly awaitingTerminal = new Map<string, 'monitor' | 'shell'>()
   private wake: (() => void) | null = null
   private turns = 0
 
@@ -88,7 +85,6 @@ export class NonInteractiveSession {
       this.onMonitorNotification(displayText, modelText, meta),
     )
     monitors.setRegisterCallback((entry: MonitorTask) => {
-      this.awaitingTerminal.set(entry.monitorId, 'monitor')
       this.sdkMessages.push({
         type: 'system',
         subtype: 'task_started',
@@ -97,11 +93,7 @@ export class NonInteractiveSession {
         ...(entry.toolUseId !== undefined ? { tool_use_id: entry.toolUseId } : {}),
       })
     })
-    shells.setRegisterCallback((entry: ShellTask) => {
-      this.awaitingTerminal.set(entry.shellId, 'shell')
-    })
     shells.setNotificationCallback((displayText: string, modelText: string, meta: ShellNotificationMeta) => {
-      this.awaitingTerminal.delete(meta.shellId)
       this.enqueue({ kind: 'shell', taskId: meta.shellId, status: meta.status, displayText, modelText })
     })
     try {
@@ -155,30 +147,14 @@ export class NonInteractiveSession {
     return { callId: call.callId, name: call.name, result }
   }
 
+  /** Qwen's non-interactive loop: an event of a monitor that is no longer running is dropped. */
   private onMonitorNotification(displayText: string, modelText: string, meta: MonitorNotificationMeta): void {
     const item: QueuedNotification = { kind: 'monitor', taskId: meta.monitorId, status: meta.status, displayText, modelText }
-    if (meta.status === 'running' && !this.monitorIsLive(meta.monitorId)) {
+    if (meta.status === 'running' && this.ctx.monitors.get(meta.monitorId)?.status !== 'running') {
       this.droppedEvents.push(item)
       return
     }
-    if (meta.status !== 'running') {
-      this.terminalSeen.add(meta.monitorId)
-      this.awaitingTerminal.delete(meta.monitorId)
-    }
     this.enqueue(item)
-  }
-
-  /**
-   * Whether an event of this monitor still matters. Qwen's loop asks `get(id)?.status` for
-   * 'running'. A native monitor's entry is live, though: its status can already be `completed` or
-   * `failed` while the events that led there are still on their way to this thread (they always
-   * arrive before the terminal notification). So an event is dropped when its monitor is gone,
-   * was cancelled (stopped by the model or the user), or already delivered its terminal
-   * notification; events of a monitor that ended by itself are kept.
-   */
-  private monitorIsLive(monitorId: string): boolean {
-    const entry = this.ctx.monitors.get(monitorId)
-    return entry !== undefined && entry.status !== 'cancelled' && !this.terminalSeen.has(monitorId)
   }
 
   private enqueue(item: QueuedNotification): void {
@@ -201,20 +177,9 @@ export class NonInteractiveSession {
     })
   }
 
-  /**
-   * Whether a monitor or shell may still notify. Running entries may; so may a native monitor
-   * that has already settled (its entry is live) but whose terminal notification is still on its
-   * way to this thread: Qwen's `getRunning().length > 0` alone would end the session before it.
-   * A monitor that was removed or cancelled has nothing left to say (`cancel()` notifies inside
-   * the call, a silent cancel never does).
-   */
+  /** Whether a monitor or shell may still notify (Qwen: `getRunning().length > 0`). */
   private hasRunningTasks(): boolean {
-    const { monitors, shells } = this.ctx
-    for (const [id, kind] of this.awaitingTerminal) {
-      const entry = kind === 'monitor' ? monitors.get(id) : shells.get(id)
-      if (entry === undefined || (kind === 'monitor' && entry.status === 'cancelled')) this.awaitingTerminal.delete(id)
-    }
-    return this.awaitingTerminal.size > 0 || monitors.getRunning().length > 0 || shells.hasRunningEntries()
+    return this.ctx.monitors.getRunning().length > 0 || this.ctx.shells.hasRunningEntries()
   }
 
   /** Resolves true on the next notification, false at the deadline. Its timer keeps Node alive
