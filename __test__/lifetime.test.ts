@@ -3,7 +3,7 @@
 // and ends in each of five ways; afterwards none of their pids is alive.
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 
 import { isAlive, waitFor } from './support/process'
 
@@ -15,8 +15,15 @@ interface HostRun {
   kill: (signal: NodeJS.Signals) => void
 }
 
+// A host left over by a failed test must not outlive the run.
+const hosts: ReturnType<typeof spawn>[] = []
+afterEach(() => {
+  for (const child of hosts.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+})
+
 function runHost(mode: string, kind: 'monitor' | 'shell'): Promise<HostRun> {
   const child = spawn(process.execPath, [host, mode, kind], { stdio: ['ignore', 'pipe', 'pipe'] })
+  hosts.push(child)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   )
@@ -84,6 +91,7 @@ describe.each(['monitor', 'shell'] as const)('%s children die with the host', (k
 
 it('a running background shell keeps Node alive until it is done', async () => {
   const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'keeps-alive.js')], { stdio: ['ignore', 'pipe', 'inherit'] })
+  hosts.push(child)
   let out = ''
   child.stdout.on('data', (d) => (out += d))
   const code = await new Promise((resolve) => child.on('exit', resolve))

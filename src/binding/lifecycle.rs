@@ -5,7 +5,7 @@
 //! `process.exit()` and an uncaught exception with a synchronous SIGKILL of
 //! every tracked process tree.
 //! Deaths that run no JavaScript are covered by `core::process` (the watchdog
-//! and `PR_SET_PDEATHSIG`).
+//! and, for children started through the fork fallback, `PR_SET_PDEATHSIG`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -48,7 +48,7 @@ pub trait NativeTask: Send + Sync {
   /// Marks the task aborted and flushes (or discards) its pending partial lines
   /// through the hub; later reads are discarded. Idempotent.
   fn stop_reading(&self, hub: &MonitorHub, kind: AbortKind);
-  /// SIGTERM to the process tree now, SIGKILL 200 ms later.
+  /// SIGTERM to the process tree (from a Rust thread, within milliseconds), SIGKILL 200 ms later.
   fn kill(&self);
   /// [`Self::stop_reading`], then [`Self::kill`].
   fn abort(&self, hub: &MonitorHub, kind: AbortKind) {

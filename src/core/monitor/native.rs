@@ -160,7 +160,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     hub.wake_js();
   }
 
-  fn supervise(&self, hub: &MonitorHub, mut child: std::process::Child) {
+  fn supervise(&self, hub: &MonitorHub, mut child: process::Child) {
     let status = match child.wait() {
       Ok(status) => ExitStatusInfo::from(status),
       Err(e) => {
@@ -194,9 +194,9 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     let wall = self.clock.wall_ms();
     hub.apply(|r| r.settle_from_exit(&self.id, &exit, aborted, wall));
     hub.wake_js();
-    if process::tree_alive(&self.group) {
-      process::terminate(&self.group);
-    }
+    // Off this thread, batched with other settles: a dead tree is forgotten
+    // (the tracked set stays small), a live one is killed.
+    process::terminate_leftovers(&self.group);
     self.stop_readers.store(true, Ordering::Release);
   }
 

@@ -34,11 +34,11 @@ pub use exit::{signal_name, ExitStatusInfo};
 pub use group::ProcessGroup;
 pub use priority::lower_current_thread_priority;
 pub use shell::{resolve_program, shell_config, shell_config_for, ShellConfig, ShellKind};
-pub use spawn::{spawn, SpawnRequest, SpawnedProcess};
+pub use spawn::{spawn, Child, SpawnRequest, SpawnedProcess};
 pub use tag::{is_valid_task_tag, new_task_tag, TASK_TAG_VAR};
 
 #[cfg(unix)]
-pub use kill::{kill_now, signal_tree, terminate, tree_alive, SIGKILL_GRACE};
+pub use kill::{kill_now, signal_tree, terminate, terminate_leftovers, tree_alive, SIGKILL_GRACE};
 #[cfg(unix)]
 pub use nix::sys::signal::Signal;
 #[cfg(unix)]

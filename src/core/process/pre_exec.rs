@@ -1,6 +1,8 @@
-//! Steps that run in the forked child between `fork` and `exec`. Everything
-//! here must be async-signal-safe: plain system calls on stack values, no
-//! allocation, no locks (another thread may have held one at fork time).
+//! Steps that run in the forked child between `fork` and `exec` (the
+//! watchdog, and task children where `posix_spawn` cannot be used; see
+//! spawn.rs). Everything here must be async-signal-safe: plain system calls
+//! on stack values, no allocation, no locks (another thread may have held one
+//! at fork time).
 
 use std::io;
 
@@ -20,9 +22,30 @@ pub(super) fn reset_signals() {
     Signal::iterator().filter(|s| !matches!(s, Signal::SIGKILL | Signal::SIGSTOP)),
     SigHandler::SigDfl,
   );
+  reset_realtime_signals();
   // Best effort: the mask only delays signals, it never stops a SIGKILL.
   let _ = SigSet::empty().thread_set_mask();
 }
+
+/// The real-time signals, which [`Signal`] does not cover. libc keeps the
+/// first two or three for itself and refuses them; the `posix_spawn` path
+/// resets those too.
+#[cfg(target_os = "linux")]
+fn reset_realtime_signals() {
+  // SAFETY: a zeroed sigaction is a valid SIG_DFL action with an empty mask;
+  // SIGRTMIN/SIGRTMAX only read a libc variable and sigaction is
+  // async-signal-safe.
+  unsafe {
+    let mut action: libc::sigaction = std::mem::zeroed();
+    action.sa_sigaction = libc::SIG_DFL;
+    for signal in libc::SIGRTMIN()..=libc::SIGRTMAX() {
+      libc::sigaction(signal, &action, std::ptr::null_mut());
+    }
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn reset_realtime_signals() {}
 
 /// `SIG_IGN` for `signals`; an ignored disposition survives `exec`, and a
 /// non-interactive bash cannot trap or reset a signal ignored at entry.
@@ -60,10 +83,11 @@ pub(super) fn close_inherited_fds_on_exec() {
 #[cfg(not(target_os = "linux"))]
 pub(super) fn close_inherited_fds_on_exec() {}
 
-/// `PR_SET_PDEATHSIG(SIGKILL)` (CONTRACT.md §4 item 6, backstop): the kernel
-/// kills the child when the thread that forked it exits, so only the
-/// dedicated spawner thread may fork. If `parent` already died before the
-/// call, `getppid()` differs and the child gives up instead of running orphaned.
+/// `PR_SET_PDEATHSIG(SIGKILL)` (CONTRACT.md §4 item 6, backstop of the fork
+/// path): the kernel kills the child when the thread that forked it exits, so
+/// only the dedicated spawner thread may fork task children. If `parent`
+/// already died before the call, `getppid()` differs and the child gives up
+/// instead of running orphaned.
 #[cfg(target_os = "linux")]
 pub(super) fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
   // SAFETY: prctl with integer arguments only changes this process's

@@ -4,7 +4,8 @@
 //! `None`, `false` or nothing, and callers fall back to the process group.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::fs;
+use std::fs::{self, File};
+use std::io::{ErrorKind, Read};
 
 use once_cell::sync::Lazy;
 
@@ -31,9 +32,19 @@ pub fn available() -> bool {
   *AVAILABLE
 }
 
+/// Longest `/proc/<pid>/stat` line: a 64-byte name and 52 numbers of at most
+/// 20 digits each come to about 1.2 KB.
+const STAT_BUF: usize = 2048;
+
 /// `/proc/<pid>/stat`, or `None` if the process does not exist.
+///
+/// A scan reads this file for every process, so it is read with one `read`
+/// into a stack buffer: no `fstat` for a size hint (procfs reports 0) and
+/// no growing probe reads, as `fs::read` would do.
 pub fn stat(pid: u32) -> Option<ProcStat> {
-  parse_stat(pid, &fs::read(format!("/proc/{pid}/stat")).ok()?)
+  let mut buf = [0u8; STAT_BUF];
+  let len = read_line_file(&format!("/proc/{pid}/stat"), &mut buf)?;
+  parse_stat(pid, &buf[..len])
 }
 
 /// Parses a stat line. The command name (field 2) may hold spaces and
@@ -73,13 +84,61 @@ pub fn is_running(pid: u32, start_time: u64) -> bool {
   stat(pid).is_some_and(|s| s.start_time == start_time && !s.zombie)
 }
 
+/// Reads a one-line file into `buf`: stops at the closing newline (procfs
+/// produces the whole line in one read), at EOF, or when `buf` is full.
+fn read_line_file(path: &str, buf: &mut [u8]) -> Option<usize> {
+  let mut file = File::open(path).ok()?;
+  let mut len = 0;
+  while len < buf.len() {
+    match file.read(&mut buf[len..]) {
+      Ok(0) => break,
+      Ok(n) => {
+        len += n;
+        if buf[len - 1] == b'\n' {
+          break;
+        }
+      }
+      Err(e) if e.kind() == ErrorKind::Interrupted => {}
+      Err(_) => return None,
+    }
+  }
+  Some(len)
+}
+
+/// Reads a whole procfs file into `buf` (grown as needed, never shrunk) and
+/// returns its length, without the size probe and small first reads of
+/// `fs::read`; `None` if it cannot be opened or read.
+fn read_file_into(path: &str, buf: &mut Vec<u8>) -> Option<usize> {
+  let mut file = File::open(path).ok()?;
+  if buf.len() < 4096 {
+    buf.resize(4096, 0);
+  }
+  let mut len = 0;
+  loop {
+    if len == buf.len() {
+      buf.resize(buf.len() * 2, 0);
+    }
+    match file.read(&mut buf[len..]) {
+      Ok(0) => return Some(len),
+      Ok(n) => len += n,
+      Err(e) if e.kind() == ErrorKind::Interrupted => {}
+      Err(_) => return None,
+    }
+  }
+}
+
 /// The values of every `TASKSTREAM_TASK_ID=` entry of `/proc/<pid>/environ`
 /// (the environment the process was started with). Empty if unreadable.
 pub fn env_tags(pid: u32) -> Vec<String> {
-  let Ok(environ) = fs::read(format!("/proc/{pid}/environ")) else {
+  env_tags_with(pid, &mut Vec::new())
+}
+
+/// [`env_tags`] reading through `buf`, which a scan reuses for every process.
+pub(super) fn env_tags_with(pid: u32, buf: &mut Vec<u8>) -> Vec<String> {
+  let Some(len) = read_file_into(&format!("/proc/{pid}/environ"), buf) else {
     return Vec::new();
   };
-  environ
+  buf[..len]
     .split(|&b| b == 0)
     .filter_map(|entry| {
       entry

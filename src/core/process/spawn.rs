@@ -1,13 +1,26 @@
 //! Starting a task's child (CONTRACT.md §2.10 steps 3–4, §2.15 item 6, §4
-//! items 6 and 21): `setsid`, stdin from the null device, stdout and stderr as
-//! pipes, the full environment given by the caller, and tracking before the
-//! caller ever sees the child.
+//! items 6 and 21): `setsid`, default signal dispositions and an empty mask,
+//! stdin from the null device, stdout and stderr as pipes, no other inherited
+//! descriptor, the full environment given by the caller, and tracking before
+//! the caller ever sees the child.
+//!
+//! On Linux with glibc ≥ 2.34 the child is started with `posix_spawn`
+//! (`POSIX_SPAWN_SETSID`, `SETSIGDEF`, `SETSIGMASK`, `addchdir_np`,
+//! `addclosefrom_np`), directly on the calling thread: glibc starts it with
+//! `clone(CLONE_VM | CLONE_VFORK)`, so Node's page tables are neither copied
+//! nor write-protected, which a `fork` of a large Node process costs on every
+//! spawn (more than a millisecond, much of it on the JavaScript thread).
+//! Elsewhere, or when those functions are missing at run time (the binary is
+//! linked against an older glibc), a dedicated spawner thread forks and runs
+//! the same steps in `pre_exec`, plus `PR_SET_PDEATHSIG` as a backstop. The
+//! orphan guarantees do not rest on that backstop: the exit hook and the
+//! watchdog kill every tracked group, leader included.
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
-use std::process::Child;
+use std::process::ExitStatus;
 
 use super::group::ProcessGroup;
 
@@ -26,8 +39,8 @@ pub struct SpawnRequest {
 }
 
 /// A running child. Its group is already tracked (and known to the watchdog),
-/// so it is killed at host exit even if the caller loses it. `child` has no
-/// stdio handles left: read `stdout` and `stderr`, then `child.wait()`.
+/// so it is killed at host exit even if the caller loses it. Read `stdout`
+/// and `stderr`, then `child.wait()`.
 #[derive(Debug)]
 pub struct SpawnedProcess {
   pub pid: u32,
@@ -37,17 +50,70 @@ pub struct SpawnedProcess {
   pub child: Child,
 }
 
-/// Starts `request` on the dedicated spawner thread. A failure (missing
-/// program or `cwd`, …) is the OS error, whose `Display` is the text used in
-/// the `failed` notification; nothing is tracked then. An invalid tag is an
-/// `InvalidInput` error.
+/// The unreaped leader. Dropping it neither kills nor reaps the process.
+#[derive(Debug)]
+pub struct Child {
+  pid: u32,
+  /// Set once reaped, so a second `wait` repeats the status.
+  status: Option<ExitStatus>,
+}
+
+impl Child {
+  pub fn id(&self) -> u32 {
+    self.pid
+  }
+
+  /// Waits for the leader to exit and reaps it (`waitpid` on its pid only,
+  /// never `-1`, so Node's own children are left to libuv).
+  pub fn wait(&mut self) -> io::Result<ExitStatus> {
+    if let Some(status) = self.status {
+      return Ok(status);
+    }
+    let status = unix::waitpid(self.pid, false)?
+      .ok_or_else(|| io::Error::other("waitpid returned without a status"))?;
+    self.status = Some(status);
+    Ok(status)
+  }
+
+  /// The exit status if the leader has exited (then it is reaped), else `None`.
+  pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+    if let Some(status) = self.status {
+      return Ok(Some(status));
+    }
+    self.status = unix::waitpid(self.pid, true)?;
+    Ok(self.status)
+  }
+}
+
+/// Starts `request`. A failure (missing program or `cwd`, …) is the OS error,
+/// whose `Display` is the text used in the `failed` notification; nothing is
+/// tracked then. An invalid tag is an `InvalidInput` error.
 #[cfg(unix)]
 pub fn spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
   if !super::tag::is_valid_task_tag(&request.task_tag) {
     let message = format!("invalid task tag {:?}", request.task_tag);
     return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
   }
+  // A bare program name is searched on the child's `PATH` by the fork path
+  // (std's `Command`), which `posix_spawn` would not do.
+  #[cfg(all(target_os = "linux", target_env = "gnu"))]
+  if posix::available() && request.program.components().count() > 1 {
+    return unix::spawn_with_posix_spawn(request);
+  }
   unix::spawn_on_spawner_thread(request)
+}
+
+/// The fork path (spawner thread, `pre_exec`), whichever path [`spawn`]
+/// takes on this machine, so tests cover both.
+#[cfg(all(test, unix))]
+pub(super) fn spawn_forked(request: SpawnRequest) -> io::Result<SpawnedProcess> {
+  unix::spawn_on_spawner_thread(request)
+}
+
+/// Whether [`spawn`] uses `posix_spawn` here (for a program given by path).
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
+pub(super) fn uses_posix_spawn() -> bool {
+  posix::available()
 }
 
 /// Process spawning on this platform (Job Objects) is not implemented yet.
@@ -59,30 +125,84 @@ pub fn spawn(_request: SpawnRequest) -> io::Result<SpawnedProcess> {
   ))
 }
 
+#[cfg(not(unix))]
+mod unix {
+  use std::io;
+  use std::process::ExitStatus;
+
+  pub(super) fn waitpid(_pid: u32, _no_hang: bool) -> io::Result<Option<ExitStatus>> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+  }
+}
+
 #[cfg(unix)]
 mod unix {
   use std::fs::File;
   use std::io;
   use std::os::fd::OwnedFd;
-  use std::os::unix::process::CommandExt;
+  use std::os::unix::process::{CommandExt, ExitStatusExt};
   use std::panic::{catch_unwind, AssertUnwindSafe};
-  use std::process::{Command, Stdio};
+  use std::process::{Command, ExitStatus, Stdio};
   use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
   use once_cell::sync::Lazy;
 
-  use super::{SpawnRequest, SpawnedProcess};
+  use super::{Child, SpawnRequest, SpawnedProcess};
   use crate::core::process::group::ProcessGroup;
   use crate::core::process::{pre_exec, procfs, tracker};
+
+  /// `waitpid(pid)`, retried on `EINTR`; `None` when `no_hang` and it still runs.
+  pub(super) fn waitpid(pid: u32, no_hang: bool) -> io::Result<Option<ExitStatus>> {
+    let flags = if no_hang { libc::WNOHANG } else { 0 };
+    let mut status = 0;
+    loop {
+      // SAFETY: `status` is a valid out-pointer for the duration of the call.
+      match unsafe { libc::waitpid(pid as libc::pid_t, &mut status, flags) } {
+        -1 => {
+          let error = io::Error::last_os_error();
+          if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+          }
+        }
+        0 => return Ok(None),
+        _ => return Ok(Some(ExitStatus::from_raw(status))),
+      }
+    }
+  }
+
+  /// Tracks the new leader and wraps it up for the caller.
+  fn tracked(pid: u32, task_tag: String, stdout: File, stderr: File) -> SpawnedProcess {
+    let group = ProcessGroup {
+      pgid: pid,
+      // The leader is our unreaped child: its stat exists even if it exited.
+      leader_start_time: procfs::start_time(pid),
+      task_tag,
+    };
+    tracker::register(group.clone());
+    SpawnedProcess {
+      pid,
+      group,
+      stdout,
+      stderr,
+      child: Child { pid, status: None },
+    }
+  }
+
+  #[cfg(all(target_os = "linux", target_env = "gnu"))]
+  pub(super) fn spawn_with_posix_spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
+    tracker::prepare();
+    let (pid, stdout, stderr) = super::posix::spawn(&request)?;
+    Ok(tracked(pid, request.task_tag, stdout, stderr))
+  }
 
   struct Job {
     request: SpawnRequest,
     reply: SyncSender<io::Result<SpawnedProcess>>,
   }
 
-  /// The one thread that forks every child. It lives as long as the process,
-  /// so `PR_SET_PDEATHSIG`, which fires when the forking *thread* exits, fires
-  /// only when the whole host dies (NAPI.md §2.11).
+  /// The one thread that forks every child on the fallback path. It lives as
+  /// long as the process, so `PR_SET_PDEATHSIG`, which fires when the forking
+  /// *thread* exits, fires only when the whole host dies (NAPI.md §2.11).
   static SPAWNER: Lazy<Result<Sender<Job>, String>> = Lazy::new(|| {
     let (sender, jobs) = mpsc::channel();
     std::thread::Builder::new()
@@ -106,32 +226,19 @@ mod unix {
   /// kernel would SIGKILL every child it ever forked.
   fn serve(jobs: Receiver<Job>) {
     for Job { request, reply } in jobs {
-      let result = catch_unwind(AssertUnwindSafe(|| spawn_here(request)))
+      let result = catch_unwind(AssertUnwindSafe(|| spawn_forked(request)))
         .unwrap_or_else(|_| Err(io::Error::other("spawning panicked")));
       let _ = reply.send(result);
     }
   }
 
-  fn spawn_here(request: SpawnRequest) -> io::Result<SpawnedProcess> {
+  fn spawn_forked(request: SpawnRequest) -> io::Result<SpawnedProcess> {
     tracker::prepare();
     let mut child = command(&request).spawn()?;
-    let pid = child.id();
-    let group = ProcessGroup {
-      pgid: pid,
-      // The leader is our unreaped child: its stat exists even if it exited.
-      leader_start_time: procfs::start_time(pid),
-      task_tag: request.task_tag,
-    };
-    tracker::register(group.clone());
     let stdout = pipe_file(child.stdout.take().map(OwnedFd::from));
     let stderr = pipe_file(child.stderr.take().map(OwnedFd::from));
-    Ok(SpawnedProcess {
-      pid,
-      group,
-      stdout,
-      stderr,
-      child,
-    })
+    // std's handle holds nothing else (no pidfd): our `Child` reaps by pid.
+    Ok(tracked(child.id(), request.task_tag, stdout, stderr))
   }
 
   fn pipe_file(fd: Option<OwnedFd>) -> File {
@@ -163,5 +270,275 @@ mod unix {
     pre_exec::reset_signals();
     pre_exec::close_inherited_fds_on_exec();
     pre_exec::die_with_parent(parent)
+  }
+}
+
+/// `posix_spawn` with the steps of the fork path, for glibc ≥ 2.34.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod posix {
+  use std::ffi::{CString, OsStr};
+  use std::fs::File;
+  use std::io;
+  use std::mem::MaybeUninit;
+  use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+  use std::os::unix::ffi::OsStrExt;
+
+  use once_cell::sync::Lazy;
+
+  use super::SpawnRequest;
+
+  type FileActions = libc::posix_spawn_file_actions_t;
+  type AddChdir = unsafe extern "C" fn(*mut FileActions, *const libc::c_char) -> libc::c_int;
+  type AddClosefrom = unsafe extern "C" fn(*mut FileActions, libc::c_int) -> libc::c_int;
+
+  /// The two GNU extensions, looked up at run time: the prebuilt binary is
+  /// linked against an old glibc (napi-rs cross toolchain), where they do not
+  /// exist. `addclosefrom_np` (2.34) also vouches for `POSIX_SPAWN_SETSID`
+  /// (2.26) and for exec errors being reported to the parent (2.24).
+  struct Extensions {
+    add_chdir: AddChdir,
+    add_closefrom: AddClosefrom,
+  }
+
+  static EXTENSIONS: Lazy<Option<Extensions>> = Lazy::new(|| {
+    // SAFETY: dlsym with RTLD_DEFAULT and NUL-terminated names; a non-null
+    // result is the glibc function of that name, whose signature is declared
+    // above exactly as in <spawn.h>.
+    unsafe {
+      let chdir = libc::dlsym(
+        libc::RTLD_DEFAULT,
+        c"posix_spawn_file_actions_addchdir_np".as_ptr(),
+      );
+      let closefrom = libc::dlsym(
+        libc::RTLD_DEFAULT,
+        c"posix_spawn_file_actions_addclosefrom_np".as_ptr(),
+      );
+      if chdir.is_null() || closefrom.is_null() {
+        return None;
+      }
+      Some(Extensions {
+        add_chdir: std::mem::transmute::<*mut libc::c_void, AddChdir>(chdir),
+        add_closefrom: std::mem::transmute::<*mut libc::c_void, AddClosefrom>(closefrom),
+      })
+    }
+  });
+
+  pub(super) fn available() -> bool {
+    EXTENSIONS.is_some()
+  }
+
+  /// A nonzero return of a `posix_spawn*` function is the error number.
+  fn check(code: libc::c_int) -> io::Result<()> {
+    match code {
+      0 => Ok(()),
+      errno => Err(io::Error::from_raw_os_error(errno)),
+    }
+  }
+
+  fn c_string(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| {
+      io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "nul byte found in a program path, argument, directory or environment entry",
+      )
+    })
+  }
+
+  /// A `pipe2(O_CLOEXEC)` as (read end, write end). The write end, which the
+  /// child gets as stdout or stderr, is moved above 2: `dup2` onto 1 or 2
+  /// must never overwrite the other pipe's write end.
+  fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+      return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and ours alone.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    if write.as_raw_fd() > 2 {
+      return Ok((read, write));
+    }
+    // SAFETY: F_DUPFD_CLOEXEC duplicates an open descriptor of ours.
+    let moved = unsafe { libc::fcntl(write.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if moved == -1 {
+      return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fcntl returned a new open descriptor that nothing else owns.
+    Ok((read, unsafe { OwnedFd::from_raw_fd(moved) }))
+  }
+
+  /// Initialised file actions, destroyed on drop.
+  struct Actions(Box<MaybeUninit<FileActions>>);
+
+  impl Actions {
+    fn new() -> io::Result<Actions> {
+      let mut actions = Box::new(MaybeUninit::<FileActions>::uninit());
+      // SAFETY: init writes a valid object into the allocation.
+      check(unsafe { libc::posix_spawn_file_actions_init(actions.as_mut_ptr()) })?;
+      Ok(Actions(actions))
+    }
+    fn as_mut_ptr(&mut self) -> *mut FileActions {
+      self.0.as_mut_ptr()
+    }
+  }
+
+  impl Drop for Actions {
+    fn drop(&mut self) {
+      // SAFETY: initialised in `new`, destroyed once.
+      unsafe { libc::posix_spawn_file_actions_destroy(self.0.as_mut_ptr()) };
+    }
+  }
+
+  /// Initialised spawn attributes, destroyed on drop.
+  struct Attributes(Box<MaybeUninit<libc::posix_spawnattr_t>>);
+
+  impl Attributes {
+    fn new() -> io::Result<Attributes> {
+      let mut attributes = Box::new(MaybeUninit::<libc::posix_spawnattr_t>::uninit());
+      // SAFETY: init writes a valid object into the allocation.
+      check(unsafe { libc::posix_spawnattr_init(attributes.as_mut_ptr()) })?;
+      Ok(Attributes(attributes))
+    }
+    fn as_mut_ptr(&mut self) -> *mut libc::posix_spawnattr_t {
+      self.0.as_mut_ptr()
+    }
+  }
+
+  impl Drop for Attributes {
+    fn drop(&mut self) {
+      // SAFETY: initialised in `new`, destroyed once.
+      unsafe { libc::posix_spawnattr_destroy(self.0.as_mut_ptr()) };
+    }
+  }
+
+  /// Own session (and so own group, no controlling terminal), every signal
+  /// at its default action (Node ignores SIGPIPE, and an ignored disposition
+  /// survives exec), an empty signal mask.
+  fn attributes() -> io::Result<Attributes> {
+    let mut attributes = Attributes::new()?;
+    let mut all = MaybeUninit::<libc::sigset_t>::uninit();
+    let mut none = MaybeUninit::<libc::sigset_t>::uninit();
+    let flags = libc::POSIX_SPAWN_SETSID
+      | (libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK) as libc::c_short;
+    // SAFETY: the sets are initialised by sigfillset/sigemptyset before use;
+    // every pointer is valid for the duration of its call.
+    unsafe {
+      libc::sigfillset(all.as_mut_ptr());
+      libc::sigdelset(all.as_mut_ptr(), libc::SIGKILL);
+      libc::sigdelset(all.as_mut_ptr(), libc::SIGSTOP);
+      add_internal_signals(&mut *all.as_mut_ptr());
+      libc::sigemptyset(none.as_mut_ptr());
+      check(libc::posix_spawnattr_setsigdefault(
+        attributes.as_mut_ptr(),
+        all.as_ptr(),
+      ))?;
+      check(libc::posix_spawnattr_setsigmask(
+        attributes.as_mut_ptr(),
+        none.as_ptr(),
+      ))?;
+      check(libc::posix_spawnattr_setflags(
+        attributes.as_mut_ptr(),
+        flags,
+      ))?;
+    }
+    Ok(attributes)
+  }
+
+  /// Adds glibc's internal signals (32 and 33: thread cancellation, setxid)
+  /// to `set`. `sigfillset` leaves them out and `sigaddset` refuses them, so
+  /// without this the child would set them to SIG_IGN, which survives exec;
+  /// a forked child's exec resets them to SIG_DFL like every handled signal.
+  /// glibc's child reads the set's bits directly, so they are set directly.
+  fn add_internal_signals(set: &mut libc::sigset_t) {
+    const WORD_BITS: usize = libc::c_ulong::BITS as usize;
+    let words = std::mem::size_of::<libc::sigset_t>() / std::mem::size_of::<libc::c_ulong>();
+    // SAFETY: glibc's sigset_t is an array of `words` unsigned longs, bit
+    // `n - 1` standing for signal `n`; the slice covers exactly `*set`.
+    let bits = unsafe {
+      std::slice::from_raw_parts_mut(set as *mut libc::sigset_t as *mut libc::c_ulong, words)
+    };
+    for signal in 32..libc::SIGRTMIN() {
+      let bit = (signal - 1) as usize;
+      bits[bit / WORD_BITS] |= 1 << (bit % WORD_BITS);
+    }
+  }
+
+  /// Starts `request` and returns its pid and the read ends of its stdout
+  /// and stderr pipes. An error of the child's setup (a missing `cwd`) or of
+  /// its exec (a missing program) is returned as the OS error.
+  pub(super) fn spawn(request: &SpawnRequest) -> io::Result<(u32, File, File)> {
+    let extensions = EXTENSIONS.as_ref().ok_or(io::ErrorKind::Unsupported)?;
+    let program = c_string(request.program.as_os_str().as_bytes())?;
+    let cwd = c_string(request.cwd.as_os_str().as_bytes())?;
+    let mut argv = vec![program.clone()];
+    for arg in &request.args {
+      argv.push(c_string(arg.as_bytes())?);
+    }
+    let mut envp = Vec::with_capacity(request.env.len());
+    for (name, value) in &request.env {
+      let mut entry = Vec::with_capacity(name.len() + value.len() + 1);
+      entry.extend_from_slice(name.as_bytes());
+      entry.push(b'=');
+      entry.extend_from_slice(OsStr::as_bytes(value));
+      envp.push(c_string(&entry)?);
+    }
+    let argv_ptrs = null_terminated(&argv);
+    let envp_ptrs = null_terminated(&envp);
+
+    let (stdout_read, stdout_write) = pipe()?;
+    let (stderr_read, stderr_write) = pipe()?;
+    let mut actions = Actions::new()?;
+    // SAFETY: `actions` is initialised; the paths are NUL-terminated and
+    // outlive the posix_spawn call below; the descriptors are open.
+    unsafe {
+      check(libc::posix_spawn_file_actions_addopen(
+        actions.as_mut_ptr(),
+        0,
+        c"/dev/null".as_ptr(),
+        libc::O_RDONLY,
+        0,
+      ))?;
+      check(libc::posix_spawn_file_actions_adddup2(
+        actions.as_mut_ptr(),
+        stdout_write.as_raw_fd(),
+        1,
+      ))?;
+      check(libc::posix_spawn_file_actions_adddup2(
+        actions.as_mut_ptr(),
+        stderr_write.as_raw_fd(),
+        2,
+      ))?;
+      check((extensions.add_chdir)(actions.as_mut_ptr(), cwd.as_ptr()))?;
+      // No descriptor but stdio reaches the program (in particular no write
+      // end of the watchdog's pipe, whose EOF must mean the host is gone).
+      check((extensions.add_closefrom)(actions.as_mut_ptr(), 3))?;
+    }
+    let mut attributes = attributes()?;
+    let mut pid: libc::pid_t = 0;
+    // SAFETY: every pointer is valid for the call: `program`, the argv and
+    // envp arrays (NUL-terminated strings, null-terminated arrays), the
+    // initialised file actions and attributes.
+    check(unsafe {
+      libc::posix_spawn(
+        &mut pid,
+        program.as_ptr(),
+        actions.as_mut_ptr(),
+        attributes.as_mut_ptr(),
+        argv_ptrs.as_ptr(),
+        envp_ptrs.as_ptr(),
+      )
+    })?;
+    // Only the child keeps the write ends: EOF on the read ends then means
+    // every process holding them is done with them.
+    drop((stdout_write, stderr_write));
+    Ok((pid as u32, File::from(stdout_read), File::from(stderr_read)))
+  }
+
+  fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
+    strings
+      .iter()
+      .map(|s| s.as_ptr() as *mut libc::c_char)
+      .chain(std::iter::once(std::ptr::null_mut()))
+      .collect()
   }
 }

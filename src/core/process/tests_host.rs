@@ -102,8 +102,9 @@ fn sweep(pids: &[(u32, u64)]) {
 }
 
 /// CONTRACT.md §4 item 6: a SIGKILLed host runs no code, yet its children die
-/// (the leader by PR_SET_PDEATHSIG, the group member and the `setsid`
-/// grandchild through the watchdog).
+/// through the watchdog: the leader and the group member by their group, the
+/// `setsid` grandchild by its tag. (`posix_spawn` sets no `PR_SET_PDEATHSIG`:
+/// the watchdog alone must do it.)
 #[test]
 fn children_die_when_the_host_is_sigkilled() {
   if in_host_mode() {

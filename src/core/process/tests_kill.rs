@@ -95,3 +95,51 @@ fn stale_group_is_left_alone() {
   kill_now(&p.group);
   p.child.wait().unwrap();
 }
+
+/// Groups terminated together (as by `abortAll`) all die, from one batch.
+#[test]
+fn terminate_kills_every_group_of_a_burst() {
+  let _serial = serial();
+  let mut procs: Vec<SpawnedProcess> = (0..4)
+    .map(|_| spawn_script("( setsid sleep 30 & ); sleep 30; exit"))
+    .collect();
+  let _kills: Vec<KillOnDrop> = procs.iter().map(|p| KillOnDrop(p.group.clone())).collect();
+  let sleepers: Vec<(u32, u64)> = procs
+    .iter()
+    .flat_map(|p| ids(&wait_for_sleepers(&p.group.task_tag, 2)))
+    .collect();
+  for p in &procs {
+    terminate(&p.group);
+  }
+  assert!(
+    wait_until(Duration::from_secs(1), || all_dead(&sleepers)),
+    "{sleepers:?}"
+  );
+  for p in &mut procs {
+    let status = ExitStatusInfo::from(p.child.wait().unwrap());
+    assert_eq!(status.signal, Some(libc::SIGTERM));
+  }
+}
+
+/// After a settle: a dead tree is forgotten; a live one (a `setsid`
+/// grandchild outlived the leader) is killed.
+#[test]
+fn terminate_leftovers_forgets_dead_trees_and_kills_live_ones() {
+  let _serial = serial();
+  let mut done = spawn_script("exit 0");
+  done.child.wait().unwrap();
+  let mut left = spawn_script("( setsid sleep 30 & ); exit 0");
+  let _kill = KillOnDrop(left.group.clone());
+  let sleepers = ids(&wait_for_sleepers(&left.group.task_tag, 1));
+  left.child.wait().unwrap();
+  terminate_leftovers(&done.group);
+  terminate_leftovers(&left.group);
+  assert!(wait_until(Duration::from_secs(1), || {
+    !tracked_groups().contains(&done.group)
+  }));
+  assert!(
+    wait_until(Duration::from_secs(1), || all_dead(&sleepers)),
+    "{sleepers:?}"
+  );
+  assert!(forget_if_dead(&left.group));
+}

@@ -1,6 +1,8 @@
-//! One global timer thread with a deadline queue. It carries out the SIGKILL
-//! escalation of CONTRACT.md §4 item 4 in Rust, so it happens even when the
-//! JavaScript thread is busy or exiting, without a thread per kill.
+//! One global timer thread with a deadline queue. It carries out the kills of
+//! CONTRACT.md §4 items 4 and 5 in Rust (the SIGTERM tree walk, the SIGKILL
+//! escalation, the check for leftovers after a task settled), so they happen
+//! even when the JavaScript thread is busy or exiting and never cost it a
+//! `/proc` scan, without a thread per kill; it also prunes the tracked set.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -3,20 +3,24 @@
 //! the watchdog.
 
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
 use super::group::ProcessGroup;
 use super::kill::signal_trees;
+use super::timer;
 use super::tree::Snapshot;
 use super::watchdog::Link;
 
 struct State {
   groups: Vec<ProcessGroup>,
   watchdog: Link,
-  /// Prune (one `/proc` scan) only once this many groups are tracked, so a
-  /// spawn costs no scan in the common case; the bound doubles with the live set.
+  /// Prune (one `/proc` scan, on the timer thread) once this many groups are
+  /// tracked, so most spawns cause no scan; the bound doubles with the live set.
   prune_at: usize,
+  /// A prune is scheduled and has not finished.
+  pruning: bool,
 }
 
 /// The fewest tracked groups that trigger a prune.
@@ -26,6 +30,7 @@ static STATE: Mutex<State> = Mutex::new(State {
   groups: Vec::new(),
   watchdog: Link::new(),
   prune_at: MIN_PRUNE_AT,
+  pruning: false,
 });
 
 fn state() -> MutexGuard<'static, State> {
@@ -43,37 +48,44 @@ pub(super) fn prepare() {
 }
 
 /// Tracks a new group and tells the watchdog. Once the set has grown to
-/// `prune_at`, groups whose tree is verified dead are pruned first (one `/proc`
-/// scan), so the set stays small while most spawns pay no scan.
+/// `prune_at`, groups whose tree is verified dead are pruned (one `/proc`
+/// scan) on the timer thread, never on the spawning (JavaScript) thread.
 pub(super) fn register(group: ProcessGroup) {
-  let mut state = state();
-  let State {
-    groups,
-    watchdog,
-    prune_at,
-  } = &mut *state;
-  if groups.len() >= *prune_at {
-    prune(groups, watchdog);
-    *prune_at = (groups.len() * 2).max(MIN_PRUNE_AT);
+  let prune_due = {
+    let mut state = state();
+    let State {
+      groups,
+      watchdog,
+      prune_at,
+      pruning,
+    } = &mut *state;
+    let prune_due = groups.len() >= *prune_at && !*pruning;
+    *pruning |= prune_due;
+    groups.push(group);
+    let group = groups.last().expect("just pushed");
+    watchdog.added(group, groups);
+    prune_due
+  };
+  if prune_due {
+    timer::schedule(Duration::ZERO, prune);
   }
-  groups.push(group);
-  let group = groups.last().expect("just pushed");
-  watchdog.added(group, groups);
 }
 
-fn prune(groups: &mut Vec<ProcessGroup>, watchdog: &mut Link) {
-  if groups.is_empty() {
-    return;
-  }
+/// Drops the groups whose tree is dead. Only groups tracked before the scan
+/// are candidates (a group registered during it would look dead), and a tree
+/// found dead stays dead: none of its processes is left to fork.
+fn prune() {
+  let candidates = state().groups.clone();
   let snapshot = Snapshot::take();
   let protected = snapshot.protected();
-  let (alive, dead): (Vec<_>, Vec<_>) = groups
-    .drain(..)
-    .partition(|g| snapshot.tree_alive(g, &protected));
-  *groups = alive;
-  for group in &dead {
-    watchdog.removed(group, groups);
-  }
+  let dead: Vec<ProcessGroup> = candidates
+    .into_iter()
+    .filter(|g| !snapshot.tree_alive(g, &protected))
+    .collect();
+  forget(&dead);
+  let mut state = state();
+  state.prune_at = (state.groups.len() * 2).max(MIN_PRUNE_AT);
+  state.pruning = false;
 }
 
 /// Stops tracking `group` if no process of its tree is alive; returns whether
@@ -83,15 +95,26 @@ pub fn forget_if_dead(group: &ProcessGroup) -> bool {
   if snapshot.tree_alive(group, &snapshot.protected()) {
     return false;
   }
+  forget(std::slice::from_ref(group));
+  true
+}
+
+/// Stops tracking `dead`, groups whose tree a scan found dead (a dead tree
+/// stays dead: none of its processes is left to fork).
+pub(super) fn forget(dead: &[ProcessGroup]) {
+  if dead.is_empty() {
+    return;
+  }
   let mut state = state();
   let State {
     groups, watchdog, ..
   } = &mut *state;
-  if let Some(index) = groups.iter().position(|g| g == group) {
-    groups.remove(index);
-    watchdog.removed(group, groups);
+  for group in dead {
+    if let Some(index) = groups.iter().position(|g| g == group) {
+      groups.remove(index);
+      watchdog.removed(group, groups);
+    }
   }
-  true
 }
 
 /// SIGKILL to every tracked tree, synchronously and without grace

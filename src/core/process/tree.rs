@@ -52,10 +52,11 @@ impl Snapshot {
   /// Scans `/proc` now. Without procfs the snapshot is empty.
   pub(super) fn take() -> Snapshot {
     let stats = procfs::all_stats();
+    let mut buf = Vec::new();
     let tags = stats
       .iter()
       .filter(|s| !s.zombie && s.start_time >= *OWN_START_TIME)
-      .map(|s| (s.pid, procfs::env_tags(s.pid)))
+      .map(|s| (s.pid, procfs::env_tags_with(s.pid, &mut buf)))
       .filter(|(_, tags)| !tags.is_empty())
       .collect();
     Snapshot {

@@ -10,11 +10,10 @@
 
 use std::fs::File;
 use std::io::{self, ErrorKind, Read};
-use std::process::Child;
 use std::sync::{Arc, Mutex};
 
 use super::output::{OutputCounters, OutputWriter, Stream};
-use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+use crate::core::process::{self, Child, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::sync::lock;
 
 /// One read takes at most this many bytes.
