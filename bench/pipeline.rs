@@ -52,6 +52,11 @@ fn main() {
   let cjk_line = "你好世界，这是一行日志输出\n";
   let cjk: Vec<u8> = cjk_line.repeat(65536 / cjk_line.len()).into_bytes();
   run("CJK lines", &cjk, 1024);
+  let seq: Vec<u8> = (1..=9000)
+    .map(|n| format!("{}\n", 1_000_000 + n))
+    .collect::<String>()
+    .into_bytes();
+  run("seq-like 8-byte lines", &seq[..65536.min(seq.len())], 1024);
   let long: Vec<u8> = vec![b'a'; 65536];
   run("no newline at all", &long, 2048);
 }
