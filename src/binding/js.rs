@@ -102,6 +102,17 @@ pub(crate) fn optional_callback(
   }
 }
 
+/// A callback setter: installs `cb` (a function, or `undefined` to clear) in the slot.
+pub(crate) fn set_callback_slot(
+  env: &Env,
+  slot: &mut Option<Persistent>,
+  cb: &Unknown,
+) -> Result<()> {
+  let cb = optional_callback(env, cb, "cb")?;
+  replace_slot(env, slot, cb);
+  Ok(())
+}
+
 /// Replaces a callback slot, releasing the old function.
 pub(crate) fn replace_slot(env: &Env, slot: &mut Option<Persistent>, value: Option<Persistent>) {
   if let Some(old) = std::mem::replace(slot, value) {

@@ -19,7 +19,7 @@ use napi_derive::napi;
 use super::args;
 use super::js::{
   self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback, persist,
-  release, replace_keyed, replace_slot, set_opt, Persistent, RealClock,
+  release, replace_keyed, set_callback_slot, set_opt, Persistent, RealClock,
 };
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
@@ -648,9 +648,7 @@ impl MonitorRegistry {
     ts_args_type = "cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void"
   )]
   pub fn set_notification_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    let cb = optional_callback(&env, &cb, "cb")?;
-    replace_slot(&env, &mut self.js.callbacks.borrow_mut().notification, cb);
-    Ok(())
+    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().notification, &cb)
   }
 
   /// Notification callback of one owner agent; `undefined` deletes it.
@@ -681,17 +679,13 @@ impl MonitorRegistry {
   /// Called with each new entry that has no owner.
   #[napi(catch_unwind, ts_args_type = "cb?: (entry: MonitorTask) => void")]
   pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    let cb = optional_callback(&env, &cb, "cb")?;
-    replace_slot(&env, &mut self.js.callbacks.borrow_mut().register, cb);
-    Ok(())
+    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().register, &cb)
   }
 
   /// Called on register, on every settle, and (with no argument) on a reset.
   #[napi(catch_unwind, ts_args_type = "cb?: (entry?: MonitorTask) => void")]
   pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    let cb = optional_callback(&env, &cb, "cb")?;
-    replace_slot(&env, &mut self.js.callbacks.borrow_mut().status_change, cb);
-    Ok(())
+    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().status_change, &cb)
   }
 
   /// Clears the status-change callback only if `cb` is the one installed.

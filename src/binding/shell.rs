@@ -16,7 +16,7 @@ use napi_derive::napi;
 use super::args;
 use super::js::{
   self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback, persist,
-  release, replace_slot, set_opt, Persistent,
+  release, replace_slot, set_callback_slot, set_opt, Persistent,
 };
 use crate::core::shell::{
   ShellEffect, ShellEntry, ShellRegistration, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS,
@@ -491,20 +491,16 @@ impl BackgroundShellRegistry {
 
   #[napi(catch_unwind, ts_args_type = "cb?: (entry: ShellTask) => void")]
   pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    let cb = optional_callback(&env, &cb, "cb")?;
-    replace_slot(&env, &mut self.inner.callbacks.borrow_mut().register, cb);
-    Ok(())
+    set_callback_slot(&env, &mut self.inner.callbacks.borrow_mut().register, &cb)
   }
 
   #[napi(catch_unwind, ts_args_type = "cb?: (entry?: ShellTask) => void")]
   pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    let cb = optional_callback(&env, &cb, "cb")?;
-    replace_slot(
+    set_callback_slot(
       &env,
       &mut self.inner.callbacks.borrow_mut().status_change,
-      cb,
-    );
-    Ok(())
+      &cb,
+    )
   }
 
   /// Clears the status-change callback only if `cb` is the one installed.
