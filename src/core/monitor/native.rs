@@ -110,6 +110,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
 
   fn read_loop(&self, hub: &MonitorHub, stream: Stream, mut file: File) {
     process::lower_current_thread_priority();
+    process::enlarge_pipe(&file);
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
       if !wait_readable(&file, &self.stop_readers) {
