@@ -3,7 +3,7 @@
 //! reader that falls behind only makes its child block on a full pipe.
 
 /// Niceness added to a pipe reader thread.
-const READER_NICENESS: i32 = 5;
+const READER_NICENESS: i32 = 15;
 
 /// Lowers the calling thread's scheduling priority (Linux: per-thread nice).
 /// Best effort; elsewhere a no-op.
