@@ -27,12 +27,13 @@
 // utilisation's active time; process CPU (user+system) includes taskstream's
 // Rust reader threads.
 import { spawn, spawnSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
 import { binaryFacts, loadTaskstream } from './lib/binding.mjs'
+import { probe } from './lib/probe.mjs'
 import { envInt, factsMarkdown, machineFacts, mayWriteResults, undisturbed, waitForQuiet, median, percentile, table, writeSection } from './lib/report.mjs'
 import { ReferenceMonitorRegistry } from './reference-monitor.mjs'
 
@@ -51,7 +52,6 @@ const CFG = {
   scaleMs: envInt('BENCH_SCALE_MS', 3000),
 }
 const LINE = 'firehose 0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMN' // 60 characters
-const ELD_RESOLUTION_MS = 5
 const MB = 1e6
 const sq = (s) => `'${s.replace(/'/g, `'\\''`)}'`
 
@@ -121,60 +121,7 @@ function makeImpl(kind, { throttle = true } = {}) {
   }
 }
 
-/**
- * The JS main thread's [time on a CPU, time runnable but waiting for a CPU]
- * in ms (Linux schedstat, ns precision), or NaNs.
- */
-function mainThreadSched() {
-  try {
-    const [run, wait] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number)
-    return [run / 1e6, wait / 1e6]
-  } catch {
-    return [NaN, NaN]
-  }
-}
 
-/** Event-loop delay, ELU, CPU and RSS over a window. */
-function probe() {
-  const h = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS })
-  h.enable()
-  const elu0 = performance.eventLoopUtilization()
-  const cpu0 = process.cpuUsage()
-  const sched0 = mainThreadSched()
-  const rss0 = process.memoryUsage().rss
-  const t0 = performance.now()
-  let rssPeak = rss0
-  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20)
-  return {
-    stop() {
-      clearInterval(sampler)
-      h.disable()
-      const elapsedMs = performance.now() - t0
-      const elu = performance.eventLoopUtilization(elu0)
-      const cpu = process.cpuUsage(cpu0)
-      const excess = (v) => Math.max(0, v / 1e6 - ELD_RESOLUTION_MS)
-      rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
-      return {
-        elapsedMs,
-        eldP50: excess(h.percentile(50)),
-        eldP99: excess(h.percentile(99)),
-        eldMax: excess(h.max),
-        eldSamples: h.count,
-        eluActiveMs: elu.active,
-        eluUtilization: elu.utilization,
-        cpuMs: (cpu.user + cpu.system) / 1000,
-        ...(() => {
-          const sched = mainThreadSched()
-          return { mainThreadCpuMs: sched[0] - sched0[0], mainThreadRunqueueMs: sched[1] - sched0[1] }
-        })(),
-        rssStart: rss0,
-        rssPeakSampled: rssPeak,
-        // resourceUsage().maxRSS (KiB) also catches peaks between samples.
-        rssGrowthMax: Math.max(rssPeak, process.resourceUsage().maxRSS * 1024) - rss0,
-      }
-    },
-  }
-}
 
 const scenarios = {
   async idle() {

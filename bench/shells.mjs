@@ -30,10 +30,11 @@ import { spawn } from 'node:child_process'
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
 import { binaryFacts, loadTaskstream } from './lib/binding.mjs'
+import { probe } from './lib/probe.mjs'
 import { envInt, factsMarkdown, machineFacts, mayWriteResults, median, table, undisturbed, waitForQuiet, writeSection } from './lib/report.mjs'
 import { stripAnsiJs } from './reference-monitor.mjs'
 import { executeBackgroundReference } from './reference-shell.mjs'
@@ -49,7 +50,6 @@ const CFG = {
   eachBytes: envInt('BENCH_SHELLS_EACH_BYTES', QUICK ? 2 * 2 ** 20 : 10 * 2 ** 20),
   idleMs: envInt('BENCH_IDLE_MS', QUICK ? 1000 : 3000),
 }
-const ELD_RESOLUTION_MS = 5
 // monitorEventLoopDelay records nothing before its timer's first tick, so a
 // block right after enable() would go unseen: the measured action starts
 // this long after the probe.
@@ -72,57 +72,7 @@ const manyCommand = (i) => `yes '${manyLine(i)}' | head -c ${CFG.eachBytes}`
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-/** [time on a CPU, time runnable but waiting for a CPU] in ms of one thread (Linux schedstat), or NaNs. */
-function threadSched(tid) {
-  try {
-    const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
-    return [run / 1e6, wait / 1e6]
-  } catch {
-    return [NaN, NaN]
-  }
-}
 
-/** Event-loop delay, ELU, CPU and RSS over a window. */
-function probe() {
-  const h = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS })
-  h.enable()
-  const elu0 = performance.eventLoopUtilization()
-  const cpu0 = process.cpuUsage()
-  const sched0 = threadSched(process.pid)
-  const rss0 = process.memoryUsage().rss
-  const t0 = performance.now()
-  let rssPeak = rss0
-  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20)
-  return {
-    stop() {
-      clearInterval(sampler)
-      h.disable()
-      const elapsedMs = performance.now() - t0
-      const elu = performance.eventLoopUtilization(elu0)
-      const cpu = process.cpuUsage(cpu0)
-      const sched = threadSched(process.pid)
-      const excess = (v) => Math.max(0, v / 1e6 - ELD_RESOLUTION_MS)
-      rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
-      return {
-        elapsedMs,
-        eldP50: excess(h.percentile(50)),
-        eldP99: excess(h.percentile(99)),
-        eldMax: excess(h.max),
-        eldSamples: h.count,
-        eluActiveMs: elu.active,
-        eluUtilization: elu.utilization,
-        cpuMs: (cpu.user + cpu.system) / 1000,
-        cpuUserMs: cpu.user / 1000,
-        cpuSystemMs: cpu.system / 1000,
-        mainThreadCpuMs: sched[0] - sched0[0],
-        mainThreadRunqueueMs: sched[1] - sched0[1],
-        rssStart: rss0,
-        rssPeakSampled: rssPeak,
-        rssGrowthMax: Math.max(rssPeak, process.resourceUsage().maxRSS * 1024) - rss0,
-      }
-    },
-  }
-}
 
 /**
  * Checks the file at `path` byte for byte against `unit` repeated, cut to

@@ -45,6 +45,16 @@ pub fn persist(value: &Unknown) -> Result<Persistent> {
   object.create_ref::<false>()
 }
 
+/// A persistent reference to `value` if it is an object (a registration's
+/// `abortController`, which callers may leave out).
+pub fn persist_object(value: &Unknown) -> Result<Option<Persistent>> {
+  if value.get_type()? == ValueType::Object {
+    persist(value).map(Some)
+  } else {
+    Ok(None)
+  }
+}
+
 pub fn release(env: &Env, value: Persistent) {
   let _ = value.unref(env);
 }

@@ -18,8 +18,8 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{
-  self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback, persist,
-  release, replace_keyed, set_callback_slot, set_opt, Persistent, RealClock,
+  self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback,
+  persist_object, release, replace_keyed, set_callback_slot, set_opt, Persistent, RealClock,
 };
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
@@ -463,12 +463,7 @@ impl MonitorRegistry {
   pub fn register(&self, env: Env, registration: Unknown) -> Result<Unknown<'static>> {
     let object = args::object(&env, &registration, "registration")?;
     let reg = read_registration(&env, &object)?;
-    let controller = args::field(&object, "abortController")?;
-    let controller = if controller.get_type()? == ValueType::Object {
-      Some(persist(&controller)?)
-    } else {
-      None
-    };
+    let controller = persist_object(&args::field(&object, "abortController")?)?;
     let id = reg.monitor_id.clone();
     // Checks first, so nothing changes when register refuses.
     self

@@ -15,8 +15,8 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{
-  self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback, persist,
-  release, replace_slot, set_callback_slot, set_opt, Persistent,
+  self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback,
+  persist_object, release, replace_slot, set_callback_slot, set_opt, Persistent,
 };
 use crate::core::shell::{
   ShellEffect, ShellEntry, ShellRegistration, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS,
@@ -351,12 +351,7 @@ impl BackgroundShellRegistry {
   pub fn register(&self, env: Env, registration: Unknown) -> Result<Unknown<'static>> {
     let object = args::object(&env, &registration, "registration")?;
     let reg = read_shell_registration(&env, &object)?;
-    let controller = args::field(&object, "abortController")?;
-    let controller = if controller.get_type()? == ValueType::Object {
-      Some(persist(&controller)?)
-    } else {
-      None
-    };
+    let controller = persist_object(&args::field(&object, "abortController")?)?;
     self.inner.register(&env, &object, reg, controller)?;
     Ok(args::out(&env, &registration))
   }
