@@ -3,10 +3,11 @@
 //! streaming UTF-8 decoder, a streaming ANSI stripper and a line splitter; one
 //! token bucket shared by both streams.
 
-use super::splitter::LineSplitter;
+use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{
-  is_ecma_whitespace, sanitize_monitor_line, CleanTextStream, OpenEscapeAtEnd,
+  count_plain_lines, find_either, is_ecma_whitespace, sanitize_monitor_line, CleanTextStream,
+  OpenEscapeAtEnd,
 };
 
 pub use crate::core::task::Stream;
@@ -29,6 +30,42 @@ pub trait LineSink {
 struct StreamState {
   text: CleanTextStream,
   splitter: LineSplitter,
+}
+
+impl StreamState {
+  /// One read in which no line can be accepted. The read is cut where a line
+  /// starts afresh: before that point (the end of a partial line, or of a held
+  /// character or escape sequence) and after its last newline, bytes take the
+  /// usual way; in between, plain text is counted straight from the raw bytes
+  /// in one pass ([`count_plain_lines`]). Cutting a read changes nothing: the
+  /// decoder, stripper and splitter are streaming.
+  fn push_counting(&mut self, bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&str)) {
+    let fresh = |s: &Self| s.text.is_idle() && !s.splitter.has_partial();
+    let head_len = if fresh(self) {
+      0
+    } else {
+      find_either(bytes, b'\n', b'\n').map_or(bytes.len(), |i| i + 1)
+    };
+    let (head, mut rest) = bytes.split_at(head_len);
+    if !head.is_empty() {
+      let text = self.text.push(head);
+      self.splitter.push_counting(text, dropped, emit);
+    }
+    if fresh(self) {
+      if let Some(last_newline) = rest.iter().rposition(|&b| b == b'\n') {
+        let (lines, tail) = rest.split_at(last_newline + 1);
+        if let Some(count) = count_plain_lines(lines, PARTIAL_LINE_CAP_UNITS) {
+          self.splitter.skip_counted(count);
+          *dropped += count.non_blank;
+          rest = tail;
+        }
+      }
+    }
+    if !rest.is_empty() {
+      let text = self.text.push(rest);
+      self.splitter.push_counting(text, dropped, emit);
+    }
+  }
 }
 
 pub struct LinePipeline {
@@ -67,20 +104,18 @@ impl LinePipeline {
     }
     let state = &mut self.streams[stream as usize];
     let bucket = &mut self.bucket;
-    let text = state.text.push(bytes);
     // The read's time is fixed, so once the bucket is empty no line of this
     // read can pass: lines then only need counting (the firehose case).
     let throttled_out =
       self.fast_counting && bucket.as_mut().is_some_and(|b| !b.has_token(now_mono_ms));
     if throttled_out {
       let mut dropped = 0;
-      state
-        .splitter
-        .push_counting(text, &mut dropped, &mut |line| {
-          throttled_emit(bucket, line, now_mono_ms, sink)
-        });
+      state.push_counting(bytes, &mut dropped, &mut |line| {
+        throttled_emit(bucket, line, now_mono_ms, sink)
+      });
       sink.dropped_many(dropped);
     } else {
+      let text = state.text.push(bytes);
       state.splitter.push(text, &mut |line| {
         throttled_emit(bucket, line, now_mono_ms, sink)
       });
@@ -282,6 +317,9 @@ mod tests {
       "part",
       "ial",
       "\x1b[31mred\x1b[0m\n",
+      "\x1b]0;title\x07t\n",
+      "你好\n",
+      "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n",
     ];
     let long_blank = format!("{}\x01\n", "\x01".repeat(5000));
     let long_line = format!("{}\n", "z".repeat(4097));
@@ -313,8 +351,14 @@ mod tests {
         } else {
           Stream::Stdout
         };
-        fast.feed(stream, chunk.as_bytes(), now, &mut a);
-        exact.feed(stream, chunk.as_bytes(), now, &mut b);
+        // Cut the read anywhere, inside a character or escape sequence too:
+        // the fast path must pick up where a held piece ends.
+        let bytes = chunk.as_bytes();
+        let cut = (next() as usize) % (bytes.len() + 1);
+        for part in [&bytes[..cut], &bytes[cut..]] {
+          fast.feed(stream, part, now, &mut a);
+          exact.feed(stream, part, now, &mut b);
+        }
         assert_eq!(a.lines, b.lines);
         assert_eq!(a.dropped, b.dropped);
         assert_eq!(fast.lines_seen(), exact.lines_seen());

@@ -2,7 +2,7 @@
 //! "Line splitter", the TypeScript `processLines`, with the partial-line cap
 //! checked after every split so pending text stays bounded, §4 item 3).
 
-use crate::core::text::{ecma_trim, truncate_utf16, utf16_len};
+use crate::core::text::{count_plain_lines, ecma_trim, truncate_utf16, utf16_len, LineCount};
 
 /// `PARTIAL_LINE_BUFFER_CAP`: longest line passed on, in UTF-16 units.
 pub const PARTIAL_LINE_CAP_UNITS: usize = 4096;
@@ -62,8 +62,10 @@ impl LineSplitter {
   /// has no token for the whole read, whose time is fixed): complete plain-ASCII
   /// lines of at most 4096 bytes are only classified and counted in
   /// `dropped_lines` (non-blank after sanitising, i.e. holding a byte above
-  /// space), never built. Every other line takes the exact path through `emit`,
-  /// so the outcome is the same as [`Self::push`]'s (tested against it).
+  /// space), never built; when all of the read's complete lines are such lines
+  /// they are counted 64 bytes at a time ([`count_plain_lines`]). Every
+  /// other line takes the exact path through `emit`, so the outcome is the same
+  /// as [`Self::push`]'s (tested against it).
   pub fn push_counting(
     &mut self,
     text: &str,
@@ -82,6 +84,14 @@ impl LineSplitter {
       }
     }
     let mut rest = &text[start..];
+    if let Some(last_newline) = rest.rfind('\n') {
+      let complete = &rest[..=last_newline];
+      if let Some(count) = count_plain_lines(complete.as_bytes(), PARTIAL_LINE_CAP_UNITS) {
+        self.pieces += count.lines;
+        *dropped_lines += count.non_blank;
+        rest = &rest[last_newline + 1..];
+      }
+    }
     while let Some(newline) = rest.find('\n') {
       let line = &rest[..newline];
       rest = &rest[newline + 1..];
@@ -93,6 +103,18 @@ impl LineSplitter {
       }
     }
     self.push(rest, emit);
+  }
+
+  /// True while a partial line waits for its end.
+  pub fn has_partial(&self) -> bool {
+    !self.pending.is_empty()
+  }
+
+  /// Counts complete lines that were classified without being built
+  /// ([`count_plain_lines`]); the partial line must be empty.
+  pub fn skip_counted(&mut self, count: LineCount) {
+    debug_assert!(self.pending.is_empty());
+    self.pieces += count.lines;
   }
 
   /// Passes on the trimmed partial line, if any, without the 4096 cut, and

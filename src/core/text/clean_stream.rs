@@ -49,6 +49,12 @@ impl CleanTextStream {
     stripped
   }
 
+  /// True when no split character or escape sequence is held: the next read
+  /// starts afresh.
+  pub fn is_idle(&self) -> bool {
+    self.utf8.is_idle() && self.ansi.is_idle()
+  }
+
   /// The end of the stream: an incomplete UTF-8 sequence becomes U+FFFD, and an
   /// open escape sequence is resolved or dropped.
   pub fn finish(&mut self, open_escape: OpenEscapeAtEnd) -> &str {
