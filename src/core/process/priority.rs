@@ -4,22 +4,27 @@
 //!
 //! Two settings, both allowed without privileges and both per thread:
 //! - nice 15, so a reader gets a small share of a contended CPU;
-//! - on Linux 6.12 and later, a long custom time slice (`sched_attr.
-//!   sched_runtime` for `SCHED_OTHER`). The EEVDF scheduler lets a task that
-//!   wakes with a shorter slice than the running one preempt it at once
-//!   (`PREEMPT_SHORT`) instead of waiting until the running task used up its
-//!   protected slice: the event loop's timer wakeups then no longer queue
-//!   behind a reader that streams a firehose (`bench/monitor.mjs` (a): p99
-//!   about 1-1.5 ms above idle with nice alone, within 0.2 ms with the slice).
-//!   Earlier kernels ignore the slice.
+//! - on Linux 6.12 and later, a custom time slice (`sched_attr.sched_runtime`
+//!   for `SCHED_OTHER`) longer than the default one. The EEVDF scheduler lets
+//!   a task that wakes with a shorter slice than the running one preempt it at
+//!   once (`PREEMPT_SHORT`) instead of waiting until the running task used up
+//!   its protected slice: the event loop's timer wakeups then no longer queue
+//!   behind a reader that streams a firehose. Earlier kernels ignore it.
+//!
+//! Measured with `bench/monitor.mjs` (a) and `bench/shells.mjs` (a), A/B on
+//! the same binary otherwise: a single firehose's event-loop p99 went from
+//! 0.2-1.6 ms above idle (nice alone) to -0.1-0.6 ms with a 4 ms slice; a
+//! 20 ms slice helped the firehose as much but left the JS thread waiting
+//! longer next to a shell writing 1 GiB.
 
 /// Niceness of a pipe reader thread (a host that runs nicer keeps its own).
 const READER_NICENESS: i32 = 15;
 
 /// A reader's time slice: longer than any default slice (0.75 ms times at
-/// most 4), within the kernel's 0.1-100 ms range for custom slices.
+/// most 4), within the kernel's 0.1-100 ms range for custom slices, and short
+/// enough that other work on the same CPU is not held up much longer.
 #[cfg(target_os = "linux")]
-const READER_SLICE_NS: u64 = 20_000_000;
+const READER_SLICE_NS: u64 = 4_000_000;
 
 /// Lowers the calling thread's scheduling priority (Linux: per-thread nice and
 /// time slice). Best effort; elsewhere a no-op.
