@@ -111,15 +111,26 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   fn read_loop(&self, hub: &MonitorHub, stream: Stream, mut file: File) {
     process::lower_current_thread_priority();
     process::enlarge_pipe(&file);
+    // Non-blocking: a reader that keeps up reads straight away and waits in
+    // poll (which also watches `stop_readers`) only when the pipe is empty.
+    let nonblocking = set_nonblocking(&file);
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
-      if !wait_readable(&file, &self.stop_readers) {
+      if !nonblocking && !wait_readable(&file, &self.stop_readers) {
+        break;
+      }
+      if self.stop_readers.load(Ordering::Acquire) {
         break;
       }
       match file.read(&mut buf) {
         Ok(0) => break,
         Ok(n) => self.ingest(hub, stream, &buf[..n]),
         Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {
+          if !wait_readable(&file, &self.stop_readers) {
+            break;
+          }
+        }
         Err(e) => {
           tracing::debug!(id = %self.id, error = %e, "taskstream: monitor pipe read failed");
           break;
@@ -252,6 +263,17 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
 }
 
 /// Waits until `file` is readable (or at EOF). False once `stop` is set.
+/// Sets `O_NONBLOCK` on our end of a pipe (the child's end is a different
+/// open file description); false when that failed.
+fn set_nonblocking(file: &File) -> bool {
+  let fd = file.as_raw_fd();
+  // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL touch no memory.
+  unsafe {
+    let flags = libc::fcntl(fd, libc::F_GETFL);
+    flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+  }
+}
+
 fn wait_readable(file: &File, stop: &AtomicBool) -> bool {
   loop {
     if stop.load(Ordering::Acquire) {
