@@ -383,6 +383,10 @@ async function runParent() {
   // ------------------------------------------------------------ table
   const rows = []
   const notes = []
+  /** The issue's targets for taskstream: [target, measured, met?]. */
+  const targets = []
+  const verdict = (ok) => (ok ? 'met' : '**missed**')
+  const MiB = 2 ** 20
   /** The results of the runs of a repeated step, in order. */
   const runs = (name) => Object.keys(R).filter((k) => k.startsWith(`${name} #`)).map((k) => R[k])
   /** Every numeric field of a repeated step's runs as its median over the runs. */
@@ -433,6 +437,13 @@ async function runParent() {
         lowerBetter(fT.cancelMs, fR.cancelMs),
       ],
     )
+    const above = fT.eldP99 - idle.eldP99
+    const cpuRatio = (fR.mainThreadCpuMs / mb(fR.bytes)) / (fT.mainThreadCpuMs / mb(fT.bytes))
+    targets.push(
+      ['(a) event-loop delay p99 within 1 ms of idle (median run)', `${f1(above)} ms above idle (idle ${f1(idle.eldP99)} ms)`, verdict(above <= 1)],
+      ['(a) JS-thread CPU per MB ≤ 1/20 of the reference', `1/${f1(cpuRatio)}`, verdict(cpuRatio >= 20)],
+      ['(a) ingest ≥ 1 GB/s and ≥ half of `yes | head` (median run)', `${f1(rT)} MB/s, ${f1(median(pctT))} %`, verdict(rT >= 1000 && median(pctT) >= 50)],
+    )
   }
   const bT = R['burst taskstream']
   const bR = R['burst reference']
@@ -443,6 +454,7 @@ async function runParent() {
       [`(b) … vs \`seq 1 ${CFG.seqN} > /dev/null\` (${f1(base)} ms): overhead ×`, `${f1(bT.ms / base)}×`, `${f1(bR.ms / base)}×`, ''],
       ['(b) event-loop delay p99 / max during it (ms)', `${f1(bT.eldP99)} / ${f1(bT.eldMax)}`, `${f1(bR.eldP99)} / ${f1(bR.eldMax)}`, lowerBetter(bT.eldMax, bR.eldMax)],
     )
+    targets.push(['(b) burst: start → terminal ≤ 2× `seq … > /dev/null`', `${f1(bT.ms / base)}×`, verdict(bT.ms / base <= 2)])
     if (bT.bytes !== bR.bytes) notes.push(`burst: bytes differ (taskstream ${bT.bytes}, reference ${bR.bytes})`)
   }
   const lT = R['latency taskstream']
@@ -452,6 +464,7 @@ async function runParent() {
       [`(c) latency write → callback p50 (ms), ${lT.count}/${lR.count} lines every ${CFG.latencyIntervalMs} ms, throttle off`, f1(lT.p50), f1(lR.p50), lowerBetter(lT.p50, lR.p50)],
       ['(c) latency p99 (ms)', f1(lT.p99), f1(lR.p99), lowerBetter(lT.p99, lR.p99)],
     )
+    targets.push(['(c) latency p50 ≤ 1 ms, p99 ≤ 5 ms (idle host)', `${f1(lT.p50)} / ${f1(lT.p99)} ms`, verdict(lT.p50 <= 1 && lT.p99 <= 5)])
   }
   const cT = R['churn taskstream']
   const cR = R['churn reference']
@@ -461,6 +474,7 @@ async function runParent() {
       ['(d) per monitor p99 (ms)', f1(cT.p99), f1(cR.p99), lowerBetter(cT.p99, cR.p99)],
       ['(d) time inside start() p50 (ms, JS thread blocked)', f1(cT.startCallP50), f1(cR.startCallP50), lowerBetter(cT.startCallP50, cR.startCallP50)],
     )
+    targets.push(['(d) spawn churn per-monitor p50 no worse than the reference', `${f1(cT.p50)} vs ${f1(cR.p50)} ms`, verdict(cT.p50 <= cR.p50)])
   }
   const gT = R['bigline taskstream']
   const gR = R['bigline reference']
@@ -474,6 +488,7 @@ async function runParent() {
       ['(e) process CPU ms per MB (user+sys, all threads)', f1(gT.cpuMs / mb(gT.bytes)), f1(gR.cpuMs / mb(gR.bytes)), lowerBetter(gT.cpuMs / mb(gT.bytes), gR.cpuMs / mb(gR.bytes))],
       ['(e) JS main-thread CPU ms per MB', f1(gT.mainThreadCpuMs / mb(gT.bytes)), f1(gR.mainThreadCpuMs / mb(gR.bytes)), lowerBetter(gT.mainThreadCpuMs / mb(gT.bytes), gR.mainThreadCpuMs / mb(gR.bytes))],
     )
+    targets.push([`(e) ${gib} GiB line: host RSS growth < 16 MiB`, `${f1(gT.rssGrowthMax / MiB)} MiB`, verdict(gT.rssGrowthMax < 16 * MiB)])
   }
   const sT = medianRun('scale taskstream')
   const sR = medianRun('scale reference')
@@ -500,6 +515,11 @@ async function runParent() {
       ...(cN ? [[`(f) … same, CPU-contention baseline (${CFG.scaleN}× \`yes | cat\`, no monitor)`, f1(cN.mainThreadRunqueueMs), '', '']] : []),
       ['(f) process CPU ms per MB ingested (user+sys, all threads)', f1(sT.cpuMs / mb(sT.bytes)), f1(sR.cpuMs / mb(sR.bytes)), lowerBetter(sT.cpuMs / mb(sT.bytes), sR.cpuMs / mb(sR.bytes))],
       ['(f) events delivered', sT.events, sR.events, ''],
+    )
+    const above = sT.eldP99 - idle.eldP99
+    targets.push(
+      [`(f) ${CFG.scaleN} firehoses: event-loop delay p99 within 2 ms of idle (median run)`, `${f1(above)} ms above idle${cN ? ` (no-monitor contention baseline: ${f1(cN.eldP99 - idle.eldP99)} ms above idle)` : ''}`, verdict(above <= 2)],
+      [`(f) ${CFG.scaleN} firehoses: RSS growth < 32 MiB`, `${f1(sT.rssGrowthMax / MiB)} MiB`, verdict(sT.rssGrowthMax < 32 * MiB)],
     )
   }
 
@@ -528,7 +548,7 @@ counts taskstream's Rust reader threads. RSS growth = peak RSS (max of 20 ms sam
 \`resourceUsage().maxRSS\`) minus RSS at start.
 
 ${table(['metric', 'taskstream', 'reference', 'ratio'], rows)}
-${notes.length ? `\n${notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`
+${targets.length ? `\nThe issue's targets for taskstream:\n\n${table(['target', 'measured', ''], targets, ['l', 'r', 'l'])}\n` : ''}${notes.length ? `\n${notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`
   console.log(md)
   const sizeVars = Object.keys(process.env).filter((n) => n.startsWith('BENCH_') && !['BENCH_WRITE'].includes(n))
   if (mayWriteResults(sizeVars)) {

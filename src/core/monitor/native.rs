@@ -110,7 +110,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
 
   fn read_loop(&self, hub: &MonitorHub, stream: Stream, mut file: File) {
     process::lower_current_thread_priority();
-    process::enlarge_pipe(&file);
+    let _enlarged = process::enlarge_pipe(&file);
     // Non-blocking: a reader that keeps up reads straight away and waits in
     // poll (which also watches `stop_readers`) only when the pipe is empty.
     let nonblocking = set_nonblocking(&file);

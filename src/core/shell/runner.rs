@@ -142,7 +142,7 @@ impl ShellRun {
   /// binary output never stop the reading, so the child never blocks.
   fn drain(&self, stream: Stream, mut pipe: File) {
     process::lower_current_thread_priority();
-    process::enlarge_pipe(&pipe);
+    let _enlarged = process::enlarge_pipe(&pipe);
     let mut buf = vec![0u8; READ_CHUNK];
     let error = loop {
       match pipe.read(&mut buf) {
