@@ -262,7 +262,6 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
   }
 }
 
-/// Waits until `file` is readable (or at EOF). False once `stop` is set.
 /// Sets `O_NONBLOCK` on our end of a pipe (the child's end is a different
 /// open file description); false when that failed.
 fn set_nonblocking(file: &File) -> bool {
@@ -274,6 +273,7 @@ fn set_nonblocking(file: &File) -> bool {
   }
 }
 
+/// Waits until `file` is readable (or at EOF). False once `stop` is set.
 fn wait_readable(file: &File, stop: &AtomicBool) -> bool {
   loop {
     if stop.load(Ordering::Acquire) {

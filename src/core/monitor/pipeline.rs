@@ -3,11 +3,10 @@
 //! streaming UTF-8 decoder, a streaming ANSI stripper and a line splitter; one
 //! token bucket shared by both streams.
 
-use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
+use super::splitter::LineSplitter;
 use super::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{
-  count_plain_lines, find_either, is_ecma_whitespace, sanitize_monitor_line, CleanTextStream,
-  OpenEscapeAtEnd,
+  find_either, is_ecma_whitespace, sanitize_monitor_line, CleanTextStream, OpenEscapeAtEnd,
 };
 
 pub use crate::core::task::Stream;
@@ -37,11 +36,10 @@ impl StreamState {
   /// starts afresh: before that point (the end of a partial line, or of a held
   /// character or escape sequence) and after its last newline, bytes take the
   /// usual way; in between, plain text is counted straight from the raw bytes
-  /// in one pass ([`count_plain_lines`]). Cutting a read changes nothing: the
+  /// in one pass ([`LineSplitter::count_plain_lines`]). Cutting a read changes nothing: the
   /// decoder, stripper and splitter are streaming.
   fn push_counting(&mut self, bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&str)) {
-    let fresh = |s: &Self| s.text.is_idle() && !s.splitter.has_partial();
-    let head_len = if fresh(self) {
+    let head_len = if self.text.is_idle() && !self.splitter.has_partial() {
       0
     } else {
       find_either(bytes, b'\n', b'\n').map_or(bytes.len(), |i| i + 1)
@@ -51,15 +49,8 @@ impl StreamState {
       let text = self.text.push(head);
       self.splitter.push_counting(text, dropped, emit);
     }
-    if fresh(self) {
-      if let Some(last_newline) = rest.iter().rposition(|&b| b == b'\n') {
-        let (lines, tail) = rest.split_at(last_newline + 1);
-        if let Some(count) = count_plain_lines(lines, PARTIAL_LINE_CAP_UNITS) {
-          self.splitter.skip_counted(count);
-          *dropped += count.non_blank;
-          rest = tail;
-        }
-      }
+    if self.text.is_idle() {
+      rest = &rest[self.splitter.count_plain_lines(rest, dropped)..];
     }
     if !rest.is_empty() {
       let text = self.text.push(rest);

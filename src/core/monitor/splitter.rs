@@ -2,7 +2,7 @@
 //! "Line splitter", the TypeScript `processLines`, with the partial-line cap
 //! checked after every split so pending text stays bounded, §4 item 3).
 
-use crate::core::text::{count_plain_lines, ecma_trim, truncate_utf16, utf16_len, LineCount};
+use crate::core::text::{count_plain_lines, ecma_trim, truncate_utf16, utf16_len};
 
 /// `PARTIAL_LINE_BUFFER_CAP`: longest line passed on, in UTF-16 units.
 pub const PARTIAL_LINE_CAP_UNITS: usize = 4096;
@@ -84,14 +84,7 @@ impl LineSplitter {
       }
     }
     let mut rest = &text[start..];
-    if let Some(last_newline) = rest.rfind('\n') {
-      let complete = &rest[..=last_newline];
-      if let Some(count) = count_plain_lines(complete.as_bytes(), PARTIAL_LINE_CAP_UNITS) {
-        self.pieces += count.lines;
-        *dropped_lines += count.non_blank;
-        rest = &rest[last_newline + 1..];
-      }
-    }
+    rest = &rest[self.count_plain_lines(rest.as_bytes(), dropped_lines)..];
     while let Some(newline) = rest.find('\n') {
       let line = &rest[..newline];
       rest = &rest[newline + 1..];
@@ -110,11 +103,26 @@ impl LineSplitter {
     !self.pending.is_empty()
   }
 
-  /// Counts complete lines that were classified without being built
-  /// ([`count_plain_lines`]); the partial line must be empty.
-  pub fn skip_counted(&mut self, count: LineCount) {
-    debug_assert!(self.pending.is_empty());
-    self.pieces += count.lines;
+  /// For a read no line of which can be accepted: when no partial line waits
+  /// and every complete line of `bytes` (up to its last newline) is plain and
+  /// short, counts them ([`count_plain_lines`]: pieces, and the non-blank ones
+  /// in `dropped_lines`) without building them and returns how many bytes that
+  /// consumed; 0 otherwise.
+  pub fn count_plain_lines(&mut self, bytes: &[u8], dropped_lines: &mut u64) -> usize {
+    if self.has_partial() {
+      return 0;
+    }
+    let Some(last_newline) = bytes.iter().rposition(|&b| b == b'\n') else {
+      return 0;
+    };
+    match count_plain_lines(&bytes[..=last_newline], PARTIAL_LINE_CAP_UNITS) {
+      Some(count) => {
+        self.pieces += count.lines;
+        *dropped_lines += count.non_blank;
+        last_newline + 1
+      }
+      None => 0,
+    }
   }
 
   /// Passes on the trimmed partial line, if any, without the 4096 cut, and
