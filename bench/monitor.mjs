@@ -36,6 +36,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
 import { binaryFacts, loadTaskstream } from './lib/binding.mjs'
+import { runWorker, spawnWorker } from './lib/worker.mjs'
 import { probe } from './lib/probe.mjs'
 import { envInt, factsMarkdown, machineFacts, mayWriteResults, undisturbed, waitForQuiet, median, percentile, table, writeSection } from './lib/report.mjs'
 import { ReferenceMonitorRegistry } from './reference-monitor.mjs'
@@ -267,39 +268,10 @@ const scenarios = {
   },
 }
 
-async function runWorker(scenario, kind) {
-  const keepAlive = setInterval(() => {}, 1000)
-  process.on('SIGTERM', () => process.exit(1))
-  try {
-    const result = await scenarios[scenario](kind)
-    process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
-  } finally {
-    clearInterval(keepAlive)
-  }
-}
-
 // =============================================================== parent side
 
-function worker(scenario, kind = '') {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--worker', scenario, kind], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: process.env,
-    })
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    const timer = setTimeout(() => {
-      child.kill('SIGTERM')
-      setTimeout(() => child.kill('SIGKILL'), 2000).unref()
-    }, 240_000)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '))
-      if (code === 0 && line) resolve(JSON.parse(line.slice(7)))
-      else reject(new Error(`worker ${scenario} ${kind} ended with ${signal ?? code}: ${out.slice(-500)}`))
-    })
-  })
-}
+/** One measurement in a fresh Node process. */
+const worker = (scenario, kind = '') => spawnWorker(fileURLToPath(import.meta.url), scenario, kind)
 
 function wallMs(script) {
   const t0 = performance.now()
@@ -558,5 +530,5 @@ ${targets.length ? `\nThe issue's targets for taskstream:\n\n${table(['target', 
   } else console.log('(non-default run: bench/RESULTS.md left alone; BENCH_WRITE=1 writes it anyway)')
 }
 
-if (process.argv[2] === '--worker') await runWorker(process.argv[3], process.argv[4])
+if (process.argv[2] === '--worker') await runWorker(scenarios[process.argv[3]], process.argv[4])
 else await runParent()
