@@ -9,7 +9,16 @@
 //! (an abort listener calling `emitEvent`) drains in place, so the global order
 //! is kept. Threads that add effects wake the JavaScript thread through the
 //! waker the binding installs.
+//!
+//! Re-entry is bounded: deliveries nest at most [`MAX_NESTED_DELIVERIES`] deep
+//! on one thread (across every hub). A call made deeper than that changes the
+//! registry at once, but leaves its effects in the outbox and asks for a
+//! wake-up, so they are delivered, in order, when the JavaScript thread is
+//! next free. A callback that re-enters without end (an `emitEvent` from every
+//! notification, a `start()` retried on every `failed`) therefore turns into a
+//! loop over event-loop turns instead of exhausting the native stack.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
@@ -19,6 +28,37 @@ use super::entry::Registration;
 use super::notification::Notification;
 use super::registry::{AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig};
 use crate::core::sync::lock;
+
+/// How many deliveries may nest on one thread before further ones are
+/// deferred to the next wake-up (see the module docs). A level costs a few
+/// tens of KiB of native stack in the binding, so this stays far below any
+/// thread's stack, a Worker's included.
+pub const MAX_NESTED_DELIVERIES: usize = 16;
+
+thread_local! {
+  static DELIVERY_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// One level of delivery on this thread; dropped when the level ends.
+struct DeliveryLevel(());
+
+impl DeliveryLevel {
+  fn enter() -> Option<Self> {
+    DELIVERY_DEPTH.with(|depth| {
+      let d = depth.get();
+      (d < MAX_NESTED_DELIVERIES).then(|| {
+        depth.set(d + 1);
+        DeliveryLevel(())
+      })
+    })
+  }
+}
+
+impl Drop for DeliveryLevel {
+  fn drop(&mut self) {
+    DELIVERY_DEPTH.with(|depth| depth.set(depth.get().saturating_sub(1)));
+  }
+}
 
 /// What effects ask of the outside world; implemented by the binding (and by tests).
 pub trait MonitorHost {
@@ -185,6 +225,9 @@ impl MonitorHub {
   /// Delivers every queued item, in order: what the JavaScript thread does
   /// when it is free (the waker's callback) and for registry-wide calls.
   pub fn drain(&self, host: &mut impl MonitorHost) {
+    let Some(_level) = DeliveryLevel::enter() else {
+      return self.defer();
+    };
     self.wake_pending.store(false, Ordering::Release);
     while let Some(item) = self.pop_next(|_| true) {
       self.deliver(host, item);
@@ -195,6 +238,9 @@ impl MonitorHub {
   /// wake-up if more are left, so a flood of events never holds the JavaScript
   /// thread for long: timers and I/O run between batches.
   pub fn drain_some(&self, host: &mut impl MonitorHost, budget: usize) {
+    let Some(_level) = DeliveryLevel::enter() else {
+      return self.defer();
+    };
     self.wake_pending.store(false, Ordering::Release);
     for _ in 0..budget {
       match self.pop_next(|_| true) {
@@ -210,9 +256,18 @@ impl MonitorHub {
   /// the entry's earlier effects, while other entries' native events wait for
   /// the JavaScript thread to be free (as their I/O callbacks would in Node).
   pub fn drain_for(&self, host: &mut impl MonitorHost, id: &str) {
+    let Some(_level) = DeliveryLevel::enter() else {
+      return self.defer();
+    };
     while let Some(item) = self.pop_next(|key| key == Some(id)) {
       self.deliver(host, item);
     }
+  }
+
+  /// A drain refused for depth: deliver on the next wake-up instead.
+  fn defer(&self) {
+    tracing::debug!("taskstream: deliveries nested too deep; the rest follow on the next tick");
+    self.wake_js();
   }
 
   fn pop_next(&self, wanted: impl Fn(Option<&str>) -> bool) -> Option<Outgoing> {

@@ -666,3 +666,78 @@ fn routing_sends_owned_entries_to_their_agent() {
   assert_eq!(n.route, Route::Agent("agent-1".into()));
   assert_eq!(n.meta.todo_work_chain_id.as_deref(), Some("chain-9"));
 }
+
+/// A host whose notification callback re-enters `emitEvent` from every event,
+/// like a caller that logs through the registry it listens to.
+struct ReentrantHost<'a> {
+  hub: &'a MonitorHub,
+  depth: usize,
+  max_depth: usize,
+  events: Vec<String>,
+  remaining: usize,
+}
+
+impl MonitorHost for ReentrantHost<'_> {
+  fn registered(&mut self, _id: &str) {}
+  fn status_changed(&mut self, _id: Option<&str>) {}
+  fn notify(&mut self, n: Notification) {
+    if n.meta.status != MonitorStatus::Running {
+      return;
+    }
+    self.events.push(n.model_text);
+    if self.remaining == 0 {
+      return;
+    }
+    self.remaining -= 1;
+    self.depth += 1;
+    self.max_depth = self.max_depth.max(self.depth);
+    let line = format!("line {}", self.remaining);
+    self.hub.apply(|r| r.emit_event("mon-r", &line, 0.0, 0));
+    self.hub.drain_for(self, "mon-r");
+    self.depth -= 1;
+  }
+  fn abort(&mut self, _id: &str, _kind: AbortKind) {}
+  fn wake(&mut self, _agent_id: &str) {}
+  fn removed(&mut self, _ids: &[String]) {}
+  fn idle_due(&mut self, _hub: &MonitorHub, _id: &str) {}
+}
+
+#[test]
+fn reentrant_delivery_is_bounded_and_the_rest_follows_on_later_wakeups() {
+  use super::hub::MAX_NESTED_DELIVERIES;
+  use std::sync::atomic::{AtomicUsize, Ordering};
+  use std::sync::Arc;
+  let (hub, clock) = setup();
+  let wakes = Arc::new(AtomicUsize::new(0));
+  let counter = Arc::clone(&wakes);
+  hub.set_waker(Box::new(move || {
+    counter.fetch_add(1, Ordering::SeqCst);
+  }));
+  let mut reg = registration("mon-r");
+  reg.max_events = 10_000;
+  hub.register(reg, clock.mono_ms()).unwrap();
+  let mut host = ReentrantHost {
+    hub: &hub,
+    depth: 0,
+    max_depth: 0,
+    events: Vec::new(),
+    remaining: 5_000,
+  };
+  hub.apply(|r| r.emit_event("mon-r", "first", 0.0, 0));
+  hub.drain_for(&mut host, "mon-r");
+  // What the waker asks for: the JavaScript thread drains when it is free.
+  let mut turns = 0;
+  while hub.has_pending() {
+    hub.drain_some(&mut host, 256);
+    turns += 1;
+    assert!(turns < 100_000, "delivery never finished");
+  }
+  assert!(host.max_depth <= MAX_NESTED_DELIVERIES, "depth {}", host.max_depth);
+  assert!(wakes.load(Ordering::SeqCst) > 0, "deferred deliveries asked for a wake-up");
+  assert_eq!(host.events.len(), 5_001);
+  assert!(host.events[0].contains("first"));
+  for (i, text) in host.events[1..].iter().enumerate() {
+    assert!(text.contains(&format!("line {}", 4_999 - i)), "{i}: {text}");
+  }
+  assert_eq!(hub.registry().get("mon-r").unwrap().event_count, 5_001);
+}
