@@ -369,6 +369,22 @@ impl MonitorRegistry {
     Ok(())
   }
 
+  /// Whether the entry's AbortController (the one taskstream made or the
+  /// caller registered) has been aborted.
+  pub(crate) fn controller_aborted(&self, env: &Env, id: &str) -> bool {
+    let controller = {
+      let entries = self.js.entries.borrow();
+      entries
+        .get(id)
+        .and_then(|e| e.controller.as_ref())
+        .and_then(|c| c.get_value(env).ok())
+    };
+    controller
+      .and_then(|c| c.get_named_property::<Object>("signal").ok())
+      .and_then(|signal| signal.get_named_property::<bool>("aborted").ok())
+      .unwrap_or(false)
+  }
+
   pub(crate) fn forget_js_entry(&self, env: &Env, id: &str) {
     self.host(env).removed(&[id.to_owned()]);
   }
@@ -526,6 +542,8 @@ impl MonitorRegistry {
     };
     let wall = js::wall_ms();
     self.hub.apply(|r| r.complete(&id, code, wall));
+    // A native task settled from JavaScript is stopped, not lost.
+    self.hub.stop_if_settled(&id);
     self.drain_for(&env, &id);
     Ok(())
   }
@@ -537,6 +555,7 @@ impl MonitorRegistry {
     let error = args::string(&env, &error, "error")?;
     let wall = js::wall_ms();
     self.hub.apply(|r| r.fail(&id, &error, wall));
+    self.hub.stop_if_settled(&id);
     self.drain_for(&env, &id);
     Ok(())
   }

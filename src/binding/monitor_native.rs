@@ -12,7 +12,7 @@ use super::args;
 use super::js::{self, persist, RealClock};
 use super::monitor::{write_native_registration, HostWithHub, JsSide, MonitorRegistry};
 use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
-use crate::core::monitor::hub::MonitorHub;
+use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::native::NativeMonitor;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
 use crate::core::process::{self, EnvOptions, SpawnRequest};
@@ -203,12 +203,24 @@ impl MonitorRegistry {
     match spawned {
       Ok(spawned) => {
         let group = spawned.group.clone();
-        if let Err(error) = NativeMonitor::start(&self.hub, &id, spawned, self.throttle, RealClock)
-        {
-          process::kill_now(&group);
-          let message = format!("could not start monitor threads: {error}");
-          self.hub.apply(|r| r.fail(&id, &message, now_wall));
-          self.drain_for(&env, &id);
+        match NativeMonitor::start(&self.hub, &id, spawned, self.throttle, RealClock) {
+          Ok(monitor) => {
+            // The callbacks above may already have stopped the task: an
+            // `abort()` of its controller (the child is then killed and the
+            // entry cancelled once it is gone, as for any abort), or a
+            // `cancel()`/`abortAll()`/`reset()` that settled the entry before
+            // the process was attached (the child is killed now).
+            if self.controller_aborted(&env, &id) {
+              monitor.abort(&self.hub, AbortKind::Flush);
+            }
+            self.hub.stop_if_settled(&id);
+          }
+          Err(error) => {
+            process::kill_now(&group);
+            let message = format!("could not start monitor threads: {error}");
+            self.hub.apply(|r| r.fail(&id, &message, now_wall));
+            self.drain_for(&env, &id);
+          }
         }
       }
       Err(error) => {

@@ -326,6 +326,30 @@ impl MonitorHub {
     lock(&self.natives).get(id).cloned()
   }
 
+  /// A native entry that is no longer running has nothing left to read or
+  /// run: its readers stop (the rest is discarded) and its tree is killed.
+  /// For settles that reach a native entry without an abort: `complete()` or
+  /// `fail()` called from JavaScript, and a cancel from a callback during
+  /// `start()`, before the process was attached. A task whose entry is gone
+  /// (pruned meanwhile) is also dropped from the hub.
+  pub fn stop_if_settled(&self, id: &str) {
+    let (running, known) = {
+      let registry = self.registry();
+      (registry.is_running(id), registry.get(id).is_some())
+    };
+    if running {
+      return;
+    }
+    let native = if known {
+      self.native(id)
+    } else {
+      lock(&self.natives).remove(id)
+    };
+    if let Some(native) = native {
+      native.abort(self, AbortKind::Discard);
+    }
+  }
+
   /// Every native task, for a synchronous kill at host exit.
   pub fn natives(&self) -> Vec<Arc<dyn NativeTask>> {
     lock(&self.natives).values().cloned().collect()
