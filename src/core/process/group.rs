@@ -11,4 +11,6 @@ pub struct ProcessGroup {
   pub leader_start_time: Option<u64>,
   /// The value of `TASKSTREAM_TASK_ID` in the children's environment.
   pub task_tag: String,
+  /// The task's own cgroup (see `cgroup.rs`), where the host could make one.
+  pub cgroup: Option<std::path::PathBuf>,
 }

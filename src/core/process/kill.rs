@@ -19,6 +19,7 @@ use std::time::Duration;
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
+use super::cgroup;
 use super::group::ProcessGroup;
 use super::procfs::{self, ProcStat};
 use super::timer;
@@ -40,9 +41,20 @@ pub fn signal_tree(group: &ProcessGroup, signal: Signal) {
 /// Sends `signal` to the trees of `groups`. One `/proc` snapshot finds each
 /// tree (group members, tagged processes and their descendants); `killpg`
 /// reaches the group when its pgid is verified ours, and every member outside
-/// it is signalled by pid after re-checking its start time. A second snapshot
-/// then catches processes forked meanwhile. Each process is signalled once.
+/// it is signalled by pid after re-checking its start time. Further snapshots
+/// then catch processes forked meanwhile (a daemon mid-fork during the scan),
+/// until one finds nobody new, at most [`MAX_SCAN_ROUNDS`] in all. Each
+/// process is signalled once.
+///
+/// A task with a cgroup gets SIGKILL through `cgroup.kill`, which reaches
+/// every process in it at once, forks in flight included; other signals go
+/// to each process listed in it. The scans still run, for what is outside.
 pub(super) fn signal_trees(groups: &[ProcessGroup], signal: Signal) {
+  if signal == Signal::SIGKILL {
+    for dir in groups.iter().filter_map(|g| g.cgroup.as_deref()) {
+      cgroup::kill(dir);
+    }
+  }
   let first = Snapshot::take();
   let protected = first.protected();
   let mut covered: HashSet<(u32, u64)> = HashSet::new();
@@ -58,14 +70,51 @@ pub(super) fn signal_trees(groups: &[ProcessGroup], signal: Signal) {
       }
     }
   }
-  let second = Snapshot::take();
-  for group in groups {
-    for member in second.plan(group, &protected).members {
-      if covered.insert((member.pid, member.start_time)) {
-        signal_checked(&member, signal);
+  signal_cgroup_members(groups, signal, &mut covered);
+  for _ in 1..MAX_SCAN_ROUNDS {
+    let next = Snapshot::take();
+    let mut found_new = signal_cgroup_members(groups, signal, &mut covered);
+    for group in groups {
+      for member in next.plan(group, &protected).members {
+        if covered.insert((member.pid, member.start_time)) {
+          found_new = true;
+          signal_checked(&member, signal);
+        }
+      }
+    }
+    if !found_new {
+      break;
+    }
+  }
+}
+
+/// Most `/proc` scans one [`signal_trees`] makes: a tree that keeps forking
+/// faster than it can be scanned is still reached by the SIGKILL round.
+const MAX_SCAN_ROUNDS: usize = 16;
+
+/// Sends `signal` to the processes in the groups' cgroups that are not
+/// `covered` yet (SIGKILL went through `cgroup.kill` already); true if any.
+fn signal_cgroup_members(
+  groups: &[ProcessGroup],
+  signal: Signal,
+  covered: &mut HashSet<(u32, u64)>,
+) -> bool {
+  if signal == Signal::SIGKILL {
+    return false;
+  }
+  let mut found_new = false;
+  for dir in groups.iter().filter_map(|g| g.cgroup.as_deref()) {
+    for pid in cgroup::pids(dir) {
+      let Some(stat) = procfs::stat(pid) else {
+        continue;
+      };
+      if !stat.zombie && covered.insert((stat.pid, stat.start_time)) {
+        found_new = true;
+        signal_checked(&stat, signal);
       }
     }
   }
+  found_new
 }
 
 /// Signals `member` only if it is still the process seen in the snapshot.

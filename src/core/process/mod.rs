@@ -6,6 +6,8 @@
 //! Unix only for now (Linux gets the full procfs-based tree tracking); on
 //! Windows `spawn` returns an `Unsupported` error until Job Objects exist.
 
+#[cfg(unix)]
+pub mod cgroup;
 mod env;
 mod exit;
 mod group;
@@ -42,7 +44,7 @@ pub use kill::{kill_now, signal_tree, terminate, terminate_leftovers, tree_alive
 #[cfg(unix)]
 pub use nix::sys::signal::Signal;
 #[cfg(unix)]
-pub use tracker::{forget_if_dead, kill_all_sync, tracked_groups};
+pub use tracker::{forget_if_dead, kill_all_sync, tracked_groups, watchdog_pid};
 
 #[cfg(all(test, unix))]
 mod tests_host;

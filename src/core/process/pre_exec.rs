@@ -8,6 +8,16 @@ use std::io;
 
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 
+/// Moves the calling (just forked) process into the cgroup whose
+/// `cgroup.procs` is open as `fd`: `0` names the writer. One `write`, which
+/// is async-signal-safe; a failure leaves the task to the other mechanisms.
+pub(super) fn enter_cgroup(fd: libc::c_int) {
+  // SAFETY: writes one byte from a static buffer to a descriptor we own.
+  unsafe {
+    libc::write(fd, b"0".as_ptr().cast(), 1);
+  }
+}
+
 /// `setsid()`: a new session and process group led by the child, with no
 /// controlling terminal (CONTRACT.md §2.10 step 3).
 pub(super) fn new_session() -> io::Result<()> {

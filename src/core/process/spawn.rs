@@ -149,6 +149,7 @@ mod unix {
 
   use super::{Child, SpawnRequest, SpawnedProcess};
   use crate::core::process::group::ProcessGroup;
+  use crate::core::process::cgroup::TaskCgroup;
   use crate::core::process::{pre_exec, procfs, tracker};
 
   /// `waitpid(pid)`, retried on `EINTR`; `None` when `no_hang` and it still runs.
@@ -171,12 +172,19 @@ mod unix {
   }
 
   /// Tracks the new leader and wraps it up for the caller.
-  fn tracked(pid: u32, task_tag: String, stdout: File, stderr: File) -> SpawnedProcess {
+  fn tracked(
+    pid: u32,
+    task_tag: String,
+    cgroup: Option<TaskCgroup>,
+    stdout: File,
+    stderr: File,
+  ) -> SpawnedProcess {
     let group = ProcessGroup {
       pgid: pid,
       // The leader is our unreaped child: its stat exists even if it exited.
       leader_start_time: procfs::start_time(pid),
       task_tag,
+      cgroup: cgroup.and_then(|cgroup| cgroup.enter(pid)),
     };
     tracker::register(group.clone());
     SpawnedProcess {
@@ -191,8 +199,43 @@ mod unix {
   #[cfg(all(target_os = "linux", target_env = "gnu"))]
   pub(super) fn spawn_with_posix_spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
     tracker::prepare();
-    let (pid, stdout, stderr) = super::posix::spawn(&request)?;
-    Ok(tracked(pid, request.task_tag, stdout, stderr))
+    let cgroup = TaskCgroup::create(&request.task_tag);
+    let spawned = match &cgroup {
+      Some(cgroup) => super::posix::spawn(&entering_cgroup_first(&request, cgroup)),
+      None => super::posix::spawn(&request),
+    };
+    match spawned {
+      Ok((pid, stdout, stderr)) => Ok(tracked(pid, request.task_tag, cgroup, stdout, stderr)),
+      Err(error) => {
+        cgroup.map(TaskCgroup::discard);
+        Err(error)
+      }
+    }
+  }
+
+  /// `posix_spawn` cannot place the child in a cgroup (glibc 2.39's
+  /// `posix_spawnattr_setcgroup_np` is too new to rely on), and moving it from
+  /// here after the spawn races with its first fork when this thread is
+  /// preempted. So the request's own shell first runs a one-line trampoline,
+  /// builtins only, that moves itself into the cgroup (`0` names the writer)
+  /// and then execs the real program with the real arguments: nothing of the
+  /// command runs outside the cgroup. The trampoline's `SHLVL` increment is
+  /// undone, so the command sees the environment it would have seen.
+  #[cfg(all(target_os = "linux", target_env = "gnu"))]
+  fn entering_cgroup_first(request: &SpawnRequest, cgroup: &TaskCgroup) -> SpawnRequest {
+    const TRAMPOLINE: &str = r#"{ echo 0 >"$1"; } 2>/dev/null; shift; case $SHLVL in [1-9]*) SHLVL=$((SHLVL - 1)); export SHLVL ;; esac; exec "$@""#;
+    let mut args = vec![
+      "-c".to_owned(),
+      TRAMPOLINE.to_owned(),
+      "taskstream-cgroup".to_owned(),
+      cgroup.procs_path().to_string_lossy().into_owned(),
+      request.program.to_string_lossy().into_owned(),
+    ];
+    args.extend(request.args.iter().cloned());
+    SpawnRequest {
+      args,
+      ..request.clone()
+    }
   }
 
   struct Job {
@@ -234,18 +277,25 @@ mod unix {
 
   fn spawn_forked(request: SpawnRequest) -> io::Result<SpawnedProcess> {
     tracker::prepare();
-    let mut child = command(&request).spawn()?;
+    let cgroup = TaskCgroup::create(&request.task_tag);
+    let mut child = match command(&request, cgroup.as_ref().map(TaskCgroup::procs_fd)).spawn() {
+      Ok(child) => child,
+      Err(error) => {
+        cgroup.map(TaskCgroup::discard);
+        return Err(error);
+      }
+    };
     let stdout = pipe_file(child.stdout.take().map(OwnedFd::from));
     let stderr = pipe_file(child.stderr.take().map(OwnedFd::from));
     // std's handle holds nothing else (no pidfd): our `Child` reaps by pid.
-    Ok(tracked(child.id(), request.task_tag, stdout, stderr))
+    Ok(tracked(child.id(), request.task_tag, cgroup, stdout, stderr))
   }
 
   fn pipe_file(fd: Option<OwnedFd>) -> File {
     File::from(fd.expect("stdout and stderr are piped"))
   }
 
-  fn command(request: &SpawnRequest) -> Command {
+  fn command(request: &SpawnRequest, cgroup_procs: Option<libc::c_int>) -> Command {
     let mut command = Command::new(&request.program);
     command
       .args(&request.args)
@@ -258,14 +308,18 @@ mod unix {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: `child_setup` only makes async-signal-safe calls (pre_exec.rs).
     unsafe {
-      command.pre_exec(move || child_setup(parent));
+      command.pre_exec(move || child_setup(parent, cgroup_procs));
     }
     command
   }
 
-  /// In the child: own session and group, default signal handling, no
-  /// inherited descriptors, and death with the host as a backstop.
-  fn child_setup(parent: libc::pid_t) -> io::Result<()> {
+  /// In the child: into the task's cgroup (before anything can fork), own
+  /// session and group, default signal handling, no inherited descriptors,
+  /// and death with the host as a backstop.
+  fn child_setup(parent: libc::pid_t, cgroup_procs: Option<libc::c_int>) -> io::Result<()> {
+    if let Some(fd) = cgroup_procs {
+      pre_exec::enter_cgroup(fd);
+    }
     pre_exec::new_session()?;
     pre_exec::reset_signals();
     pre_exec::close_inherited_fds_on_exec();

@@ -86,6 +86,7 @@ fn stale_group_is_left_alone() {
     pgid: p.pid,
     leader_start_time: p.group.leader_start_time.map(|t| t + 1),
     task_tag: new_task_tag(),
+    cgroup: None,
   };
   assert!(!tree_alive(&stale));
   kill_now(&stale);
@@ -143,3 +144,38 @@ fn terminate_leftovers_forgets_dead_trees_and_kills_live_ones() {
   );
   assert!(forget_if_dead(&left.group));
 }
+
+/// Every live process carrying `tag`.
+fn tagged(tag: &str) -> Vec<u32> {
+  procfs::list_pids()
+    .into_iter()
+    .filter(|&pid| procfs::has_env_tag(pid, tag))
+    .filter(|&pid| procfs::stat(pid).is_some_and(|s| !s.zombie))
+    .collect()
+}
+
+/// A chain of detached processes, each of which forks the next one (in a
+/// session of its own, ignoring SIGTERM) and then sleeps, killed while it still
+/// grows: a link forked between a scan and its signal is only found by the next
+/// scan, so the scans repeat until one finds nobody new. Several rounds, since
+/// the race is what used to let a daemon escape.
+#[test]
+fn terminate_reaches_children_forked_during_the_scan() {
+  let _serial = serial();
+  let chain = r#"hop() { trap '' TERM; [ "$1" -gt 0 ] && setsid bash -c "hop $(($1 - 1))" & exec sleep 30; }; export -f hop; hop 400"#;
+  for round in 0..6 {
+    let mut p = spawn_script(chain);
+    let _kill = KillOnDrop(p.group.clone());
+    let tag = p.group.task_tag.clone();
+    // Kill while the chain is still growing.
+    assert!(wait_until(Duration::from_secs(5), || tagged(&tag).len() >= 10));
+    terminate(&p.group);
+    let _ = p.child.wait();
+    assert!(
+      wait_until(Duration::from_secs(2), || tagged(&tag).is_empty()),
+      "round {round}: {} left",
+      tagged(&tag).len()
+    );
+  }
+}
+

@@ -105,6 +105,7 @@ fn tree_never_includes_the_host_its_group_or_ancestors() {
     pgid: 4_000_100,
     leader_start_time: Some(200),
     task_tag: tag.into(),
+    cgroup: None,
   };
   assert_eq!(member_pids(&snapshot, &ours), [4_000_100, 4_000_101]);
   assert_eq!(
@@ -117,6 +118,7 @@ fn tree_never_includes_the_host_its_group_or_ancestors() {
       pgid,
       leader_start_time: leader_start,
       task_tag: tag.into(),
+      cgroup: None,
     };
     let plan = snapshot.plan(&group, &snapshot.protected());
     assert_eq!(plan.group, None, "pgid {pgid} must not be signalled");
@@ -141,6 +143,7 @@ fn reused_pgid_is_not_ours() {
     pgid: 4_000_200,
     leader_start_time: Some(299),
     task_tag: "gone".into(),
+    cgroup: None,
   };
   let plan = snapshot.plan(&stale, &snapshot.protected());
   assert_eq!((plan.group, plan.members.len()), (None, 0));
@@ -151,6 +154,7 @@ fn reused_pgid_is_not_ours() {
     pgid: 4_000_200,
     leader_start_time: Some(300),
     task_tag: "t".into(),
+    cgroup: None,
   };
   assert_eq!(leaderless.plan(&group, &leaderless.protected()).group, None);
   let tags = HashMap::from([(4_000_201, vec!["t".to_string()])]);
@@ -170,6 +174,7 @@ fn real_scan_protects_the_host() {
     pgid: own_pgid,
     leader_start_time: procfs::start_time(own_pgid),
     task_tag: new_task_tag(),
+    cgroup: None,
   };
   let plan = snapshot.plan(&group, &snapshot.protected());
   assert_eq!(plan.group, None);

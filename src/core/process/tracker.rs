@@ -47,6 +47,20 @@ pub(super) fn prepare() {
   watchdog.ensure_started(groups);
 }
 
+/// Called by the watchdog's guard thread when the watchdog with `pid` exited.
+pub(super) fn watchdog_exited(pid: u32) {
+  let mut state = state();
+  let State {
+    groups, watchdog, ..
+  } = &mut *state;
+  watchdog.exited(pid, groups);
+}
+
+/// The running watchdog's pid (for tests that kill it).
+pub fn watchdog_pid() -> Option<u32> {
+  state().watchdog.pid()
+}
+
 /// Tracks a new group and tells the watchdog. Once the set has grown to
 /// `prune_at`, groups whose tree is verified dead are pruned (one `/proc`
 /// scan) on the timer thread, never on the spawning (JavaScript) thread.
@@ -113,6 +127,9 @@ pub(super) fn forget(dead: &[ProcessGroup]) {
     if let Some(index) = groups.iter().position(|g| g == group) {
       groups.remove(index);
       watchdog.removed(group, groups);
+    }
+    if let Some(dir) = &group.cgroup {
+      super::cgroup::remove(dir);
     }
   }
 }

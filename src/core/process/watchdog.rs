@@ -7,7 +7,7 @@
 //! tagged process, then exits.
 
 use std::io::{self, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 
 use nix::sys::signal::Signal;
 
@@ -18,19 +18,26 @@ use super::shell::resolve_program;
 /// The watchdog program, run as `bash -c SCRIPT taskstream-watchdog`. Only
 /// builtins are used (no `PATH` lookups) and it stays bash 3.2 compatible.
 pub(super) const SCRIPT: &str = r#"
-# taskstream watchdog. Input lines: "+<pgid> <leader start time or 0> <tag>"
-# registers a process group, "-<pgid> <start time>" forgets it. EOF means the
-# host process is gone, however it died. Processes are chosen by pgid plus
-# start time or by exact environment tag, never by name.
-pg=() st=() tg=()
-while read -r op start tag; do
+# taskstream watchdog. Input lines: "+<pgid> <leader start time or 0> <tag>
+# [<cgroup dir>]" registers a task, "-<pgid> <start time>" forgets it. EOF
+# means the host process is gone, however it died. Processes are chosen by
+# cgroup, by pgid plus start time or by exact environment tag, never by name.
+# $1 is the host's directory of task cgroups, removed at the end if empty.
+pg=() st=() tg=() cg=()
+while read -r op start tag cgroup; do
   case $op in
-    +[0-9]*) pg+=("${op#+}"); st+=("$start"); tg+=("$tag") ;;
+    +[0-9]*) pg+=("${op#+}"); st+=("$start"); tg+=("$tag"); cg+=("$cgroup") ;;
     -[0-9]*) for i in "${!pg[@]}"; do
-        [ "${pg[i]} ${st[i]}" = "${op#-} $start" ] && unset "pg[i]" "st[i]" "tg[i]"
+        [ "${pg[i]} ${st[i]}" = "${op#-} $start" ] && unset "pg[i]" "st[i]" "tg[i]" "cg[i]"
       done ;;
   esac
 done
+
+# First every task cgroup: one write kills all of its processes, whatever
+# they did to their group, parent or environment.
+for i in "${!cg[@]}"; do
+  [ -n "${cg[i]}" ] && echo 1 > "${cg[i]}/cgroup.kill"
+done 2>/dev/null
 
 # Sets G (pgid, field 5) and S (start time, field 22) from /proc/$1/stat; the
 # command name may contain spaces, so fields are counted after the last ") ".
@@ -76,13 +83,32 @@ scan() {
 }
 # Twice: the second pass catches children forked during the first.
 [ -n "$procfs" ] && { scan; scan; }
+
+# Remove the emptied cgroups (their processes take a moment to die), at most
+# about 2 s; fd 3 is a pipe nobody writes to, for read's timeout.
+if [ -n "$1" ] && [ -d "$1" ]; then
+  exec 3<> <(:)
+  for try in {1..40}; do
+    left=
+    for i in "${!cg[@]}"; do
+      [ -n "${cg[i]}" ] && [ -d "${cg[i]}" ] && { rmdir "${cg[i]}" || left=1; }
+    done
+    for c in "$1"/*/; do
+      [ -d "$c" ] && { rmdir "$c" || left=1; }
+    done
+    [ -z "$left" ] && break
+    read -r -t 0.05 -u 3
+  done
+  rmdir "$1"
+fi 2>/dev/null
 exit 0
 "#;
 
 /// A running watchdog and the write end of its stdin (CLOEXEC, as std
-/// creates it, so no child ever inherits it).
+/// creates it, so no child ever inherits it). Its own guard thread waits for
+/// it and reaps it; see [`Watchdog::start`].
 struct Watchdog {
-  child: Child,
+  pid: u32,
   stdin: ChildStdin,
 }
 
@@ -113,6 +139,24 @@ impl Link {
     }
   }
 
+  /// The running watchdog's pid.
+  pub(super) fn pid(&self) -> Option<u32> {
+    match &self.state {
+      State::Running(watchdog) => Some(watchdog.pid),
+      _ => None,
+    }
+  }
+
+  /// The watchdog with this pid died (its guard thread saw it): if it is the
+  /// current one, a new one starts at once and learns every `tracked` group,
+  /// so a host that dies later still takes its tasks along.
+  pub(super) fn exited(&mut self, pid: u32, tracked: &[ProcessGroup]) {
+    if self.pid() == Some(pid) {
+      tracing::warn!("taskstream: the orphan watchdog died; starting a new one");
+      self.state = start_with(tracked);
+    }
+  }
+
   /// Announces a new group; `tracked` already includes it.
   pub(super) fn added(&mut self, group: &ProcessGroup, tracked: &[ProcessGroup]) {
     self.send(&added_line(group), tracked);
@@ -132,8 +176,8 @@ impl Link {
       return;
     };
     if let Err(error) = watchdog.stdin.write_all(line.as_bytes()) {
+      // Its guard thread reaps it (and finds it no longer current).
       tracing::warn!("taskstream: watchdog lost ({error}); starting a new one");
-      watchdog.reap();
       self.state = start_with(tracked);
     }
   }
@@ -141,19 +185,18 @@ impl Link {
 
 fn added_line(group: &ProcessGroup) -> String {
   let start = group.leader_start_time.unwrap_or(0);
-  format!("+{} {} {}\n", group.pgid, start, group.task_tag)
+  let cgroup = group
+    .cgroup
+    .as_deref()
+    .map(|dir| dir.to_string_lossy().replace('\n', ""))
+    .unwrap_or_default();
+  format!("+{} {} {} {}\n", group.pgid, start, group.task_tag, cgroup)
 }
 
 fn start_with(tracked: &[ProcessGroup]) -> State {
   let started = Watchdog::start().and_then(|mut watchdog| {
     let lines: String = tracked.iter().map(added_line).collect();
-    match watchdog.stdin.write_all(lines.as_bytes()) {
-      Ok(()) => Ok(watchdog),
-      Err(error) => {
-        watchdog.reap();
-        Err(error)
-      }
-    }
+    watchdog.stdin.write_all(lines.as_bytes()).map(|()| watchdog)
   });
   match started {
     Ok(watchdog) => State::Running(watchdog),
@@ -169,9 +212,11 @@ impl Watchdog {
     let path = std::env::var_os("PATH");
     let bash = resolve_program("bash", path.as_deref())
       .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "bash not found on PATH"))?;
+    let cgroups = super::cgroup::base().map(|b| b.as_os_str().to_owned()).unwrap_or_default();
     let mut command = Command::new(bash);
     command
       .args(["-c", SCRIPT, "taskstream-watchdog"])
+      .arg(cgroups)
       .env_clear()
       .current_dir("/")
       .stdin(Stdio::piped())
@@ -183,14 +228,20 @@ impl Watchdog {
     }
     let mut child = command.spawn()?;
     let stdin = child.stdin.take().expect("stdin is piped");
-    Ok(Watchdog { child, stdin })
-  }
-
-  /// Collects a watchdog whose stdin broke: it has exited (or is about to,
-  /// after SIGKILL through our own unreaped child handle).
-  fn reap(&mut self) {
-    let _ = self.child.kill();
-    let _ = self.child.wait();
+    let pid = child.id();
+    // The guard notices the watchdog's death at once (an agent's `pkill -9
+    // bash`, the OOM killer) and has it replaced, instead of the next spawn
+    // finding out, or none: a host SIGKILLed later must still take its tasks.
+    let guard = std::thread::Builder::new()
+      .name("taskstream-watchdog-guard".into())
+      .spawn(move || {
+        let _ = child.wait();
+        super::tracker::watchdog_exited(pid);
+      });
+    if let Err(error) = guard {
+      tracing::warn!("taskstream: cannot watch the orphan watchdog: {error}");
+    }
+    Ok(Watchdog { pid, stdin })
   }
 }
 

@@ -109,8 +109,8 @@ impl ShellRun {
 
   /// §2.15 step 10: marks the run aborted and kills the tree (SIGTERM, then
   /// SIGKILL 200 ms later). The run then settles once the pipes close. A
-  /// no-op once the run has settled: processes that left the pipes of a
-  /// naturally settled shell are left alone (step 12).
+  /// no-op once the run has settled (the settle already terminated whatever
+  /// was left of the tree).
   pub fn cancel(&self) {
     let mut state = lock(&self.state);
     if !state.settled && !state.aborted {
@@ -190,5 +190,8 @@ impl ShellRun {
     if let Some(on_settle) = on_settle {
       on_settle(outcome);
     }
+    // Whatever is left of the tree (a `nohup … &` or a daemon that let go of
+    // the pipes) dies with the task, as for monitors; a dead tree is forgotten.
+    process::terminate_leftovers(&self.group);
   }
 }

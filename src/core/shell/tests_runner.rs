@@ -173,23 +173,20 @@ fn a_descendant_holding_stdout_keeps_the_run_open_and_its_output_is_kept() {
 }
 
 #[test]
-fn a_natural_settle_leaves_detached_processes_alone() {
+fn a_natural_settle_kills_what_is_left_of_the_tree() {
   let _serial = serial();
-  let started = start("nohup sleep 30 >/dev/null 2>&1 & echo started");
+  // A nohup'd child in the group, and a double-forked one in a session of its own.
+  let started = start(
+    "nohup sleep 30 >/dev/null 2>&1 & setsid bash -c 'sleep 31 & exit' >/dev/null 2>&1 </dev/null; echo started",
+  );
   let group = started.run.group().clone();
   let _cleanup = KillOnDrop(group.clone());
   let settled = started.wait();
   assert_eq!(settled.outcome.exit.code, Some(0));
   assert_eq!(started.output(), "started\n");
-  started.run.cancel();
-  std::thread::sleep(Duration::from_millis(400));
   assert!(
-    !tagged_alive(&group.task_tag).is_empty(),
-    "the detached sleep was killed"
+    wait_until(Duration::from_secs(2), || tagged_alive(&group.task_tag).is_empty()),
+    "left alive after the settle: {:?}",
+    tagged_alive(&group.task_tag)
   );
-  kill_now(&group);
-  assert!(wait_until(Duration::from_secs(2), || tagged_alive(
-    &group.task_tag
-  )
-  .is_empty()));
 }
