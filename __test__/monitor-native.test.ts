@@ -2,7 +2,7 @@
 // (CONTRACT.md §2.10, §3.10).
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { MonitorRegistry, type MonitorTask } from '../index.js'
+import { MonitorRegistry, stripAnsi, type MonitorTask } from '../index.js'
 import { isAlive, sleep, viaScript, waitFor } from './support/process'
 import type { Delivered } from './support/registry'
 
@@ -126,6 +126,23 @@ describe('streaming', () => {
     for (const e of events) expect(e.model).toContain(`<result>${'a'.repeat(2000)}...[truncated]</result>`)
     expect(entry.bytesRead).toBe(1048576)
     expect(entry.linesSeen).toBe(events.length)
+  })
+
+  it('an unterminated OSC at the end does not swallow the lines after it', async () => {
+    // CONTRACT.md §3.17: at the end of the stream the held `ESC ]` is released
+    // as unterminated, so the events are, line by line, what stripAnsi of the
+    // whole output gives (`ESC ] 0 ; 1` goes as a short match: 2..100 remain).
+    const { registry, events, done } = setup({ throttle: false })
+    const entry = registry.start({ command: "printf '\\033]0;'; seq 1 100" })
+    await done(entry)
+    const whole = `\x1b]0;${Array.from({ length: 100 }, (_, i) => i + 1).join('\n')}\n`
+    const expected = stripAnsi(whole)
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '')
+    expect(expected).toEqual(Array.from({ length: 99 }, (_, i) => String(i + 2)))
+    expect(events()).toEqual(expected)
+    expect(entry).toMatchObject({ status: 'completed', eventCount: 99 })
   })
 })
 
