@@ -350,6 +350,11 @@ export interface MonitorTask {
   bytesRead: number
   /** Native mode: lines produced by the splitters before trimming, sanitising or throttling. */
   linesSeen: number
+  /**
+   * Native mode: bytes of over-long lines that no event carries: what follows
+   * the 4096-unit cut, up to the line's newline (0 in fed mode).
+   */
+  truncatedBytes: number
 }
 
 /** The model-facing parameters of the `monitor` tool, in its snake_case schema. */

@@ -31,13 +31,13 @@ struct StreamState {
 
 impl StreamState {
   /// One read in which no line can be accepted. The read is cut where a line
-  /// starts afresh: before that point (the end of a partial line, or of a held
-  /// character or escape sequence) and after its last newline, bytes take the
+  /// starts afresh: before that point (the end of a partial or discarded line,
+  /// or of a held character or escape sequence) and after its last newline, bytes take the
   /// usual way; in between, plain text is counted straight from the raw bytes
   /// in one pass ([`LineSplitter::count_plain_lines`]). Cutting a read changes nothing: the
   /// decoder, stripper and splitter are streaming.
   fn push_counting(&mut self, bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&str)) {
-    let head_len = if self.text.is_idle() && !self.splitter.has_partial() {
+    let head_len = if self.text.is_idle() && !self.splitter.mid_line() {
       0
     } else {
       find_either(bytes, b'\n', b'\n').map_or(bytes.len(), |i| i + 1)
@@ -80,6 +80,15 @@ impl LinePipeline {
   /// Pieces produced by both splitters (`linesSeen`).
   pub fn lines_seen(&self) -> u64 {
     self.streams.iter().map(|s| s.splitter.pieces()).sum()
+  }
+
+  /// Bytes of over-long lines cut off by both splitters (`truncatedBytes`).
+  pub fn truncated_bytes(&self) -> u64 {
+    self
+      .streams
+      .iter()
+      .map(|s| s.splitter.truncated_bytes())
+      .sum()
   }
 
   pub fn is_closed(&self) -> bool {
@@ -425,6 +434,10 @@ mod tests {
     ];
     let long_blank = format!("{}\x01\n", "\x01".repeat(5000));
     let long_line = format!("{}\n", "z".repeat(4097));
+    // No newline: a few of these in a row go over the cap as a partial line,
+    // and the rest of that line is discarded until a later newline.
+    let long_partial = "w".repeat(3000);
+    let long_partial_ansi = format!("\x1b[1m{}é", "v".repeat(2500));
     let mut seed = 0x2545_f491_4f6c_dd1d_u64;
     let mut next = move || {
       seed ^= seed << 13;
@@ -432,6 +445,7 @@ mod tests {
       seed ^= seed << 17;
       seed
     };
+    let mut truncated_somewhere = false;
     for _round in 0..200 {
       let mut fast = throttled();
       let mut exact = throttled();
@@ -444,6 +458,8 @@ mod tests {
           match next() % 40 {
             0 => chunk.push_str(&long_blank),
             1 => chunk.push_str(&long_line),
+            2 | 3 => chunk.push_str(&long_partial),
+            4 => chunk.push_str(&long_partial_ansi),
             k => chunk.push_str(pieces[k as usize % pieces.len()]),
           }
         }
@@ -464,10 +480,35 @@ mod tests {
         assert_eq!(a.lines, b.lines);
         assert_eq!(a.dropped, b.dropped);
         assert_eq!(fast.lines_seen(), exact.lines_seen());
+        assert_eq!(fast.truncated_bytes(), exact.truncated_bytes());
       }
       fast.flush(now, &mut a);
       exact.flush(now, &mut b);
       assert_eq!((a.lines, a.dropped), (b.lines, b.dropped));
+      assert_eq!(fast.truncated_bytes(), exact.truncated_bytes());
+      truncated_somewhere |= fast.truncated_bytes() > 0;
+    }
+    assert!(truncated_somewhere, "the rounds exercise the discard state");
+  }
+
+  #[test]
+  fn an_over_long_line_gives_one_event_and_counts_its_rest() {
+    // §3.10 N row, through the pipeline, on both streams.
+    for stream in [Stream::Stdout, Stream::Stderr] {
+      let mut p = unthrottled();
+      let mut c = Collect::default();
+      let first = format!("abc\n{}", "d".repeat(5000));
+      p.feed(stream, first.as_bytes(), 0, &mut c);
+      assert_eq!(
+        c.lines,
+        ["abc".to_owned(), format!("{}...", "d".repeat(4096))]
+      );
+      p.feed(stream, b"e", 0, &mut c);
+      p.feed(stream, b"\nf\n", 0, &mut c);
+      p.flush(0, &mut c);
+      assert_eq!(c.lines.len(), 3);
+      assert_eq!(c.lines[2], "f");
+      assert_eq!(p.truncated_bytes(), 905);
     }
   }
 
