@@ -56,11 +56,15 @@ export declare class BackgroundShellRegistry {
 /**
  * Splits text chunks into lines for callers that feed their own chunks
  * (CONTRACT.md §2.18): LF and CRLF (also split across pushes), a lone CR kept,
- * empty lines kept, long lines capped.
+ * empty lines kept, long lines capped. A surrogate pair split across two
+ * pushes stays one character; a lone surrogate becomes U+FFFD.
  */
 export declare class LineBuffer {
   constructor(options?: LineBufferOptions)
-  /** Appends a chunk and returns the lines it completed. */
+  /**
+   * Appends a chunk and returns the lines it completed. The chunk is read as
+   * UTF-16, so a high surrogate at its end waits for the next chunk's low one.
+   */
   push(chunk: string): Array<string>
   /** Returns the trailing partial line, if any, exactly once. */
   flush(): Array<string>
@@ -232,9 +236,11 @@ export declare function isBinary(bytes: Buffer | Uint8Array, sampleSize?: number
 export interface LineBufferOptions {
   /**
    * Longest line kept, in code points (default 65536); longer lines are cut and
-   * marked `[…truncated]`, and the rest of that line is discarded.
+   * marked with `truncationMarker`, and the rest of that line is discarded.
    */
   maxLineCodePoints?: number
+  /** Appended to a cut line (default `'[…truncated]'`); any string, `''` included. */
+  truncationMarker?: string
 }
 
 /** `{ notify?: boolean }`; `notify` defaults to true. */

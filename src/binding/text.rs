@@ -89,13 +89,16 @@ pub fn sanitize_filename_component(env: Env, value: Unknown) -> Result<String> {
 #[napi(object)]
 pub struct LineBufferOptions {
   /// Longest line kept, in code points (default 65536); longer lines are cut and
-  /// marked `[…truncated]`, and the rest of that line is discarded.
+  /// marked with `truncationMarker`, and the rest of that line is discarded.
   pub max_line_code_points: Option<u32>,
+  /// Appended to a cut line (default `'[…truncated]'`); any string, `''` included.
+  pub truncation_marker: Option<String>,
 }
 
 /// Splits text chunks into lines for callers that feed their own chunks
 /// (CONTRACT.md §2.18): LF and CRLF (also split across pushes), a lone CR kept,
-/// empty lines kept, long lines capped.
+/// empty lines kept, long lines capped. A surrogate pair split across two
+/// pushes stays one character; a lone surrogate becomes U+FFFD.
 #[napi]
 pub struct LineBuffer {
   inner: core::LineBuffer,
@@ -110,28 +113,43 @@ impl LineBuffer {
   )]
   pub fn new(env: Env, options: Unknown) -> Result<Self> {
     let options = args::optional_object(&env, &options, "options")?;
-    let max = match options {
-      Some(options) => args::optional_integer_field(
-        &env,
-        &options,
-        "maxLineCodePoints",
-        "options.maxLineCodePoints",
-        1.0,
-        u32::MAX as f64,
-      )?,
-      None => None,
+    let (max, marker) = match options {
+      Some(options) => (
+        args::optional_integer_field(
+          &env,
+          &options,
+          "maxLineCodePoints",
+          "options.maxLineCodePoints",
+          1.0,
+          u32::MAX as f64,
+        )?,
+        args::optional_string_field(
+          &env,
+          &options,
+          "truncationMarker",
+          "options.truncationMarker",
+        )?,
+      ),
+      None => (None, None),
     };
     let max = max.map_or(core::DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, |n| n as usize);
+    // Any string is a marker, the empty one included (as in Gemini's proposal).
+    let marker = marker.unwrap_or_else(|| core::LINE_TRUNCATION_MARKER.to_owned());
     Ok(Self {
-      inner: core::LineBuffer::new(max),
+      inner: core::LineBuffer::with_truncation_marker(max, marker),
     })
   }
 
-  /// Appends a chunk and returns the lines it completed.
+  /// Appends a chunk and returns the lines it completed. The chunk is read as
+  /// UTF-16, so a high surrogate at its end waits for the next chunk's low one.
   #[napi(catch_unwind, ts_args_type = "chunk: string")]
   pub fn push(&mut self, env: Env, chunk: Unknown) -> Result<Vec<String>> {
-    let chunk = args::string(&env, &chunk, "chunk")?;
-    Ok(self.inner.push(&chunk))
+    if chunk.get_type()? != ValueType::String {
+      // The usual TypeError naming `chunk`.
+      args::string(&env, &chunk, "chunk")?;
+    }
+    let units = unsafe { chunk.cast::<Utf16String>() }?;
+    Ok(self.inner.push_utf16(&units))
   }
 
   /// Returns the trailing partial line, if any, exactly once.
