@@ -229,8 +229,12 @@ export declare function hasNonFinalTopLevelBackgroundOperator(command: string): 
 /** True when the command ends with a bare top-level background `&`. */
 export declare function hasTopLevelTrailingBackgroundOperator(command: string): boolean
 
-/** True when a NUL byte occurs in the first `sampleSize` bytes (default 512). */
-export declare function isBinary(bytes: Buffer | Uint8Array, sampleSize?: number): boolean
+/**
+ * True when a NUL byte occurs in the first `sampleSize` bytes (default 512).
+ * `bytes` is a Buffer or any typed array of single bytes; anything else,
+ * other typed arrays and `DataView` included, is a `TypeError`.
+ */
+export declare function isBinary(bytes: Buffer | Uint8Array | Uint8ClampedArray | Int8Array, sampleSize?: number): boolean
 
 /** Options of `new LineBuffer()`. */
 export interface LineBufferOptions {

@@ -65,6 +65,34 @@ describe('wrong argument types', () => {
     expect(() => ts.isBinary(Buffer.alloc(1), '5' as unknown as number)).toThrowError(TypeError)
   })
 
+  it('isBinary takes Buffer, Uint8Array, Uint8ClampedArray and Int8Array, and nothing else', () => {
+    for (const bytes of [new Float64Array(4), new DataView(new ArrayBuffer(4)), new Uint16Array(2), new ArrayBuffer(4), [0, 1]]) {
+      expect(() => ts.isBinary(bytes as unknown as Buffer)).toThrowError(TypeError)
+    }
+    expect(() => ts.isBinary(new Float64Array(4) as unknown as Buffer)).toThrowError(
+      'The "bytes" argument must be an instance of Buffer or Uint8Array. Received an instance of Float64Array',
+    )
+    expect(() => ts.isBinary(new DataView(new ArrayBuffer(4)) as unknown as Buffer)).toThrowError(
+      'The "bytes" argument must be an instance of Buffer or Uint8Array. Received an instance of DataView',
+    )
+    expect(() => ts.isBinary([0] as unknown as Buffer)).toThrowError(/Received an instance of Array$/)
+    let error: unknown
+    try {
+      ts.isBinary(new Float64Array(1) as unknown as Buffer)
+    } catch (e) {
+      error = e
+    }
+    expect(error).toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+    expect(ts.isBinary(new Uint8ClampedArray([1, 0]))).toBe(true)
+    expect(ts.isBinary(new Int8Array([1, 0]))).toBe(true)
+    expect(ts.isBinary(new Int8Array([1, 2]))).toBe(false)
+    // Views are read from their own offset and length.
+    expect(ts.isBinary(Buffer.from([0, 1, 2]).subarray(1))).toBe(false)
+    expect(ts.isBinary(new Uint8Array([1, 0]).subarray(0, 1))).toBe(false)
+    expect(ts.isBinary(new Uint8Array([1, 2, 0]).subarray(1))).toBe(true)
+    expect(ts.isBinary(new Uint8Array(0))).toBe(false)
+  })
+
   it('LineBuffer validates its options and chunks', () => {
     expect(() => new ts.LineBuffer({ truncationMarker: 5 as unknown as string })).toThrowError(TypeError)
     expect(() => new ts.LineBuffer({ truncationMarker: 5 as unknown as string })).toThrowError(

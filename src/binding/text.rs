@@ -45,22 +45,15 @@ pub fn truncate_notification_label(env: Env, label: Unknown) -> Result<String> {
 }
 
 /// True when a NUL byte occurs in the first `sampleSize` bytes (default 512).
+/// `bytes` is a Buffer or any typed array of single bytes; anything else,
+/// other typed arrays and `DataView` included, is a `TypeError`.
 #[napi(
   catch_unwind,
-  ts_args_type = "bytes: Buffer | Uint8Array, sampleSize?: number"
+  ts_args_type = "bytes: Buffer | Uint8Array | Uint8ClampedArray | Int8Array, sampleSize?: number"
 )]
 pub fn is_binary(env: Env, bytes: Unknown, sample_size: Unknown) -> Result<bool> {
-  let is_bytes =
-    bytes.get_type()? == ValueType::Object && (bytes.is_buffer()? || bytes.is_typedarray()?);
-  if !is_bytes {
-    return Err(args::type_error(
-      &env,
-      format!(
-        "The \"bytes\" argument must be an instance of Buffer or Uint8Array. {}",
-        args::received(&bytes)
-      ),
-    ));
-  }
+  // Buffer, Uint8Array, Uint8ClampedArray or Int8Array; anything else is a TypeError.
+  let data = args::bytes(&env, &bytes, "bytes")?;
   let sample_size = if args::is_undefined(&sample_size) {
     512
   } else {
@@ -73,8 +66,7 @@ pub fn is_binary(env: Env, bytes: Unknown, sample_size: Unknown) -> Result<bool>
       f64::INFINITY,
     )? as usize
   };
-  let data = unsafe { bytes.cast::<Uint8Array>() }?;
-  Ok(core::is_binary(&data, sample_size))
+  Ok(core::is_binary(data, sample_size))
 }
 
 /// Replaces every UTF-16 unit outside `[a-zA-Z0-9_-]` with `_`.
