@@ -56,11 +56,15 @@ export declare class BackgroundShellRegistry {
 /**
  * Splits text chunks into lines for callers that feed their own chunks
  * (CONTRACT.md §2.18): LF and CRLF (also split across pushes), a lone CR kept,
- * empty lines kept, long lines capped.
+ * empty lines kept, long lines capped. A surrogate pair split across two
+ * pushes stays one character; a lone surrogate becomes U+FFFD.
  */
 export declare class LineBuffer {
   constructor(options?: LineBufferOptions)
-  /** Appends a chunk and returns the lines it completed. */
+  /**
+   * Appends a chunk and returns the lines it completed. The chunk is read as
+   * UTF-16, so a high surrogate at its end waits for the next chunk's low one.
+   */
   push(chunk: string): Array<string>
   /** Returns the trailing partial line, if any, exactly once. */
   flush(): Array<string>
@@ -225,16 +229,22 @@ export declare function hasNonFinalTopLevelBackgroundOperator(command: string): 
 /** True when the command ends with a bare top-level background `&`. */
 export declare function hasTopLevelTrailingBackgroundOperator(command: string): boolean
 
-/** True when a NUL byte occurs in the first `sampleSize` bytes (default 512). */
-export declare function isBinary(bytes: Buffer | Uint8Array, sampleSize?: number): boolean
+/**
+ * True when a NUL byte occurs in the first `sampleSize` bytes (default 512).
+ * `bytes` is a Buffer or any typed array of single bytes; anything else,
+ * other typed arrays and `DataView` included, is a `TypeError`.
+ */
+export declare function isBinary(bytes: Buffer | Uint8Array | Uint8ClampedArray | Int8Array, sampleSize?: number): boolean
 
 /** Options of `new LineBuffer()`. */
 export interface LineBufferOptions {
   /**
    * Longest line kept, in code points (default 65536); longer lines are cut and
-   * marked `[…truncated]`, and the rest of that line is discarded.
+   * marked with `truncationMarker`, and the rest of that line is discarded.
    */
   maxLineCodePoints?: number
+  /** Appended to a cut line (default `'[…truncated]'`); any string, `''` included. */
+  truncationMarker?: string
 }
 
 /** `{ notify?: boolean }`; `notify` defaults to true. */
@@ -350,6 +360,11 @@ export interface MonitorTask {
   bytesRead: number
   /** Native mode: lines produced by the splitters before trimming, sanitising or throttling. */
   linesSeen: number
+  /**
+   * Native mode: bytes of over-long lines that no event carries: what follows
+   * the 4096-unit cut, up to the line's newline (0 in fed mode).
+   */
+  truncatedBytes: number
 }
 
 /** The model-facing parameters of the `monitor` tool, in its snake_case schema. */

@@ -2,7 +2,7 @@
 // (CONTRACT.md §2.10, §3.10).
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { MonitorRegistry, type MonitorTask } from '../index.js'
+import { MonitorRegistry, stripAnsi, type MonitorTask } from '../index.js'
 import { isAlive, sleep, viaScript, waitFor } from './support/process'
 import type { Delivered } from './support/registry'
 
@@ -113,19 +113,65 @@ describe('streaming', () => {
     await waitFor(() => !isAlive(grandchild), 3000, 'descendant killed')
   })
 
-  it('a 1 MiB line without a newline is cut into capped events', async () => {
+  it('a 1 MiB line without a newline gives one capped event', async () => {
     const { registry, notifications, done } = setup({ throttle: false, maxConcurrent: 16 })
     const entry = registry.start({ command: "head -c 1048576 /dev/zero | tr '\\0' a", maxEvents: 10_000 })
     await done(entry)
     const events = notifications.filter((n) => n.meta.status === 'running')
-    // Each read that pushes the partial line past 4096 units forces one piece
-    // (4096 units + '...') and drops the rest of it; the registry then cuts to
-    // 2000 units + its marker.
-    expect(events.length).toBeGreaterThanOrEqual(1)
-    expect(events.length).toBeLessThanOrEqual(Math.ceil(1048576 / 4097))
-    for (const e of events) expect(e.model).toContain(`<result>${'a'.repeat(2000)}...[truncated]</result>`)
+    // Once the partial line is past 4096 units, its first 4096 + '...' go on
+    // and the rest of the line is discarded and counted (CONTRACT.md §2.10);
+    // the registry then cuts the event to 2000 units + its marker.
+    expect(events).toHaveLength(1)
+    expect(events[0].model).toContain(`<result>${'a'.repeat(2000)}...[truncated]</result>`)
     expect(entry.bytesRead).toBe(1048576)
-    expect(entry.linesSeen).toBe(events.length)
+    expect(entry.linesSeen).toBe(1)
+    expect(entry.truncatedBytes).toBe(1048576 - 4096)
+  })
+
+  it('one physical line gives one event: a 5 MB line, then the next line', async () => {
+    // Default throttle. truncatedBytes counts the bytes of the line after its
+    // first 4096 units, up to (not including) its newline.
+    const { registry, notifications, done, terminal } = setup()
+    const entry = registry.start({ command: "head -c 5000000 /dev/zero | tr '\\0' d; echo; echo after" })
+    await done(entry)
+    const events = notifications.filter((n) => n.meta.status === 'running')
+    expect(events).toHaveLength(2)
+    expect(events[0].model).toContain(`<result>${'d'.repeat(2000)}...[truncated]</result>`)
+    expect(events[1].display).toMatch(/: after$/)
+    expect(terminal()[0].meta.status).toBe('completed')
+    expect(entry).toMatchObject({ status: 'completed', eventCount: 2, droppedLines: 0, linesSeen: 2 })
+    expect(entry.truncatedBytes).toBe(5_000_000 - 4096)
+    expect(entry.bytesRead).toBe(5_000_000 + '\nafter\n'.length)
+    expect(Object.keys(entry)).toContain('truncatedBytes')
+  })
+
+  it('a 100 MB line does not use up maxEvents: 2 events, then completed', async () => {
+    const { registry, notifications, done } = setup()
+    const entry = registry.start({ command: "head -c 100000000 /dev/zero | tr '\\0' a; echo; echo done" })
+    await done(entry)
+    const events = notifications.filter((n) => n.meta.status === 'running')
+    expect(events.map((e) => e.display.replace(/^.*?: /, '').slice(0, 4))).toEqual(['aaaa', 'done'])
+    expect(entry).toMatchObject({ status: 'completed', exitCode: 0, eventCount: 2 })
+    expect(entry.error).toBeUndefined()
+    expect(entry.truncatedBytes).toBe(100_000_000 - 4096)
+    expect(entry.bytesRead).toBe(100_000_000 + '\ndone\n'.length)
+  })
+
+  it('an unterminated OSC at the end does not swallow the lines after it', async () => {
+    // CONTRACT.md §3.17: at the end of the stream the held `ESC ]` is released
+    // as unterminated, so the events are, line by line, what stripAnsi of the
+    // whole output gives (`ESC ] 0 ; 1` goes as a short match: 2..100 remain).
+    const { registry, events, done } = setup({ throttle: false })
+    const entry = registry.start({ command: "printf '\\033]0;'; seq 1 100" })
+    await done(entry)
+    const whole = `\x1b]0;${Array.from({ length: 100 }, (_, i) => i + 1).join('\n')}\n`
+    const expected = stripAnsi(whole)
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '')
+    expect(expected).toEqual(Array.from({ length: 99 }, (_, i) => String(i + 2)))
+    expect(events()).toEqual(expected)
+    expect(entry).toMatchObject({ status: 'completed', eventCount: 99 })
   })
 })
 

@@ -97,6 +97,8 @@ describe('identity and state machine (CONTRACT.md §2.1)', () => {
     expect(entry).toBe(reg)
     expect(registry.get('mon-1')).toBe(reg)
     expect(reg).toMatchObject({ id: 'mon-1', kind: 'monitor', outputOffset: 0, notified: false, status: 'running' })
+    // The native-only counters are 0 on fed entries.
+    expect(reg).toMatchObject({ bytesRead: 0, linesSeen: 0, truncatedBytes: 0 })
     registry.emitEvent('mon-1', 'one')
     expect(reg.eventCount).toBe(1)
     registry.complete('mon-1', 3)

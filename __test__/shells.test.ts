@@ -9,6 +9,7 @@ import {
   BackgroundShellRegistry,
   executeBackground,
   getDefaultBackgroundShellRegistry,
+  stripAnsi,
   type ShellTask,
   type ShellTaskRegistration,
 } from '../index.js'
@@ -92,6 +93,18 @@ describe('executeBackground', () => {
     expect(notes).toHaveLength(1)
     expect(notes[0].display).toMatch(/^Background shell "printf .*\.\.\." completed\.$/)
     expect(notes[0].model).toContain('<output-tail truncated="false">red line\nerr\nlast</output-tail>')
+  })
+
+  it('an unterminated OSC at the end of the output does not swallow what follows it', async () => {
+    // CONTRACT.md §3.17: the held sequence is released as unterminated at the
+    // end, so the file holds stripAnsi of the whole output.
+    const { registry } = setup()
+    const h = executeBackground({ command: "printf '\\033]0;'; seq 1 100", cwd: '/tmp', outputDir: freshDir(), registry })
+    const result = await h.done
+    const whole = `\x1b]0;${Array.from({ length: 100 }, (_, i) => i + 1).join('\n')}\n`
+    expect(result.status).toBe('completed')
+    expect(readFileSync(h.outputPath, 'utf8')).toBe(stripAnsi(whole))
+    expect(readFileSync(h.outputPath, 'utf8')).toMatch(/^\n2\n3\n[\s\S]*\n100\n$/)
   })
 
   it('maps exit codes, signals and spawn failures to the shell wording', async () => {

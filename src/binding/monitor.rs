@@ -247,6 +247,7 @@ fn write_entry(object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result
       object.set_named_property("eventCount", e.event_count as f64)?;
       object.set_named_property("bytesRead", 0)?;
       object.set_named_property("linesSeen", 0)?;
+      object.set_named_property("truncatedBytes", 0)?;
     }
   }
   Ok(())

@@ -299,11 +299,12 @@ fn define_live_counters(env: &Env, object: &Object, hub: &Arc<MonitorHub>, id: &
   let object_ctor: Object = unsafe { object_ctor.cast() }?;
   let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
     object_ctor.get_named_property("defineProperty")?;
-  let counters: [(&str, fn(&MonitorEntry) -> u64); 4] = [
+  let counters: [(&str, fn(&MonitorEntry) -> u64); 5] = [
     ("eventCount", |e| e.event_count),
     ("droppedLines", |e| e.dropped_lines),
     ("bytesRead", |e| e.bytes_read),
     ("linesSeen", |e| e.lines_seen),
+    ("truncatedBytes", |e| e.truncated_bytes),
   ];
   for (key, read) in counters {
     let (hub, id) = (Arc::downgrade(hub), id.to_owned());

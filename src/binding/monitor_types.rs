@@ -58,6 +58,9 @@ pub struct MonitorTask {
   pub bytes_read: f64,
   /// Native mode: lines produced by the splitters before trimming, sanitising or throttling.
   pub lines_seen: f64,
+  /// Native mode: bytes of over-long lines that no event carries: what follows
+  /// the 4096-unit cut, up to the line's newline (0 in fed mode).
+  pub truncated_bytes: f64,
 }
 
 /// What the fed-mode `register()` takes: the TypeScript registration shape.

@@ -45,22 +45,15 @@ pub fn truncate_notification_label(env: Env, label: Unknown) -> Result<String> {
 }
 
 /// True when a NUL byte occurs in the first `sampleSize` bytes (default 512).
+/// `bytes` is a Buffer or any typed array of single bytes; anything else,
+/// other typed arrays and `DataView` included, is a `TypeError`.
 #[napi(
   catch_unwind,
-  ts_args_type = "bytes: Buffer | Uint8Array, sampleSize?: number"
+  ts_args_type = "bytes: Buffer | Uint8Array | Uint8ClampedArray | Int8Array, sampleSize?: number"
 )]
 pub fn is_binary(env: Env, bytes: Unknown, sample_size: Unknown) -> Result<bool> {
-  let is_bytes =
-    bytes.get_type()? == ValueType::Object && (bytes.is_buffer()? || bytes.is_typedarray()?);
-  if !is_bytes {
-    return Err(args::type_error(
-      &env,
-      format!(
-        "The \"bytes\" argument must be an instance of Buffer or Uint8Array. {}",
-        args::received(&bytes)
-      ),
-    ));
-  }
+  // Buffer, Uint8Array, Uint8ClampedArray or Int8Array; anything else is a TypeError.
+  let data = args::bytes(&env, &bytes, "bytes")?;
   let sample_size = if args::is_undefined(&sample_size) {
     512
   } else {
@@ -73,8 +66,7 @@ pub fn is_binary(env: Env, bytes: Unknown, sample_size: Unknown) -> Result<bool>
       f64::INFINITY,
     )? as usize
   };
-  let data = unsafe { bytes.cast::<Uint8Array>() }?;
-  Ok(core::is_binary(&data, sample_size))
+  Ok(core::is_binary(data, sample_size))
 }
 
 /// Replaces every UTF-16 unit outside `[a-zA-Z0-9_-]` with `_`.
@@ -89,13 +81,16 @@ pub fn sanitize_filename_component(env: Env, value: Unknown) -> Result<String> {
 #[napi(object)]
 pub struct LineBufferOptions {
   /// Longest line kept, in code points (default 65536); longer lines are cut and
-  /// marked `[…truncated]`, and the rest of that line is discarded.
+  /// marked with `truncationMarker`, and the rest of that line is discarded.
   pub max_line_code_points: Option<u32>,
+  /// Appended to a cut line (default `'[…truncated]'`); any string, `''` included.
+  pub truncation_marker: Option<String>,
 }
 
 /// Splits text chunks into lines for callers that feed their own chunks
 /// (CONTRACT.md §2.18): LF and CRLF (also split across pushes), a lone CR kept,
-/// empty lines kept, long lines capped.
+/// empty lines kept, long lines capped. A surrogate pair split across two
+/// pushes stays one character; a lone surrogate becomes U+FFFD.
 #[napi]
 pub struct LineBuffer {
   inner: core::LineBuffer,
@@ -110,28 +105,43 @@ impl LineBuffer {
   )]
   pub fn new(env: Env, options: Unknown) -> Result<Self> {
     let options = args::optional_object(&env, &options, "options")?;
-    let max = match options {
-      Some(options) => args::optional_integer_field(
-        &env,
-        &options,
-        "maxLineCodePoints",
-        "options.maxLineCodePoints",
-        1.0,
-        u32::MAX as f64,
-      )?,
-      None => None,
+    let (max, marker) = match options {
+      Some(options) => (
+        args::optional_integer_field(
+          &env,
+          &options,
+          "maxLineCodePoints",
+          "options.maxLineCodePoints",
+          1.0,
+          u32::MAX as f64,
+        )?,
+        args::optional_string_field(
+          &env,
+          &options,
+          "truncationMarker",
+          "options.truncationMarker",
+        )?,
+      ),
+      None => (None, None),
     };
     let max = max.map_or(core::DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, |n| n as usize);
+    // Any string is a marker, the empty one included (as in Gemini's proposal).
+    let marker = marker.unwrap_or_else(|| core::LINE_TRUNCATION_MARKER.to_owned());
     Ok(Self {
-      inner: core::LineBuffer::new(max),
+      inner: core::LineBuffer::with_truncation_marker(max, marker),
     })
   }
 
-  /// Appends a chunk and returns the lines it completed.
+  /// Appends a chunk and returns the lines it completed. The chunk is read as
+  /// UTF-16, so a high surrogate at its end waits for the next chunk's low one.
   #[napi(catch_unwind, ts_args_type = "chunk: string")]
   pub fn push(&mut self, env: Env, chunk: Unknown) -> Result<Vec<String>> {
-    let chunk = args::string(&env, &chunk, "chunk")?;
-    Ok(self.inner.push(&chunk))
+    if chunk.get_type()? != ValueType::String {
+      // The usual TypeError naming `chunk`.
+      args::string(&env, &chunk, "chunk")?;
+    }
+    let units = unsafe { chunk.cast::<Utf16String>() }?;
+    Ok(self.inner.push_utf16(&units))
   }
 
   /// Returns the trailing partial line, if any, exactly once.

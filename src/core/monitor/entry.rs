@@ -55,6 +55,8 @@ pub struct MonitorEntry {
   pub notified: bool,
   pub bytes_read: u64,
   pub lines_seen: u64,
+  /// Native: bytes of over-long lines cut off (see `LineSplitter`).
+  pub truncated_bytes: u64,
   pub mode: EntryMode,
   /// Monotonic milliseconds at which the idle timeout fires; `None` once settled.
   pub idle_deadline_ms: Option<i64>,
@@ -93,6 +95,7 @@ impl MonitorEntry {
       notified: false,
       bytes_read: 0,
       lines_seen: 0,
+      truncated_bytes: 0,
       mode: reg.mode,
       idle_deadline_ms: Some(now_mono_ms.saturating_add(reg.idle_timeout_ms as i64)),
       idle_announced: false,

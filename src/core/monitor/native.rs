@@ -155,11 +155,11 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       }
       let mut batch = Batch::default();
       pipeline.feed(stream, bytes, now, &mut batch);
-      let lines_seen = pipeline.lines_seen();
+      let (lines_seen, truncated) = (pipeline.lines_seen(), pipeline.truncated_bytes());
       let wall = self.clock.wall_ms();
       hub.apply(|r| {
         r.record_bytes(&self.id, bytes.len() as u64, now);
-        r.record_lines_seen(&self.id, lines_seen);
+        r.record_splitter_counts(&self.id, lines_seen, truncated);
         let effects = batch.apply(r, &self.id, wall, now);
         settled_now = !r.is_running(&self.id);
         effects
@@ -225,10 +225,10 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     let now = self.clock.mono_ms();
     let mut batch = Batch::default();
     pipeline.flush(now, &mut batch);
-    let lines_seen = pipeline.lines_seen();
+    let (lines_seen, truncated) = (pipeline.lines_seen(), pipeline.truncated_bytes());
     let wall = self.clock.wall_ms();
     hub.apply(|r| {
-      r.record_lines_seen(&self.id, lines_seen);
+      r.record_splitter_counts(&self.id, lines_seen, truncated);
       batch.apply(r, &self.id, wall, now)
     });
     let dropped = hub.registry().get(&self.id).map_or(0, |e| e.dropped_lines);

@@ -5,9 +5,7 @@
 
 use super::splitter::LineSplitter;
 use super::throttle::{ThrottleConfig, TokenBucket};
-use crate::core::text::{
-  find_either, is_ecma_whitespace, sanitize_monitor_line, CleanTextStream, OpenEscapeAtEnd,
-};
+use crate::core::text::{find_either, is_ecma_whitespace, sanitize_monitor_line, CleanTextStream};
 
 pub use crate::core::task::Stream;
 
@@ -33,13 +31,13 @@ struct StreamState {
 
 impl StreamState {
   /// One read in which no line can be accepted. The read is cut where a line
-  /// starts afresh: before that point (the end of a partial line, or of a held
-  /// character or escape sequence) and after its last newline, bytes take the
+  /// starts afresh: before that point (the end of a partial or discarded line,
+  /// or of a held character or escape sequence) and after its last newline, bytes take the
   /// usual way; in between, plain text is counted straight from the raw bytes
   /// in one pass ([`LineSplitter::count_plain_lines`]). Cutting a read changes nothing: the
   /// decoder, stripper and splitter are streaming.
   fn push_counting(&mut self, bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&str)) {
-    let head_len = if self.text.is_idle() && !self.splitter.has_partial() {
+    let head_len = if self.text.is_idle() && !self.splitter.mid_line() {
       0
     } else {
       find_either(bytes, b'\n', b'\n').map_or(bytes.len(), |i| i + 1)
@@ -84,6 +82,15 @@ impl LinePipeline {
     self.streams.iter().map(|s| s.splitter.pieces()).sum()
   }
 
+  /// Bytes of over-long lines cut off by both splitters (`truncatedBytes`).
+  pub fn truncated_bytes(&self) -> u64 {
+    self
+      .streams
+      .iter()
+      .map(|s| s.splitter.truncated_bytes())
+      .sum()
+  }
+
   pub fn is_closed(&self) -> bool {
     self.closed
   }
@@ -113,16 +120,18 @@ impl LinePipeline {
     }
   }
 
-  /// Finishes decoding (an incomplete UTF-8 sequence becomes U+FFFD), drops an
-  /// unfinished escape sequence, then passes on stdout's and stderr's partial
-  /// lines. Idempotent. Does not close the pipeline.
+  /// Finishes decoding (an incomplete UTF-8 sequence becomes U+FFFD) and
+  /// releases a still-held escape sequence as unterminated, as `stripAnsi`
+  /// resolves the end of a text (CONTRACT.md §3.17: the text after an
+  /// unterminated `ESC ]` is never swallowed), then passes on stdout's and
+  /// stderr's partial lines. Idempotent. Does not close the pipeline.
   pub fn flush(&mut self, now_mono_ms: i64, sink: &mut impl LineSink) {
     if self.closed {
       return;
     }
     let bucket = &mut self.bucket;
     for state in &mut self.streams {
-      let text = state.text.finish(OpenEscapeAtEnd::Drop);
+      let text = state.text.finish();
       state.splitter.push(text, &mut |line| {
         throttled_emit(bucket, line, now_mono_ms, sink)
       });
@@ -175,6 +184,7 @@ fn sanitizes_to_blank(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::core::text::{ecma_trim, strip_ansi};
 
   #[derive(Default)]
   struct Collect {
@@ -266,14 +276,124 @@ mod tests {
   }
 
   #[test]
-  fn flush_finishes_decoding_and_drops_an_unfinished_escape() {
+  fn flush_finishes_decoding_and_releases_an_unfinished_escape() {
+    // At the end, a held sequence is resolved as `stripAnsi` resolves the end
+    // of a text: `ESC [` matches nothing, stays, and the sanitiser then
+    // removes the ESC (what the TypeScript monitor gave for the whole text).
     let mut p = unthrottled();
     let mut c = Collect::default();
     p.feed(Stream::Stdout, b"tail \xe2", 0, &mut c);
     p.feed(Stream::Stderr, b"err\x1b[", 0, &mut c);
     p.flush(0, &mut c);
     p.flush(0, &mut c);
-    assert_eq!(c.lines, ["tail \u{FFFD}", "err"]);
+    assert_eq!(c.lines, ["tail \u{FFFD}", "err["]);
+  }
+
+  /// What a monitor delivers for `text` read whole, when no line is over the
+  /// cap: the lines of `stripAnsi` of the whole, trimmed and sanitised, blank
+  /// ones skipped (CONTRACT.md §3.17, end).
+  fn lines_of_strip_ansi(bytes: &[u8]) -> Vec<String> {
+    strip_ansi(&String::from_utf8_lossy(bytes))
+      .split('\n')
+      .map(ecma_trim)
+      .filter(|line| !sanitizes_to_blank(line))
+      .map(sanitize_monitor_line)
+      .collect()
+  }
+
+  /// Feeds `bytes` in reads ending at `cuts` (ascending), then flushes.
+  fn monitor_lines(bytes: &[u8], cuts: &[usize]) -> Vec<String> {
+    let mut p = unthrottled();
+    let mut c = Collect::default();
+    let mut start = 0;
+    for &end in cuts.iter().chain(std::iter::once(&bytes.len())) {
+      p.feed(Stream::Stdout, &bytes[start..end], 0, &mut c);
+      start = end;
+    }
+    p.flush(0, &mut c);
+    c.lines
+  }
+
+  #[test]
+  fn an_unterminated_osc_at_the_end_does_not_swallow_the_output() {
+    // `printf '\033]0;'; seq 1 100`: no terminator ever comes, so the OSC
+    // alternative fails and the CSI-style one takes `ESC ] 0 ; 1` (parameters
+    // `0;1`, then `\n` is no final, so the last digit serves as the final),
+    // leaving an empty first line, then 2, …, 100.
+    let mut input = b"\x1b]0;".to_vec();
+    for n in 1..=100 {
+      input.extend_from_slice(format!("{n}\n").as_bytes());
+    }
+    let expected = lines_of_strip_ansi(&input);
+    let numbers: Vec<String> = (2..=100).map(|n| n.to_string()).collect();
+    assert_eq!(expected, numbers);
+    for cut in 0..=input.len() {
+      assert_eq!(monitor_lines(&input, &[cut]), expected, "cut at {cut}");
+    }
+  }
+
+  /// Streaming property (§3.17) through the whole pipeline: random text that
+  /// ends in an unterminated OSC (short, or open past the 4096-char bound),
+  /// in random reads, gives line by line what `stripAnsi` of the whole gives.
+  #[test]
+  fn text_ending_in_an_unterminated_osc_gives_the_lines_of_strip_ansi() {
+    let prefix: [&[u8]; 12] = [
+      b"x",
+      b"\n",
+      b"\x1b[31m",
+      b"\x1b]0;t\x07",
+      b"\x1b]8;;u\x1b\\",
+      b"\xc2\x9b1m",
+      "你".as_bytes(),
+      b"\xe2",
+      b"1",
+      b";",
+      b" ",
+      b"\x1b",
+    ];
+    // Nothing that could terminate an OSC: no BEL, no `ESC \`, no U+009C.
+    let body: [&[u8]; 11] = [
+      b"x",
+      b"\n",
+      b"\n",
+      b"12",
+      b";",
+      b"\x1b[1m",
+      b"\x1b]",
+      "😀".as_bytes(),
+      b"\xe2",
+      b"\t ",
+      b"]",
+    ];
+    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = move |bound: usize| {
+      seed ^= seed << 13;
+      seed ^= seed >> 7;
+      seed ^= seed << 17;
+      (seed % bound as u64) as usize
+    };
+    for round in 0..300 {
+      let mut input = Vec::new();
+      for _ in 0..next(12) {
+        input.extend_from_slice(prefix[next(prefix.len())]);
+      }
+      input.extend_from_slice(b"\x1b]");
+      // Every 10th body is long: the OSC stays open past the bound.
+      let body_len = if round % 10 == 0 { 2000 } else { next(30) };
+      for _ in 0..body_len {
+        input.extend_from_slice(body[next(body.len())]);
+      }
+      let expected = lines_of_strip_ansi(&input);
+      for _ in 0..20 {
+        let mut cuts: Vec<usize> = (0..1 + next(6)).map(|_| next(input.len() + 1)).collect();
+        cuts.sort_unstable();
+        assert_eq!(
+          monitor_lines(&input, &cuts),
+          expected,
+          "{input:x?} cut at {cuts:?}"
+        );
+      }
+    }
   }
 
   #[test]
@@ -314,6 +434,10 @@ mod tests {
     ];
     let long_blank = format!("{}\x01\n", "\x01".repeat(5000));
     let long_line = format!("{}\n", "z".repeat(4097));
+    // No newline: a few of these in a row go over the cap as a partial line,
+    // and the rest of that line is discarded until a later newline.
+    let long_partial = "w".repeat(3000);
+    let long_partial_ansi = format!("\x1b[1m{}é", "v".repeat(2500));
     let mut seed = 0x2545_f491_4f6c_dd1d_u64;
     let mut next = move || {
       seed ^= seed << 13;
@@ -321,6 +445,7 @@ mod tests {
       seed ^= seed << 17;
       seed
     };
+    let mut truncated_somewhere = false;
     for _round in 0..200 {
       let mut fast = throttled();
       let mut exact = throttled();
@@ -333,6 +458,8 @@ mod tests {
           match next() % 40 {
             0 => chunk.push_str(&long_blank),
             1 => chunk.push_str(&long_line),
+            2 | 3 => chunk.push_str(&long_partial),
+            4 => chunk.push_str(&long_partial_ansi),
             k => chunk.push_str(pieces[k as usize % pieces.len()]),
           }
         }
@@ -353,10 +480,35 @@ mod tests {
         assert_eq!(a.lines, b.lines);
         assert_eq!(a.dropped, b.dropped);
         assert_eq!(fast.lines_seen(), exact.lines_seen());
+        assert_eq!(fast.truncated_bytes(), exact.truncated_bytes());
       }
       fast.flush(now, &mut a);
       exact.flush(now, &mut b);
       assert_eq!((a.lines, a.dropped), (b.lines, b.dropped));
+      assert_eq!(fast.truncated_bytes(), exact.truncated_bytes());
+      truncated_somewhere |= fast.truncated_bytes() > 0;
+    }
+    assert!(truncated_somewhere, "the rounds exercise the discard state");
+  }
+
+  #[test]
+  fn an_over_long_line_gives_one_event_and_counts_its_rest() {
+    // §3.10 N row, through the pipeline, on both streams.
+    for stream in [Stream::Stdout, Stream::Stderr] {
+      let mut p = unthrottled();
+      let mut c = Collect::default();
+      let first = format!("abc\n{}", "d".repeat(5000));
+      p.feed(stream, first.as_bytes(), 0, &mut c);
+      assert_eq!(
+        c.lines,
+        ["abc".to_owned(), format!("{}...", "d".repeat(4096))]
+      );
+      p.feed(stream, b"e", 0, &mut c);
+      p.feed(stream, b"\nf\n", 0, &mut c);
+      p.flush(0, &mut c);
+      assert_eq!(c.lines.len(), 3);
+      assert_eq!(c.lines[2], "f");
+      assert_eq!(p.truncated_bytes(), 905);
     }
   }
 

@@ -459,10 +459,11 @@ impl MonitorRegistry {
     }
   }
 
-  /// Native: the splitters' piece count (`linesSeen`).
-  pub fn record_lines_seen(&mut self, id: &str, lines_seen: u64) {
+  /// Native: the splitters' totals, `linesSeen` (pieces) and `truncatedBytes`.
+  pub fn record_splitter_counts(&mut self, id: &str, lines_seen: u64, truncated_bytes: u64) {
     if let Some(entry) = self.get_mut(id) {
       entry.lines_seen = lines_seen;
+      entry.truncated_bytes = truncated_bytes;
     }
   }
 

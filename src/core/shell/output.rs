@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::capped_file::CappedFile;
 pub use crate::core::task::Stream;
-use crate::core::text::{is_binary, CleanTextStream, OpenEscapeAtEnd};
+use crate::core::text::{is_binary, CleanTextStream};
 
 /// `MAX_SNIFF_SIZE` (CONTRACT.md §1.6): the first 4096 bytes of each stream
 /// are checked for binary output.
@@ -58,7 +58,7 @@ impl StreamText {
   /// The end of the stream: an incomplete UTF-8 sequence becomes U+FFFD and
   /// a held escape sequence is resolved as `stripAnsi` resolves text's end.
   fn finish(&mut self) -> &str {
-    self.text.finish(OpenEscapeAtEnd::Resolve)
+    self.text.finish()
   }
 }
 

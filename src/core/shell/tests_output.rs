@@ -57,6 +57,28 @@ fn finish_turns_an_incomplete_sequence_into_one_replacement() {
 }
 
 #[test]
+fn an_unterminated_osc_at_the_end_is_written_as_strip_ansi_resolves_it() {
+  // `printf '\033]0;'; seq 1 100` (CONTRACT.md §3.17): the OSC is held while a
+  // terminator may still come, and released as unterminated at the end, so
+  // the file holds `stripAnsi` of the whole output, not nothing.
+  let mut output = String::from("\x1b]0;");
+  for n in 1..=100 {
+    output.push_str(&format!("{n}\n"));
+  }
+  let expected = crate::core::text::strip_ansi(&output);
+  // `ESC ] 0 ; 1` goes as a short CSI-style match (the last digit is its final).
+  assert!(expected.starts_with("\n2\n3\n") && expected.ends_with("\n100\n"));
+  for cut in [0, 1, 3, 4, 50, output.len()] {
+    let dir = TempDir::new("osc-end");
+    let (mut w, path) = writer(&dir, DEFAULT_MAX_OUTPUT_BYTES);
+    w.write(Stream::Stdout, &output.as_bytes()[..cut]);
+    w.write(Stream::Stdout, &output.as_bytes()[cut..]);
+    w.finish();
+    assert_eq!(read(&path), expected, "cut at {cut}");
+  }
+}
+
+#[test]
 fn binary_on_stderr_stops_only_stderr() {
   let dir = TempDir::new("binary");
   let (mut w, path) = writer(&dir, DEFAULT_MAX_OUTPUT_BYTES);

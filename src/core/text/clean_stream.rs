@@ -5,15 +5,6 @@
 use super::ansi::has_introducer;
 use super::{AnsiStreamStripper, Utf8StreamDecoder};
 
-/// What happens at the end of a stream to an escape sequence still open there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpenEscapeAtEnd {
-  /// Resolved as `strip_ansi` resolves the end of a text (output files).
-  Resolve,
-  /// Dropped (a monitor's partial-line flush, §2.10 `flushPartialLineBuffers`).
-  Drop,
-}
-
 #[derive(Default)]
 pub struct CleanTextStream {
   utf8: Utf8StreamDecoder,
@@ -55,17 +46,17 @@ impl CleanTextStream {
     self.utf8.is_idle() && self.ansi.is_idle()
   }
 
-  /// The end of the stream: an incomplete UTF-8 sequence becomes U+FFFD, and an
-  /// open escape sequence is resolved or dropped.
-  pub fn finish(&mut self, open_escape: OpenEscapeAtEnd) -> &str {
+  /// The end of the stream (EOF, settle, cancel): an incomplete UTF-8 sequence
+  /// becomes U+FFFD, and an escape sequence still held is released as
+  /// unterminated, exactly as `strip_ansi` resolves the end of a text
+  /// (CONTRACT.md §3.17), so what follows an unterminated `ESC ]` is never
+  /// swallowed. Monitors and output files both end their streams this way.
+  pub fn finish(&mut self) -> &str {
     self.decoded.clear();
     self.utf8.finish(&mut self.decoded);
     self.stripped.clear();
     self.ansi.push(&self.decoded, &mut self.stripped);
-    match open_escape {
-      OpenEscapeAtEnd::Resolve => self.ansi.finish(&mut self.stripped),
-      OpenEscapeAtEnd::Drop => self.ansi.discard_pending(),
-    }
+    self.ansi.finish(&mut self.stripped);
     &self.stripped
   }
 

@@ -22,7 +22,7 @@ mod xml;
 pub use ansi::{strip_ansi, AnsiStreamStripper, MAX_HELD_SEQUENCE_CHARS};
 pub use binary::{is_binary, DEFAULT_BINARY_SAMPLE_SIZE};
 pub use bytes::find_either;
-pub use clean_stream::{CleanTextStream, OpenEscapeAtEnd};
+pub use clean_stream::CleanTextStream;
 pub use controls::{
   sanitize_monitor_line, strip_display_control_chars, strip_terminal_control_sequences,
   truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,

@@ -136,3 +136,62 @@ fn every_split_of_random_text_strips_like_the_whole() {
     assert_streaming_matches_whole(&bytes, &mut rng);
   }
 }
+
+/// §3.17, end of stream: text that ends inside an OSC no terminator will ever
+/// close (short, or open past the 4096-char bound) streams, in any reads, to
+/// `strip_ansi` of the whole: the held sequence is released as unterminated
+/// and nothing after its `ESC ]` is lost.
+#[test]
+fn every_split_of_text_ending_in_an_unterminated_osc_strips_like_the_whole() {
+  let prefix: [&[u8]; 10] = [
+    b"x",
+    b"\n",
+    b"\x1b[31m",
+    b"\x1b]0;t\x07",
+    b"\x1b]8;;u\x1b\\",
+    b"\xc2\x9b1m",
+    "你".as_bytes(),
+    b"\xe2",
+    b"1",
+    b"\x1b",
+  ];
+  // Nothing that could terminate an OSC: no BEL, no `ESC \\`, no U+009C.
+  let body: [&[u8]; 10] = [
+    b"x",
+    b"\n",
+    b"12",
+    b";",
+    b"\x1b[1m",
+    b"\x1b]",
+    b"\x1b",
+    "😀".as_bytes(),
+    b"\xe2",
+    b"]",
+  ];
+  let mut rng = XorShift(0x5851_F42D_4C95_7F2D);
+  let mut long = 0;
+  for round in 0..200 {
+    let mut bytes = Vec::new();
+    for _ in 0..rng.below(10) {
+      bytes.extend_from_slice(prefix[rng.below(prefix.len())]);
+    }
+    bytes.extend_from_slice(b"\x1b]");
+    // Every 20th body keeps the OSC open past the bound.
+    let body_len = if round % 20 == 0 { 4000 } else { rng.below(25) };
+    for _ in 0..body_len {
+      bytes.extend_from_slice(body[rng.below(body.len())]);
+    }
+    // A final lone ESC could still become `ESC \\`: it stays text here.
+    let expected = strip_ansi(&String::from_utf8_lossy(&bytes));
+    if body_len > MAX_HELD_SEQUENCE_CHARS / 2 {
+      long += 1;
+      for _ in 0..30 {
+        let cuts = random_cuts(&mut rng, bytes.len());
+        assert_eq!(stream(&bytes, &cuts), expected, "cut at {cuts:?}");
+      }
+    } else {
+      assert_streaming_matches_whole(&bytes, &mut rng);
+    }
+  }
+  assert!(long > 0);
+}
