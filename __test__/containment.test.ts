@@ -76,3 +76,76 @@ describe('complete() and fail() on a native monitor stop its process', () => {
     expect(notes.filter((s) => s !== 'running')).toEqual([status])
   })
 })
+
+// A daemon that double-forks, leads its own session and clears its environment keeps no
+// parent link, no group and no task tag: only the task's cgroup (Linux) still holds it.
+const daemonScript = require('node:path').join(__dirname, 'fixtures', 'env-cleared-daemon.sh')
+
+function daemonPidFile(): string {
+  const { mkdtempSync } = require('node:fs') as typeof import('node:fs')
+  const { tmpdir } = require('node:os') as typeof import('node:os')
+  return require('node:path').join(mkdtempSync(require('node:path').join(tmpdir(), 'taskstream-daemon-')), 'pid')
+}
+
+async function daemonPid(file: string): Promise<number> {
+  const { existsSync, readFileSync } = await import('node:fs')
+  await waitFor(() => existsSync(file), 5000, 'the daemon to write its pid')
+  const pid = Number(readFileSync(file, 'utf8').trim())
+  expect(isAlive(pid)).toBe(true)
+  return pid
+}
+
+describe('an env-cleared, double-forked daemon dies with its task', () => {
+  it('monitor cancel()', async () => {
+    const registry = new MonitorRegistry()
+    const file = daemonPidFile()
+    const entry = registry.start({ command: `bash ${daemonScript} ${file}; sleep 30` })
+    const pid = await daemonPid(file)
+    registry.cancel(entry.id)
+    await expectDead(pid)
+    await expectDead(entry.pid)
+  })
+
+  it('monitor that ends on its own', async () => {
+    const registry = new MonitorRegistry()
+    const file = daemonPidFile()
+    const entry = registry.start({ command: `bash ${daemonScript} ${file}; echo started` })
+    const pid = await daemonPid(file)
+    await waitFor(() => registry.get(entry.id)?.status === 'completed', 5000, 'completed')
+    await expectDead(pid)
+  })
+
+  it('background shell cancel()', async () => {
+    const { executeBackground, BackgroundShellRegistry } = await import('../index.js')
+    const { mkdtempSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const registry = new BackgroundShellRegistry()
+    const file = daemonPidFile()
+    const handle = executeBackground({
+      command: `bash ${daemonScript} ${file}; sleep 30`,
+      cwd: '/tmp',
+      outputDir: mkdtempSync(require('node:path').join(tmpdir(), 'taskstream-shell-')),
+      registry,
+    })
+    const pid = await daemonPid(file)
+    registry.cancel(handle.shellId, Date.now())
+    expect((await handle.done).status).toBe('cancelled')
+    await expectDead(pid)
+  })
+
+  it('background shell that ends on its own', async () => {
+    const { executeBackground, BackgroundShellRegistry } = await import('../index.js')
+    const { mkdtempSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const file = daemonPidFile()
+    const handle = executeBackground({
+      command: `bash ${daemonScript} ${file}; nohup sleep 30 >/dev/null 2>&1 & echo started`,
+      cwd: '/tmp',
+      outputDir: mkdtempSync(require('node:path').join(tmpdir(), 'taskstream-shell-')),
+      registry: new BackgroundShellRegistry(),
+    })
+    const pid = await daemonPid(file)
+    expect((await handle.done).status).toBe('completed')
+    await expectDead(pid)
+  })
+})

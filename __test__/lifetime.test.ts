@@ -21,8 +21,8 @@ afterEach(() => {
   for (const child of hosts.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
 
-function runHost(mode: string, kind: 'monitor' | 'shell'): Promise<HostRun> {
-  const child = spawn(process.execPath, [host, mode, kind], { stdio: ['ignore', 'pipe', 'pipe'] })
+function runHost(mode: string, kind: 'monitor' | 'shell', extra?: 'kill-watchdog'): Promise<HostRun> {
+  const child = spawn(process.execPath, [host, mode, kind, ...(extra ? [extra] : [])], { stdio: ['ignore', 'pipe', 'pipe'] })
   hosts.push(child)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
@@ -83,6 +83,13 @@ describe.each(['monitor', 'shell'] as const)('%s children die with the host', (k
 
   it('SIGKILL', async () => {
     const run = await runHost('sigkill', kind)
+    run.kill('SIGKILL')
+    expect((await run.exited).signal).toBe('SIGKILL')
+    await expectAllDead(run.pids)
+  })
+
+  it('SIGKILL after the orphan watchdog itself was SIGKILLed (it is replaced at once)', async () => {
+    const run = await runHost('sigkill', kind, 'kill-watchdog')
     run.kill('SIGKILL')
     expect((await run.exited).signal).toBe('SIGKILL')
     await expectAllDead(run.pids)
