@@ -149,3 +149,56 @@ describe('an env-cleared, double-forked daemon dies with its task', () => {
     await expectDead(pid)
   })
 })
+
+describe('tasks belong to the Node environment that started them', () => {
+  const workerCode = (addon: string, end: string) => `
+    const { parentPort } = require('node:worker_threads')
+    const { mkdtempSync } = require('node:fs')
+    const { tmpdir } = require('node:os')
+    const { join } = require('node:path')
+    const { MonitorRegistry, executeBackground } = require(${JSON.stringify(addon)})
+    const monitors = new MonitorRegistry()
+    const monitor = monitors.start({ command: 'sleep 30' })
+    const shell = executeBackground({ command: 'sleep 30', cwd: '/tmp', outputDir: mkdtempSync(join(tmpdir(), 'taskstream-worker-')) })
+    parentPort.postMessage([monitor.pid, shell.pid])
+    ${end}
+  `
+
+  it.each([
+    ['worker.terminate()', 'setInterval(() => {}, 1000)'],
+    ['a Worker that calls process.exit()', "parentPort.on('message', () => process.exit(0))"],
+  ])('%s kills the tasks the Worker started', async (_name, end) => {
+    const { Worker } = await import('node:worker_threads')
+    const worker = new Worker(workerCode(require('node:path').join(__dirname, '..'), end), { eval: true })
+    const pids: number[] = await new Promise((resolve, reject) => {
+      worker.once('message', resolve)
+      worker.once('error', reject)
+    })
+    for (const pid of pids) expect(isAlive(pid)).toBe(true)
+    if (end.includes('process.exit')) worker.postMessage('exit')
+    else await worker.terminate()
+    for (const pid of pids) await expectDead(pid)
+  })
+
+  it('a garbage-collected MonitorRegistry terminates its running tasks', () => {
+    const { spawnSync } = require('node:child_process') as typeof import('node:child_process')
+    const script = `
+      const { MonitorRegistry } = require(${JSON.stringify(require('node:path').join(__dirname, '..'))})
+      const { readFileSync } = require('node:fs')
+      const alive = (pid) => { try { return readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1][0] !== 'Z' } catch { return false } }
+      let pid
+      ;(() => { pid = new MonitorRegistry().start({ command: 'sleep 30' }).pid })()
+      const started = Date.now()
+      const check = () => {
+        globalThis.gc()
+        if (!alive(pid)) { console.log(JSON.stringify({ pid, dead: true })); process.exit(0) }
+        if (Date.now() - started > 2000) { console.log(JSON.stringify({ pid, dead: false })); process.exit(0) }
+        setTimeout(check, 20)
+      }
+      setTimeout(check, 20)
+    `
+    const run = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 30_000 })
+    expect(run.status).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({ dead: true })
+  })
+})

@@ -6,7 +6,13 @@
 //! every tracked process tree.
 //! Deaths that run no JavaScript are covered by `core::process` (the watchdog
 //! and, for children started through the fork fallback, `PR_SET_PDEATHSIG`).
+//!
+//! Tasks also belong to the Node environment (the main thread or a Worker)
+//! that started them: each environment's cleanup hook SIGKILLs the trees it
+//! started, so `worker.terminate()` or a Worker that ends takes its tasks
+//! along while the rest of the process goes on.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use napi::bindgen_prelude::*;
@@ -26,7 +32,46 @@ pub fn init(_exports: Object, env: Env) -> Result<()> {
   if !EXIT_HOOK_INSTALLED.swap(true, Ordering::AcqRel) {
     install_exit_hook(&env)?;
   }
+  env.add_env_cleanup_hook((), |()| kill_environment_tasks())?;
   Ok(())
+}
+
+#[cfg(unix)]
+thread_local! {
+  /// The process trees started from this thread's Node environment (each
+  /// environment has a thread of its own).
+  static ENVIRONMENT_TASKS: RefCell<EnvironmentTasks> = RefCell::new(EnvironmentTasks::default());
+}
+
+#[cfg(unix)]
+#[derive(Default)]
+struct EnvironmentTasks {
+  groups: Vec<crate::core::process::ProcessGroup>,
+  /// Drop groups the tracker forgot (dead trees) once the list is this long.
+  prune_at: usize,
+}
+
+/// Records a tree started from the current environment.
+#[cfg(unix)]
+pub(crate) fn adopt(group: &crate::core::process::ProcessGroup) {
+  ENVIRONMENT_TASKS.with(|tasks| {
+    let mut tasks = tasks.borrow_mut();
+    if tasks.groups.len() >= tasks.prune_at.max(64) {
+      let tracked = crate::core::process::tracked_groups();
+      tasks.groups.retain(|g| tracked.contains(g));
+      tasks.prune_at = tasks.groups.len() * 2;
+    }
+    tasks.groups.push(group.clone());
+  });
+}
+
+/// The environment is being torn down: SIGKILL every tree it started.
+fn kill_environment_tasks() {
+  #[cfg(unix)]
+  {
+    let groups = ENVIRONMENT_TASKS.with(|tasks| std::mem::take(&mut tasks.borrow_mut().groups));
+    crate::core::process::kill_now_all(&groups);
+  }
 }
 
 /// `TASKSTREAM_LOG=debug` (or any `tracing` filter) writes logs to stderr; off by default.

@@ -283,6 +283,16 @@ fn meta_object<'a>(env: &'a Env, n: &Notification) -> Result<Object<'a>> {
   Ok(meta)
 }
 
+/// A registry that is garbage-collected takes its running native tasks along
+/// (their trees are terminated); fed entries have no process of ours.
+impl Drop for MonitorRegistry {
+  fn drop(&mut self) {
+    for native in self.hub.natives() {
+      native.abort(&self.hub, AbortKind::Discard);
+    }
+  }
+}
+
 /// The monitor registry: a drop-in for the TypeScript `MonitorRegistry`
 /// (`register` + `emitEvent`/`complete`/`fail`/`cancel`, fed from JavaScript),
 /// which can also spawn and stream commands itself (`start`).

@@ -203,6 +203,7 @@ impl MonitorRegistry {
     match spawned {
       Ok(spawned) => {
         let group = spawned.group.clone();
+        super::lifecycle::adopt(&group);
         match NativeMonitor::start(&self.hub, &id, spawned, self.throttle, RealClock) {
           Ok(monitor) => {
             // The callbacks above may already have stopped the task: an

@@ -245,6 +245,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     Err(error) => settle.failed_to_start(&env, &error.to_string(), now),
     Ok(spawned) => {
       let group = spawned.group.clone();
+      super::lifecycle::adopt(&group);
       let settle = Rc::new(RefCell::new(Some(settle)));
       let tsfn = settle_function(&env, Rc::clone(&settle))?;
       let run = ShellRun::start(

@@ -207,6 +207,16 @@ pub fn kill_now(group: &ProcessGroup) {
   signal_tree(group, Signal::SIGKILL);
 }
 
+/// SIGKILL to every tree of `groups` that is still tracked (not yet found
+/// dead), synchronously, without grace, sharing the scans.
+pub fn kill_now_all(groups: &[ProcessGroup]) {
+  let tracked = tracker::tracked_groups();
+  let live: Vec<ProcessGroup> = groups.iter().filter(|g| tracked.contains(g)).cloned().collect();
+  if !live.is_empty() {
+    signal_trees(&live, Signal::SIGKILL);
+  }
+}
+
 /// Whether any process of the tree is still alive (zombies do not count).
 pub fn tree_alive(group: &ProcessGroup) -> bool {
   let snapshot = Snapshot::take();

@@ -40,7 +40,7 @@ pub use spawn::{spawn, Child, SpawnRequest, SpawnedProcess};
 pub use tag::{is_valid_task_tag, new_task_tag, TASK_TAG_VAR};
 
 #[cfg(unix)]
-pub use kill::{kill_now, signal_tree, terminate, terminate_leftovers, tree_alive, SIGKILL_GRACE};
+pub use kill::{kill_now, kill_now_all, signal_tree, terminate, terminate_leftovers, tree_alive, SIGKILL_GRACE};
 #[cfg(unix)]
 pub use nix::sys::signal::Signal;
 #[cfg(unix)]
