@@ -196,10 +196,13 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     .into_owned();
   let status_path = status_file_path_for(&output_path);
 
-  let writer = OutputWriter::create(Path::new(&output_path), opts.max_output_bytes);
-  let spawned = spawn_shell(&command, &opts);
+  // The output file is opened first: when it cannot be (a symlink, a FIFO or
+  // a directory at its path), nothing is spawned and the entry fails with the
+  // open error, as on a spawn failure (§2.15 step 7).
+  let started = OutputWriter::create(Path::new(&output_path), opts.max_output_bytes)
+    .and_then(|writer| Ok((writer, spawn_shell(&command, &opts)?)));
   let now = js::wall_ms();
-  let pid = spawned.as_ref().ok().map(|s| s.pid);
+  let pid = started.as_ref().ok().map(|(_, s)| s.pid);
 
   let controller = new_abort_controller(&env)?;
   let mut registration = Object::new(&env)?;
@@ -226,7 +229,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     reg,
     Some(controller.create_ref::<false>()?),
   ) {
-    if let Ok(spawned) = &spawned {
+    if let Ok((_, spawned)) = &started {
       process::kill_now(&spawned.group);
     }
     return Err(error);
@@ -241,9 +244,9 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     keep_alive: keep_alive.clone(),
     signal: None,
   };
-  match spawned {
+  match started {
     Err(error) => settle.failed_to_start(&env, &error.to_string(), now),
-    Ok(spawned) => {
+    Ok((writer, spawned)) => {
       let group = spawned.group.clone();
       let settle = Rc::new(RefCell::new(Some(settle)));
       let tsfn = settle_function(&env, Rc::clone(&settle))?;

@@ -2,15 +2,15 @@
 //! marker lines and write errors (CONTRACT.md §2.15 steps 4 and 8, §4 item 9).
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::private_file::{open_private, Existing};
 
 /// An output file that accepts at most `limit` bytes of output. Each append
 /// is written at once (no buffering), so readers see output while the
-/// command runs. After a write error or a failed open nothing more is
-/// written; bytes are then only counted.
+/// command runs. After a write error nothing more is written; bytes are then
+/// only counted.
 pub(super) struct CappedFile {
   file: Option<File>,
   path: PathBuf,
@@ -24,20 +24,19 @@ pub(super) struct CappedFile {
 }
 
 impl CappedFile {
-  /// Opens `path` truncated, `0600`, not through a symlink. A failure is
-  /// logged; the file then counts bytes without writing them.
-  pub(super) fn open(path: &Path, limit: u64) -> Self {
-    let file = open_private(path, Existing::Truncate)
-      .map_err(|error| {
-        tracing::warn!(
-          path = %path.display(),
-          %error,
-          "taskstream: cannot open the background shell output file; output is counted, not written"
-        );
-      })
-      .ok();
-    Self {
-      file,
+  /// Opens `path` truncated, `0600`, not through a symlink, never blocking
+  /// on a FIFO, and only if it is (or becomes) a regular file. A failure is
+  /// `Cannot open output file <path>: <OS error>`: the shell must then fail
+  /// without running (issue 9), rather than run with its output unwritten.
+  pub(super) fn open(path: &Path, limit: u64) -> io::Result<Self> {
+    let file = open_private(path, Existing::Truncate).map_err(|error| {
+      io::Error::new(
+        error.kind(),
+        format!("Cannot open output file {}: {error}", path.display()),
+      )
+    })?;
+    Ok(Self {
+      file: Some(file),
       path: path.to_path_buf(),
       limit,
       written: 0,
@@ -45,7 +44,7 @@ impl CappedFile {
       limit_reached: false,
       at_line_start: true,
       error: None,
-    }
+    })
   }
 
   /// Whether output appended now could reach the file.
