@@ -1,13 +1,16 @@
-// Background shells stay truthful whatever the output directory holds (issue
-// 9): an output file that cannot be opened fails the shell before anything
-// runs. Real processes, real files, and a real (tiny) tmpfs.
+// Background shells stay truthful whatever the output directory holds and
+// whatever the caller does to the registry (issue 9): an output file that
+// cannot be opened fails the shell before anything runs, and `done` reports
+// the status the registry settled the shell with. Real processes, real files,
+// and a real (tiny) tmpfs.
 import { execFileSync } from 'node:child_process'
 import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 
-import { BackgroundShellRegistry, executeBackground } from '../index.js'
+import { BackgroundShellRegistry, executeBackground, type BackgroundShellResult } from '../index.js'
+import { isAlive, waitFor } from './support/process'
 
 const scratch = mkdtempSync(join(tmpdir(), 'taskstream-shell-trust-'))
 const mounts: string[] = []
@@ -96,5 +99,64 @@ describe('an output file that cannot be opened fails the shell and runs nothing'
     )
     expect(existsSync(marker)).toBe(false)
     expect(registry.getAll()).toEqual([])
+  })
+})
+
+describe('done reports the status the registry settled the shell with', () => {
+  it('100 shells, abortAll: every done says cancelled, evicted or not', async () => {
+    const { registry } = setup()
+    const handles = Array.from({ length: 100 }, () => executeBackground({ command: 'sleep 30', cwd: '/tmp', outputDir: freshDir(), registry }))
+    registry.abortAll()
+    expect(registry.getAll()).toHaveLength(32)
+    const results = await Promise.all(handles.map((h) => h.done))
+    expect(results.filter((r) => r.status !== 'cancelled')).toEqual([])
+    expect(results.every((r) => r.aborted && r.error === undefined)).toBe(true)
+    for (const h of handles) expect(sidecar(h.statusPath).status).toBe('cancelled')
+    for (const h of handles) await waitFor(() => !isAlive(h.pid!), 3000, `pid ${h.pid}`)
+  })
+
+  it('cancelled, then evicted or reset away before the child is gone: still cancelled', async () => {
+    const { registry } = setup()
+    // A child that ignores SIGTERM outlives the cancel by the 200 ms SIGKILL grace.
+    const stubborn = () =>
+      executeBackground({ command: "trap '' TERM; echo ready; while :; do sleep 0.05; done", cwd: '/tmp', outputDir: freshDir(), registry })
+    const evicted = stubborn()
+    const reset = stubborn()
+    for (const h of [evicted, reset]) await waitFor(() => existsSync(h.outputPath) && readFileSync(h.outputPath, 'utf8') === 'ready\n', 3000)
+    registry.cancel(evicted.shellId, Date.now())
+    for (let i = 0; i < 33; i++) {
+      registry.register({ shellId: `x${i}`, command: 'true', cwd: '/tmp', status: 'running', startTime: Date.now(), outputPath: join(freshDir(), 'x.output'), abortController: new AbortController() })
+      registry.complete(`x${i}`, 0, Date.now())
+    }
+    expect(registry.getAll().map((e) => e.id)).not.toContain(evicted.shellId)
+    registry.cancel(reset.shellId, Date.now())
+    registry.reset()
+    const results = await Promise.all([evicted.done, reset.done])
+    expect(results.map((r) => r.status)).toEqual(['cancelled', 'cancelled'])
+  })
+
+  it('reset does not kill: done and the sidecar report how the child really ended', async () => {
+    const { registry, notes } = setup()
+    const go = join(freshDir(), 'go')
+    const wait = `until [ -e ${go} ]; do sleep 0.02; done`
+    const ok = executeBackground({ command: `${wait}; echo fine`, cwd: '/tmp', outputDir: freshDir(), registry })
+    const bad = executeBackground({ command: `${wait}; exit 3`, cwd: '/tmp', outputDir: freshDir(), registry })
+    const killed = executeBackground({ command: `${wait}; kill -TERM $$`, cwd: '/tmp', outputDir: freshDir(), registry })
+    registry.reset()
+    expect(registry.getAll()).toEqual([])
+    for (const h of [ok, bad, killed]) expect(isAlive(h.pid!)).toBe(true)
+    writeFileSync(go, '')
+    const [a, b, c]: BackgroundShellResult[] = await Promise.all([ok.done, bad.done, killed.done])
+    expect(a).toMatchObject({ status: 'completed', exitCode: 0, aborted: false })
+    expect(a.error).toBeUndefined()
+    expect(b).toMatchObject({ status: 'failed', exitCode: 3, error: 'exited with code 3' })
+    expect(c).toMatchObject({ status: 'failed', signal: 15, error: 'terminated by signal 15' })
+    expect(readFileSync(ok.outputPath, 'utf8')).toBe('fine\n')
+    // The entries left the registry: no notification, but the sidecars are true.
+    expect(notes).toEqual([])
+    expect(sidecar(ok.statusPath)).toMatchObject({ status: 'completed', exitCode: 0 })
+    expect(sidecar(bad.statusPath)).toMatchObject({ status: 'failed', error: 'exited with code 3' })
+    expect(sidecar(killed.statusPath)).toMatchObject({ status: 'failed', error: 'terminated by signal 15' })
+    expect(sidecar(ok.statusPath).endTime).toMatch(/Z$/)
   })
 })
