@@ -1,8 +1,9 @@
 // Background shells stay truthful whatever the output directory holds and
 // whatever the caller does to the registry (issue 9): an output file that
-// cannot be opened fails the shell before anything runs, and `done` reports
-// the status the registry settled the shell with. Real processes, real files,
-// and a real (tiny) tmpfs.
+// cannot be opened fails the shell before anything runs, `done` reports the
+// status the registry settled the shell with, and a full disk still leaves a
+// sidecar that says how the shell ended. Real processes, real files, and a
+// real (tiny) tmpfs.
 import { execFileSync } from 'node:child_process'
 import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -158,5 +159,23 @@ describe('done reports the status the registry settled the shell with', () => {
     expect(sidecar(bad.statusPath)).toMatchObject({ status: 'failed', error: 'exited with code 3' })
     expect(sidecar(killed.statusPath)).toMatchObject({ status: 'failed', error: 'terminated by signal 15' })
     expect(sidecar(ok.statusPath).endTime).toMatch(/Z$/)
+  })
+})
+
+describe('a full disk', () => {
+  it('fails the shell with ENOSPC and the sidecar on disk still says failed', async () => {
+    const { registry, notes } = setup()
+    const dir = freshDir()
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir])
+    mounts.push(dir)
+    const h = executeBackground({ command: 'head -c 1048576 /dev/zero | tr "\\0" x; echo done', cwd: '/tmp', outputDir: dir, registry })
+    expect(sidecar(h.statusPath).status).toBe('running')
+    const result = await h.done
+    expect(result.status).toBe('failed')
+    expect(result.error).toMatch(/No space left on device \(os error 28\)/)
+    expect(notes.map((n) => n.status)).toEqual(['failed'])
+    const onDisk = sidecar(h.statusPath)
+    expect(onDisk).toMatchObject({ id: h.shellId, status: 'failed', error: result.error, pid: h.pid })
+    expect(onDisk.endTime).toMatch(/Z$/)
   })
 })

@@ -12,6 +12,8 @@ pub(super) enum Existing {
   Refuse,
   /// Truncate it: for output files.
   Truncate,
+  /// Open it as it is, never creating it: for rewriting a sidecar in place.
+  Keep,
 }
 
 /// Opens `path` for writing with mode `0600`, without following a symlink
@@ -27,6 +29,7 @@ pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> 
   match existing {
     Existing::Refuse => options.create_new(true),
     Existing::Truncate => options.create(true).truncate(true),
+    Existing::Keep => &mut options,
   };
   restrict(&mut options);
   let file = options.open(path)?;
