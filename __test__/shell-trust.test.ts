@@ -5,7 +5,7 @@
 // sidecar that says how the shell ended. Real processes, real files, and a
 // real (tiny) tmpfs.
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -174,6 +174,10 @@ describe('a full disk', () => {
     expect(result.status).toBe('failed')
     expect(result.error).toMatch(/No space left on device \(os error 28\)/)
     expect(notes.map((n) => n.status)).toEqual(['failed'])
+    // The bytes that did reach the disk before it filled are counted as written.
+    expect(result.bytesWritten).toBeGreaterThan(0)
+    expect(result.bytesWritten).toBe(statSync(h.outputPath).size)
+    expect(result.bytesWritten + result.bytesNotWritten).toBe(result.bytesRead)
     const onDisk = sidecar(h.statusPath)
     expect(onDisk).toMatchObject({ id: h.shellId, status: 'failed', error: result.error, pid: h.pid })
     expect(onDisk.endTime).toMatch(/Z$/)

@@ -81,7 +81,8 @@ impl CappedFile {
   /// neither counted nor capped.
   pub(super) fn marker(&mut self, line: &str) {
     let lead = if self.at_line_start { "" } else { "\n" };
-    if self.write_bytes(format!("{lead}{line}\n").as_bytes()) {
+    let marker = format!("{lead}{line}\n");
+    if self.write_bytes(marker.as_bytes()) == marker.len() {
       self.at_line_start = true;
     }
   }
@@ -108,33 +109,44 @@ impl CappedFile {
     if text.is_empty() {
       return;
     }
-    if self.write_bytes(text.as_bytes()) {
-      self.written += text.len() as u64;
+    // Bytes a failing write still got onto the disk (a disk filling up
+    // mid-write) count as written: the file holds them.
+    let done = self.write_bytes(text.as_bytes());
+    self.written += done as u64;
+    self.skip(text.len() - done);
+    if done == text.len() {
       self.at_line_start = text.ends_with('\n');
-    } else {
-      self.skip(text.len());
     }
   }
 
-  /// False when there is no file or the write failed; a failure is recorded,
+  /// Writes what it can of `bytes` and returns how much that was: all of it,
+  /// or less when there is no file or a write failed. A failure is recorded,
   /// logged and closes the file.
-  fn write_bytes(&mut self, bytes: &[u8]) -> bool {
+  fn write_bytes(&mut self, bytes: &[u8]) -> usize {
     let Some(file) = self.file.as_mut() else {
-      return false;
+      return 0;
     };
-    match file.write_all(bytes) {
-      Ok(()) => true,
-      Err(error) => {
-        tracing::warn!(
-          path = %self.path.display(),
-          %error,
-          "taskstream: writing the background shell output file failed; output is counted, not written"
-        );
-        self.error = Some(error.to_string());
-        self.file = None;
-        false
-      }
+    let mut done = 0;
+    while done < bytes.len() {
+      let error = match file.write(&bytes[done..]) {
+        Ok(0) => io::Error::from(io::ErrorKind::WriteZero),
+        Ok(n) => {
+          done += n;
+          continue;
+        }
+        Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+        Err(error) => error,
+      };
+      tracing::warn!(
+        path = %self.path.display(),
+        %error,
+        "taskstream: writing the background shell output file failed; output is counted, not written"
+      );
+      self.error = Some(error.to_string());
+      self.file = None;
+      break;
     }
+    done
   }
 }
 

@@ -152,6 +152,52 @@ fn a_write_error_is_recorded_and_writing_stops() {
   assert_eq!((c.bytes_written, c.bytes_not_written), (0, 12));
 }
 
+/// A 64 KiB tmpfs mounted on a fresh directory (we run as root), unmounted
+/// on drop.
+#[cfg(target_os = "linux")]
+struct TinyTmpfs(TempDir);
+
+#[cfg(target_os = "linux")]
+impl TinyTmpfs {
+  fn mount(label: &str) -> Self {
+    let dir = TempDir::new(label);
+    let status = std::process::Command::new("mount")
+      .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+      .arg(dir.path())
+      .status()
+      .expect("run mount");
+    assert!(status.success(), "mount a 64 KiB tmpfs: {status}");
+    Self(dir)
+  }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for TinyTmpfs {
+  fn drop(&mut self) {
+    let _ = std::process::Command::new("umount")
+      .arg(self.0.path())
+      .status();
+  }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn bytes_that_reached_a_filling_disk_count_as_written() {
+  let disk = TinyTmpfs::mount("enospc");
+  let path = disk.0.path().join("shell-x.output");
+  let mut w = OutputWriter::create(&path, DEFAULT_MAX_OUTPUT_BYTES).unwrap();
+  w.write(Stream::Stdout, &[b'x'; 100_000]);
+  w.write(Stream::Stdout, b"more\n");
+  w.finish();
+  let c = w.counters();
+  let error = c.write_error.expect("write error recorded");
+  assert!(error.contains("No space left on device"), "{error}");
+  let on_disk = fs::metadata(&path).unwrap().len();
+  assert!(on_disk > 0);
+  assert_eq!(c.bytes_written, on_disk);
+  assert_eq!(c.bytes_written + c.bytes_not_written, c.bytes_read);
+}
+
 /// The error `OutputWriter::create` gives for `path`.
 fn open_error(path: &Path) -> String {
   match OutputWriter::create(path, 100) {
