@@ -161,7 +161,10 @@ fn check_output_dir(dir: &str) -> std::result::Result<(), String> {
 /// Starts `options.command` as a managed background shell and returns its
 /// handle at once. Output lands, ANSI-stripped, in
 /// `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
-/// the shell settled and the file is flushed and closed.
+/// the shell settled and the file is flushed and closed. If that file cannot
+/// be opened (a symlink, FIFO or directory at its path), nothing runs: the
+/// shell is registered and fails with `Cannot open output file <path>: <OS
+/// error>`, as when the spawn fails.
 #[napi(
   catch_unwind,
   ts_args_type = "options: ExecuteBackgroundOptions",
