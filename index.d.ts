@@ -155,6 +155,12 @@ export interface BackgroundShellHandle {
 /** What `done` resolves with, once the output file is flushed and closed. */
 export interface BackgroundShellResult {
   shellId: string
+  /**
+   * The status the registry settled the shell with (`cancelled` after
+   * `abortAll()` or `cancel()`, even once the entry was pruned or reset
+   * away). A shell `reset()` removed while running is settled by its own
+   * end instead. `error` goes with it.
+   */
   status: BackgroundShellStatus
   exitCode?: number | null
   /** The numeric signal that ended the shell (e.g. 15). */
@@ -165,7 +171,10 @@ export interface BackgroundShellResult {
   bytesRead: number
   /** Bytes written to the output file, marker lines excluded. */
   bytesWritten: number
-  /** Bytes read after the cap was reached or after binary was detected on their stream. */
+  /**
+   * Bytes read after the cap was reached, after binary was detected on their
+   * stream, or after a write error.
+   */
   bytesNotWritten: number
   binaryDetected: boolean
 }
@@ -196,7 +205,10 @@ export declare function escapeXml(text: string): string
  * Starts `options.command` as a managed background shell and returns its
  * handle at once. Output lands, ANSI-stripped, in
  * `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
- * the shell settled and the file is flushed and closed.
+ * the shell settled and the file is flushed and closed. If that file cannot
+ * be opened (a symlink, FIFO or directory at its path), nothing runs: the
+ * shell is registered and fails with `Cannot open output file <path>: <OS
+ * error>`, as when the spawn fails.
  */
 export declare function executeBackground(options: ExecuteBackgroundOptions): BackgroundShellHandle
 

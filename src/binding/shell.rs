@@ -19,7 +19,8 @@ use super::js::{
   persist_object, release, replace_slot, set_callback_slot, set_opt, Persistent,
 };
 use crate::core::shell::{
-  ShellEffect, ShellEntry, ShellRegistration, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS,
+  ShellEffect, ShellEntry, ShellRegistration, ShellRegistry, ShellSettled, ShellVerdict,
+  MAX_RETAINED_TERMINAL_SHELLS,
 };
 
 /// A shell's JavaScript objects.
@@ -244,6 +245,30 @@ impl ShellInner {
   pub(crate) fn cancel(&self, env: &Env, id: &str, end_time: f64) {
     let effects = self.core.borrow_mut().cancel(id, end_time);
     self.run(env, effects);
+  }
+
+  /// Follows the run of the entry `id` just registered; see `finish_run`.
+  pub(crate) fn track_run(&self, id: &str) -> u64 {
+    self.core.borrow_mut().track_run(id)
+  }
+
+  /// The run `token` of `id` ended: settles a held running entry with
+  /// `verdict`, and returns what the run's `done` reports (the status the
+  /// registry settled the shell with; core `runs.rs` has the rule).
+  pub(crate) fn finish_run(
+    &self,
+    env: &Env,
+    id: &str,
+    token: u64,
+    verdict: ShellVerdict,
+    end_time: f64,
+  ) -> ShellSettled {
+    let (effects, settled) = self
+      .core
+      .borrow_mut()
+      .finish_run(id, token, verdict, end_time);
+    self.run(env, effects);
+    settled
   }
 
   pub(crate) fn entry_value(&self, env: &Env, id: &str) -> Option<Unknown<'static>> {

@@ -18,7 +18,8 @@ use crate::core::guards::strip_trailing_background_amp;
 use crate::core::ids::random_hex;
 use crate::core::process::{self, EnvOptions, SpawnRequest, DEFAULT_REMOVE_ENV};
 use crate::core::shell::{
-  OutputWriter, ShellOutcome, ShellRegistration, ShellRun, DEFAULT_MAX_OUTPUT_BYTES,
+  OutputWriter, ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict,
+  DEFAULT_MAX_OUTPUT_BYTES,
 };
 use crate::core::text::{ecma_trim, status_file_path_for};
 
@@ -160,7 +161,10 @@ fn check_output_dir(dir: &str) -> std::result::Result<(), String> {
 /// Starts `options.command` as a managed background shell and returns its
 /// handle at once. Output lands, ANSI-stripped, in
 /// `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
-/// the shell settled and the file is flushed and closed.
+/// the shell settled and the file is flushed and closed. If that file cannot
+/// be opened (a symlink, FIFO or directory at its path), nothing runs: the
+/// shell is registered and fails with `Cannot open output file <path>: <OS
+/// error>`, as when the spawn fails.
 #[napi(
   catch_unwind,
   ts_args_type = "options: ExecuteBackgroundOptions",
@@ -196,10 +200,13 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     .into_owned();
   let status_path = status_file_path_for(&output_path);
 
-  let writer = OutputWriter::create(Path::new(&output_path), opts.max_output_bytes);
-  let spawned = spawn_shell(&command, &opts);
+  // The output file is opened first: when it cannot be (a symlink, a FIFO or
+  // a directory at its path), nothing is spawned and the entry fails with the
+  // open error, as on a spawn failure (§2.15 step 7).
+  let started = OutputWriter::create(Path::new(&output_path), opts.max_output_bytes)
+    .and_then(|writer| Ok((writer, spawn_shell(&command, &opts)?)));
   let now = js::wall_ms();
-  let pid = spawned.as_ref().ok().map(|s| s.pid);
+  let pid = started.as_ref().ok().map(|(_, s)| s.pid);
 
   let controller = new_abort_controller(&env)?;
   let mut registration = Object::new(&env)?;
@@ -226,7 +233,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     reg,
     Some(controller.create_ref::<false>()?),
   ) {
-    if let Ok(spawned) = &spawned {
+    if let Ok((_, spawned)) = &started {
       process::kill_now(&spawned.group);
     }
     return Err(error);
@@ -236,14 +243,15 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   let keep_alive = KeepAlive::start(&env)?;
   let settle = Settle {
     inner: Rc::clone(&inner),
+    run: inner.track_run(&shell_id),
     shell_id: shell_id.clone(),
     resolve,
     keep_alive: keep_alive.clone(),
     signal: None,
   };
-  match spawned {
+  match started {
     Err(error) => settle.failed_to_start(&env, &error.to_string(), now),
-    Ok(spawned) => {
+    Ok((writer, spawned)) => {
       let group = spawned.group.clone();
       super::lifecycle::adopt(&group);
       let settle = Rc::new(RefCell::new(Some(settle)));
@@ -429,6 +437,9 @@ impl KeepAlive {
 struct Settle {
   inner: Rc<ShellInner>,
   shell_id: String,
+  /// The registry's token for this run: `done` reports the status the
+  /// registry settled the shell with, even once the entry has left it.
+  run: u64,
   resolve: Persistent,
   keep_alive: KeepAlive,
   /// The caller's signal and our listener on it, removed at settle.
@@ -439,32 +450,21 @@ impl Settle {
   /// §2.15 step 9, after the runner flushed and closed the file.
   fn settled(self, env: &Env, outcome: ShellOutcome) {
     let end_time = js::wall_ms();
-    let id = self.shell_id.as_str();
-    if self.inner.entry(id).is_some_and(|e| e.is_running()) {
-      if outcome.aborted {
-        self.inner.cancel(env, id, end_time);
-      } else if let Some(error) = &outcome.spawn_or_io_error {
-        self.inner.fail(env, id, error, end_time);
-      } else if let Some(signal) = outcome.exit.signal {
-        self
-          .inner
-          .fail(env, id, &format!("terminated by signal {signal}"), end_time);
-      } else if let Some(code) = outcome.exit.code.filter(|c| *c != 0) {
-        self
-          .inner
-          .fail(env, id, &format!("exited with code {code}"), end_time);
-      } else {
-        self
-          .inner
-          .complete(env, id, outcome.exit.code.unwrap_or(0), end_time);
-      }
-    }
-    self.finish(env, &outcome);
+    let settled = self
+      .inner
+      .finish_run(env, &self.shell_id, self.run, outcome.verdict(), end_time);
+    self.finish(env, &outcome, &settled);
   }
 
   /// The spawn failed: the entry fails with the OS error text and `done` resolves.
   fn failed_to_start(self, env: &Env, error: &str, now: f64) {
-    self.inner.fail(env, &self.shell_id, error, now);
+    let settled = self.inner.finish_run(
+      env,
+      &self.shell_id,
+      self.run,
+      ShellVerdict::Failed(error.to_owned()),
+      now,
+    );
     let outcome = ShellOutcome {
       exit: process::ExitStatusInfo {
         code: None,
@@ -474,17 +474,17 @@ impl Settle {
       spawn_or_io_error: Some(error.to_owned()),
       counters: Default::default(),
     };
-    self.finish(env, &outcome);
+    self.finish(env, &outcome, &settled);
   }
 
-  fn finish(mut self, env: &Env, outcome: &ShellOutcome) {
+  fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
     self.keep_alive.stop(env);
     if let Some((signal, listener)) = self.signal.take() {
       remove_abort_listener(env, &signal, &listener);
       release(env, signal);
       release(env, listener);
     }
-    match self.result(env, outcome) {
+    match self.result(env, outcome, settled) {
       Ok(result) => {
         let resolve = self.resolve.get_value(env).and_then(|f| {
           let f = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), f.raw()) }?;
@@ -499,23 +499,21 @@ impl Settle {
     release(env, self.resolve);
   }
 
-  /// `BackgroundShellResult` (CONTRACT.md §2.15).
-  fn result<'a>(&self, env: &'a Env, outcome: &ShellOutcome) -> Result<Object<'a>> {
-    let entry = self.inner.entry(&self.shell_id);
+  /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as
+  /// the registry settled the shell, the rest as the process ended.
+  fn result<'a>(
+    &self,
+    env: &'a Env,
+    outcome: &ShellOutcome,
+    settled: &ShellSettled,
+  ) -> Result<Object<'a>> {
     let counters = &outcome.counters;
     let mut result = Object::new(env)?;
     result.set_named_property("shellId", self.shell_id.as_str())?;
-    result.set_named_property(
-      "status",
-      entry.as_ref().map_or("failed", |e| e.status.as_str()),
-    )?;
+    result.set_named_property("status", settled.status.as_str())?;
     set_or_null(&mut result, "exitCode", outcome.exit.code)?;
     set_or_null(&mut result, "signal", outcome.exit.signal)?;
-    js::set_opt(
-      &mut result,
-      "error",
-      entry.as_ref().and_then(|e| e.error.as_deref()),
-    )?;
+    js::set_opt(&mut result, "error", settled.error.as_deref())?;
     result.set_named_property("aborted", outcome.aborted)?;
     result.set_named_property("bytesRead", counters.bytes_read as f64)?;
     result.set_named_property("bytesWritten", counters.bytes_written as f64)?;

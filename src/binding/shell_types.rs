@@ -99,6 +99,10 @@ pub struct ExecuteBackgroundOptions {
 #[napi(object)]
 pub struct BackgroundShellResult {
   pub shell_id: String,
+  /// The status the registry settled the shell with (`cancelled` after
+  /// `abortAll()` or `cancel()`, even once the entry was pruned or reset
+  /// away). A shell `reset()` removed while running is settled by its own
+  /// end instead. `error` goes with it.
   #[napi(ts_type = "BackgroundShellStatus")]
   pub status: String,
   #[napi(ts_type = "number | null")]
@@ -112,7 +116,8 @@ pub struct BackgroundShellResult {
   pub bytes_read: f64,
   /// Bytes written to the output file, marker lines excluded.
   pub bytes_written: f64,
-  /// Bytes read after the cap was reached or after binary was detected on their stream.
+  /// Bytes read after the cap was reached, after binary was detected on their
+  /// stream, or after a write error.
   pub bytes_not_written: f64,
   pub binary_detected: bool,
 }

@@ -2,15 +2,15 @@
 //! marker lines and write errors (CONTRACT.md §2.15 steps 4 and 8, §4 item 9).
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::private_file::{open_private, Existing};
 
 /// An output file that accepts at most `limit` bytes of output. Each append
 /// is written at once (no buffering), so readers see output while the
-/// command runs. After a write error or a failed open nothing more is
-/// written; bytes are then only counted.
+/// command runs. After a write error nothing more is written; bytes are then
+/// only counted.
 pub(super) struct CappedFile {
   file: Option<File>,
   path: PathBuf,
@@ -24,20 +24,19 @@ pub(super) struct CappedFile {
 }
 
 impl CappedFile {
-  /// Opens `path` truncated, `0600`, not through a symlink. A failure is
-  /// logged; the file then counts bytes without writing them.
-  pub(super) fn open(path: &Path, limit: u64) -> Self {
-    let file = open_private(path, Existing::Truncate)
-      .map_err(|error| {
-        tracing::warn!(
-          path = %path.display(),
-          %error,
-          "taskstream: cannot open the background shell output file; output is counted, not written"
-        );
-      })
-      .ok();
-    Self {
-      file,
+  /// Opens `path` truncated, `0600`, not through a symlink, never blocking
+  /// on a FIFO, and only if it is (or becomes) a regular file. A failure is
+  /// `Cannot open output file <path>: <OS error>`: the shell must then fail
+  /// without running (issue 9), rather than run with its output unwritten.
+  pub(super) fn open(path: &Path, limit: u64) -> io::Result<Self> {
+    let file = open_private(path, Existing::Truncate).map_err(|error| {
+      io::Error::new(
+        error.kind(),
+        format!("Cannot open output file {}: {error}", path.display()),
+      )
+    })?;
+    Ok(Self {
+      file: Some(file),
       path: path.to_path_buf(),
       limit,
       written: 0,
@@ -45,7 +44,7 @@ impl CappedFile {
       limit_reached: false,
       at_line_start: true,
       error: None,
-    }
+    })
   }
 
   /// Whether output appended now could reach the file.
@@ -82,7 +81,8 @@ impl CappedFile {
   /// neither counted nor capped.
   pub(super) fn marker(&mut self, line: &str) {
     let lead = if self.at_line_start { "" } else { "\n" };
-    if self.write_bytes(format!("{lead}{line}\n").as_bytes()) {
+    let marker = format!("{lead}{line}\n");
+    if self.write_bytes(marker.as_bytes()) == marker.len() {
       self.at_line_start = true;
     }
   }
@@ -109,33 +109,44 @@ impl CappedFile {
     if text.is_empty() {
       return;
     }
-    if self.write_bytes(text.as_bytes()) {
-      self.written += text.len() as u64;
+    // Bytes a failing write still got onto the disk (a disk filling up
+    // mid-write) count as written: the file holds them.
+    let done = self.write_bytes(text.as_bytes());
+    self.written += done as u64;
+    self.skip(text.len() - done);
+    if done == text.len() {
       self.at_line_start = text.ends_with('\n');
-    } else {
-      self.skip(text.len());
     }
   }
 
-  /// False when there is no file or the write failed; a failure is recorded,
+  /// Writes what it can of `bytes` and returns how much that was: all of it,
+  /// or less when there is no file or a write failed. A failure is recorded,
   /// logged and closes the file.
-  fn write_bytes(&mut self, bytes: &[u8]) -> bool {
+  fn write_bytes(&mut self, bytes: &[u8]) -> usize {
     let Some(file) = self.file.as_mut() else {
-      return false;
+      return 0;
     };
-    match file.write_all(bytes) {
-      Ok(()) => true,
-      Err(error) => {
-        tracing::warn!(
-          path = %self.path.display(),
-          %error,
-          "taskstream: writing the background shell output file failed; output is counted, not written"
-        );
-        self.error = Some(error.to_string());
-        self.file = None;
-        false
-      }
+    let mut done = 0;
+    while done < bytes.len() {
+      let error = match file.write(&bytes[done..]) {
+        Ok(0) => io::Error::from(io::ErrorKind::WriteZero),
+        Ok(n) => {
+          done += n;
+          continue;
+        }
+        Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+        Err(error) => error,
+      };
+      tracing::warn!(
+        path = %self.path.display(),
+        %error,
+        "taskstream: writing the background shell output file failed; output is counted, not written"
+      );
+      self.error = Some(error.to_string());
+      self.file = None;
+      break;
     }
+    done
   }
 }
 

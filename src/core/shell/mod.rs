@@ -11,6 +11,7 @@ mod private_file;
 pub mod registry;
 #[cfg(unix)]
 pub mod runner;
+mod runs;
 pub mod sidecar;
 
 #[cfg(test)]
@@ -31,4 +32,5 @@ pub use output::{OutputCounters, OutputWriter, Stream, DEFAULT_MAX_OUTPUT_BYTES,
 pub use registry::{ShellEffect, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS};
 #[cfg(unix)]
 pub use runner::{ShellOutcome, ShellRun};
+pub use runs::{ShellSettled, ShellVerdict};
 pub use sidecar::write_status_sidecar;

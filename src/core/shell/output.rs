@@ -2,6 +2,7 @@
 //! 8, §4 items 1, 2, 8, 9 and 24): a per-stream binary sniff, per-stream
 //! streaming UTF-8 decoding and ANSI stripping, then the capped file.
 
+use std::io;
 use std::path::Path;
 
 use super::capped_file::CappedFile;
@@ -22,7 +23,7 @@ pub struct OutputCounters {
   /// Bytes of output written to the file, marker lines excluded.
   pub bytes_written: u64,
   /// Bytes counted but not written: past the cap, after binary was detected
-  /// on their stream, or with no writable file.
+  /// on their stream, or after a write error.
   pub bytes_not_written: u64,
   pub binary_detected: bool,
   /// The message of the write error that stopped writing.
@@ -72,16 +73,17 @@ pub struct OutputWriter {
 }
 
 impl OutputWriter {
-  /// Opens `path` truncated, mode `0600`, not through a symlink. If it cannot
-  /// be opened, that is logged and every byte is counted, not written.
-  /// `max_output_bytes` is the cap on output written.
-  pub fn create(path: &Path, max_output_bytes: u64) -> Self {
-    Self {
-      file: CappedFile::open(path, max_output_bytes),
+  /// Opens `path` truncated, mode `0600`, not through a symlink, and only as
+  /// a regular file, never blocking on a FIFO. An error reads
+  /// `Cannot open output file <path>: <OS error>`. `max_output_bytes` is the
+  /// cap on output written.
+  pub fn create(path: &Path, max_output_bytes: u64) -> io::Result<Self> {
+    Ok(Self {
+      file: CappedFile::open(path, max_output_bytes)?,
       streams: Default::default(),
       bytes_read: 0,
       binary_detected: false,
-    }
+    })
   }
 
   /// Processes one read of `stream`, writing at once what is final.

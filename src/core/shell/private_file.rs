@@ -12,19 +12,24 @@ pub(super) enum Existing {
   Refuse,
   /// Truncate it: for output files.
   Truncate,
+  /// Open it as it is, never creating it: for rewriting a sidecar in place.
+  Keep,
 }
 
 /// Opens `path` for writing with mode `0600`, without following a symlink
 /// (`O_NOFOLLOW`, so a symlink fails with `ELOOP`) and without blocking on a
-/// FIFO (`O_NONBLOCK`, which regular files ignore). A looser existing regular
-/// file is tightened to `0600`; a failure to tighten fails the open. Windows
-/// has no `O_NOFOLLOW`; there the file opens with default permissions.
+/// FIFO (`O_NONBLOCK`, which regular files ignore; a FIFO with no reader
+/// fails with `ENXIO`). Anything but a regular file or a character device
+/// (`/dev/null`) is refused, a FIFO with a reader included. A looser existing
+/// regular file is tightened to `0600`; a failure to tighten fails the open.
+/// Windows has no `O_NOFOLLOW`; there the file opens with default permissions.
 pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
   let mut options = OpenOptions::new();
   options.write(true);
   match existing {
     Existing::Refuse => options.create_new(true),
     Existing::Truncate => options.create(true).truncate(true),
+    Existing::Keep => &mut options,
   };
   restrict(&mut options);
   let file = options.open(path)?;
@@ -41,11 +46,18 @@ fn restrict(options: &mut OpenOptions) {
 }
 
 /// `0600` on a regular file, whatever the umask or an earlier mode made it.
-/// Devices (`/dev/null`, `/dev/full`) are left alone.
+/// Character devices (`/dev/null`, `/dev/full`) are left alone; any other
+/// kind of file fails with `not a regular file`.
 #[cfg(unix)]
 fn tighten(file: &File) -> io::Result<()> {
-  use std::os::unix::fs::PermissionsExt;
+  use std::os::unix::fs::{FileTypeExt, PermissionsExt};
   let metadata = file.metadata()?;
+  if !metadata.is_file() && !metadata.file_type().is_char_device() {
+    return Err(io::Error::new(
+      io::ErrorKind::InvalidInput,
+      "not a regular file",
+    ));
+  }
   if metadata.is_file() && metadata.permissions().mode() & 0o7777 != 0o600 {
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
   }

@@ -8,6 +8,7 @@
 
 use super::entry::{ShellEntry, ShellRegistration, ShellStatus};
 use super::notification::{shell_notification, ShellNotification};
+use super::runs::{Runs, ShellSettled, ShellVerdict};
 use super::sidecar::write_status_sidecar;
 use crate::core::task::{oldest_first, prune_ids, TerminalKey};
 
@@ -38,6 +39,8 @@ pub struct ShellRegistry {
   /// Written into every sidecar as `ownerPid` (§4 item 11).
   owner_pid: u32,
   entries: Vec<ShellEntry>,
+  /// The runs of `executeBackground` whose `done` is pending.
+  runs: Runs,
 }
 
 impl ShellRegistry {
@@ -48,6 +51,7 @@ impl ShellRegistry {
       max_retained_terminal,
       owner_pid,
       entries: Vec::new(),
+      runs: Runs::default(),
     }
   }
 
@@ -168,7 +172,11 @@ impl ShellRegistry {
     let Some(first) = self.entries.first().map(|e| e.id.clone()) else {
       return Vec::new();
     };
-    let ids = self.entries.drain(..).map(|e| e.id).collect();
+    let mut ids = Vec::with_capacity(self.entries.len());
+    for entry in self.entries.drain(..) {
+      ids.push(entry.id.clone());
+      self.runs.on_removed(entry);
+    }
     vec![
       ShellEffect::Removed(ids),
       ShellEffect::StatusChanged(Some(first)),
@@ -198,6 +206,46 @@ impl ShellRegistry {
     Some(shell_notification(entry))
   }
 
+  /// Starts following the run of the entry `id` just registered, for
+  /// [`Self::finish_run`]; returns the run's token.
+  pub fn track_run(&mut self, id: &str) -> u64 {
+    let entry = self.entries.iter().find(|e| e.id == id);
+    self.runs.track(entry)
+  }
+
+  /// The run `token` of entry `id` ended with `verdict` (§2.15 step 9). A
+  /// held running entry is settled by it: `cancel`, `fail` or `complete`,
+  /// whose effects are returned. What the run's `done` reports is returned
+  /// too (the rule is in `runs.rs`): the status the registry settled
+  /// the entry with, even if it has been pruned or reset away since; for an
+  /// entry `reset` removed while running, the verdict, written to its
+  /// sidecar.
+  pub fn finish_run(
+    &mut self,
+    id: &str,
+    token: u64,
+    verdict: ShellVerdict,
+    end_time: f64,
+  ) -> (Vec<ShellEffect>, ShellSettled) {
+    let mut effects = Vec::new();
+    if self.runs.is_running(id, token) {
+      effects = match verdict.clone() {
+        ShellVerdict::Cancelled => self.cancel(id, end_time),
+        ShellVerdict::Failed(error) => self.fail(id, &error, end_time),
+        ShellVerdict::Completed(code) => self.complete(id, code, end_time),
+      };
+    }
+    if let Some(settled) = self.runs.take_settled(token) {
+      return (effects, settled);
+    }
+    if let Some(mut entry) = self.runs.take_detached(token) {
+      verdict.apply(&mut entry, end_time);
+      write_status_sidecar(&entry, self.owner_pid);
+      return (effects, ShellSettled::of(&entry));
+    }
+    (effects, verdict.into())
+  }
+
   /// A caller wrote `pid` on its entry object.
   pub fn set_pid(&mut self, id: &str, pid: Option<u32>) {
     if let Some(entry) = self.get_mut(id) {
@@ -222,10 +270,11 @@ impl ShellRegistry {
   /// Sets the terminal status and `endTime`, then writes the sidecar.
   fn mark_settled(&mut self, id: &str, status: ShellStatus, end_time: f64) {
     let owner_pid = self.owner_pid;
-    if let Some(entry) = self.get_mut(id) {
+    if let Some(entry) = self.entries.iter_mut().find(|e| e.id == id) {
       entry.status = status;
       entry.end_time = Some(end_time);
       write_status_sidecar(entry, owner_pid);
+      self.runs.on_settled(entry);
     }
   }
 

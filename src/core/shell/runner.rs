@@ -13,6 +13,7 @@ use std::io::{self, ErrorKind, Read};
 use std::sync::{Arc, Mutex};
 
 use super::output::{OutputCounters, OutputWriter, Stream};
+use super::runs::ShellVerdict;
 use crate::core::process::{self, Child, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::sync::lock;
 
@@ -35,6 +36,26 @@ pub struct ShellOutcome {
   /// A pipe read, wait or output-file write error, by its message.
   pub spawn_or_io_error: Option<String>,
   pub counters: OutputCounters,
+}
+
+impl ShellOutcome {
+  /// How this end settles the entry (§2.15 step 9, items 3–5): aborted →
+  /// cancelled; else a spawn or I/O error, then a signal
+  /// (`terminated by signal <n>`), then a non-zero code
+  /// (`exited with code <c>`) → failed; else completed.
+  pub fn verdict(&self) -> ShellVerdict {
+    if self.aborted {
+      ShellVerdict::Cancelled
+    } else if let Some(error) = &self.spawn_or_io_error {
+      ShellVerdict::Failed(error.clone())
+    } else if let Some(signal) = self.exit.signal {
+      ShellVerdict::Failed(format!("terminated by signal {signal}"))
+    } else if let Some(code) = self.exit.code.filter(|c| *c != 0) {
+      ShellVerdict::Failed(format!("exited with code {code}"))
+    } else {
+      ShellVerdict::Completed(self.exit.code.unwrap_or(0))
+    }
+  }
 }
 
 type OnSettle = Box<dyn FnOnce(ShellOutcome) + Send>;

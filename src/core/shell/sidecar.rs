@@ -36,15 +36,43 @@ struct StatusRecord<'a> {
   owner_pid: u32,
 }
 
+/// Room kept for a sidecar beyond a running record (see [`write_status_sidecar`]).
+const SETTLE_ROOM: u64 = 4096;
+
 /// Writes `entry`'s sidecar at `statusFilePathFor(outputPath)`: pretty JSON
 /// (2-space indent, then a newline), ISO-8601 times, `ownerPid`. Atomic: a
 /// `0600` temporary file in the same directory, then a rename, which also
 /// replaces a symlink at the path instead of writing through it. A failure is
 /// logged and swallowed; no temporary file is left behind.
+///
+/// A full disk (`ENOSPC`, `EDQUOT`) must not leave a sidecar saying
+/// `running` for a shell that has ended (its output file may be what filled
+/// the disk): the temporary file needs blocks the disk no longer has, so the
+/// record is then written over the existing sidecar in place, in blocks it
+/// already owns. A running record is written with [`SETTLE_ROOM`] more bytes
+/// reserved beyond its end (Linux `fallocate` with `FALLOC_FL_KEEP_SIZE`:
+/// the contents do not change) so the longer terminal record fits them. The
+/// in-place record is padded with spaces to the old length, which JSON
+/// readers skip as trailing whitespace. Unlike the rename it is not atomic
+/// for a concurrent reader, so it is only the fallback. Copy-on-write file
+/// systems need new blocks even for that; the log line then names both
+/// errors.
 pub fn write_status_sidecar(entry: &ShellEntry, owner_pid: u32) {
   let path = PathBuf::from(status_file_path_for(&entry.output_path));
-  let written =
-    render(entry, owner_pid).and_then(|json| replace_atomically(&path, json.as_bytes()));
+  let room = if entry.is_running() { SETTLE_ROOM } else { 0 };
+  let written = render(entry, owner_pid).and_then(|json| {
+    replace_atomically(&path, json.as_bytes(), room).or_else(|error| {
+      if !is_disk_full(&error) {
+        return Err(error);
+      }
+      rewrite_in_place(&path, json.as_bytes()).map_err(|in_place| {
+        io::Error::new(
+          error.kind(),
+          format!("{error}; rewriting it in place failed too: {in_place}"),
+        )
+      })
+    })
+  });
   if let Err(error) = written {
     tracing::warn!(
       path = %path.display(),
@@ -84,13 +112,13 @@ fn now_ms() -> f64 {
     .map_or(0.0, |d| d.as_millis() as f64)
 }
 
-/// Writes `bytes` to a fresh temporary file beside `path`, then renames it
-/// over `path`. The temporary file is removed if anything after its creation
-/// fails.
-fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` to a fresh temporary file beside `path`, with `room` more
+/// bytes reserved, then renames it over `path`. The temporary file is
+/// removed if anything after its creation fails.
+fn replace_atomically(path: &Path, bytes: &[u8], room: u64) -> io::Result<()> {
   let temp = temp_path_beside(path);
   let file = open_private(&temp, Existing::Refuse)?;
-  let result = write_and_close(file, bytes).and_then(|()| fs::rename(&temp, path));
+  let result = write_and_close(file, bytes, room).and_then(|()| fs::rename(&temp, path));
   if result.is_err() {
     let _ = fs::remove_file(&temp);
   }
@@ -98,8 +126,72 @@ fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Takes the file so that it is closed before the rename.
-fn write_and_close(mut file: File, bytes: &[u8]) -> io::Result<()> {
-  file.write_all(bytes)
+fn write_and_close(mut file: File, bytes: &[u8], room: u64) -> io::Result<()> {
+  file.write_all(bytes)?;
+  if room > 0 {
+    reserve(&file, bytes.len() as u64 + room);
+  }
+  Ok(())
+}
+
+fn is_disk_full(error: &io::Error) -> bool {
+  matches!(
+    error.kind(),
+    io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+  )
+}
+
+/// Best effort: allocates the file's first `len` bytes without changing its
+/// size or contents, so a later in-place rewrite of up to `len` bytes needs
+/// no new blocks. Without `fallocate` the block already holding the record
+/// (usually 4 KiB) is the room.
+#[cfg(target_os = "linux")]
+fn reserve(file: &File, len: u64) {
+  use nix::fcntl::{fallocate, FallocateFlags};
+  use std::os::fd::AsRawFd;
+  let len = libc::off_t::try_from(len).unwrap_or(libc::off_t::MAX);
+  if let Err(error) = fallocate(
+    file.as_raw_fd(),
+    FallocateFlags::FALLOC_FL_KEEP_SIZE,
+    0,
+    len,
+  ) {
+    tracing::debug!(%error, "taskstream: cannot reserve room for the status sidecar");
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn reserve(_file: &File, _len: u64) {}
+
+/// Writes `bytes` over the sidecar at `path` in place, never through a
+/// symlink, padded with spaces to the old length: one write at offset 0,
+/// with no truncation, so no byte of the old record is left after the new
+/// one.
+#[cfg(unix)]
+fn rewrite_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
+  use std::os::unix::fs::FileExt;
+  let file = open_private(path, Existing::Keep)?;
+  let metadata = file.metadata()?;
+  if !metadata.is_file() {
+    return Err(io::Error::new(
+      io::ErrorKind::InvalidInput,
+      "not a regular file",
+    ));
+  }
+  let mut record = bytes.to_vec();
+  let old_len = usize::try_from(metadata.len()).unwrap_or(usize::MAX);
+  if record.len() < old_len {
+    record.resize(old_len, b' ');
+  }
+  file.write_all_at(&record, 0)
+}
+
+#[cfg(not(unix))]
+fn rewrite_in_place(_path: &Path, _bytes: &[u8]) -> io::Result<()> {
+  Err(io::Error::new(
+    io::ErrorKind::Unsupported,
+    "no in-place rewrite on this platform",
+  ))
 }
 
 /// `.<name>.<pid>.<8 hex>.tmp` in `path`'s directory: hidden, and unique
@@ -245,6 +337,34 @@ mod tests {
     assert!(fs::symlink_metadata(&status).unwrap().is_file());
     assert_eq!(mode(&status), 0o600);
     assert_eq!(fs::read_to_string(&secret).unwrap(), "keep me");
+  }
+
+  #[test]
+  fn the_in_place_rewrite_pads_the_old_record_and_never_follows_a_symlink() {
+    let dir = TempDir::new("sidecar-in-place");
+    let status = dir.path().join("shell-bg_1.status");
+    fs::write(
+      &status,
+      "{\n  \"status\": \"running\",\n  \"long\": \"xxxxxxxx\"\n}\n",
+    )
+    .unwrap();
+    rewrite_in_place(&status, b"{\"status\": \"failed\"}\n").unwrap();
+    let text = fs::read_to_string(&status).unwrap();
+    assert_eq!(text.len(), 48, "the old length");
+    assert!(
+      text.starts_with("{\"status\": \"failed\"}\n   "),
+      "{text:?}"
+    );
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["status"], "failed");
+
+    let secret = dir.path().join("secret");
+    fs::write(&secret, "keep me").unwrap();
+    let link = dir.path().join("link.status");
+    symlink(&secret, &link).unwrap();
+    assert!(rewrite_in_place(&link, b"{}").is_err());
+    assert_eq!(fs::read_to_string(&secret).unwrap(), "keep me");
+    assert!(rewrite_in_place(&dir.path().join("missing.status"), b"{}").is_err());
   }
 
   #[test]

@@ -12,7 +12,10 @@ const BINARY_STDERR: &str =
 
 fn writer(dir: &TempDir, max_output_bytes: u64) -> (OutputWriter, PathBuf) {
   let path = dir.path().join("shell-x.output");
-  (OutputWriter::create(&path, max_output_bytes), path)
+  (
+    OutputWriter::create(&path, max_output_bytes).expect("open output file"),
+    path,
+  )
 }
 
 fn read(path: &Path) -> String {
@@ -161,7 +164,7 @@ fn output_exactly_at_the_cap_is_kept_whole() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_write_error_is_recorded_and_writing_stops() {
-  let mut w = OutputWriter::create(Path::new("/dev/full"), DEFAULT_MAX_OUTPUT_BYTES);
+  let mut w = OutputWriter::create(Path::new("/dev/full"), DEFAULT_MAX_OUTPUT_BYTES).unwrap();
   w.write(Stream::Stdout, b"hello\n");
   w.write(Stream::Stderr, b"world\n");
   w.finish();
@@ -171,18 +174,101 @@ fn a_write_error_is_recorded_and_writing_stops() {
   assert_eq!((c.bytes_written, c.bytes_not_written), (0, 12));
 }
 
+/// A 64 KiB tmpfs mounted on a fresh directory (we run as root), unmounted
+/// on drop.
+#[cfg(target_os = "linux")]
+struct TinyTmpfs(TempDir);
+
+#[cfg(target_os = "linux")]
+impl TinyTmpfs {
+  fn mount(label: &str) -> Self {
+    let dir = TempDir::new(label);
+    let status = std::process::Command::new("mount")
+      .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+      .arg(dir.path())
+      .status()
+      .expect("run mount");
+    assert!(status.success(), "mount a 64 KiB tmpfs: {status}");
+    Self(dir)
+  }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for TinyTmpfs {
+  fn drop(&mut self) {
+    let _ = std::process::Command::new("umount")
+      .arg(self.0.path())
+      .status();
+  }
+}
+
+#[cfg(target_os = "linux")]
 #[test]
-fn an_unopenable_file_counts_without_writing() {
-  let dir = TempDir::new("unopenable");
-  let mut w = OutputWriter::create(&dir.path().join("missing/x.output"), 100);
-  w.write(Stream::Stdout, b"lost\n");
+fn bytes_that_reached_a_filling_disk_count_as_written() {
+  let disk = TinyTmpfs::mount("enospc");
+  let path = disk.0.path().join("shell-x.output");
+  let mut w = OutputWriter::create(&path, DEFAULT_MAX_OUTPUT_BYTES).unwrap();
+  w.write(Stream::Stdout, &[b'x'; 100_000]);
+  w.write(Stream::Stdout, b"more\n");
   w.finish();
   let c = w.counters();
+  let error = c.write_error.expect("write error recorded");
+  assert!(error.contains("No space left on device"), "{error}");
+  let on_disk = fs::metadata(&path).unwrap().len();
+  assert!(on_disk > 0);
+  assert_eq!(c.bytes_written, on_disk);
+  assert_eq!(c.bytes_written + c.bytes_not_written, c.bytes_read);
+}
+
+/// The error `OutputWriter::create` gives for `path`.
+fn open_error(path: &Path) -> String {
+  match OutputWriter::create(path, 100) {
+    Ok(_) => panic!("{} opened", path.display()),
+    Err(error) => error.to_string(),
+  }
+}
+
+#[test]
+fn an_unopenable_file_is_an_error_naming_the_path() {
+  let dir = TempDir::new("unopenable");
+  let path = dir.path().join("missing/x.output");
   assert_eq!(
-    (c.bytes_read, c.bytes_written, c.bytes_not_written),
-    (5, 0, 5)
+    open_error(&path),
+    format!(
+      "Cannot open output file {}: No such file or directory (os error 2)",
+      path.display()
+    )
   );
-  assert_eq!(c.write_error, None);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_or_fifo_at_the_path_is_refused_without_blocking() {
+  use std::os::unix::fs::OpenOptionsExt;
+  let dir = TempDir::new("not-a-file");
+  let sub = dir.path().join("sub.output");
+  fs::create_dir(&sub).unwrap();
+  assert!(open_error(&sub).ends_with(": Is a directory (os error 21)"));
+
+  let fifo = dir.path().join("fifo.output");
+  nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+  let no_reader = open_error(&fifo);
+  assert!(
+    no_reader.ends_with(": No such device or address (os error 6)"),
+    "{no_reader}"
+  );
+  let _reader = fs::OpenOptions::new()
+    .read(true)
+    .custom_flags(libc::O_NONBLOCK)
+    .open(&fifo)
+    .unwrap();
+  assert_eq!(
+    open_error(&fifo),
+    format!(
+      "Cannot open output file {}: not a regular file",
+      fifo.display()
+    )
+  );
 }
 
 #[cfg(unix)]
@@ -192,7 +278,7 @@ fn output_file_is_private_truncated_and_never_a_symlink_target() {
   let dir = TempDir::new("private");
   let path = dir.file("shell-x.output", b"stale content");
   fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
-  let mut w = OutputWriter::create(&path, 100);
+  let mut w = OutputWriter::create(&path, 100).unwrap();
   w.write(Stream::Stdout, b"new\n");
   w.finish();
   assert_eq!(read(&path), "new\n");
@@ -204,9 +290,6 @@ fn output_file_is_private_truncated_and_never_a_symlink_target() {
   let secret = dir.file("secret", b"keep");
   let link = dir.path().join("link.output");
   symlink(&secret, &link).unwrap();
-  let mut w = OutputWriter::create(&link, 100);
-  w.write(Stream::Stdout, b"overwrite?\n");
-  w.finish();
+  assert!(open_error(&link).ends_with(": Too many levels of symbolic links (os error 40)"));
   assert_eq!(read(&secret), "keep");
-  assert_eq!(w.counters().bytes_not_written, 11);
 }

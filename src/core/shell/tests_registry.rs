@@ -437,3 +437,124 @@ fn every_settle_rewrites_the_sidecar() {
   assert!(read().contains("\"status\": \"cancelled\""));
   assert!(read().contains(&format!("\"ownerPid\": {OWNER}")));
 }
+
+/// `done`'s status for a run: what the registry settled, even after the entry
+/// left it (issue 9).
+fn settled_status(
+  registry: &mut ShellRegistry,
+  id: &str,
+  token: u64,
+  verdict: ShellVerdict,
+) -> ShellStatus {
+  registry.finish_run(id, token, verdict, 9.0).1.status
+}
+
+#[test]
+fn a_run_ending_settles_its_held_entry_with_its_verdict() {
+  let dir = TempDir::new("run-held");
+  let mut registry = registry_with(registration("a", "x", &dir.path().join("a"), 1.0));
+  let token = registry.track_run("a");
+  let (effects, settled) = registry.finish_run(
+    "a",
+    token,
+    ShellVerdict::Failed("exited with code 3".into()),
+    2.0,
+  );
+  assert_eq!(effects, notify_effects("a"));
+  assert_eq!(
+    settled,
+    ShellSettled {
+      status: ShellStatus::Failed,
+      exit_code: None,
+      error: Some("exited with code 3".into()),
+    }
+  );
+  assert_eq!(registry.get("a").unwrap().status, ShellStatus::Failed);
+}
+
+#[test]
+fn runs_cancelled_by_abort_all_report_cancelled_even_once_pruned() {
+  let dir = TempDir::new("run-abort-all");
+  let mut registry = ShellRegistry::new(MAX_RETAINED_TERMINAL_SHELLS, OWNER);
+  let tokens: Vec<(String, u64)> = (0..40)
+    .map(|i| {
+      let id = format!("s{i}");
+      let path = dir.path().join(format!("shell-{id}.output"));
+      registry
+        .register(registration(&id, "sleep 30", &path, i as f64))
+        .unwrap();
+      let token = registry.track_run(&id);
+      (id, token)
+    })
+    .collect();
+  registry.abort_all(100.0);
+  assert_eq!(registry.ids().len(), MAX_RETAINED_TERMINAL_SHELLS);
+  for (id, token) in tokens {
+    // The child then died of the kill: its own verdict would say failed.
+    let (effects, settled) = registry.finish_run(
+      &id,
+      token,
+      ShellVerdict::Failed("terminated by signal 15".into()),
+      101.0,
+    );
+    assert_eq!(effects, []);
+    assert_eq!(
+      (settled.status, settled.error),
+      (ShellStatus::Cancelled, None),
+      "{id}"
+    );
+  }
+}
+
+#[test]
+fn a_run_reset_away_while_running_reports_and_records_its_own_end() {
+  let dir = TempDir::new("run-reset");
+  let status_file = dir.path().join("shell-a.status");
+  let mut registry = registry_with(registration(
+    "a",
+    "x",
+    &dir.path().join("shell-a.output"),
+    1.0,
+  ));
+  let token = registry.track_run("a");
+  registry.reset();
+  // The id is free again: a new shell may take it, with its own run.
+  registry
+    .register(registration(
+      "a",
+      "y",
+      &dir.path().join("shell-a2.output"),
+      2.0,
+    ))
+    .unwrap();
+  let second = registry.track_run("a");
+  let (effects, settled) = registry.finish_run("a", token, ShellVerdict::Completed(0), 3.0);
+  assert_eq!(effects, []);
+  assert_eq!(
+    (settled.status, settled.exit_code),
+    (ShellStatus::Completed, Some(0))
+  );
+  let sidecar: serde_json::Value =
+    serde_json::from_str(&std::fs::read_to_string(&status_file).unwrap()).unwrap();
+  assert_eq!(sidecar["status"], "completed");
+  assert_eq!(sidecar["exitCode"], 0);
+  assert_eq!(registry.get("a").unwrap().status, ShellStatus::Running);
+  assert_eq!(
+    settled_status(&mut registry, "a", second, ShellVerdict::Cancelled),
+    ShellStatus::Cancelled
+  );
+  assert_eq!(registry.get("a").unwrap().status, ShellStatus::Cancelled);
+}
+
+#[test]
+fn a_run_cancelled_then_reset_away_reports_cancelled() {
+  let dir = TempDir::new("run-cancel-reset");
+  let mut registry = registry_with(registration("a", "x", &dir.path().join("a"), 1.0));
+  let token = registry.track_run("a");
+  registry.cancel("a", 2.0);
+  registry.reset();
+  assert_eq!(
+    settled_status(&mut registry, "a", token, ShellVerdict::Completed(0)),
+    ShellStatus::Cancelled
+  );
+}

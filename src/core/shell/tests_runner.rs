@@ -57,7 +57,7 @@ impl Drop for KillOnDrop {
 fn start(script: &str) -> Started {
   let dir = TempDir::new("run");
   let path = dir.path().join("shell-x.output");
-  let writer = OutputWriter::create(&path, DEFAULT_MAX_OUTPUT_BYTES);
+  let writer = OutputWriter::create(&path, DEFAULT_MAX_OUTPUT_BYTES).expect("open output file");
   let (tx, settled) = mpsc::channel();
   let size_path = path.clone();
   let run = ShellRun::start(
