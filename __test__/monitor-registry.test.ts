@@ -388,6 +388,32 @@ describe('fed idle timeout (CONTRACT.md §2.5)', () => {
     expect(notifications[2].model).toContain('<result>Idle timeout</result>')
     expect(registry.get('mon-1')!.error).toBe('Idle timeout')
   })
+
+  // Qwen's own registry tests drive the idle timer with fake timers: fed entries use
+  // JavaScript's setTimeout/clearTimeout, looked up when armed.
+  it('runs on JavaScript timers, so vi.useFakeTimers() drives it', () => {
+    vi.useFakeTimers()
+    try {
+      const { registry, notifications } = setup()
+      registry.register(registration({ idleTimeoutMs: 5000 }))
+      expect(vi.getTimerCount()).toBe(1)
+      vi.advanceTimersByTime(4000)
+      registry.emitEvent('mon-1', 'keeps it alive')
+      vi.advanceTimersByTime(4999)
+      expect(registry.get('mon-1')!.status).toBe('running')
+      vi.advanceTimersByTime(1)
+      expect(registry.get('mon-1')!.status).toBe('completed')
+      expect(registry.get('mon-1')!.error).toBe('Idle timeout')
+      expect(notifications.map((n) => n.meta.status)).toEqual(['running', 'completed'])
+      // Settling clears the timer.
+      expect(vi.getTimerCount()).toBe(0)
+      registry.register(registration({ monitorId: 'mon-2', idleTimeoutMs: 5000 }))
+      registry.complete('mon-2', 0)
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
 })
 
 describe('argument errors', () => {

@@ -38,6 +38,8 @@ struct JsEntry {
   object: Persistent,
   controller: Option<Persistent>,
   mode: EntryMode,
+  /// A fed entry's idle timer: the value `setTimeout` returned.
+  idle_timer: Option<Persistent>,
 }
 
 #[derive(Default)]
@@ -100,6 +102,11 @@ impl MonitorHost for HostWithHub<'_> {
   }
 
   fn status_changed(&mut self, id: Option<&str>) {
+    if let Some(id) = id {
+      if !self.hub.registry().is_running(id) {
+        clear_idle_timer(self.host.env, self.host.js, id);
+      }
+    }
     let entry = id.and_then(|id| self.host.synced(self.hub, id));
     if let Some(cb) = self.host.callback(|c| c.status_change.as_ref()) {
       match entry {
@@ -165,6 +172,9 @@ impl MonitorHost for HostWithHub<'_> {
   }
 
   fn removed(&mut self, ids: &[String]) {
+    for id in ids {
+      clear_idle_timer(self.host.env, self.host.js, id);
+    }
     let removed: Vec<JsEntry> = {
       let mut entries = self.host.js.entries.borrow_mut();
       ids.iter().filter_map(|id| entries.remove(id)).collect()
@@ -191,10 +201,6 @@ impl MonitorHost for HostWithHub<'_> {
       hub.registry().set_caller_fields(id, pid, dropped);
     }
   }
-
-  fn idle_due(&mut self, hub: &MonitorHub, id: &str) {
-    hub.idle_timeout(self, &RealClock, id);
-  }
 }
 
 /// A [`JsHost`] together with the hub it serves.
@@ -210,6 +216,76 @@ impl<'a> HostWithHub<'a> {
       hub,
     }
   }
+}
+
+/// Arms (or re-arms) a fed entry's idle timer with JavaScript's own
+/// `setTimeout`, looked up on the global object each time, so test suites
+/// that install fake timers (`vi.useFakeTimers()`) drive it as they drove the
+/// TypeScript registry's. The timer is unref'd, as that one was: it never
+/// keeps Node alive. Native entries keep Rust deadlines.
+fn arm_idle_timer(
+  env: &Env,
+  hub: &Arc<MonitorHub>,
+  js_side: &Rc<JsSide>,
+  id: &str,
+  timeout_ms: u64,
+) -> Result<()> {
+  clear_idle_timer(env, js_side, id);
+  let callback = {
+    let (weak, js_side, id) = (Arc::downgrade(hub), Rc::clone(js_side), id.to_owned());
+    env.create_function_from_closure::<(), (), _>("taskstreamMonitorIdle", move |ctx| {
+      if let Some(timer) = js_side
+        .entries
+        .borrow_mut()
+        .get_mut(&id)
+        .and_then(|e| e.idle_timer.take())
+      {
+        release(ctx.env, timer);
+      }
+      if let Some(hub) = weak.upgrade() {
+        let mut host = HostWithHub::new(ctx.env, &js_side, &hub);
+        hub.fed_idle_timeout(&mut host, &RealClock, &id);
+      }
+      Ok(())
+    })?
+  };
+  let set_timeout: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
+    env.get_global()?.get_named_property("setTimeout")?;
+  let timer = set_timeout.call(FnArgs::from((callback, timeout_ms as f64)))?;
+  if timer.get_type()? == ValueType::Object {
+    let object: Object = unsafe { timer.cast() }?;
+    if object.get_named_property::<Unknown>("unref")?.get_type()? == ValueType::Function {
+      call_method_guarded(env, &object.create_ref::<false>()?, "unref");
+    }
+  }
+  let timer = js::persist(&timer)?;
+  match js_side.entries.borrow_mut().get_mut(id) {
+    Some(entry) => entry.idle_timer = Some(timer),
+    None => release(env, timer),
+  }
+  Ok(())
+}
+
+/// Clears a fed entry's idle timer, if one is armed, with the global
+/// `clearTimeout` of now.
+fn clear_idle_timer(env: &Env, js_side: &JsSide, id: &str) {
+  let Some(timer) = js_side
+    .entries
+    .borrow_mut()
+    .get_mut(id)
+    .and_then(|e| e.idle_timer.take())
+  else {
+    return;
+  };
+  let cleared = (|| -> Result<()> {
+    let clear: Function<Unknown, Unknown> = env.get_global()?.get_named_property("clearTimeout")?;
+    clear.call(timer.get_value(env)?.to_unknown())?;
+    Ok(())
+  })();
+  if let Err(error) = cleared {
+    tracing::debug!(%error, "taskstream: could not clear an idle timer");
+  }
+  release(env, timer);
 }
 
 fn read_f64(object: &Object, key: &str) -> Option<f64> {
@@ -362,6 +438,7 @@ impl MonitorRegistry {
         object,
         controller,
         mode,
+        idle_timer: None,
       },
     );
   }
@@ -505,9 +582,13 @@ impl MonitorRegistry {
     object.set_named_property("notified", false)?;
     let persistent = object.create_ref::<false>()?;
     self.insert_js_entry(&id, persistent, controller, EntryMode::Fed);
+    let idle_timeout_ms = reg.idle_timeout_ms;
     if let Err(error) = self.hub.register(reg, js::mono_ms()) {
       self.forget_js_entry(&env, &id);
       return Err(Error::from_reason(error.to_string()));
+    }
+    if let Err(error) = arm_idle_timer(&env, &self.hub, &self.js, &id, idle_timeout_ms) {
+      tracing::warn!(%error, id, "taskstream: could not arm a monitor's idle timer");
     }
     self.drain_for(&env, &id);
     Ok(args::out(&env, &registration))
@@ -520,6 +601,19 @@ impl MonitorRegistry {
     let line = args::string(&env, &line, "line")?;
     let (wall, mono) = (js::wall_ms(), js::mono_ms());
     self.hub.apply(|r| r.emit_event(&id, &line, wall, mono));
+    // A fed entry's idle timer restarts with every event (§2.1 emitEvent).
+    let rearm = {
+      let registry = self.hub.registry();
+      registry
+        .get(&id)
+        .filter(|e| e.mode == EntryMode::Fed && e.is_running())
+        .map(|e| e.idle_timeout_ms)
+    };
+    if let Some(timeout_ms) = rearm {
+      if let Err(error) = arm_idle_timer(&env, &self.hub, &self.js, &id, timeout_ms) {
+        tracing::warn!(%error, id, "taskstream: could not re-arm a monitor's idle timer");
+      }
+    }
     self.drain_for(&env, &id);
     Ok(())
   }

@@ -73,8 +73,6 @@ pub trait MonitorHost {
   /// Right before a terminal notification is built: copy fields the caller wrote
   /// on its entry object (fed `pid`, `droppedLines`) into the registry.
   fn before_terminal(&mut self, _hub: &MonitorHub, _id: &str) {}
-  /// A fed entry's idle deadline passed; the host runs [`MonitorHub::idle_timeout`].
-  fn idle_due(&mut self, hub: &MonitorHub, id: &str);
 }
 
 /// Wall-clock milliseconds since the epoch and monotonic milliseconds.
@@ -97,18 +95,16 @@ pub trait NativeTask: Send + Sync {
   }
 }
 
-/// An outbox item: a registry effect, or a fed entry whose idle deadline passed.
+/// An outbox item: a registry effect.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outgoing {
   Effect(Effect),
-  IdleDue(String),
 }
 
 impl Outgoing {
   fn entry_id(&self) -> Option<&str> {
     match self {
       Self::Effect(effect) => effect.entry_id(),
-      Self::IdleDue(id) => Some(id),
     }
   }
 }
@@ -189,8 +185,8 @@ impl MonitorHub {
   }
 
   /// Starts the thread that watches idle deadlines. It holds the hub weakly and
-  /// ends once the hub is gone. Fed entries are handed to the JavaScript thread
-  /// (their abort listeners are JavaScript); native ones are handled here.
+  /// ends once the hub is gone. Only native entries have Rust deadlines: fed
+  /// entries use JavaScript timers, as in TypeScript (see the binding).
   pub fn spawn_idle_watcher<C: Clock + Send + 'static>(
     hub: &Arc<Self>,
     clock: C,
@@ -279,7 +275,6 @@ impl MonitorHub {
   fn deliver(&self, host: &mut impl MonitorHost, item: Outgoing) {
     match item {
       Outgoing::Effect(effect) => self.execute(host, effect),
-      Outgoing::IdleDue(id) => host.idle_due(self, &id),
     }
   }
 
@@ -372,11 +367,16 @@ impl MonitorHub {
     self.drain_for(host, id);
   }
 
-  /// The idle timeout of `id` (§2.5): abort (flush), re-check, `Idle timeout`.
-  /// Runs on the JavaScript thread for fed entries; for native entries it may run
-  /// on any thread with a host that only queues.
-  pub fn idle_timeout(&self, host: &mut impl MonitorHost, clock: &impl Clock, id: &str) {
-    if !self.idle_begin(clock, id) {
+  /// The idle timeout of a fed entry whose JavaScript timer fired (§2.5), on
+  /// the JavaScript thread: abort (listeners may flush), re-check, settle.
+  pub fn fed_idle_timeout(&self, host: &mut impl MonitorHost, clock: &impl Clock, id: &str) {
+    let mut expired = false;
+    self.apply(|r| {
+      let effects = r.idle_begin_fed(id);
+      expired = !effects.is_empty();
+      effects
+    });
+    if !expired {
       return;
     }
     self.drain_for(host, id);
@@ -457,11 +457,8 @@ fn idle_watch_loop<C: Clock>(weak: Weak<MonitorHub>, clock: C) {
       let mut registry = hub.registry();
       (registry.take_due_idle(now), registry.next_idle_deadline())
     };
-    for (id, mode) in due {
-      match mode {
-        super::entry::EntryMode::Fed => hub.push_and_wake(Outgoing::IdleDue(id)),
-        super::entry::EntryMode::Native => hub.native_idle_timeout(&clock, &id),
-      }
+    for (id, _native) in due {
+      hub.native_idle_timeout(&clock, &id);
     }
     let sleep_ms = next
       .map(|d| (d - clock.mono_ms()).clamp(0, IDLE_WATCH_MAX_SLEEP_MS))

@@ -320,12 +320,16 @@ impl MonitorRegistry {
       .collect()
   }
 
-  /// Running entries whose deadline passed and that were not handed out since
-  /// their last re-arm, with their mode; marks them handed out.
+  /// Native entries whose deadline passed and that were not handed out since
+  /// their last re-arm, with their mode; marks them handed out. Fed entries'
+  /// idle timers are JavaScript timers (see the binding), as in TypeScript.
   pub fn take_due_idle(&mut self, now_mono_ms: i64) -> Vec<(String, EntryMode)> {
     let mut due = Vec::new();
     for e in &mut self.entries {
-      if e.is_running() && !e.idle_announced && e.idle_deadline_ms.is_some_and(|d| d <= now_mono_ms)
+      if e.mode == EntryMode::Native
+        && e.is_running()
+        && !e.idle_announced
+        && e.idle_deadline_ms.is_some_and(|d| d <= now_mono_ms)
       {
         e.idle_announced = true;
         due.push((e.id.clone(), e.mode));
@@ -334,12 +338,12 @@ impl MonitorRegistry {
     due
   }
 
-  /// The earliest idle deadline of any running entry not yet handed out.
+  /// The earliest idle deadline of any running native entry not yet handed out.
   pub fn next_idle_deadline(&self) -> Option<i64> {
     self
       .entries
       .iter()
-      .filter(|e| e.is_running() && !e.idle_announced)
+      .filter(|e| e.mode == EntryMode::Native && e.is_running() && !e.idle_announced)
       .filter_map(|e| e.idle_deadline_ms)
       .min()
   }
@@ -350,6 +354,15 @@ impl MonitorRegistry {
       Some(e) if e.is_running() && e.idle_deadline_ms.is_some_and(|d| d <= now_mono_ms) => {
         vec![abort(id, AbortKind::Flush)]
       }
+      _ => Vec::new(),
+    }
+  }
+
+  /// Step 1 for a fed entry, whose JavaScript idle timer fired: that timer is
+  /// the deadline (it was re-armed on every event), so only running counts.
+  pub fn idle_begin_fed(&self, id: &str) -> Vec<Effect> {
+    match self.get(id) {
+      Some(e) if e.is_running() && e.mode == EntryMode::Fed => vec![abort(id, AbortKind::Flush)],
       _ => Vec::new(),
     }
   }

@@ -134,10 +134,6 @@ impl MonitorHost for Host<'_> {
       hub.registry().set_caller_fields(id, None, d);
     }
   }
-  fn idle_due(&mut self, hub: &MonitorHub, id: &str) {
-    let clock = self.clock;
-    hub.idle_timeout(self, clock, id);
-  }
 }
 
 fn registration(id: &str) -> Registration {
@@ -479,11 +475,12 @@ fn idle_timeout_flushes_then_settles_completed() {
   host.emit("m", "keeps it alive");
   clock.advance(4000);
   assert!(lock(&reg).expired_idle(clock.mono_ms()).is_empty());
-  assert_eq!(lock(&reg).next_idle_deadline(), Some(9000));
+  // A fed entry's deadline is a JavaScript timer, never the Rust watcher's.
+  assert_eq!(lock(&reg).next_idle_deadline(), None);
   clock.advance(1000);
   assert_eq!(lock(&reg).expired_idle(clock.mono_ms()), ["m"]);
   host.flush_on_abort = vec!["pending partial".into()];
-  reg.idle_timeout(&mut host, &clock, "m");
+  reg.fed_idle_timeout(&mut host, &clock, "m");
   let n = host.notifications();
   assert_eq!(n.len(), 3);
   assert!(n[1].display_text.ends_with("event #2: pending partial"));
@@ -699,7 +696,6 @@ impl MonitorHost for ReentrantHost<'_> {
   fn abort(&mut self, _id: &str, _kind: AbortKind) {}
   fn wake(&mut self, _agent_id: &str) {}
   fn removed(&mut self, _ids: &[String]) {}
-  fn idle_due(&mut self, _hub: &MonitorHub, _id: &str) {}
 }
 
 #[test]
