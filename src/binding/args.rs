@@ -298,6 +298,15 @@ pub fn env_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(String,
   Ok(vars)
 }
 
+/// `undefined`, to hand back to JavaScript (napi-rs turns `None` into `null`).
+pub fn undefined(env: &Env) -> Result<Unknown<'static>> {
+  // SAFETY: a primitive created in this call's handle scope, returned from it.
+  unsafe {
+    let raw = <() as ToNapiValue>::to_napi_value(env.raw(), ())?;
+    Ok(Unknown::from_raw_unchecked(env.raw(), raw))
+  }
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;

@@ -561,9 +561,12 @@ impl MonitorRegistry {
     ts_args_type = "monitorId: string",
     ts_return_type = "MonitorTask | undefined"
   )]
-  pub fn get(&self, env: Env, monitor_id: Unknown) -> Result<Option<Unknown<'static>>> {
+  pub fn get(&self, env: Env, monitor_id: Unknown) -> Result<Unknown<'static>> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
-    Ok(self.entry_object(&env, &id).map(|o| args::out(&env, &o)))
+    match self.entry_object(&env, &id) {
+      Some(object) => Ok(args::out(&env, &object)),
+      None => args::undefined(&env),
+    }
   }
 
   /// Every entry, in insertion order.

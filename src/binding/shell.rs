@@ -362,9 +362,12 @@ impl BackgroundShellRegistry {
     ts_args_type = "id: string",
     ts_return_type = "ShellTask | undefined"
   )]
-  pub fn get(&self, env: Env, id: Unknown) -> Result<Option<Unknown<'static>>> {
+  pub fn get(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
     let id = args::string(&env, &id, "id")?;
-    Ok(self.inner.entry_value(&env, &id))
+    match self.inner.entry_value(&env, &id) {
+      Some(value) => Ok(value),
+      None => args::undefined(&env),
+    }
   }
 
   /// Every entry, in insertion order.

@@ -166,7 +166,7 @@ pub fn read_task_output_tail(
   env: Env,
   output_file: Unknown,
   max_bytes: Unknown,
-) -> Result<Option<Either<OutputTailText, OutputTailError>>> {
+) -> Result<Either3<OutputTailText, OutputTailError, ()>> {
   let output_file = args::string(&env, &output_file, "outputFile")?;
   let max_bytes = if args::is_undefined(&max_bytes) {
     8192
@@ -175,11 +175,10 @@ pub fn read_task_output_tail(
   };
   Ok(
     match core::read_task_output_tail(std::path::Path::new(&output_file), max_bytes) {
-      core::OutputTail::Empty => None,
-      core::OutputTail::Text { text, truncated } => {
-        Some(Either::A(OutputTailText { text, truncated }))
-      }
-      core::OutputTail::Error(error) => Some(Either::B(OutputTailError { error })),
+      // `undefined`, never `null` (napi-rs turns `None` into `null`).
+      core::OutputTail::Empty => Either3::C(()),
+      core::OutputTail::Text { text, truncated } => Either3::A(OutputTailText { text, truncated }),
+      core::OutputTail::Error(error) => Either3::B(OutputTailError { error }),
     },
   )
 }
