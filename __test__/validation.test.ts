@@ -172,3 +172,122 @@ describe('executeBackground shellId: one safe file name component', () => {
   })
 })
 
+describe('fed register(): times and counts that cannot work are refused', () => {
+  const bad: [string, unknown, ErrorClass][] = [
+    ['startTime', Number.NaN, RangeError],
+    ['startTime', Number.POSITIVE_INFINITY, RangeError],
+    ['startTime', -1, RangeError],
+    ['startTime', 1e20, RangeError],
+    ['startTime', '1000', TypeError],
+    ['lastEventTime', Number.NaN, RangeError],
+    ['lastEventTime', -5, RangeError],
+    ['eventCount', -1, RangeError],
+    ['eventCount', 1.5, RangeError],
+    ['eventCount', Number.NaN, RangeError],
+    ['eventCount', 2 ** 53, RangeError],
+    ['maxEvents', 0, RangeError],
+    ['maxEvents', -3, RangeError],
+    ['maxEvents', 2.5, RangeError],
+    ['maxEvents', Number.NaN, RangeError],
+    ['maxEvents', Number.POSITIVE_INFINITY, RangeError],
+    ['maxEvents', 1e20, RangeError],
+    ['idleTimeoutMs', 0, RangeError],
+    ['idleTimeoutMs', -1, RangeError],
+    ['idleTimeoutMs', 1.5, RangeError],
+    ['idleTimeoutMs', Number.NaN, RangeError],
+    ['idleTimeoutMs', Number.POSITIVE_INFINITY, RangeError],
+    ['idleTimeoutMs', 2 ** 31, RangeError],
+    ['droppedLines', -1, RangeError],
+    ['droppedLines', Number.NaN, RangeError],
+    ['maxEvents', null, TypeError],
+  ]
+
+  it.each(bad)('MonitorRegistry: %s = %s', (field, value, type) => {
+    const { registry, calls } = monitorRegistry()
+    const ac = new AbortController()
+    const reg = { ...registration({ abortController: ac }), [field]: value }
+    expectRefused(() => registry.register(reg as never), type, new RegExp(`"registration\\.${field}"`), field)
+    expect(registry.getAll()).toEqual([])
+    expect(registry.get(reg.monitorId)).toBeUndefined()
+    expect(calls).toEqual([])
+    expect(ac.signal.aborted).toBe(false)
+    expect((reg as { id?: string }).id).toBeUndefined()
+  })
+
+  it('MonitorRegistry keeps what TypeScript callers pass, and the extremes that work', () => {
+    const { registry } = monitorRegistry()
+    const now = Date.now()
+    const typical = registry.register(registration({ monitorId: 'typical', startTime: now, lastEventTime: now, maxEvents: 10_000, idleTimeoutMs: 600_000 }))
+    expect(typical).toMatchObject({ status: 'running', maxEvents: 10_000, idleTimeoutMs: 600_000, startTime: now })
+    const extremes = registry.register(
+      registration({
+        monitorId: 'extremes',
+        startTime: 0,
+        lastEventTime: 8.64e15,
+        eventCount: 0,
+        maxEvents: Number.MAX_SAFE_INTEGER,
+        idleTimeoutMs: 2 ** 31 - 1,
+        droppedLines: Number.MAX_SAFE_INTEGER,
+      }),
+    )
+    expect(extremes.status).toBe('running')
+    const minimal = registry.register({ monitorId: 'minimal', command: 'x', abortController: new AbortController() } as never)
+    expect(minimal).toMatchObject({ status: 'running', eventCount: 0 })
+    expect(registry.getAll().map((e) => e.id)).toEqual(['typical', 'extremes', 'minimal'])
+  })
+
+  it('BackgroundShellRegistry: a bad startTime is refused and no sidecar is written', () => {
+    const { registry, calls } = shellRegistry()
+    for (const [value, type] of [
+      [Number.NaN, RangeError],
+      [Number.NEGATIVE_INFINITY, RangeError],
+      [-1, RangeError],
+      [1e20, RangeError],
+      ['soon', TypeError],
+    ] as [unknown, ErrorClass][]) {
+      const dir = fresh('reg')
+      mkdirSync(dir)
+      const reg = shellRegistration(dir, { startTime: value as number })
+      expectRefused(() => registry.register(reg), type, /"registration\.startTime"/, String(value))
+      expect(readdirSync(dir), String(value)).toEqual([])
+    }
+    expect(registry.getAll()).toEqual([])
+    expect(calls).toEqual([])
+  })
+
+  it('BackgroundShellRegistry: a bad endTime is refused and the entry keeps running', () => {
+    const { registry, calls } = shellRegistry()
+    const dir = fresh('end')
+    mkdirSync(dir)
+    const ac = new AbortController()
+    const entry = registry.register(shellRegistration(dir, { abortController: ac }))
+    const sidecar = () => JSON.parse(readFileSync(statusFilePathFor(entry.outputPath), 'utf8'))
+    calls.length = 0
+    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, -1, 8.64e15 + 1]) {
+      expectRefused(() => registry.complete('s', 0, value), RangeError, /"endTime"/, `complete ${value}`)
+      expectRefused(() => registry.fail('s', 'boom', value), RangeError, /"endTime"/, `fail ${value}`)
+      expectRefused(() => registry.cancel('s', value), RangeError, /"endTime"/, `cancel ${value}`)
+    }
+    expect(calls).toEqual([])
+    expect(ac.signal.aborted).toBe(false)
+    expect(entry).toMatchObject({ status: 'running', endTime: undefined })
+    expect(sidecar().status).toBe('running')
+    registry.complete('s', 0, 0)
+    expect(entry).toMatchObject({ status: 'completed', endTime: 0 })
+    expect(sidecar()).toMatchObject({ status: 'completed', endTime: '1970-01-01T00:00:00.000Z' })
+  })
+})
+
+function shellRegistration(dir: string, over: Partial<ShellTaskRegistration> = {}): ShellTaskRegistration {
+  return {
+    shellId: 's',
+    command: 'npm test',
+    cwd: '/repo',
+    status: 'running',
+    startTime: Date.now(),
+    outputPath: join(dir, 'shell-s.output'),
+    abortController: new AbortController(),
+    ...over,
+  }
+}
+

@@ -298,6 +298,40 @@ pub fn env_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(String,
   Ok(vars)
 }
 
+/// The largest time value a JavaScript `Date` holds (ECMA-262 TimeClip).
+pub const MAX_TIME_MS: f64 = 8.64e15;
+
+/// `Number.MAX_SAFE_INTEGER`: above it a count is no longer exact in JavaScript.
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A time in epoch milliseconds: a finite number within `0..=8.64e15` (the
+/// range of a JavaScript `Date` from 1970 on; fractions allowed, as `Date`
+/// takes them). Wrong type: `TypeError`; NaN, infinities, negative or beyond:
+/// `RangeError`. An unusable time cannot be stored (the status sidecar could
+/// not even be written with it).
+pub fn time_ms(env: &Env, value: &Unknown, path: &str, what: &str) -> Result<f64> {
+  if value.get_type()? != ValueType::Number {
+    return Err(type_error(
+      env,
+      format!(
+        "The \"{path}\" {what} must be of type number. {}",
+        received(value)
+      ),
+    ));
+  }
+  let n = unsafe { value.cast::<f64>() }?;
+  if !(0.0..=MAX_TIME_MS).contains(&n) {
+    return Err(range_error(
+      env,
+      format!(
+        "The value of \"{path}\" is out of range. It must be >= 0 && <= {MAX_TIME_MS}. Received {}",
+        js_number(n)
+      ),
+    ));
+  }
+  Ok(n)
+}
+
 /// `undefined`, to hand back to JavaScript (napi-rs turns `None` into `null`).
 pub fn undefined(env: &Env) -> Result<Unknown<'static>> {
   // SAFETY: a primitive created in this call's handle scope, returned from it.

@@ -300,11 +300,16 @@ fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistrati
       )),
     }
   };
+  let (shell_id, command, cwd) = (string("shellId")?, string("command")?, string("cwd")?);
+  let start_time = match args::field(object, "startTime")? {
+    value if matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) => js::wall_ms(),
+    value => args::time_ms(env, &value, "registration.startTime", "property")?,
+  };
   Ok(ShellRegistration {
-    shell_id: string("shellId")?,
-    command: string("command")?,
-    cwd: string("cwd")?,
-    start_time: number("startTime")?.unwrap_or_else(js::wall_ms),
+    shell_id,
+    command,
+    cwd,
+    start_time,
     output_path: string("outputPath")?,
     pid: number("pid")?
       .filter(|n| *n > 0.0 && n.fract() == 0.0)
@@ -318,17 +323,10 @@ fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistrati
   })
 }
 
+/// A settle time: a finite time in `0..=8.64e15` like `startTime` (NaN would
+/// leave the sidecar saying `running`: it cannot be written with such a time).
 fn end_time_arg(env: &Env, value: &Unknown) -> Result<f64> {
-  if value.get_type()? != ValueType::Number {
-    return Err(args::type_error(
-      env,
-      format!(
-        "The \"endTime\" argument must be of type number. {}",
-        args::received(value)
-      ),
-    ));
-  }
-  unsafe { value.cast::<f64>() }
+  args::time_ms(env, value, "endTime", "argument")
 }
 
 #[napi]
