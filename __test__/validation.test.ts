@@ -291,3 +291,29 @@ function shellRegistration(dir: string, over: Partial<ShellTaskRegistration> = {
   }
 }
 
+describe('validateMonitorParams: wrong types throw, a NUL directory is refused', () => {
+  const ctx = { workspaceDirs: ['/srv/project-a'], userSkillsDirs: ['/home/user/.claude/skills'] }
+
+  it('a description that is not a string is a TypeError naming params.description', () => {
+    for (const description of [42, true, {}, ['x'], Symbol('d')]) {
+      expectRefused(
+        () => validateMonitorParams({ command: 'tail -f log', description } as never, ctx),
+        TypeError,
+        /"params\.description" property must be of type string/,
+        String(description),
+      )
+    }
+    // Absent, null (the TypeScript tool's `description || command`) and strings are fine.
+    for (const description of [undefined, null, '', 'watch logs']) {
+      expect(validateMonitorParams({ command: 'tail -f log', description } as never, ctx)).toBeNull()
+    }
+  })
+
+  it('a directory with a NUL byte is rejected with its own text', () => {
+    for (const directory of ['/srv/project-a/sub\0dir', '/srv/project-a\0', 'rel\0']) {
+      expect(validateMonitorParams({ command: 'tail -f log', directory }, ctx)).toBe('Directory must not contain null bytes.')
+    }
+    expect(validateMonitorParams({ command: 'tail -f log', directory: '/srv/project-a/sub' }, ctx)).toBeNull()
+  })
+})
+
