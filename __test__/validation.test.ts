@@ -317,3 +317,51 @@ describe('validateMonitorParams: wrong types throw, a NUL directory is refused',
   })
 })
 
+describe('classes called without new', () => {
+  // Every class the typings export, so a new one is covered too.
+  const dts = readFileSync(join(__dirname, '..', 'index.d.ts'), 'utf8')
+  const classes = [...dts.matchAll(/^export declare class (\w+)/gm)].map((m) => m[1])
+
+  it('the typings export the expected classes', () => {
+    expect(classes).toEqual(expect.arrayContaining(['MonitorRegistry', 'BackgroundShellRegistry', 'LineBuffer']))
+  })
+
+  it.each(classes)('%s throws a TypeError without new, and works with it', (name) => {
+    const Class = (ts as unknown as Record<string, new () => object>)[name]
+    const asFunction = Class as unknown as (this: unknown) => unknown
+    const message = `Class constructor ${name} cannot be invoked without 'new'`
+    const instance = new Class()
+    const receivers: [string, unknown][] = [
+      ['undefined', undefined],
+      ['globalThis', globalThis],
+      ['{}', {}],
+      ['Object.create(null)', Object.create(null)],
+      ['an instance', instance],
+      ['42', 42],
+    ]
+    for (const [label, receiver] of receivers) {
+      const error = thrown(() => asFunction.call(receiver))
+      expect(error, label).toBeInstanceOf(TypeError)
+      expect(error.message).toBe(message)
+    }
+    // (`Class.call(Object.create(Class.prototype))` cannot be told from `new Class()` without
+    // `new.target`, which napi-rs does not pass: it yields a working instance.)
+    // Nothing was attached to the receivers: new instances and subclasses still work.
+    const again = new Class()
+    expect(again).toBeInstanceOf(Class)
+    expect(Object.getPrototypeOf(again)).toBe(Class.prototype)
+    class Sub extends (Class as new () => object) {}
+    expect(new Sub()).toBeInstanceOf(Class)
+    expect(Reflect.construct(Class, [])).toBeInstanceOf(Class)
+  })
+
+  it('instances keep working after the refused calls', () => {
+    expect(() => (MonitorRegistry as unknown as () => void)()).toThrowError(TypeError)
+    expect(() => (LineBuffer as unknown as () => void)()).toThrowError(TypeError)
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    expect(registry.register(registration({ monitorId: 'after' })).status).toBe('running')
+    expect(new LineBuffer().push('a\nb')).toEqual(['a'])
+    expect(new BackgroundShellRegistry().getAll()).toEqual([])
+  })
+})

@@ -341,6 +341,37 @@ pub fn undefined(env: &Env) -> Result<Unknown<'static>> {
   }
 }
 
+/// The `new.target` check of a class constructor. napi-rs runs a
+/// `#[napi(constructor)]` for a plain call too, wrapping whatever `this` is
+/// (the global object, any object) and handing back an object without the
+/// class's methods. napi-rs passes the constructor neither `new.target` nor
+/// its callback info, so `this` is checked instead: `new C()` (and `new` of a
+/// subclass) gives a fresh, not yet wrapped object whose prototype chain holds
+/// `C.prototype` (napi-rs's own `instanceof` check, `ValidateNapiValue`).
+/// Anything else throws V8's own `TypeError` for a class called without
+/// `new`, before the constructor does any work. napi-rs's factories
+/// (`into_instance`) never reach the constructor body, so they are unaffected.
+pub fn require_new<T: ValidateNapiValue>(env: &Env, this: &Unknown, class: &str) -> Result<()> {
+  // SAFETY: `this` is a live value of this env; validate only reads it.
+  let instance = this.get_type()? == ValueType::Object
+    && unsafe { T::validate(env.raw(), this.raw()) }.is_ok()
+    && !is_wrapped(env, this);
+  if instance {
+    return Ok(());
+  }
+  let message = format!("Class constructor {class} cannot be invoked without 'new'");
+  let _ = env.throw_type_error(&message, None);
+  Err(Error::new(Status::PendingException, message))
+}
+
+/// True when a native object is already attached to `value` (`napi_wrap`).
+fn is_wrapped(env: &Env, value: &Unknown) -> bool {
+  let mut native = std::ptr::null_mut();
+  // SAFETY: `value` is a live object of this env; napi_unwrap only reads it.
+  let status = unsafe { napi::sys::napi_unwrap(env.raw(), value.raw(), &mut native) };
+  status == napi::sys::Status::napi_ok
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;

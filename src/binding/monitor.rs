@@ -409,7 +409,8 @@ impl MonitorRegistry {
     catch_unwind,
     ts_args_type = "options?: MonitorRegistryOptions"
   )]
-  pub fn new(env: Env, options: Unknown) -> Result<Self> {
+  pub fn new(env: Env, this: This<Unknown>, options: Unknown) -> Result<Self> {
+    args::require_new::<&MonitorRegistry>(&env, &this, "MonitorRegistry")?;
     let mut config = RegistryConfig::default();
     let mut throttle = Some(ThrottleConfig::default());
     let mut remove_env: Vec<String> = DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect();

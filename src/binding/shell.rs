@@ -272,9 +272,13 @@ pub struct BackgroundShellRegistry {
   pub(crate) inner: Rc<ShellInner>,
 }
 
-impl Default for BackgroundShellRegistry {
-  fn default() -> Self {
-    Self::new()
+impl BackgroundShellRegistry {
+  /// A registry for Rust callers (the process-wide one is made through this
+  /// and napi-rs's factory path, which skips the JavaScript constructor).
+  pub(crate) fn create() -> Self {
+    Self {
+      inner: Rc::new(ShellInner::new()),
+    }
   }
 }
 
@@ -331,11 +335,10 @@ fn end_time_arg(env: &Env, value: &Unknown) -> Result<f64> {
 
 #[napi]
 impl BackgroundShellRegistry {
-  #[napi(constructor)]
-  pub fn new() -> Self {
-    Self {
-      inner: Rc::new(ShellInner::new()),
-    }
+  #[napi(constructor, catch_unwind)]
+  pub fn new(env: Env, this: This<Unknown>) -> Result<Self> {
+    args::require_new::<&BackgroundShellRegistry>(&env, &this, "BackgroundShellRegistry")?;
+    Ok(Self::create())
   }
 
   /// Registers a shell and returns the very object given (with `id`, `kind`,

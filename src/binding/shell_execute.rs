@@ -117,7 +117,7 @@ fn default_registry_instance<'a>(env: &'a Env) -> Result<(Object<'a>, Rc<ShellIn
   }) {
     return Ok((object, inner));
   }
-  let instance = BackgroundShellRegistry::new().into_instance(env)?;
+  let instance = BackgroundShellRegistry::create().into_instance(env)?;
   let inner = Rc::clone(&instance.inner);
   let object: Object = unsafe { Object::from_napi_value(env.raw(), instance.value) }?;
   let persistent = object.create_ref::<false>()?;

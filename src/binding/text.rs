@@ -108,7 +108,8 @@ impl LineBuffer {
     catch_unwind,
     ts_args_type = "options?: LineBufferOptions"
   )]
-  pub fn new(env: Env, options: Unknown) -> Result<Self> {
+  pub fn new(env: Env, this: This<Unknown>, options: Unknown) -> Result<Self> {
+    args::require_new::<&LineBuffer>(&env, &this, "LineBuffer")?;
     let options = args::optional_object(&env, &options, "options")?;
     let max = match options {
       Some(options) => args::optional_integer_field(
