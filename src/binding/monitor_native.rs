@@ -53,9 +53,9 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
   };
   let monitor_id = opt_string("monitorId")?;
   if monitor_id.as_deref() == Some("") {
-    return Err(args::type_error(
+    return Err(args::value_error(
       env,
-      "The \"options.monitorId\" property must be a non-empty string".into(),
+      "The \"options.monitorId\" property must be a non-empty string. Received ''".into(),
     ));
   }
   Ok(StartOptions {
