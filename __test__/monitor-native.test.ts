@@ -280,7 +280,7 @@ describe('start() options', () => {
       [{ command: 'true', idleTimeoutMs: '5' }, TypeError, /"options.idleTimeoutMs"/],
       [{ command: 'true', cwd: 'relative' }, TypeError, /"options.cwd"/],
       [{ command: 'true', env: { A: 1 } }, TypeError, /"options.env.A"/],
-      [{ command: 'true', monitorId: '' }, TypeError, /"options.monitorId"/],
+      [{ command: 'true', monitorId: '' }, RangeError, /"options.monitorId"/],
     ]
     for (const [options, type, message] of bad) {
       expect(() => registry.start(options as Parameters<MonitorRegistry['start']>[0]), JSON.stringify(options)).toThrowError(type)

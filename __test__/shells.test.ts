@@ -182,7 +182,7 @@ describe('executeBackground', () => {
       [{ command: 'true', cwd: '/tmp', outputDir: 5 }, /"options.outputDir"/, TypeError],
       [{ command: 'true', cwd: '/tmp', outputDir: dir, env: { A: 1 } }, /"options.env.A"/, TypeError],
       [{ command: 'true', cwd: '/tmp', outputDir: dir, maxOutputBytes: 0 }, /"options.maxOutputBytes"/, RangeError],
-      [{ command: 'true', cwd: '/tmp', outputDir: dir, shellId: '' }, /"options.shellId"/, TypeError],
+      [{ command: 'true', cwd: '/tmp', outputDir: dir, shellId: '' }, /"options.shellId"/, RangeError],
       [{ command: 'true', cwd: '/tmp', outputDir: dir, registry: {} }, /"options.registry"/, TypeError],
       [{ command: 'true', cwd: '/tmp', outputDir: dir, signal: 'x' }, /"options.signal"/, TypeError],
     ]

@@ -16,13 +16,71 @@ pub fn range_error(env: &Env, message: String) -> Error {
   Error::new(Status::PendingException, message)
 }
 
+/// Throws a JavaScript `RangeError` for a value of the right type that cannot be
+/// used (a NUL byte, an empty id, …), with Node's `ERR_INVALID_ARG_VALUE` code
+/// (Node registers that code for both `TypeError` and `RangeError`).
+pub fn value_error(env: &Env, message: String) -> Error {
+  let _ = env.throw_range_error(&message, Some("ERR_INVALID_ARG_VALUE"));
+  Error::new(Status::PendingException, message)
+}
+
+/// A number as JavaScript prints it in a message (`NaN`, `Infinity`, `-Infinity`, `42`).
+pub fn js_number(n: f64) -> String {
+  if n.is_nan() {
+    "NaN".to_owned()
+  } else if n.is_infinite() {
+    if n > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+  } else {
+    format!("{n}")
+  }
+}
+
+/// A received string for a message, in Node's `'…'` style: control characters
+/// escaped (`\x00`), at most 60 characters shown.
+pub fn quoted(s: &str) -> String {
+  const SHOWN: usize = 60;
+  let mut out = String::from("'");
+  for (i, c) in s.chars().enumerate() {
+    if i == SHOWN {
+      out.push_str("'...");
+      return out;
+    }
+    match c {
+      '\'' => out.push_str("\\'"),
+      '\\' => out.push_str("\\\\"),
+      '\n' => out.push_str("\\n"),
+      '\t' => out.push_str("\\t"),
+      '\r' => out.push_str("\\r"),
+      c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02X}", c as u32)),
+      c => out.push(c),
+    }
+  }
+  out.push('\'');
+  out
+}
+
+/// A NUL byte cannot cross into the OS (paths, argv, the environment): a
+/// `RangeError` naming the field, as Node's `child_process` refuses it.
+pub fn no_nul(env: &Env, value: &str, path: &str) -> Result<()> {
+  if value.contains('\0') {
+    return Err(value_error(
+      env,
+      format!(
+        "The \"{path}\" property must be a string without null bytes. Received {}",
+        quoted(value)
+      ),
+    ));
+  }
+  Ok(())
+}
+
 /// How a received value is described in error messages, in Node's style.
 pub fn received(value: &Unknown) -> String {
   match value.get_type() {
     Ok(ValueType::Undefined) => "Received undefined".to_owned(),
     Ok(ValueType::Null) => "Received null".to_owned(),
     Ok(ValueType::Number) => match unsafe { value.cast::<f64>() } {
-      Ok(n) => format!("Received type number ({n})"),
+      Ok(n) => format!("Received type number ({})", js_number(n)),
       Err(_) => "Received type number".to_owned(),
     },
     Ok(ValueType::String) => "Received type string".to_owned(),
@@ -269,7 +327,8 @@ pub fn integer_in_range(
     return Err(range_error(
       env,
       format!(
-        "The value of \"{path}\" is out of range. It must be an integer {range}. Received {n}"
+        "The value of \"{path}\" is out of range. It must be an integer {range}. Received {}",
+        js_number(n)
       ),
     ));
   }
@@ -283,6 +342,21 @@ pub fn out<'a>(env: &Env, value: &impl JsValue<'a>) -> Unknown<'static> {
   unsafe { Unknown::from_raw_unchecked(env.raw(), value.raw()) }
 }
 
+/// `base.key` for an identifier key, `base["key"]` (JSON-quoted) otherwise.
+pub fn property_path(base: &str, key: &str) -> String {
+  let mut chars = key.chars();
+  let identifier = chars
+    .next()
+    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+    && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+  if identifier {
+    format!("{base}.{key}")
+  } else {
+    let quoted = serde_json::to_string(key).unwrap_or_else(|_| format!("{key:?}"));
+    format!("{base}[{quoted}]")
+  }
+}
+
 /// An optional `Record<string, string>`.
 pub fn string_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(String, String)>> {
   if is_undefined(value) {
@@ -291,12 +365,14 @@ pub fn string_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(Stri
   let object = object(env, value, path)?;
   let mut out = Vec::new();
   for key in Object::keys(&object)? {
-    let v = field(&object, &key)?;
+    // By a JavaScript string key: a key may hold a NUL, which no C string can.
+    let v: Unknown = object.get_property_unchecked(env.create_string(&key)?)?;
     if v.get_type()? != ValueType::String {
       return Err(type_error(
         env,
         format!(
-          "The \"{path}.{key}\" property must be of type string. {}",
+          "The \"{}\" property must be of type string. {}",
+          property_path(path, &key),
           received(&v)
         ),
       ));
@@ -304,4 +380,151 @@ pub fn string_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(Stri
     out.push((key, unsafe { v.cast::<String>() }?));
   }
   Ok(out)
+}
+
+/// Why `key` cannot name an environment variable (empty, `=` or NUL), or `None`.
+pub fn env_name_problem(key: &str) -> Option<&'static str> {
+  if key.is_empty() {
+    Some("must not be empty")
+  } else if key.contains('=') {
+    Some("must not contain \"=\"")
+  } else if key.contains('\0') {
+    Some("must not contain null bytes")
+  } else {
+    None
+  }
+}
+
+/// An optional environment `Record<string, string>` for a child process: every
+/// name usable as a variable name (non-empty, no `=`, no NUL) and every value
+/// free of NUL. A bad name or value is a `RangeError` naming it
+/// (`options.env["A=B"]`), thrown before anything starts.
+pub fn env_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(String, String)>> {
+  let vars = string_record(env, value, path)?;
+  for (key, val) in &vars {
+    let at = property_path(path, key);
+    if let Some(problem) = env_name_problem(key) {
+      return Err(value_error(
+        env,
+        format!(
+          "The \"{at}\" property name {problem}: it is not a valid environment variable name"
+        ),
+      ));
+    }
+    no_nul(env, val, &at)?;
+  }
+  Ok(vars)
+}
+
+/// The largest time value a JavaScript `Date` holds (ECMA-262 TimeClip).
+pub const MAX_TIME_MS: f64 = 8.64e15;
+
+/// `Number.MAX_SAFE_INTEGER`: above it a count is no longer exact in JavaScript.
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A time in epoch milliseconds: a finite number within `0..=8.64e15` (the
+/// range of a JavaScript `Date` from 1970 on; fractions allowed, as `Date`
+/// takes them). Wrong type: `TypeError`; NaN, infinities, negative or beyond:
+/// `RangeError`. An unusable time cannot be stored (the status sidecar could
+/// not even be written with it).
+pub fn time_ms(env: &Env, value: &Unknown, path: &str, what: &str) -> Result<f64> {
+  if value.get_type()? != ValueType::Number {
+    return Err(type_error(
+      env,
+      format!(
+        "The \"{path}\" {what} must be of type number. {}",
+        received(value)
+      ),
+    ));
+  }
+  let n = unsafe { value.cast::<f64>() }?;
+  if !(0.0..=MAX_TIME_MS).contains(&n) {
+    return Err(range_error(
+      env,
+      format!(
+        "The value of \"{path}\" is out of range. It must be >= 0 && <= {MAX_TIME_MS}. Received {}",
+        js_number(n)
+      ),
+    ));
+  }
+  Ok(n)
+}
+
+/// `undefined`, to hand back to JavaScript (napi-rs turns `None` into `null`).
+pub fn undefined(env: &Env) -> Result<Unknown<'static>> {
+  // SAFETY: a primitive created in this call's handle scope, returned from it.
+  unsafe {
+    let raw = <() as ToNapiValue>::to_napi_value(env.raw(), ())?;
+    Ok(Unknown::from_raw_unchecked(env.raw(), raw))
+  }
+}
+
+/// The `new.target` check of a class constructor. napi-rs runs a
+/// `#[napi(constructor)]` for a plain call too, wrapping whatever `this` is
+/// (the global object, any object) and handing back an object without the
+/// class's methods. napi-rs passes the constructor neither `new.target` nor
+/// its callback info, so `this` is checked instead: `new C()` (and `new` of a
+/// subclass) gives a fresh, not yet wrapped object whose prototype chain holds
+/// `C.prototype` (napi-rs's own `instanceof` check, `ValidateNapiValue`).
+/// Anything else throws V8's own `TypeError` for a class called without
+/// `new`, before the constructor does any work. napi-rs's factories
+/// (`into_instance`) never reach the constructor body, so they are unaffected.
+pub fn require_new<T: ValidateNapiValue>(env: &Env, this: &Unknown, class: &str) -> Result<()> {
+  // SAFETY: `this` is a live value of this env; validate only reads it.
+  let instance = this.get_type()? == ValueType::Object
+    && unsafe { T::validate(env.raw(), this.raw()) }.is_ok()
+    && !is_wrapped(env, this);
+  if instance {
+    return Ok(());
+  }
+  let message = format!("Class constructor {class} cannot be invoked without 'new'");
+  let _ = env.throw_type_error(&message, None);
+  Err(Error::new(Status::PendingException, message))
+}
+
+/// True when a native object is already attached to `value` (`napi_wrap`).
+fn is_wrapped(env: &Env, value: &Unknown) -> bool {
+  let mut native = std::ptr::null_mut();
+  // SAFETY: `value` is a live object of this env; napi_unwrap only reads it.
+  let status = unsafe { napi::sys::napi_unwrap(env.raw(), value.raw(), &mut native) };
+  status == napi::sys::Status::napi_ok
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn property_paths_quote_what_is_not_an_identifier() {
+    assert_eq!(property_path("options.env", "PATH"), "options.env.PATH");
+    assert_eq!(property_path("options.env", "_a$1"), "options.env._a$1");
+    assert_eq!(property_path("options.env", "A=B"), "options.env[\"A=B\"]");
+    assert_eq!(property_path("options.env", ""), "options.env[\"\"]");
+    assert_eq!(property_path("options.env", "1A"), "options.env[\"1A\"]");
+    assert_eq!(
+      property_path("options.env", "A\0B"),
+      "options.env[\"A\\u0000B\"]"
+    );
+  }
+
+  #[test]
+  fn environment_names() {
+    assert_eq!(env_name_problem("PATH"), None);
+    assert_eq!(env_name_problem("weird name-1.x"), None);
+    assert_eq!(env_name_problem(""), Some("must not be empty"));
+    assert_eq!(env_name_problem("A=B"), Some("must not contain \"=\""));
+    assert_eq!(env_name_problem("=C:"), Some("must not contain \"=\""));
+    assert_eq!(env_name_problem("A\0"), Some("must not contain null bytes"));
+  }
+
+  #[test]
+  fn received_strings_and_numbers_print_as_node_does() {
+    assert_eq!(quoted("a\0b"), "'a\\x00b'");
+    assert_eq!(quoted("it's\n"), "'it\\'s\\n'");
+    assert_eq!(quoted(&"x".repeat(61)), format!("'{}'...", "x".repeat(60)));
+    assert_eq!(js_number(f64::NAN), "NaN");
+    assert_eq!(js_number(f64::NEG_INFINITY), "-Infinity");
+    assert_eq!(js_number(1.5), "1.5");
+    assert_eq!(js_number(MAX_TIME_MS), "8640000000000000");
+  }
 }

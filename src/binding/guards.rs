@@ -168,6 +168,22 @@ pub(crate) fn string_list(env: &Env, value: &Unknown, path: &str) -> Result<Vec<
 pub fn validate_monitor_params(env: Env, params: Unknown, ctx: Unknown) -> Result<Option<String>> {
   let params = args::object(&env, &params, "params")?;
   let ctx = args::object(&env, &ctx, "ctx")?;
+  // No check reads `description`, so a wrong type there is the caller's bug,
+  // not a policy answer for the model (the schema says `description?: string`;
+  // `null` is let through, as the TypeScript tool's `description || command` did).
+  let description = args::field(&params, "description")?;
+  if !matches!(
+    description.get_type()?,
+    ValueType::Undefined | ValueType::Null | ValueType::String
+  ) {
+    return Err(args::type_error(
+      &env,
+      format!(
+        "The \"params.description\" property must be of type string. {}",
+        args::received(&description)
+      ),
+    ));
+  }
   let workspace_dirs = string_list(
     &env,
     &args::field(&ctx, "workspaceDirs")?,

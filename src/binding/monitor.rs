@@ -513,7 +513,8 @@ impl MonitorRegistry {
     catch_unwind,
     ts_args_type = "options?: MonitorRegistryOptions"
   )]
-  pub fn new(env: Env, options: Unknown) -> Result<Self> {
+  pub fn new(env: Env, this: This<Unknown>, options: Unknown) -> Result<Self> {
+    args::require_new::<&MonitorRegistry>(&env, &this, "MonitorRegistry")?;
     let mut config = RegistryConfig::default();
     let mut throttle = Some(ThrottleConfig::default());
     let mut remove_env: Vec<String> = DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect();
@@ -685,9 +686,12 @@ impl MonitorRegistry {
     ts_args_type = "monitorId: string",
     ts_return_type = "MonitorTask | undefined"
   )]
-  pub fn get(&self, env: Env, monitor_id: Unknown) -> Result<Option<Unknown<'static>>> {
+  pub fn get(&self, env: Env, monitor_id: Unknown) -> Result<Unknown<'static>> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
-    Ok(self.entry_object(&env, &id).map(|o| args::out(&env, &o)))
+    match self.entry_object(&env, &id) {
+      Some(object) => Ok(args::out(&env, &object)),
+      None => args::undefined(&env),
+    }
   }
 
   /// Every entry, in insertion order.
@@ -853,8 +857,24 @@ fn parse_throttle(env: &Env, value: &Unknown) -> Result<Option<ThrottleConfig>> 
   }
 }
 
+/// Longest fed-mode `idleTimeoutMs`: the largest delay Node's `setTimeout`
+/// honours. The TypeScript registry armed its idle timer with `setTimeout`,
+/// which fires after 1 ms for anything larger (or NaN, or negative), so such a
+/// value never worked as a timeout.
+const MAX_FED_IDLE_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
 /// Reads the TypeScript registration shape, with the TypeScript defaults for
 /// fields a caller may leave out. Wrong types are `TypeError`s naming the field.
+///
+/// Values a registry cannot work with are `RangeError`s naming the field, and
+/// nothing is registered: `startTime` and `lastEventTime` must be finite times
+/// in `0..=8.64e15` (a JavaScript `Date`'s range from 1970 on); `eventCount`
+/// and `droppedLines` integers in `0..=Number.MAX_SAFE_INTEGER`; `maxEvents`
+/// an integer in `1..=Number.MAX_SAFE_INTEGER` (the limit the TypeScript tool
+/// passed is at most 10000, but fed mode keeps any limit that can be counted
+/// to); `idleTimeoutMs` an integer in `1..=2147483647` (Node's timer limit).
+/// The TypeScript registry stored any number; NaN, infinities, negatives and
+/// fractions there gave a monitor that stopped at once or never.
 fn read_registration(env: &Env, object: &Object) -> Result<Registration> {
   let required_string = |key: &str| -> Result<String> {
     let value = args::field(object, key)?;
@@ -862,27 +882,23 @@ fn read_registration(env: &Env, object: &Object) -> Result<Registration> {
   };
   let optional_string =
     |key: &str| args::optional_string_field(env, object, key, &format!("registration.{key}"));
-  let number = |key: &str, default: f64| -> Result<f64> {
+  let time = |key: &str, default: f64| -> Result<f64> {
     let value = args::field(object, key)?;
-    match value.get_type()? {
-      ValueType::Undefined => Ok(default),
-      ValueType::Number => unsafe { value.cast::<f64>() },
-      _ => Err(args::type_error(
-        env,
-        format!(
-          "The \"registration.{key}\" property must be of type number. {}",
-          args::received(&value)
-        ),
-      )),
+    if args::is_undefined(&value) {
+      return Ok(default);
     }
+    args::time_ms(env, &value, &format!("registration.{key}"), "property")
+  };
+  let count = |key: &str, default: u64, min: f64, max: f64| -> Result<u64> {
+    Ok(
+      args::optional_integer_field(env, object, key, &format!("registration.{key}"), min, max)?
+        .map_or(default, |n| n as u64),
+    )
   };
   let monitor_id = required_string("monitorId")?;
   let command = required_string("command")?;
   let description = optional_string("description")?.unwrap_or_else(|| command.clone());
-  let now = js::wall_ms();
-  let start_time = number("startTime", now)?;
-  let count =
-    |key: &str, default: f64| -> Result<u64> { Ok(number(key, default)?.max(0.0) as u64) };
+  let start_time = time("startTime", js::wall_ms())?;
   let pid_value = args::field(object, "pid")?;
   let pid = match pid_value.get_type()? {
     ValueType::Undefined | ValueType::Null => None,
@@ -900,11 +916,11 @@ fn read_registration(env: &Env, object: &Object) -> Result<Registration> {
     command,
     description,
     start_time,
-    last_event_time: number("lastEventTime", start_time)?,
-    event_count: count("eventCount", 0.0)?,
-    max_events: count("maxEvents", 1000.0)?,
-    idle_timeout_ms: count("idleTimeoutMs", 300_000.0)?,
-    dropped_lines: count("droppedLines", 0.0)?,
+    last_event_time: time("lastEventTime", start_time)?,
+    event_count: count("eventCount", 0, 0.0, args::MAX_SAFE_INTEGER)?,
+    max_events: count("maxEvents", 1000, 1.0, args::MAX_SAFE_INTEGER)?,
+    idle_timeout_ms: count("idleTimeoutMs", 300_000, 1.0, MAX_FED_IDLE_TIMEOUT_MS)?,
+    dropped_lines: count("droppedLines", 0, 0.0, args::MAX_SAFE_INTEGER)?,
     output_file: optional_string("outputFile")?.unwrap_or_default(),
     pid,
     tool_use_id: optional_string("toolUseId")?,

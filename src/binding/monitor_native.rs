@@ -35,9 +35,13 @@ struct StartOptions {
 fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
   let o = args::object(env, options, "options")?;
   let command = args::string(env, &args::field(&o, "command")?, "options.command")?;
+  args::no_nul(env, &command, "options.command")?;
   let opt_string = |key: &str| args::optional_string_field(env, &o, key, &format!("options.{key}"));
   let cwd = match opt_string("cwd")? {
-    Some(cwd) if Path::new(&cwd).is_absolute() => PathBuf::from(cwd),
+    Some(cwd) if Path::new(&cwd).is_absolute() => {
+      args::no_nul(env, &cwd, "options.cwd")?;
+      PathBuf::from(cwd)
+    }
     Some(cwd) => {
       return Err(args::type_error(
         env,
@@ -49,9 +53,9 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
   };
   let monitor_id = opt_string("monitorId")?;
   if monitor_id.as_deref() == Some("") {
-    return Err(args::type_error(
+    return Err(args::value_error(
       env,
-      "The \"options.monitorId\" property must be a non-empty string".into(),
+      "The \"options.monitorId\" property must be a non-empty string. Received ''".into(),
     ));
   }
   Ok(StartOptions {
@@ -76,7 +80,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
     )?
     .unwrap_or(300_000.0) as u64,
     cwd,
-    env: args::string_record(env, &args::field(&o, "env")?, "options.env")?,
+    env: args::env_record(env, &args::field(&o, "env")?, "options.env")?,
     tool_use_id: opt_string("toolUseId")?,
     owner_agent_id: opt_string("ownerAgentId")?,
     todo_work_chain_id: opt_string("todoWorkChainId")?,

@@ -297,9 +297,13 @@ pub struct BackgroundShellRegistry {
   pub(crate) inner: Rc<ShellInner>,
 }
 
-impl Default for BackgroundShellRegistry {
-  fn default() -> Self {
-    Self::new()
+impl BackgroundShellRegistry {
+  /// A registry for Rust callers (the process-wide one is made through this
+  /// and napi-rs's factory path, which skips the JavaScript constructor).
+  pub(crate) fn create() -> Self {
+    Self {
+      inner: Rc::new(ShellInner::new()),
+    }
   }
 }
 
@@ -325,11 +329,16 @@ fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistrati
       )),
     }
   };
+  let (shell_id, command, cwd) = (string("shellId")?, string("command")?, string("cwd")?);
+  let start_time = match args::field(object, "startTime")? {
+    value if matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) => js::wall_ms(),
+    value => args::time_ms(env, &value, "registration.startTime", "property")?,
+  };
   Ok(ShellRegistration {
-    shell_id: string("shellId")?,
-    command: string("command")?,
-    cwd: string("cwd")?,
-    start_time: number("startTime")?.unwrap_or_else(js::wall_ms),
+    shell_id,
+    command,
+    cwd,
+    start_time,
     output_path: string("outputPath")?,
     pid: number("pid")?
       .filter(|n| *n > 0.0 && n.fract() == 0.0)
@@ -343,26 +352,18 @@ fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistrati
   })
 }
 
+/// A settle time: a finite time in `0..=8.64e15` like `startTime` (NaN would
+/// leave the sidecar saying `running`: it cannot be written with such a time).
 fn end_time_arg(env: &Env, value: &Unknown) -> Result<f64> {
-  if value.get_type()? != ValueType::Number {
-    return Err(args::type_error(
-      env,
-      format!(
-        "The \"endTime\" argument must be of type number. {}",
-        args::received(value)
-      ),
-    ));
-  }
-  unsafe { value.cast::<f64>() }
+  args::time_ms(env, value, "endTime", "argument")
 }
 
 #[napi]
 impl BackgroundShellRegistry {
-  #[napi(constructor)]
-  pub fn new() -> Self {
-    Self {
-      inner: Rc::new(ShellInner::new()),
-    }
+  #[napi(constructor, catch_unwind)]
+  pub fn new(env: Env, this: This<Unknown>) -> Result<Self> {
+    args::require_new::<&BackgroundShellRegistry>(&env, &this, "BackgroundShellRegistry")?;
+    Ok(Self::create())
   }
 
   /// Registers a shell and returns the very object given (with `id`, `kind`,
@@ -387,9 +388,12 @@ impl BackgroundShellRegistry {
     ts_args_type = "id: string",
     ts_return_type = "ShellTask | undefined"
   )]
-  pub fn get(&self, env: Env, id: Unknown) -> Result<Option<Unknown<'static>>> {
+  pub fn get(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
     let id = args::string(&env, &id, "id")?;
-    Ok(self.inner.entry_value(&env, &id))
+    match self.inner.entry_value(&env, &id) {
+      Some(value) => Ok(value),
+      None => args::undefined(&env),
+    }
   }
 
   /// Every entry, in insertion order.

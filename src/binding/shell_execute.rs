@@ -15,7 +15,7 @@ use super::args;
 use super::js::{self, persist, release, Persistent};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use crate::core::guards::strip_trailing_background_amp;
-use crate::core::ids::random_hex;
+use crate::core::ids::{random_hex, shell_id_problem};
 use crate::core::process::{self, EnvOptions, SpawnRequest, DEFAULT_REMOVE_ENV};
 use crate::core::shell::{
   OutputWriter, ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict,
@@ -41,6 +41,7 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
       "The \"options.command\" property must be a non-empty command".into(),
     ));
   }
+  args::no_nul(env, &command, "options.command")?;
   let cwd = args::string(env, &args::field(o, "cwd")?, "options.cwd")?;
   if !Path::new(&cwd).is_absolute() {
     return Err(args::type_error(
@@ -48,18 +49,30 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
       format!("The \"options.cwd\" property must be an absolute path. Received '{cwd}'"),
     ));
   }
+  args::no_nul(env, &cwd, "options.cwd")?;
   let shell_id = args::optional_string_field(env, o, "shellId", "options.shellId")?;
-  if shell_id.as_deref() == Some("") {
-    return Err(args::type_error(
+  if let Some(problem) = shell_id.as_deref().and_then(shell_id_problem) {
+    return Err(args::value_error(
       env,
-      "The \"options.shellId\" property must be a non-empty string".into(),
+      format!(
+        "The \"options.shellId\" property {problem}: it becomes the file name shell-<shellId>.output. Received {}",
+        args::quoted(shell_id.as_deref().unwrap_or_default())
+      ),
     ));
   }
+  let output_dir = args::string(env, &args::field(o, "outputDir")?, "options.outputDir")?;
+  if output_dir.is_empty() {
+    return Err(args::value_error(
+      env,
+      "The \"options.outputDir\" property must be a non-empty path. Received ''".into(),
+    ));
+  }
+  args::no_nul(env, &output_dir, "options.outputDir")?;
   Ok(Options {
     command,
     cwd,
-    output_dir: args::string(env, &args::field(o, "outputDir")?, "options.outputDir")?,
-    env: args::string_record(env, &args::field(o, "env")?, "options.env")?,
+    output_dir,
+    env: args::env_record(env, &args::field(o, "env")?, "options.env")?,
     max_output_bytes: args::optional_integer_field(
       env,
       o,
@@ -105,7 +118,7 @@ fn default_registry_instance<'a>(env: &'a Env) -> Result<(Object<'a>, Rc<ShellIn
   }) {
     return Ok((object, inner));
   }
-  let instance = BackgroundShellRegistry::new().into_instance(env)?;
+  let instance = BackgroundShellRegistry::create().into_instance(env)?;
   let inner = Rc::clone(&instance.inner);
   let object: Object = unsafe { Object::from_napi_value(env.raw(), instance.value) }?;
   let persistent = object.create_ref::<false>()?;

@@ -103,7 +103,8 @@ impl LineBuffer {
     catch_unwind,
     ts_args_type = "options?: LineBufferOptions"
   )]
-  pub fn new(env: Env, options: Unknown) -> Result<Self> {
+  pub fn new(env: Env, this: This<Unknown>, options: Unknown) -> Result<Self> {
+    args::require_new::<&LineBuffer>(&env, &this, "LineBuffer")?;
     let options = args::optional_object(&env, &options, "options")?;
     let (max, marker) = match options {
       Some(options) => (
@@ -176,7 +177,7 @@ pub fn read_task_output_tail(
   env: Env,
   output_file: Unknown,
   max_bytes: Unknown,
-) -> Result<Option<Either<OutputTailText, OutputTailError>>> {
+) -> Result<Either3<OutputTailText, OutputTailError, ()>> {
   let output_file = args::string(&env, &output_file, "outputFile")?;
   let max_bytes = if args::is_undefined(&max_bytes) {
     8192
@@ -185,11 +186,10 @@ pub fn read_task_output_tail(
   };
   Ok(
     match core::read_task_output_tail(std::path::Path::new(&output_file), max_bytes) {
-      core::OutputTail::Empty => None,
-      core::OutputTail::Text { text, truncated } => {
-        Some(Either::A(OutputTailText { text, truncated }))
-      }
-      core::OutputTail::Error(error) => Some(Either::B(OutputTailError { error })),
+      // `undefined`, never `null` (napi-rs turns `None` into `null`).
+      core::OutputTail::Empty => Either3::C(()),
+      core::OutputTail::Text { text, truncated } => Either3::A(OutputTailText { text, truncated }),
+      core::OutputTail::Error(error) => Either3::B(OutputTailError { error }),
     },
   )
 }

@@ -17,6 +17,51 @@ pub fn random_hex(len: usize) -> String {
   hex
 }
 
+/// The longest `shellId` `executeBackground` takes, in UTF-8 bytes. The id
+/// becomes part of file names: `shell-<id>.output`, `shell-<id>.status` and the
+/// sidecar's temporary `.shell-<id>.status.<pid>.<8 hex>.tmp` (the id plus at
+/// most 38 bytes), which must all fit the 255-byte name limit of common file
+/// systems.
+pub const MAX_SHELL_ID_BYTES: usize = 200;
+
+/// Why `id` cannot be the `shellId` of a background shell, or `None`. The id
+/// is one component of the output path (`<outputDir>/shell-<id>.output`) on
+/// every platform, so it must be non-empty, at most [`MAX_SHELL_ID_BYTES`]
+/// long, not `.` or `..`, and free of path separators (`/`, `\`), control
+/// characters (NUL included) and the characters Windows refuses in names
+/// (`:` would even name an NTFS alternate data stream).
+pub fn shell_id_problem(id: &str) -> Option<String> {
+  const WINDOWS_RESERVED: [char; 7] = [':', '*', '?', '"', '<', '>', '|'];
+  if id.is_empty() {
+    return Some("must be a non-empty string".to_owned());
+  }
+  if id.len() > MAX_SHELL_ID_BYTES {
+    return Some(format!(
+      "must be at most {MAX_SHELL_ID_BYTES} bytes long in UTF-8 (it is {})",
+      id.len()
+    ));
+  }
+  if id == "." || id == ".." {
+    return Some("must not be \".\" or \"..\"".to_owned());
+  }
+  if let Some(c) = id.chars().find(|c| matches!(c, '/' | '\\')) {
+    return Some(format!("must not contain a path separator ({c:?})"));
+  }
+  if id.contains('\0') {
+    return Some("must not contain null bytes".to_owned());
+  }
+  if id.chars().any(char::is_control) {
+    return Some("must not contain control characters".to_owned());
+  }
+  if let Some(c) = id.chars().find(|c| WINDOWS_RESERVED.contains(c)) {
+    return Some(format!(
+      "must not contain {c:?} (one of the characters {} that file names cannot hold on Windows)",
+      WINDOWS_RESERVED.iter().collect::<String>()
+    ));
+  }
+  None
+}
+
 fn fill_from_os(bytes: &mut [u8]) -> bool {
   std::fs::File::open("/dev/urandom")
     .and_then(|mut f| f.read_exact(bytes))
@@ -54,5 +99,44 @@ mod tests {
     assert_ne!(a, b);
     let mut fallback = [0u8; 4];
     fill_from_hasher(&mut fallback);
+  }
+
+  #[test]
+  fn shell_ids_are_single_safe_file_name_components() {
+    for good in [
+      "bg_0123abcd",
+      "a",
+      "shell.1",
+      "a..b",
+      "...",
+      "my-task_2 (copy)",
+      "é😀",
+      &"x".repeat(MAX_SHELL_ID_BYTES),
+    ] {
+      assert_eq!(shell_id_problem(good), None, "{good:?}");
+    }
+    let bad = [
+      ("", "non-empty"),
+      (".", "\".\""),
+      ("..", "\".\""),
+      ("../x", "path separator ('/')"),
+      ("a/b", "path separator ('/')"),
+      ("a\\b", "path separator ('\\\\')"),
+      ("a\0b", "null bytes"),
+      ("a\nb", "control characters"),
+      ("a\u{7f}", "control characters"),
+      ("a\u{85}", "control characters"),
+      ("c:x", "':'"),
+      ("a|b", "'|'"),
+      ("a*", "'*'"),
+    ];
+    for (id, wanted) in bad {
+      let problem = shell_id_problem(id).unwrap_or_default();
+      assert!(problem.contains(wanted), "{id:?}: {problem:?}");
+    }
+    let long = "é".repeat(MAX_SHELL_ID_BYTES / 2 + 1);
+    assert!(shell_id_problem(&long)
+      .unwrap_or_default()
+      .contains(&format!("it is {}", MAX_SHELL_ID_BYTES + 2)));
   }
 }

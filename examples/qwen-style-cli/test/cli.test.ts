@@ -241,7 +241,7 @@ describe('shell tool: the foreground sleep guard', () => {
     expect(cli.shellTool.validate({ command: 'sleep 2 # intentional-sleep: wait for the API rate limit to reset' })).toBeNull()
     expect(cli.shellTool.validate({ command: 'sleep 2 && make' })).toBe(
       'Blocked: sleep 2 followed by: make. Run blocking commands in the background with is_background: true. For streaming events (watching logs, polling APIs), use the Monitor tool. ' +
-        'The intentional-sleep escape hatch only applies to standalone sleep commands; split follow-up commands into a separate invocation.',
+        'Split into two calls: first `sleep N # intentional-sleep: <reason>` (standalone), then the follow-up command.',
     )
     expect(cli.shellTool.validate({ command: '   ' })).toBe('Command cannot be empty.')
     expect(cli.shellTool.validate({ command: 'ls', timeout: 1.5 })).toBe('Timeout must be an integer number of milliseconds.')

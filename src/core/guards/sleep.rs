@@ -40,7 +40,7 @@ impl Guidance {
         "If you genuinely need a standalone delay (rate limiting, deliberate pacing), add a trailing comment like `# intentional-sleep: wait for MCP rate limit reset` (up to 10 minutes)."
       }
       Guidance::FollowedBy => {
-        "The intentional-sleep escape hatch only applies to standalone sleep commands; split follow-up commands into a separate invocation."
+        "Split into two calls: first `sleep N # intentional-sleep: <reason>` (standalone), then the follow-up command."
       }
     }
   }

@@ -12,6 +12,9 @@ use super::whitespace::trim;
 const EMPTY_COMMAND: &str = "Command cannot be empty.";
 const BACKGROUND_OPERATOR: &str = "Monitor commands must not contain non-final top-level background operators. Remove \"&\" and let the monitor manage process lifetime.";
 const DIRECTORY_NOT_ABSOLUTE: &str = "Directory must be an absolute path.";
+/// Ours: no directory can hold a NUL byte, and the OS would cut the path there,
+/// so containment checked on the text would not be the directory used.
+const DIRECTORY_HAS_NUL: &str = "Directory must not contain null bytes.";
 const DIRECTORY_IN_USER_SKILLS: &str = "Explicitly running monitor commands from within the user skills directory is not allowed. Please use absolute paths for command parameter instead.";
 const COMMAND_SUBSTITUTION: &str =
   "Monitor commands must not use command substitution ($(...), backticks, <(...) or >(...)).";
@@ -127,14 +130,17 @@ fn is_absolute(dir: &str) -> bool {
   Path::new(dir).has_root()
 }
 
-/// Check 5: an explicit directory must be absolute, outside every user-skills directory and
-/// inside a workspace directory (containment rule of §2.11).
+/// Check 5: an explicit directory must be free of NUL bytes (ours), absolute, outside every
+/// user-skills directory and inside a workspace directory (containment rule of §2.11).
 fn check_directory(directory: &StringParam, ctx: &ValidationContext) -> Option<String> {
   let dir = match directory {
     StringParam::Absent => return None,
     StringParam::NotString => return Some(DIRECTORY_NOT_ABSOLUTE.to_owned()),
     StringParam::Value(dir) => dir,
   };
+  if dir.contains('\0') {
+    return Some(DIRECTORY_HAS_NUL.to_owned());
+  }
   if !is_absolute(dir) {
     return Some(DIRECTORY_NOT_ABSOLUTE.to_owned());
   }
@@ -366,6 +372,26 @@ mod tests {
       ),
       None
     );
+  }
+
+  #[test]
+  fn a_directory_with_a_nul_byte_is_refused() {
+    // Inside the workspace as text, but no such directory can exist: the OS
+    // cuts a path at NUL, so it would not even be the directory checked.
+    let refused = Some(DIRECTORY_HAS_NUL.to_owned());
+    let workspace = ctx(&["/srv/project-a"]);
+    for dir in [
+      "/srv/project-a/sub\0dir",
+      "/srv/project-a\0",
+      "rel\0ative",
+      "\0",
+    ] {
+      let p = MonitorParams {
+        directory: StringParam::Value(dir.into()),
+        ..params("tail -f log")
+      };
+      assert_eq!(validate_monitor_params(&p, &workspace), refused, "{dir:?}");
+    }
   }
 
   #[test]

@@ -1,0 +1,191 @@
+// Drop-in fidelity (API.md §3): "Optional fields that are absent are `undefined`, never `null`".
+// Driven by index.d.ts: every optional field (`x?: T`) of every interface the runtime hands out,
+// and every result typed `… | undefined`, is checked on real objects, in states where it is
+// absent. An interface or result added to the typings without a sample here fails the test.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+
+import {
+  BackgroundShellRegistry,
+  executeBackground,
+  MonitorRegistry,
+  normalizeMonitorCommand,
+  readTaskOutputTail,
+  type MonitorNotificationMeta,
+  type ShellNotificationMeta,
+} from '../index.js'
+import { waitFor } from './support/process'
+import { registration } from './support/registry'
+
+const dts = readFileSync(join(__dirname, '..', 'index.d.ts'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '')
+
+interface Field {
+  name: string
+  optional: boolean
+  type: string
+}
+
+/** `export interface X { … }` → its fields, from the typings. */
+function interfaces(): Map<string, Field[]> {
+  const out = new Map<string, Field[]>()
+  for (const [, name, body] of dts.matchAll(/^export interface (\w+) \{\n([\s\S]*?)^\}/gm)) {
+    const fields = [...body.matchAll(/^ {2}(\w+)(\??): (.+)$/gm)].map(([, field, q, type]) => ({ name: field, optional: q === '?', type }))
+    out.set(name, fields)
+  }
+  return out
+}
+
+/** Functions and class methods whose result type includes `undefined`, as `Class.method` or `fn`. */
+function undefinedResults(): string[] {
+  const out: string[] = []
+  const returnType = (line: string) => line.slice(line.lastIndexOf('): ') + 3)
+  for (const [, cls, body] of dts.matchAll(/^export declare class (\w+) \{\n([\s\S]*?)^\}/gm)) {
+    for (const [line, method] of body.matchAll(/^ {2}(\w+)\(.*$/gm)) {
+      if (/\bundefined\b/.test(returnType(line))) out.push(`${cls}.${method}`)
+    }
+  }
+  for (const [line, fn] of dts.matchAll(/^export declare function (\w+)\(.*$/gm)) {
+    if (/\bundefined\b/.test(returnType(line))) out.push(fn)
+  }
+  return out
+}
+
+// Interfaces callers only hand to us; the runtime never builds them.
+const INPUT_ONLY = new Set([
+  'ExecuteBackgroundOptions',
+  'LineBufferOptions',
+  'MonitorCancelOptions',
+  'MonitorRegistration',
+  'MonitorRegistryOptions',
+  'MonitorStartOptions',
+  'MonitorToolParams',
+  'MonitorValidationContext',
+  'ShellTaskRegistration',
+  'ThrottleOptions',
+])
+
+const scratch = mkdtempSync(join(tmpdir(), 'taskstream-optional-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+/** Real objects of every output interface, in states where their optional fields are absent. */
+async function samples(): Promise<Map<string, object[]>> {
+  const out = new Map<string, object[]>()
+  const add = (name: string, ...objects: object[]) => out.set(name, [...(out.get(name) ?? []), ...objects])
+
+  // Monitors: fed, native running, native completed, native spawn failure; their notifications.
+  const monitors = new MonitorRegistry({ throttle: false })
+  const monitorMetas: MonitorNotificationMeta[] = []
+  monitors.setNotificationCallback((_d, _m, meta) => monitorMetas.push(meta))
+  const fed = monitors.register(registration({ monitorId: 'fed' }))
+  monitors.emitEvent('fed', 'line')
+  const running = monitors.start({ command: 'sleep 30' })
+  const completed = monitors.start({ command: 'echo hi' })
+  const spawnFailed = monitors.start({ command: 'true', cwd: join(scratch, 'missing') })
+  add('MonitorTask', fed, running, { ...completed }, spawnFailed)
+  await waitFor(() => completed.status !== 'running' && monitorMetas.some((m) => m.monitorId === completed.id && m.status !== 'running'), 10_000, 'monitor')
+  add('MonitorTask', completed)
+  monitors.complete('fed', null)
+  add('MonitorTask', fed)
+  monitors.abortAll({ notify: false })
+  add('MonitorNotificationMeta', ...monitorMetas)
+
+  // Shells: executeBackground running, completed, cancelled, spawn failure; a fed entry; notifications.
+  const shells = new BackgroundShellRegistry()
+  const shellMetas: ShellNotificationMeta[] = []
+  shells.setNotificationCallback((_d, _m, meta) => shellMetas.push(meta))
+  const dir = join(scratch, 'out')
+  const ok = executeBackground({ command: 'echo hi', cwd: '/tmp', outputDir: dir, registry: shells })
+  const long = executeBackground({ command: 'sleep 30', cwd: '/tmp', outputDir: dir, registry: shells })
+  const broken = executeBackground({ command: 'true', cwd: join(scratch, 'missing'), outputDir: dir, registry: shells })
+  add('BackgroundShellHandle', ok, long, broken)
+  add('ShellTask', { ...shells.get(long.shellId)! }, shells.get(broken.shellId)!)
+  shells.requestCancel(long.shellId)
+  add('BackgroundShellResult', await ok.done, await long.done, await broken.done)
+  add('ShellTask', ...shells.getAll())
+  writeFileSync(join(scratch, 'fed.output'), '')
+  const fedShell = shells.register({
+    shellId: 'fed',
+    command: 'npm test',
+    cwd: '/repo',
+    status: 'running',
+    startTime: 1,
+    outputPath: join(scratch, 'fed.output'),
+    abortController: new AbortController(),
+  })
+  add('ShellTask', { ...fedShell })
+  shells.cancel('fed', 2)
+  add('ShellTask', fedShell)
+  add('ShellNotificationMeta', ...shellMetas)
+
+  // Pure results.
+  add('NormalizedMonitorCommand', normalizeMonitorCommand('tail -f log &'))
+  const file = join(scratch, 'tail.output')
+  writeFileSync(file, 'some output\n')
+  add('OutputTailText', readTaskOutputTail(file)!)
+  add('OutputTailError', readTaskOutputTail(join(scratch, 'missing', 'x'))!)
+  return out
+}
+
+/** How each `… | undefined` result is asked for something it does not have. */
+const ABSENT_CASES: Record<string, () => unknown[]> = {
+  'BackgroundShellRegistry.get': () => [new BackgroundShellRegistry().get('nope')],
+  'MonitorRegistry.get': () => {
+    const registry = new MonitorRegistry()
+    registry.register(registration({ monitorId: 'other' }))
+    return [registry.get('nope'), registry.get('')]
+  },
+  readTaskOutputTail: () => {
+    const empty = join(scratch, 'empty.output')
+    const blank = join(scratch, 'blank.output')
+    writeFileSync(empty, '')
+    writeFileSync(blank, '\x1b[31m\r\n  \n')
+    return [readTaskOutputTail(empty), readTaskOutputTail(blank), readTaskOutputTail('/dev/null'), readTaskOutputTail(scratch)]
+  },
+}
+
+describe('absent optional values are undefined, never null', () => {
+  const declared = interfaces()
+
+  it('the typings were parsed', () => {
+    expect(declared.get('MonitorTask')?.find((f) => f.name === 'pid')).toEqual({ name: 'pid', optional: true, type: 'number' })
+    expect(undefinedResults()).toEqual(expect.arrayContaining(['MonitorRegistry.get', 'BackgroundShellRegistry.get', 'readTaskOutputTail']))
+  })
+
+  it('every result typed `| undefined` gives undefined when it has nothing', () => {
+    const results = undefinedResults()
+    expect(Object.keys(ABSENT_CASES).sort()).toEqual([...results].sort())
+    for (const name of results) {
+      for (const value of ABSENT_CASES[name]()) expect(value, name).toBeUndefined()
+    }
+  })
+
+  it('every optional field of every output interface is undefined when absent, and no field is null unless typed so', async () => {
+    const objects = await samples()
+    const outputs = [...declared.keys()].filter((name) => !INPUT_ONLY.has(name))
+    expect([...objects.keys()].sort()).toEqual(outputs.sort())
+    for (const name of outputs) {
+      const fields = declared.get(name)!
+      const absentSomewhere = new Set<string>()
+      for (const object of objects.get(name)!) {
+        const values = object as Record<string, unknown>
+        for (const field of fields) {
+          const value = values[field.name]
+          if (!/\bnull\b/.test(field.type)) expect(value, `${name}.${field.name}`).not.toBeNull()
+          if (value === undefined) {
+            expect(field.optional, `${name}.${field.name} is required but missing`).toBe(true)
+            absentSomewhere.add(field.name)
+          }
+        }
+        // Keys the typings do not name must not carry null either.
+        for (const [key, value] of Object.entries(values)) {
+          if (!fields.some((f) => f.name === key)) expect(value, `${name}.${key} (undeclared)`).not.toBeNull()
+        }
+      }
+      // Each optional field was really seen absent, so the check above covered it.
+      const neverAbsent = fields.filter((f) => f.optional && !/\bnull\b/.test(f.type) && !absentSomewhere.has(f.name))
+      expect(neverAbsent.map((f) => f.name), name).toEqual([])
+    }
+  })
+})
