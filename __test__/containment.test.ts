@@ -87,11 +87,12 @@ function daemonPidFile(): string {
   return require('node:path').join(mkdtempSync(require('node:path').join(tmpdir(), 'taskstream-daemon-')), 'pid')
 }
 
-async function daemonPid(file: string): Promise<number> {
+/** The daemon's pid once it wrote it (it was running then: it writes it as it starts). */
+async function daemonPid(file: string, { checkAlive = true } = {}): Promise<number> {
   const { existsSync, readFileSync } = await import('node:fs')
   await waitFor(() => existsSync(file), 5000, 'the daemon to write its pid')
   const pid = Number(readFileSync(file, 'utf8').trim())
-  expect(isAlive(pid)).toBe(true)
+  if (checkAlive) expect(isAlive(pid)).toBe(true)
   return pid
 }
 
@@ -109,8 +110,8 @@ describe('an env-cleared, double-forked daemon dies with its task', () => {
   it('monitor that ends on its own', async () => {
     const registry = new MonitorRegistry()
     const file = daemonPidFile()
-    const entry = registry.start({ command: `bash ${daemonScript} ${file}; echo started` })
-    const pid = await daemonPid(file)
+    const entry = registry.start({ command: `bash ${daemonScript} ${file}; until [ -s ${file} ]; do sleep 0.01; done; echo started` })
+    const pid = await daemonPid(file, { checkAlive: false })
     await waitFor(() => registry.get(entry.id)?.status === 'completed', 5000, 'completed')
     await expectDead(pid)
   })
@@ -139,12 +140,13 @@ describe('an env-cleared, double-forked daemon dies with its task', () => {
     const { tmpdir } = await import('node:os')
     const file = daemonPidFile()
     const handle = executeBackground({
-      command: `bash ${daemonScript} ${file}; nohup sleep 30 >/dev/null 2>&1 & echo started`,
+      command: `bash ${daemonScript} ${file}; until [ -s ${file} ]; do sleep 0.01; done; nohup sleep 30 >/dev/null 2>&1 & echo started`,
       cwd: '/tmp',
       outputDir: mkdtempSync(require('node:path').join(tmpdir(), 'taskstream-shell-')),
       registry: new BackgroundShellRegistry(),
     })
-    const pid = await daemonPid(file)
+    // The shell ends at once, so the daemon may already be gone when its pid is read.
+    const pid = await daemonPid(file, { checkAlive: false })
     expect((await handle.done).status).toBe('completed')
     await expectDead(pid)
   })
@@ -200,5 +202,93 @@ describe('tasks belong to the Node environment that started them', () => {
     const run = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 30_000 })
     expect(run.status).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ dead: true })
+  })
+})
+
+describe('executeBackground never leaves a process it cannot manage', () => {
+  const tmp = () => {
+    const { mkdtempSync } = require('node:fs') as typeof import('node:fs')
+    const { tmpdir } = require('node:os') as typeof import('node:os')
+    return mkdtempSync(require('node:path').join(tmpdir(), 'taskstream-exec-'))
+  }
+
+  // Each hostile environment makes executeBackground throw; the command would create a marker
+  // file if it ever ran.
+  const hostile: Array<[string, (run: () => unknown, options: Record<string, unknown>) => unknown]> = [
+    ['a throwing AbortController constructor', (run) => {
+      const original = globalThis.AbortController
+      ;(globalThis as { AbortController: unknown }).AbortController = class {
+        constructor() {
+          throw new Error('no controllers here')
+        }
+      }
+      try {
+        return run()
+      } finally {
+        globalThis.AbortController = original
+      }
+    }],
+    ['a stubbed setInterval', (run) => {
+      const original = globalThis.setInterval
+      ;(globalThis as { setInterval: unknown }).setInterval = () => {
+        throw new Error('no timers here')
+      }
+      try {
+        return run()
+      } finally {
+        globalThis.setInterval = original
+      }
+    }],
+    ['a signal whose addEventListener throws', (run, options) => {
+      const signal = new AbortController().signal
+      signal.addEventListener = () => {
+        throw new Error('no listeners here')
+      }
+      options.signal = signal
+      return run()
+    }],
+  ]
+  it.each(hostile)('%s: throws with nothing spawned or registered', async (_name, within) => {
+    const { executeBackground, BackgroundShellRegistry } = await import('../index.js')
+    const { existsSync } = await import('node:fs')
+    const dir = tmp()
+    const marker = require('node:path').join(dir, 'ran')
+    const registry = new BackgroundShellRegistry()
+    const options: Record<string, unknown> = { command: `touch ${marker}; sleep 30`, cwd: dir, outputDir: dir, registry }
+    expect(() => within(() => executeBackground(options as never), options)).toThrow(/no (controllers|timers|listeners) here/)
+    expect(registry.getAll()).toEqual([])
+    await new Promise((r) => setTimeout(r, 300))
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  const stops: Array<[string, (r: InstanceType<typeof import('../index.js').BackgroundShellRegistry>, id: string, entry: { abortController: AbortController }) => void, string]> = [
+    ['cancel()', (r, id) => r.cancel(id, Date.now()), 'cancelled'],
+    ['abortAll()', (r) => r.abortAll(), 'cancelled'],
+    ['entry.abortController.abort()', (_r, _id, e) => e.abortController.abort(), 'cancelled'],
+    ['complete()', (r, id) => r.complete(id, 0, Date.now()), 'completed'],
+    ['fail()', (r, id) => r.fail(id, 'stopped', Date.now()), 'failed'],
+  ]
+  it.each(stops)('%s from the register callback kills the child; done says so', async (_name, stop, status) => {
+    const { executeBackground, BackgroundShellRegistry } = await import('../index.js')
+    const registry = new BackgroundShellRegistry()
+    registry.setRegisterCallback((entry) => stop(registry, entry.id, entry as never))
+    const dir = tmp()
+    const handle = executeBackground({ command: 'sleep 30', cwd: dir, outputDir: dir, registry })
+    await expectDead(handle.pid)
+    expect((await handle.done).status).toBe(status)
+  })
+
+  it.each([
+    ['complete()', (r: InstanceType<typeof import('../index.js').BackgroundShellRegistry>, id: string) => r.complete(id, 0, Date.now()), 'completed'],
+    ['fail()', (r: InstanceType<typeof import('../index.js').BackgroundShellRegistry>, id: string) => r.fail(id, 'stopped', Date.now()), 'failed'],
+  ] as const)('%s on a running executeBackground shell stops its process', async (_name, settle, status) => {
+    const { executeBackground, BackgroundShellRegistry } = await import('../index.js')
+    const registry = new BackgroundShellRegistry()
+    const dir = tmp()
+    const handle = executeBackground({ command: viaScript('trap "" TERM; sleep 30 & wait'), cwd: dir, outputDir: dir, registry })
+    await waitFor(() => isAlive(handle.pid!), 2000, 'child')
+    settle(registry, handle.shellId)
+    await expectDead(handle.pid)
+    expect((await handle.done).status).toBe(status)
   })
 })

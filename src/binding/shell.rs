@@ -41,6 +41,9 @@ pub(crate) struct ShellInner {
   core: RefCell<ShellRegistry>,
   entries: RefCell<HashMap<String, ShellJsEntry>>,
   callbacks: RefCell<ShellCallbacks>,
+  /// The processes `executeBackground` started, by shell id, until they settle.
+  #[cfg(unix)]
+  processes: RefCell<HashMap<String, std::sync::Arc<crate::core::shell::ShellRun>>>,
 }
 
 impl ShellInner {
@@ -52,7 +55,42 @@ impl ShellInner {
       )),
       entries: RefCell::default(),
       callbacks: RefCell::default(),
+      #[cfg(unix)]
+      processes: RefCell::default(),
     }
+  }
+
+  /// Links a started process to its entry (see [`Self::stop_process_if_settled`]).
+  #[cfg(unix)]
+  pub(crate) fn attach_process(&self, id: &str, run: std::sync::Arc<crate::core::shell::ShellRun>) {
+    self.processes.borrow_mut().insert(id.to_owned(), run);
+  }
+
+  /// Unlinks a process that settled.
+  #[cfg(unix)]
+  pub(crate) fn detach_process(&self, id: &str, run: &std::sync::Arc<crate::core::shell::ShellRun>) {
+    let mut processes = self.processes.borrow_mut();
+    if processes.get(id).is_some_and(|p| std::sync::Arc::ptr_eq(p, run)) {
+      processes.remove(id);
+    }
+  }
+
+  /// `complete()`/`fail()` from JavaScript settled a shell whose process we
+  /// started: the process is stopped too (SIGTERM to its tree, SIGKILL 200 ms
+  /// later), never left running unreachable.
+  fn stop_process_if_settled(&self, id: &str) {
+    #[cfg(unix)]
+    {
+      if self.entry(id).is_some_and(|e| e.is_running()) {
+        return;
+      }
+      let run = self.processes.borrow().get(id).cloned();
+      if let Some(run) = run {
+        run.cancel();
+      }
+    }
+    #[cfg(not(unix))]
+    let _ = id;
   }
 
   pub(crate) fn entry(&self, id: &str) -> Option<ShellEntry> {
@@ -439,6 +477,7 @@ impl BackgroundShellRegistry {
     )? as i32;
     let end_time = end_time_arg(&env, &end_time)?;
     self.inner.complete(&env, &id, code, end_time);
+    self.inner.stop_process_if_settled(&id);
     Ok(())
   }
 
@@ -452,6 +491,7 @@ impl BackgroundShellRegistry {
     let error = args::string(&env, &error, "error")?;
     let end_time = end_time_arg(&env, &end_time)?;
     self.inner.fail(&env, &id, &error, end_time);
+    self.inner.stop_process_if_settled(&id);
     Ok(())
   }
 

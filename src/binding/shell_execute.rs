@@ -213,6 +213,65 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     .into_owned();
   let status_path = status_file_path_for(&output_path);
 
+  // Every JavaScript object the shell needs comes before any process: a
+  // throwing `AbortController`, a stubbed `setInterval` or a signal whose
+  // `addEventListener` throws end the call while nothing runs yet.
+  let controller = new_abort_controller(&env)?;
+  let controller_signal: Object = controller.get_named_property("signal")?;
+  let (done, resolve) = new_promise(&env)?;
+  let mut registration = Object::new(&env)?;
+  registration.set_named_property("shellId", shell_id.as_str())?;
+  registration.set_named_property("command", command.as_str())?;
+  registration.set_named_property("cwd", opts.cwd.as_str())?;
+  registration.set_named_property("status", "running")?;
+  registration.set_named_property("outputPath", output_path.as_str())?;
+  registration.set_named_property("abortController", controller)?;
+  let mut handle = Object::new(&env)?;
+  handle.set_named_property("shellId", shell_id.as_str())?;
+  handle.set_named_property("outputPath", output_path.as_str())?;
+  handle.set_named_property("statusPath", status_path.as_str())?;
+  handle.set_named_property("command", command.as_str())?;
+  handle.set_named_property("strippedTrailingAmp", stripped_trailing_amp)?;
+  handle.set_named_property("done", done)?;
+  // Aborting our controller cancels the run once there is one (an abort
+  // before that, from a register callback, is checked right after the start).
+  let run_slot: Rc<RefCell<Option<Arc<ShellRun>>>> = Rc::default();
+  on_abort(&env, &controller_signal, {
+    let run_slot = Rc::clone(&run_slot);
+    move |_env| {
+      if let Some(run) = run_slot.borrow().as_ref() {
+        run.cancel();
+      }
+    }
+  })?;
+  let keep_alive = KeepAlive::start(&env)?;
+  let caller_signal = (|| -> Result<Option<(Persistent, Persistent)>> {
+    handle.set_named_property("unref", keep_alive.method(&env, "unref")?)?;
+    handle.set_named_property("ref", keep_alive.method(&env, "ref")?)?;
+    let Some(signal) = signal else {
+      return Ok(None);
+    };
+    let listener = on_abort(&env, &signal, {
+      let controller = controller.create_ref::<false>()?;
+      move |env| js::call_method_guarded(env, &controller, "abort")
+    })?;
+    Ok(Some((signal.create_ref::<false>()?, listener)))
+  })();
+  let caller_signal = match caller_signal {
+    Ok(caller_signal) => caller_signal,
+    Err(error) => {
+      keep_alive.stop(&env);
+      return Err(error);
+    }
+  };
+  let (resolve, controller_ref) = match controller.create_ref::<false>() {
+    Ok(controller_ref) => (resolve, controller_ref),
+    Err(error) => {
+      keep_alive.stop(&env);
+      return Err(error);
+    }
+  };
+
   // The output file is opened first: when it cannot be (a symlink, a FIFO or
   // a directory at its path), nothing is spawned and the entry fails with the
   // open error, as on a spawn failure (§2.15 step 7).
@@ -220,17 +279,25 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     .and_then(|writer| Ok((writer, spawn_shell(&command, &opts)?)));
   let now = js::wall_ms();
   let pid = started.as_ref().ok().map(|(_, s)| s.pid);
-
-  let controller = new_abort_controller(&env)?;
-  let mut registration = Object::new(&env)?;
-  registration.set_named_property("shellId", shell_id.as_str())?;
-  registration.set_named_property("command", command.as_str())?;
-  registration.set_named_property("cwd", opts.cwd.as_str())?;
-  registration.set_named_property("status", "running")?;
-  registration.set_named_property("startTime", now)?;
-  registration.set_named_property("outputPath", output_path.as_str())?;
-  registration.set_named_property("abortController", controller)?;
-  js::set_opt(&mut registration, "pid", pid)?;
+  if let Ok((_, spawned)) = &started {
+    super::lifecycle::adopt(&spawned.group);
+  }
+  // From here on a failure kills the child and leaves nothing registered.
+  let abandon = |env: &Env, started: &std::io::Result<(OutputWriter, process::SpawnedProcess)>| {
+    if let Ok((_, spawned)) = started {
+      process::kill_now(&spawned.group);
+    }
+    keep_alive.stop(env);
+  };
+  let with_pid = (|| -> Result<()> {
+    registration.set_named_property("startTime", now)?;
+    js::set_opt(&mut registration, "pid", pid)?;
+    js::set_opt(&mut handle, "pid", pid)
+  })();
+  if let Err(error) = with_pid {
+    abandon(&env, &started);
+    return Err(error);
+  }
   let reg = ShellRegistration {
     shell_id: shell_id.clone(),
     command: command.clone(),
@@ -240,89 +307,72 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     pid,
     todo_work_chain_id: None,
   };
-  if let Err(error) = inner.register(
-    &env,
-    &registration,
-    reg,
-    Some(controller.create_ref::<false>()?),
-  ) {
-    if let Ok((_, spawned)) = &started {
-      process::kill_now(&spawned.group);
-    }
+  if let Err(error) = inner.register(&env, &registration, reg, Some(controller_ref)) {
+    abandon(&env, &started);
     return Err(error);
   }
 
-  let (done, resolve) = new_promise(&env)?;
-  let keep_alive = KeepAlive::start(&env)?;
   let settle = Settle {
     inner: Rc::clone(&inner),
     run: inner.track_run(&shell_id),
     shell_id: shell_id.clone(),
     resolve,
     keep_alive: keep_alive.clone(),
-    signal: None,
+    signal: caller_signal,
+    process: None,
   };
   match started {
     Err(error) => settle.failed_to_start(&env, &error.to_string(), now),
     Ok((writer, spawned)) => {
       let group = spawned.group.clone();
-      super::lifecycle::adopt(&group);
       let settle = Rc::new(RefCell::new(Some(settle)));
-      let tsfn = settle_function(&env, Rc::clone(&settle))?;
-      let run = ShellRun::start(
-        spawned,
-        writer,
-        Box::new(move |outcome| {
-          let status = tsfn.call(outcome, ThreadsafeFunctionCallMode::NonBlocking);
-          if status != Status::Ok {
-            tracing::warn!(
-              ?status,
-              "taskstream: a background shell settled after its host environment closed"
-            );
-          }
-        }),
-      );
+      let run = settle_function(&env, Rc::clone(&settle)).and_then(|tsfn| {
+        ShellRun::start(
+          spawned,
+          writer,
+          Box::new(move |outcome| {
+            let status = tsfn.call(outcome, ThreadsafeFunctionCallMode::NonBlocking);
+            if status != Status::Ok {
+              tracing::warn!(
+                ?status,
+                "taskstream: a background shell settled after its host environment closed"
+              );
+            }
+          }),
+        )
+        .map_err(|error| Error::from_reason(format!("could not start the output threads: {error}")))
+      });
       match run {
         Ok(run) => {
-          on_abort(&env, &controller.get_named_property::<Object>("signal")?, {
-            let run = Arc::clone(&run);
-            move |_env| run.cancel()
-          })?;
-          if let Some(signal) = signal {
-            let listener = on_abort(&env, &signal, {
-              let controller = controller.create_ref::<false>()?;
-              move |env| js::call_method_guarded(env, &controller, "abort")
-            })?;
-            if let Some(settle) = settle.borrow_mut().as_mut() {
-              settle.signal = Some((signal.create_ref::<false>()?, listener));
-            }
+          *run_slot.borrow_mut() = Some(Arc::clone(&run));
+          inner.attach_process(&shell_id, Arc::clone(&run));
+          if let Some(settle) = settle.borrow_mut().as_mut() {
+            settle.process = Some(Arc::clone(&run));
+          }
+          // A register or status-change callback may already have stopped the
+          // shell (cancel, abortAll, complete, fail, an abort of its
+          // controller) before the run existed: stop it now.
+          let stopped = !inner.entry(&shell_id).is_some_and(|e| e.is_running())
+            || controller_aborted(&controller_signal);
+          if stopped {
+            run.cancel();
           }
         }
         Err(error) => {
           process::kill_now(&group);
           if let Some(settle) = settle.borrow_mut().take() {
-            settle.failed_to_start(
-              &env,
-              &format!("could not start the output threads: {error}"),
-              now,
-            );
+            settle.failed_to_start(&env, &error.reason, now);
           }
         }
       }
     }
   }
-
-  let mut handle = Object::new(&env)?;
-  handle.set_named_property("shellId", shell_id.as_str())?;
-  js::set_opt(&mut handle, "pid", pid)?;
-  handle.set_named_property("outputPath", output_path.as_str())?;
-  handle.set_named_property("statusPath", status_path.as_str())?;
-  handle.set_named_property("command", command.as_str())?;
-  handle.set_named_property("strippedTrailingAmp", stripped_trailing_amp)?;
-  handle.set_named_property("done", done)?;
-  handle.set_named_property("unref", keep_alive.method(&env, "unref")?)?;
-  handle.set_named_property("ref", keep_alive.method(&env, "ref")?)?;
   Ok(args::out(&env, &handle))
+}
+
+/// Whether an `AbortSignal` has fired.
+fn controller_aborted(signal: &Object) -> bool {
+  signal.get_named_property::<bool>("aborted").unwrap_or(false)
 }
 
 fn spawn_shell(command: &str, opts: &Options) -> std::io::Result<process::SpawnedProcess> {
@@ -457,6 +507,8 @@ struct Settle {
   keep_alive: KeepAlive,
   /// The caller's signal and our listener on it, removed at settle.
   signal: Option<(Persistent, Persistent)>,
+  /// The running process, unlinked from the registry at settle.
+  process: Option<Arc<ShellRun>>,
 }
 
 impl Settle {
@@ -492,6 +544,9 @@ impl Settle {
 
   fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
     self.keep_alive.stop(env);
+    if let Some(process) = self.process.take() {
+      self.inner.detach_process(&self.shell_id, &process);
+    }
     if let Some((signal, listener)) = self.signal.take() {
       remove_abort_listener(env, &signal, &listener);
       release(env, signal);
