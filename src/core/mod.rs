@@ -6,6 +6,8 @@ pub mod guards;
 pub mod ids;
 pub mod monitor;
 pub mod process;
+#[cfg(unix)]
+pub mod reactor;
 pub mod shell;
 pub mod sync;
 pub mod task;

@@ -1,29 +1,27 @@
-//! Native monitors: a spawned command streamed by Rust threads (CONTRACT.md
-//! §2.10). Two reader threads (stdout, stderr) feed one [`LinePipeline`];
-//! a supervisor thread waits for the leader, drains the pipes (until EOF, or
-//! 1000 ms after the exit when a descendant still holds one), flushes, settles
-//! through the hub and kills whatever of the tree is left.
+//! Native monitors: a spawned command streamed by the reactor (CONTRACT.md
+//! §2.10). Reads of both pipes feed one [`LinePipeline`]; when the leader
+//! exits, the pipes are drained until EOF, or until 1000 ms after the exit
+//! when a descendant still holds one; then the monitor flushes, settles
+//! through the hub and kills whatever of the tree is left. No thread of its
+//! own: the reactor reads the pipes, learns of the exit and runs the drain
+//! deadline (see `core::reactor`).
 
-use std::fs::File;
-use std::io::{ErrorKind, Read};
-use std::os::fd::AsRawFd;
+use std::io;
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use super::hub::{Clock, MonitorHub, NativeTask};
 use super::pipeline::{LinePipeline, LineSink, Stream};
 use super::registry::{AbortKind, Effect, ExitInfo, MonitorRegistry};
 use super::throttle::ThrottleConfig;
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
 use crate::core::sync::lock;
 
 /// How long a monitor keeps reading after its leader exited (§2.10 "Exit and settle").
 pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
-/// One read takes at most this many bytes (§2.10 "Reading").
-const READ_CHUNK: usize = 64 * 1024;
-/// How often a blocked reader checks whether it should stop.
-const READER_POLL_MS: i32 = 250;
 
 /// Collects a batch of pipeline decisions, applied to the registry at once.
 #[derive(Default)]
@@ -53,23 +51,44 @@ impl LineSink for Batch {
   }
 }
 
+/// Where the monitor's process side stands.
+#[derive(Default)]
+struct Io {
+  /// Pipes that reached EOF (or failed).
+  eofs: u8,
+  /// The leader's exit, once reaped.
+  exit: Option<ExitStatusInfo>,
+  /// The monitor settled (at most once).
+  finished: bool,
+  pipes: Vec<PipeKey>,
+}
+
 /// The process side of one native monitor.
 pub struct NativeMonitor<C: Clock> {
+  /// This monitor, for the drain deadline's job.
+  me: Weak<Self>,
   id: String,
   group: ProcessGroup,
+  hub: Weak<MonitorHub>,
+  reactor: Arc<Reactor>,
   pipeline: Mutex<LinePipeline>,
   clock: C,
   aborted: AtomicBool,
   killed: AtomicBool,
-  /// Set after the monitor settled and its tree was killed: readers stop.
-  stop_readers: AtomicBool,
-  /// Number of pipes that reached EOF (or failed), with a condvar for the supervisor.
-  eof: (Mutex<u8>, Condvar),
+  io: Mutex<Io>,
+}
+
+fn stream_of(tag: u8) -> Stream {
+  if tag == Stream::Stderr as u8 {
+    Stream::Stderr
+  } else {
+    Stream::Stdout
+  }
 }
 
 impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
-  /// Wraps a spawned process whose entry is already registered in `hub`, adds it
-  /// to the hub and starts its threads.
+  /// Wraps a spawned process whose entry is already registered in `hub`, adds
+  /// it to the hub and hands its pipes and its exit to a reactor.
   pub fn start(
     hub: &Arc<MonitorHub>,
     id: &str,
@@ -77,6 +96,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     throttle: Option<ThrottleConfig>,
     clock: C,
   ) -> std::io::Result<Arc<Self>> {
+    let reactor = Reactor::pick()?;
     let SpawnedProcess {
       group,
       stdout,
@@ -84,62 +104,29 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       child,
       ..
     } = spawned;
-    let monitor = Arc::new(Self {
+    let monitor = Arc::new_cyclic(|me| Self {
+      me: me.clone(),
       id: id.to_owned(),
       group,
+      hub: Arc::downgrade(hub),
+      reactor: Arc::clone(&reactor),
       pipeline: Mutex::new(LinePipeline::new(throttle, clock.mono_ms())),
       clock,
       aborted: AtomicBool::new(false),
       killed: AtomicBool::new(false),
-      stop_readers: AtomicBool::new(false),
-      eof: (Mutex::new(0), Condvar::new()),
+      io: Mutex::new(Io::default()),
     });
     hub.add_native(id, monitor.clone());
-    for (stream, file) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {
-      let (monitor, hub) = (monitor.clone(), hub.clone());
-      std::thread::Builder::new()
-        .name(format!("taskstream-read-{}", stream as u8))
-        .spawn(move || monitor.read_loop(&hub, stream, file))?;
+    let pipes = [(Stream::Stdout, stdout), (Stream::Stderr, stderr)]
+      .into_iter()
+      .map(|(stream, file)| reactor.watch_pipe(file, stream as u8, monitor.clone()))
+      .collect();
+    lock(&monitor.io).pipes = pipes;
+    if let Err(error) = reactor.watch_exit(child, monitor.clone()) {
+      process::kill_now(&monitor.group);
+      return Err(error);
     }
-    let (supervisor, hub) = (monitor.clone(), hub.clone());
-    std::thread::Builder::new()
-      .name("taskstream-wait".into())
-      .spawn(move || supervisor.supervise(&hub, child))?;
     Ok(monitor)
-  }
-
-  fn read_loop(&self, hub: &MonitorHub, stream: Stream, mut file: File) {
-    process::lower_current_thread_priority();
-    let _enlarged = process::enlarge_pipe(&file);
-    // Non-blocking: a reader that keeps up reads straight away and waits in
-    // poll (which also watches `stop_readers`) only when the pipe is empty.
-    let nonblocking = set_nonblocking(&file);
-    let mut buf = vec![0u8; READ_CHUNK];
-    loop {
-      if !nonblocking && !wait_readable(&file, &self.stop_readers) {
-        break;
-      }
-      if self.stop_readers.load(Ordering::Acquire) {
-        break;
-      }
-      match file.read(&mut buf) {
-        Ok(0) => break,
-        Ok(n) => self.ingest(hub, stream, &buf[..n]),
-        Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-        Err(e) if e.kind() == ErrorKind::WouldBlock => {
-          if !wait_readable(&file, &self.stop_readers) {
-            break;
-          }
-        }
-        Err(e) => {
-          tracing::debug!(id = %self.id, error = %e, "taskstream: monitor pipe read failed");
-          break;
-        }
-      }
-    }
-    let (count, condvar) = &self.eof;
-    *lock(count) += 1;
-    condvar.notify_all();
   }
 
   /// One read: bytes counted (the idle deadline moves), lines decided, then the
@@ -172,44 +159,38 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     hub.wake_js();
   }
 
-  fn supervise(&self, hub: &MonitorHub, mut child: process::Child) {
-    let status = match child.wait() {
-      Ok(status) => ExitStatusInfo::from(status),
-      Err(e) => {
-        tracing::warn!(id = %self.id, error = %e, "taskstream: waiting for a monitor failed");
-        ExitStatusInfo {
-          code: None,
-          signal: None,
-        }
+  /// Settles once the leader exited and both pipes are done (or the drain
+  /// deadline passed): flush, settle through the hub, kill what is left of
+  /// the tree, stop reading.
+  fn finish(&self) {
+    let (exit, pipes) = {
+      let mut io = lock(&self.io);
+      if io.finished {
+        return;
       }
+      let Some(exit) = io.exit else {
+        return;
+      };
+      io.finished = true;
+      (exit, std::mem::take(&mut io.pipes))
     };
-    let deadline = Instant::now() + DRAIN_AFTER_EXIT;
-    let (count, condvar) = &self.eof;
-    let mut eofs = lock(count);
-    while *eofs < 2 {
-      let left = deadline.saturating_duration_since(Instant::now());
-      if left.is_zero() {
-        break;
-      }
-      eofs = condvar
-        .wait_timeout(eofs, left)
-        .map(|(guard, _)| guard)
-        .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+    if let Some(hub) = self.hub.upgrade() {
+      self.cleanup(&hub);
+      let exit = ExitInfo {
+        code: exit.code,
+        signal: exit.signal.map(process::signal_name),
+      };
+      let aborted = self.aborted.load(Ordering::Acquire);
+      let wall = self.clock.wall_ms();
+      hub.apply(|r| r.settle_from_exit(&self.id, &exit, aborted, wall));
+      hub.wake_js();
     }
-    drop(eofs);
-    self.cleanup(hub);
-    let exit = ExitInfo {
-      code: status.code,
-      signal: status.signal.map(process::signal_name),
-    };
-    let aborted = self.aborted.load(Ordering::Acquire);
-    let wall = self.clock.wall_ms();
-    hub.apply(|r| r.settle_from_exit(&self.id, &exit, aborted, wall));
-    hub.wake_js();
-    // Off this thread, batched with other settles: a dead tree is forgotten
-    // (the tracked set stays small), a live one is killed.
+    // Batched with other settles on the timer thread: a dead tree is
+    // forgotten (the tracked set stays small), a live one is killed.
     process::terminate_leftovers(&self.group);
-    self.stop_readers.store(true, Ordering::Release);
+    for key in pipes {
+      self.reactor.close_pipe(key);
+    }
   }
 
   /// `cleanup()`, at most once: flush what was read, then close the pipeline.
@@ -241,6 +222,59 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   }
 }
 
+impl<C: Clock + Send + Sync + 'static> PipeHandler for NativeMonitor<C> {
+  fn data(&self, tag: u8, bytes: &[u8]) {
+    if let Some(hub) = self.hub.upgrade() {
+      self.ingest(&hub, stream_of(tag), bytes);
+    }
+  }
+
+  fn closed(&self, _tag: u8, error: Option<io::Error>) {
+    if let Some(error) = error {
+      tracing::debug!(id = %self.id, %error, "taskstream: monitor pipe read failed");
+    }
+    let ready = {
+      let mut io = lock(&self.io);
+      io.eofs += 1;
+      io.eofs >= 2 && io.exit.is_some()
+    };
+    if ready {
+      self.finish();
+    }
+  }
+}
+
+impl<C: Clock + Send + Sync + 'static> ExitHandler for NativeMonitor<C> {
+  fn exited(&self, status: io::Result<ExitStatus>) {
+    let exit = match status {
+      Ok(status) => ExitStatusInfo::from(status),
+      Err(error) => {
+        tracing::warn!(id = %self.id, %error, "taskstream: waiting for a monitor failed");
+        ExitStatusInfo {
+          code: None,
+          signal: None,
+        }
+      }
+    };
+    let drained = {
+      let mut io = lock(&self.io);
+      io.exit = Some(exit);
+      io.eofs >= 2
+    };
+    if drained {
+      self.finish();
+      return;
+    }
+    // A descendant may hold a pipe: settle 1000 ms after the exit at the latest.
+    let me = self.me.clone();
+    self.reactor.after(DRAIN_AFTER_EXIT, move || {
+      if let Some(me) = me.upgrade() {
+        me.finish();
+      }
+    });
+  }
+}
+
 impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
   fn stop_reading(&self, hub: &MonitorHub, kind: AbortKind) {
     if self.aborted.swap(true, Ordering::AcqRel) {
@@ -258,39 +292,6 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
   fn kill(&self) {
     if !self.killed.swap(true, Ordering::AcqRel) {
       process::terminate(&self.group);
-    }
-  }
-}
-
-/// Sets `O_NONBLOCK` on our end of a pipe (the child's end is a different
-/// open file description); false when that failed.
-fn set_nonblocking(file: &File) -> bool {
-  let fd = file.as_raw_fd();
-  // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL touch no memory.
-  unsafe {
-    let flags = libc::fcntl(fd, libc::F_GETFL);
-    flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
-  }
-}
-
-/// Waits until `file` is readable (or at EOF). False once `stop` is set.
-fn wait_readable(file: &File, stop: &AtomicBool) -> bool {
-  loop {
-    if stop.load(Ordering::Acquire) {
-      return false;
-    }
-    let mut fds = [libc::pollfd {
-      fd: file.as_raw_fd(),
-      events: libc::POLLIN,
-      revents: 0,
-    }];
-    // SAFETY: `fds` is a valid array of one pollfd for the duration of the call.
-    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, READER_POLL_MS) };
-    if ready > 0 {
-      return true;
-    }
-    if ready < 0 && std::io::Error::last_os_error().kind() != ErrorKind::Interrupted {
-      return true; // let read() report the error
     }
   }
 }

@@ -34,7 +34,7 @@ mod watchdog;
 pub use env::{child_env, EnvOptions, DEFAULT_REMOVE_ENV};
 pub use exit::{signal_name, ExitStatusInfo};
 pub use group::ProcessGroup;
-pub use priority::{enlarge_pipe, lower_current_thread_priority};
+pub use priority::{enlarge_pipe, lower_current_thread_priority, EnlargedPipe};
 pub use shell::{resolve_program, shell_config, shell_config_for, ShellConfig, ShellKind};
 pub use spawn::{spawn, Child, SpawnRequest, SpawnedProcess};
 pub use tag::{is_valid_task_tag, new_task_tag, TASK_TAG_VAR};

@@ -1,24 +1,22 @@
 //! Running a background shell's process (CONTRACT.md §2.15 steps 8–10 and
 //! 12, §2.19, §4 items 10, 11 and 16).
 //!
-//! Two reader threads drain stdout and stderr into one [`OutputWriter`], one
-//! read at a time, always to EOF; a waiter thread reaps the leader. Whichever
-//! of the three finishes last settles the run: the file is finished and
+//! The reactor drains stdout and stderr into one [`OutputWriter`], one read
+//! at a time, always to EOF, and reaps the leader (see `core::reactor`).
+//! Whichever of the three ends last settles the run: the file is finished and
 //! closed, and only then does `on_settle` run, exactly once. A descendant
 //! that keeps a pipe open keeps the shell running (unlike monitors, which
 //! stop draining 1000 ms after the exit).
 
-use std::fs::File;
-use std::io::{self, ErrorKind, Read};
+use std::io;
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 
 use super::output::{OutputCounters, OutputWriter, Stream};
 use super::runs::ShellVerdict;
-use crate::core::process::{self, Child, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+use crate::core::reactor::{ExitHandler, PipeHandler, Reactor};
 use crate::core::sync::lock;
-
-/// One read takes at most this many bytes.
-const READ_CHUNK: usize = 64 * 1024;
 /// What must end before the run settles: the leader, stdout and stderr.
 const PARTS: u8 = 3;
 /// The exit of a leader that could not be waited for.
@@ -78,9 +76,9 @@ pub struct ShellRun {
 }
 
 impl ShellRun {
-  /// Starts the waiter and the two readers. If a thread cannot be started,
-  /// the tree is killed, `on_settle` is dropped uncalled and the error
-  /// returned; the caller then fails the entry.
+  /// Hands the pipes and the exit to a reactor. If that cannot be done, the
+  /// tree is killed, `on_settle` is dropped uncalled and the error returned;
+  /// the caller then fails the entry.
   pub fn start(
     spawned: SpawnedProcess,
     writer: OutputWriter,
@@ -106,26 +104,18 @@ impl ShellRun {
         on_settle: Some(on_settle),
       }),
     });
-    if let Err(error) = run.spawn_threads(child, stdout, stderr) {
+    let watched = Reactor::pick().and_then(|reactor| {
+      for (stream, pipe) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {
+        reactor.watch_pipe(pipe, stream as u8, run.clone());
+      }
+      reactor.watch_exit(child, run.clone())
+    });
+    if let Err(error) = watched {
       lock(&run.state).on_settle = None;
       process::kill_now(&run.group);
       return Err(error);
     }
     Ok(run)
-  }
-
-  fn spawn_threads(self: &Arc<Self>, child: Child, stdout: File, stderr: File) -> io::Result<()> {
-    let waiter = Arc::clone(self);
-    std::thread::Builder::new()
-      .name("taskstream-shell-wait".into())
-      .spawn(move || waiter.wait_leader(child))?;
-    for (stream, pipe) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {
-      let reader = Arc::clone(self);
-      std::thread::Builder::new()
-        .name(format!("taskstream-shell-read-{}", stream as u8))
-        .spawn(move || reader.drain(stream, pipe))?;
-    }
-    Ok(())
   }
 
   /// §2.15 step 10: marks the run aborted and kills the tree (SIGTERM, then
@@ -146,37 +136,6 @@ impl ShellRun {
 
   pub fn group(&self) -> &ProcessGroup {
     &self.group
-  }
-
-  fn wait_leader(&self, mut child: Child) {
-    let (exit, error) = match child.wait() {
-      Ok(status) => (ExitStatusInfo::from(status), None),
-      Err(error) => (NO_EXIT, Some(error.to_string())),
-    };
-    self.part_done(move |state| {
-      state.exit = exit;
-      state.io_error = state.io_error.take().or(error);
-    });
-  }
-
-  /// Reads `pipe` to EOF, each read straight into the writer. The cap and
-  /// binary output never stop the reading, so the child never blocks.
-  fn drain(&self, stream: Stream, mut pipe: File) {
-    process::lower_current_thread_priority();
-    let _enlarged = process::enlarge_pipe(&pipe);
-    let mut buf = vec![0u8; READ_CHUNK];
-    let error = loop {
-      match pipe.read(&mut buf) {
-        Ok(0) => break None,
-        Ok(n) => lock(&self.writer).write(stream, &buf[..n]),
-        Err(e) if e.kind() == ErrorKind::Interrupted => {}
-        Err(e) => break Some(e.to_string()),
-      }
-    };
-    drop(pipe);
-    self.part_done(move |state| {
-      state.io_error = state.io_error.take().or(error);
-    });
   }
 
   /// Records a finished part; the last one settles: the writer is finished
@@ -214,5 +173,38 @@ impl ShellRun {
     // Whatever is left of the tree (a `nohup … &` or a daemon that let go of
     // the pipes) dies with the task, as for monitors; a dead tree is forgotten.
     process::terminate_leftovers(&self.group);
+  }
+}
+
+/// Reads go straight into the writer; the cap and binary output never stop
+/// the reading, so the child never blocks.
+impl PipeHandler for ShellRun {
+  fn data(&self, tag: u8, bytes: &[u8]) {
+    let stream = if tag == Stream::Stderr as u8 {
+      Stream::Stderr
+    } else {
+      Stream::Stdout
+    };
+    lock(&self.writer).write(stream, bytes);
+  }
+
+  fn closed(&self, _tag: u8, error: Option<io::Error>) {
+    let error = error.map(|e| e.to_string());
+    self.part_done(move |state| {
+      state.io_error = state.io_error.take().or(error);
+    });
+  }
+}
+
+impl ExitHandler for ShellRun {
+  fn exited(&self, status: io::Result<ExitStatus>) {
+    let (exit, error) = match status {
+      Ok(status) => (ExitStatusInfo::from(status), None),
+      Err(error) => (NO_EXIT, Some(error.to_string())),
+    };
+    self.part_done(move |state| {
+      state.exit = exit;
+      state.io_error = state.io_error.take().or(error);
+    });
   }
 }

@@ -1,0 +1,430 @@
+//! The event-driven reading core: a few reactor threads read every task's
+//! pipes and learn of every task's exit, so the thread count stays flat as
+//! tasks grow (a thread per pipe cost three threads a task).
+//!
+//! Each reactor thread owns a poller (epoll on Linux, `poll(2)` on other Unix
+//! systems; see `poller_*.rs`), the sources registered with it and a timer
+//! queue. A task registers all its sources with one reactor, so its handlers
+//! run one at a time, in the order the kernel reported them. Handlers run on
+//! the reactor thread and must not block for long: they decode, split,
+//! throttle and queue (monitors) or write a file (shells).
+//!
+//! Sources:
+//! * a pipe: read non-blocking, up to [`READS_PER_TURN`] reads of
+//!   [`READ_CHUNK`] bytes before the next source gets its turn (the poller is
+//!   level-triggered, so the rest is read on the next turn); EOF or a read
+//!   error closes it;
+//! * a child's exit: a pidfd on Linux (5.3+), reaped with `waitpid` on its pid
+//!   only (never `-1`: Node's own children are left to libuv); elsewhere, or
+//!   where `pidfd_open` is refused, a short-lived waiter thread per child;
+//! * timers ([`Reactor::after`]), such as a monitor's 1000 ms drain deadline.
+//!
+//! Other threads talk to a reactor through its command queue and a wake-up
+//! descriptor; registration returns at once.
+
+mod exit_watch;
+#[cfg(target_os = "linux")]
+#[path = "poller_epoll.rs"]
+mod poller;
+#[cfg(all(unix, not(target_os = "linux")))]
+#[path = "poller_poll.rs"]
+mod poller;
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::File;
+use std::io::{self, ErrorKind, Read};
+use std::os::fd::{AsRawFd, RawFd};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use once_cell::sync::Lazy;
+
+use crate::core::process::{self, Child, EnlargedPipe};
+use crate::core::sync::lock;
+
+/// One read takes at most this many bytes (CONTRACT.md §2.10 "Reading").
+pub const READ_CHUNK: usize = 64 * 1024;
+/// Reads one pipe gets before the reactor turns to its other sources.
+pub const READS_PER_TURN: usize = 16;
+/// Most reactor threads, whatever the number of cores.
+const MAX_REACTORS: usize = 4;
+
+/// What a task does with its pipes' bytes. Called on the reactor thread.
+pub trait PipeHandler: Send + Sync {
+  /// One read of the pipe registered with `tag`.
+  fn data(&self, tag: u8, bytes: &[u8]);
+  /// The pipe reached EOF (`None`), failed (the error), or was closed by
+  /// [`Reactor::close_pipe`] (not called then).
+  fn closed(&self, tag: u8, error: Option<io::Error>);
+}
+
+/// What a task does when its leader exits. Called on the reactor thread (or
+/// on the fallback waiter thread).
+pub trait ExitHandler: Send + Sync {
+  fn exited(&self, status: io::Result<ExitStatus>);
+}
+
+/// Identifies a registered pipe, to close it early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PipeKey(u64);
+
+type Job = Box<dyn FnOnce() + Send>;
+
+enum Command {
+  AddPipe {
+    key: u64,
+    file: File,
+    tag: u8,
+    handler: Arc<dyn PipeHandler>,
+  },
+  ClosePipe(u64),
+  AddExit {
+    key: u64,
+    pidfd: File,
+    child: Child,
+    handler: Arc<dyn ExitHandler>,
+  },
+  Timer {
+    at: Instant,
+    job: Job,
+  },
+}
+
+enum Source {
+  Pipe {
+    file: File,
+    tag: u8,
+    handler: Arc<dyn PipeHandler>,
+    _enlarged: EnlargedPipe,
+  },
+  Exit {
+    pidfd: File,
+    child: Child,
+    handler: Arc<dyn ExitHandler>,
+  },
+}
+
+/// One reactor thread's handle.
+pub struct Reactor {
+  commands: Mutex<Vec<Command>>,
+  waker: poller::Waker,
+  /// Sources registered with this reactor and not closed yet.
+  load: AtomicUsize,
+}
+
+static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+
+/// The reactor threads, started on first use; `None` where none could start
+/// (then callers fall back to threads of their own).
+static REACTORS: Lazy<Vec<Arc<Reactor>>> = Lazy::new(|| {
+  let count = std::thread::available_parallelism()
+    .map(|n| n.get())
+    .unwrap_or(1)
+    .clamp(1, MAX_REACTORS);
+  (0..count).filter_map(|i| Reactor::start(i).ok()).collect()
+});
+
+impl Reactor {
+  fn start(index: usize) -> io::Result<Arc<Reactor>> {
+    let (poller, waker) = poller::Poller::new()?;
+    let reactor = Arc::new(Reactor {
+      commands: Mutex::new(Vec::new()),
+      waker,
+      load: AtomicUsize::new(0),
+    });
+    let thread_side = Arc::clone(&reactor);
+    std::thread::Builder::new()
+      .name(format!("taskstream-reactor-{index}"))
+      .spawn(move || run(&thread_side, poller))?;
+    Ok(reactor)
+  }
+
+  /// The least loaded reactor, for all the sources of one new task.
+  pub fn pick() -> io::Result<Arc<Reactor>> {
+    REACTORS
+      .iter()
+      .min_by_key(|r| r.load.load(Ordering::Relaxed))
+      .cloned()
+      .ok_or_else(|| io::Error::other("no reactor thread could be started"))
+  }
+
+  fn send(&self, command: Command) {
+    lock(&self.commands).push(command);
+    self.waker.wake();
+  }
+
+  /// Reads `file` (a pipe's read end) until EOF, handing every read to
+  /// `handler` with `tag`. The pipe is made non-blocking and, within a small
+  /// process-wide budget, enlarged (see [`process::enlarge_pipe`]).
+  pub fn watch_pipe(&self, file: File, tag: u8, handler: Arc<dyn PipeHandler>) -> PipeKey {
+    set_nonblocking(&file);
+    let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+    self.load.fetch_add(1, Ordering::Relaxed);
+    self.send(Command::AddPipe {
+      key,
+      file,
+      tag,
+      handler,
+    });
+    PipeKey(key)
+  }
+
+  /// Stops reading a pipe and closes it (its handler hears no more of it).
+  pub fn close_pipe(&self, key: PipeKey) {
+    self.send(Command::ClosePipe(key.0));
+  }
+
+  /// Reaps `child` when it exits and tells `handler`. Where no pidfd can be
+  /// had, a waiter thread of its own does it.
+  pub fn watch_exit(&self, child: Child, handler: Arc<dyn ExitHandler>) -> io::Result<()> {
+    match exit_watch::pidfd(child.id()) {
+      Some(pidfd) => {
+        let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+        self.load.fetch_add(1, Ordering::Relaxed);
+        self.send(Command::AddExit {
+          key,
+          pidfd,
+          child,
+          handler,
+        });
+        Ok(())
+      }
+      None => exit_watch::on_thread(child, handler),
+    }
+  }
+
+  /// Runs `job` on this reactor's thread once `delay` has passed.
+  pub fn after(&self, delay: Duration, job: impl FnOnce() + Send + 'static) {
+    self.send(Command::Timer {
+      at: Instant::now() + delay,
+      job: Box::new(job),
+    });
+  }
+}
+
+/// Sets `O_NONBLOCK` on our end of a pipe (the child's end is another open
+/// file description).
+fn set_nonblocking(file: &File) {
+  let fd = file.as_raw_fd();
+  // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL touch no memory.
+  unsafe {
+    let flags = libc::fcntl(fd, libc::F_GETFL);
+    if flags >= 0 {
+      libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+  }
+}
+
+struct Timer {
+  at: Instant,
+  sequence: u64,
+  job: Job,
+}
+
+impl PartialEq for Timer {
+  fn eq(&self, other: &Self) -> bool {
+    self.at == other.at && self.sequence == other.sequence
+  }
+}
+impl Eq for Timer {}
+impl PartialOrd for Timer {
+  fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+    Some(self.cmp(other))
+  }
+}
+impl Ord for Timer {
+  /// Reversed: the earliest deadline is the greatest (a max-heap pops it first).
+  fn cmp(&self, other: &Self) -> CmpOrdering {
+    (other.at, other.sequence).cmp(&(self.at, self.sequence))
+  }
+}
+
+/// The reactor thread's own state.
+struct Loop {
+  sources: HashMap<u64, Source>,
+  by_fd: HashMap<RawFd, u64>,
+  timers: BinaryHeap<Timer>,
+  next_sequence: u64,
+  buffer: Vec<u8>,
+}
+
+fn run(reactor: &Reactor, mut poller: poller::Poller) {
+  process::lower_current_thread_priority();
+  let mut state = Loop {
+    sources: HashMap::new(),
+    by_fd: HashMap::new(),
+    timers: BinaryHeap::new(),
+    next_sequence: 0,
+    buffer: vec![0u8; READ_CHUNK],
+  };
+  let mut ready: Vec<RawFd> = Vec::new();
+  loop {
+    let commands = std::mem::take(&mut *lock(&reactor.commands));
+    for command in commands {
+      state.apply(reactor, &mut poller, command);
+    }
+    state.run_due_timers();
+    let timeout = state
+      .timers
+      .peek()
+      .map(|t| t.at.saturating_duration_since(Instant::now()));
+    ready.clear();
+    if let Err(error) = poller.wait(timeout, &mut ready) {
+      tracing::warn!(%error, "taskstream: reactor wait failed");
+      std::thread::sleep(Duration::from_millis(10));
+      continue;
+    }
+    for &fd in &ready {
+      let Some(&key) = state.by_fd.get(&fd) else {
+        continue;
+      };
+      state.ready(reactor, &mut poller, key);
+    }
+  }
+}
+
+impl Loop {
+  fn apply(&mut self, reactor: &Reactor, poller: &mut poller::Poller, command: Command) {
+    match command {
+      Command::AddPipe {
+        key,
+        file,
+        tag,
+        handler,
+      } => {
+        let fd = file.as_raw_fd();
+        if let Err(error) = poller.add(fd) {
+          reactor.load.fetch_sub(1, Ordering::Relaxed);
+          guarded(|| handler.closed(tag, Some(error)));
+          return;
+        }
+        let enlarged = process::enlarge_pipe(&file);
+        self.by_fd.insert(fd, key);
+        self.sources.insert(
+          key,
+          Source::Pipe {
+            file,
+            tag,
+            handler,
+            _enlarged: enlarged,
+          },
+        );
+      }
+      Command::ClosePipe(key) => {
+        if matches!(self.sources.get(&key), Some(Source::Pipe { .. })) {
+          self.remove(reactor, poller, key);
+        }
+      }
+      Command::AddExit {
+        key,
+        pidfd,
+        child,
+        handler,
+      } => {
+        let fd = pidfd.as_raw_fd();
+        if poller.add(fd).is_err() {
+          reactor.load.fetch_sub(1, Ordering::Relaxed);
+          if let Err(error) = exit_watch::on_thread(child, Arc::clone(&handler)) {
+            guarded(|| handler.exited(Err(error)));
+          }
+          return;
+        }
+        self.by_fd.insert(fd, key);
+        self.sources.insert(
+          key,
+          Source::Exit {
+            pidfd,
+            child,
+            handler,
+          },
+        );
+      }
+      Command::Timer { at, job } => {
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        self.timers.push(Timer { at, sequence, job });
+      }
+    }
+  }
+
+  fn run_due_timers(&mut self) {
+    let now = Instant::now();
+    while self.timers.peek().is_some_and(|t| t.at <= now) {
+      let timer = self.timers.pop().expect("peeked");
+      guarded(timer.job);
+    }
+  }
+
+  fn remove(&mut self, reactor: &Reactor, poller: &mut poller::Poller, key: u64) -> Option<Source> {
+    let source = self.sources.remove(&key)?;
+    let fd = match &source {
+      Source::Pipe { file, .. } => file.as_raw_fd(),
+      Source::Exit { pidfd, .. } => pidfd.as_raw_fd(),
+    };
+    poller.remove(fd);
+    self.by_fd.remove(&fd);
+    reactor.load.fetch_sub(1, Ordering::Relaxed);
+    Some(source)
+  }
+
+  fn ready(&mut self, reactor: &Reactor, poller: &mut poller::Poller, key: u64) {
+    match self.sources.get_mut(&key) {
+      Some(Source::Pipe {
+        file, tag, handler, ..
+      }) => {
+        let (tag, handler) = (*tag, Arc::clone(handler));
+        let mut end: Option<Option<io::Error>> = None;
+        for _ in 0..READS_PER_TURN {
+          match file.read(&mut self.buffer) {
+            Ok(0) => {
+              end = Some(None);
+              break;
+            }
+            Ok(n) => {
+              let bytes = &self.buffer[..n];
+              guarded(|| handler.data(tag, bytes));
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(e) => {
+              end = Some(Some(e));
+              break;
+            }
+          }
+        }
+        if let Some(error) = end {
+          self.remove(reactor, poller, key);
+          guarded(|| handler.closed(tag, error));
+        }
+      }
+      Some(Source::Exit { child, .. }) => match child.try_wait() {
+        Ok(None) => {}
+        result => {
+          let status = result.map(|s| s.expect("not None"));
+          if let Some(Source::Exit { handler, .. }) = self.remove(reactor, poller, key) {
+            guarded(|| handler.exited(status));
+          }
+        }
+      },
+      None => {}
+    }
+  }
+}
+
+/// Runs a handler; a panic is logged and does not stop the reactor.
+fn guarded(f: impl FnOnce()) {
+  if catch_unwind(AssertUnwindSafe(f)).is_err() {
+    tracing::error!("taskstream: a reactor handler panicked");
+  }
+}
+
+/// The number of reactor threads running (for tests and benchmarks).
+pub fn reactor_count() -> usize {
+  REACTORS.len()
+}
