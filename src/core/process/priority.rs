@@ -18,6 +18,7 @@
 //! longer next to a shell writing 1 GiB.
 
 /// Niceness of a pipe reader thread (a host that runs nicer keeps its own).
+#[cfg(target_os = "linux")]
 const READER_NICENESS: i32 = 15;
 
 /// A reader's time slice: longer than any default slice (0.75 ms times at
@@ -27,8 +28,15 @@ const READER_NICENESS: i32 = 15;
 const READER_SLICE_NS: u64 = 4_000_000;
 
 /// Lowers the calling thread's scheduling priority (Linux: per-thread nice and
-/// time slice). Best effort; elsewhere a no-op.
+/// time slice; macOS: the `utility` QoS class, below the JavaScript thread's
+/// default class but without the I/O throttling of `background`). Best effort;
+/// elsewhere a no-op.
 pub fn lower_current_thread_priority() {
+  #[cfg(target_vendor = "apple")]
+  // SAFETY: changes the calling thread's QoS class only; no memory is passed.
+  unsafe {
+    libc::pthread_set_qos_class_self_np(libc::qos_class_t::QOS_CLASS_UTILITY, 0);
+  }
   #[cfg(target_os = "linux")]
   {
     // SAFETY: gettid and getpriority have no memory-safety preconditions.
