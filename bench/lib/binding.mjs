@@ -4,7 +4,7 @@
 // another binary (e.g. the root debug build, for a quick smoke run).
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -26,5 +26,6 @@ export function loadTaskstream() {
 
 export function binaryFacts() {
   const st = statSync(binaryPath)
-  return `${binaryPath.slice(root.length + 1)} (${(st.size / 1e6).toFixed(1)} MB, built ${st.mtime.toISOString()})`
+  const rel = relative(root, binaryPath)
+  return `${rel.startsWith('..') ? binaryPath : rel} (${(st.size / 1e6).toFixed(1)} MB, built ${st.mtime.toISOString()})`
 }

@@ -1,5 +1,10 @@
 // Shared reporting for the benchmarks: machine facts, Markdown tables, and
 // bench/RESULTS.md, where each benchmark owns one section (replaced on rerun).
+//
+// BENCH_IGNORE_BUILDS=1 measures even on a busy machine (for smoke runs
+// while builds run): no waiting for a quiet machine and no measuring again;
+// steps that met a cargo/rustc build are still marked †, and such a run never
+// writes bench/RESULTS.md.
 import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, release, totalmem } from 'node:os'
@@ -63,9 +68,10 @@ export function watchForBuilds(everyMs = 1000) {
  * Returns `{ value, attempts, disturbed }`.
  */
 export async function undisturbed(label, measure, { attempts = 3, everyMs = 250, onTick } = {}) {
+  if (ignoreBuilds()) attempts = 1
   let result
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    if (attempt > 1 || runningBuilds().length > 0) await waitForQuiet()
+    if (!ignoreBuilds() && (attempt > 1 || runningBuilds().length > 0)) await waitForQuiet()
     const watch = watchForBuilds(everyMs)
     onTick?.(watch.tick)
     const value = await measure()
@@ -76,6 +82,9 @@ export async function undisturbed(label, measure, { attempts = 3, everyMs = 250,
   }
   return result
 }
+
+/** BENCH_IGNORE_BUILDS=1: measure at once, even next to a build (smoke runs). */
+export const ignoreBuilds = () => process.env.BENCH_IGNORE_BUILDS === '1'
 
 function cpuTimes() {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
@@ -90,6 +99,7 @@ function cpuTimes() {
  */
 export async function waitForQuiet({ threshold = 0.25, maxMs = 180_000 } = {}) {
   if (process.platform !== 'linux') return 'not checked'
+  if (ignoreBuilds()) return `not checked (BENCH_IGNORE_BUILDS=1; cargo/rustc running: ${runningBuilds().length})`
   const started = Date.now()
   let busy = 1
   let announced = false
@@ -173,7 +183,7 @@ export function table(header, rows, align) {
  */
 export function mayWriteResults(envNames) {
   if (process.env.BENCH_WRITE === '1') return true
-  return ![...envNames, 'BENCH_BINARY', 'BENCH_ONLY'].some((n) => process.env[n] !== undefined && process.env[n] !== '')
+  return ![...envNames, 'BENCH_BINARY', 'BENCH_ONLY', 'BENCH_IGNORE_BUILDS'].some((n) => process.env[n] !== undefined && process.env[n] !== '')
 }
 
 /** Replaces (or appends) the section `name` of bench/RESULTS.md. */
