@@ -12,6 +12,7 @@
 //! started, so `worker.terminate()` or a Worker that ends takes its tasks
 //! along while the rest of the process goes on.
 
+#[cfg(unix)]
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -13,6 +13,7 @@ pub(super) enum Existing {
   /// Truncate it: for output files.
   Truncate,
   /// Open it as it is, never creating it: for rewriting a sidecar in place.
+  #[cfg(unix)]
   Keep,
 }
 
@@ -29,6 +30,7 @@ pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> 
   match existing {
     Existing::Refuse => options.create_new(true),
     Existing::Truncate => options.create(true).truncate(true),
+    #[cfg(unix)]
     Existing::Keep => &mut options,
   };
   restrict(&mut options);
