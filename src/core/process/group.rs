@@ -7,7 +7,8 @@
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessGroup {
   pub pgid: u32,
-  /// Field 22 of `/proc/<pgid>/stat` at spawn time; `None` without procfs.
+  /// The leader's start time at spawn (`proc_table::start_time`); `None`
+  /// without a readable process table.
   pub leader_start_time: Option<u64>,
   /// The value of `TASKSTREAM_TASK_ID` in the children's environment.
   pub task_tag: String,

@@ -4,7 +4,7 @@
 //! against its start time) or by our verified pgid, never by name.
 //!
 //! [`terminate`] is called on the JavaScript thread (`cancel`, `abortAll`),
-//! so it neither scans `/proc` nor signals there: it queues the group, and the
+//! so it neither scans nor signals there: it queues the group, and the
 //! timer thread sends the SIGTERM (and 200 ms later the SIGKILL) to every
 //! group queued meanwhile with one pair of scans. Signalling on the calling
 //! thread, even a single `killpg`, would make the children exit and their
@@ -21,7 +21,7 @@ use nix::unistd::Pid;
 
 use super::cgroup;
 use super::group::ProcessGroup;
-use super::procfs::{self, ProcStat};
+use super::proc_table::{self, ProcStat};
 use super::timer;
 use super::tracker;
 use super::tree::Snapshot;
@@ -38,7 +38,7 @@ pub fn signal_tree(group: &ProcessGroup, signal: Signal) {
   signal_trees(std::slice::from_ref(group), signal);
 }
 
-/// Sends `signal` to the trees of `groups`. One `/proc` snapshot finds each
+/// Sends `signal` to the trees of `groups`. One process snapshot finds each
 /// tree (group members, tagged processes and their descendants); `killpg`
 /// reaches the group when its pgid is verified ours, and every member outside
 /// it is signalled by pid after re-checking its start time. Further snapshots
@@ -88,7 +88,7 @@ pub(super) fn signal_trees(groups: &[ProcessGroup], signal: Signal) {
   }
 }
 
-/// Most `/proc` scans one [`signal_trees`] makes: a tree that keeps forking
+/// Most process scans one [`signal_trees`] makes: a tree that keeps forking
 /// faster than it can be scanned is still reached by the SIGKILL round.
 const MAX_SCAN_ROUNDS: usize = 16;
 
@@ -105,7 +105,7 @@ fn signal_cgroup_members(
   let mut found_new = false;
   for dir in groups.iter().filter_map(|g| g.cgroup.as_deref()) {
     for pid in cgroup::pids(dir) {
-      let Some(stat) = procfs::stat(pid) else {
+      let Some(stat) = proc_table::stat(pid) else {
         continue;
       };
       if !stat.zombie && covered.insert((stat.pid, stat.start_time)) {
@@ -119,7 +119,7 @@ fn signal_cgroup_members(
 
 /// Signals `member` only if it is still the process seen in the snapshot.
 fn signal_checked(member: &ProcStat, signal: Signal) {
-  if procfs::is_running(member.pid, member.start_time) {
+  if proc_table::is_running(member.pid, member.start_time) {
     let _ = kill(Pid::from_raw(member.pid as i32), signal);
   }
 }

@@ -3,8 +3,9 @@
 //! new session, tree kills, and the guarantees that every child dies with its
 //! task and with the host process, however the host ends.
 //!
-//! Unix only for now (Linux gets the full procfs-based tree tracking); on
-//! Windows `spawn` returns an `Unsupported` error until Job Objects exist.
+//! Unix only for now; on Windows `spawn` returns an `Unsupported` error until
+//! Job Objects exist. Tree tracking reads the process table through
+//! `proc_table` (procfs on Linux, libproc and `sysctl` on macOS).
 
 #[cfg(unix)]
 pub mod cgroup;
@@ -20,7 +21,13 @@ mod tag;
 mod kill;
 #[cfg(unix)]
 mod pre_exec;
+#[cfg(target_os = "macos")]
+mod proc_darwin;
+#[cfg(any(target_os = "macos", all(test, unix)))]
+mod proc_darwin_parse;
 #[cfg(unix)]
+pub mod proc_table;
+#[cfg(all(unix, not(target_os = "macos")))]
 pub mod procfs;
 #[cfg(unix)]
 mod timer;
@@ -49,6 +56,8 @@ pub use tracker::{forget_if_dead, kill_all_sync, tracked_groups, watchdog_pid};
 #[cfg(all(test, unix))]
 mod tests_host;
 #[cfg(all(test, unix))]
+mod tests_darwin;
+#[cfg(all(test, unix))]
 mod tests_kill;
 #[cfg(test)]
 mod tests_pure;
@@ -58,3 +67,5 @@ mod tests_spawn;
 mod tests_support;
 #[cfg(all(test, unix))]
 mod tests_tree;
+#[cfg(all(test, unix))]
+mod tests_watchdog;

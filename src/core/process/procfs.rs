@@ -1,29 +1,30 @@
-//! Facts about processes from Linux procfs (CONTRACT.md §4 item 5): parent
-//! links, process groups, start times (to tell a reused pid apart) and the
-//! environment tag. Elsewhere `/proc` is missing, so every reader returns
-//! `None`, `false` or nothing, and callers fall back to the process group.
+//! The Linux backend of `proc_table.rs` (CONTRACT.md §4 item 5): parent
+//! links, process groups, start times and the environment tag from procfs.
+//! On other Unixes without a procfs (macOS has its own backend) `/proc` is
+//! missing, so every reader returns `None`, `false` or nothing, and callers
+//! fall back to the process group.
+//!
+//! A [`ProcStat`] from here holds fields 4 (ppid) and 5 (pgid) of
+//! `/proc/<pid>/stat`, field 22 as the start time (clock ticks after boot,
+//! unique per pid while the system runs), and state `Z` or `X` as zombie.
 
-use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{self, File};
 use std::io::{ErrorKind, Read};
 
 use once_cell::sync::Lazy;
 
-use super::tag::TASK_TAG_VAR;
+use super::proc_table::tag_values;
+// The platform-neutral part of the API, also under its older paths here.
+pub use super::proc_table::{
+  all_stats, descendants, descendants_in, env_tags, has_env_tag, is_running, pgid, ppid,
+  start_time, ProcStat,
+};
 
-/// The fields of `/proc/<pid>/stat` this module needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProcStat {
-  pub pid: u32,
-  /// Field 4.
-  pub ppid: u32,
-  /// Field 5.
-  pub pgid: u32,
-  /// Field 22: clock ticks after boot. Unique per pid while the system runs.
-  pub start_time: u64,
-  /// State `Z` or `X`: the process has exited and cannot run or fork again.
-  pub zombie: bool,
-}
+/// Start times count clock ticks after boot, which never step back.
+pub(super) const START_TIME_SLACK: u64 = 0;
+
+/// The watchdog reads procfs itself; it needs no `ps`.
+pub(super) const WATCHDOG_PS: &str = "";
 
 static AVAILABLE: Lazy<bool> = Lazy::new(|| stat(std::process::id()).is_some());
 
@@ -61,27 +62,6 @@ pub fn parse_stat(pid: u32, line: &[u8]) -> Option<ProcStat> {
     start_time: fields.get(19)?.parse().ok()?,
     zombie: matches!(*fields.first()?, "Z" | "X"),
   })
-}
-
-/// Field 22 of `/proc/<pid>/stat`.
-pub fn start_time(pid: u32) -> Option<u64> {
-  stat(pid).map(|s| s.start_time)
-}
-
-/// The parent pid.
-pub fn ppid(pid: u32) -> Option<u32> {
-  stat(pid).map(|s| s.ppid)
-}
-
-/// The process group id.
-pub fn pgid(pid: u32) -> Option<u32> {
-  stat(pid).map(|s| s.pgid)
-}
-
-/// The process exists, is not a zombie, and is the one that started at
-/// `start_time` (not a later process that reused the pid).
-pub fn is_running(pid: u32, start_time: u64) -> bool {
-  stat(pid).is_some_and(|s| s.start_time == start_time && !s.zombie)
 }
 
 /// Reads a one-line file into `buf`: stops at the closing newline (procfs
@@ -128,30 +108,13 @@ fn read_file_into(path: &str, buf: &mut Vec<u8>) -> Option<usize> {
 }
 
 /// The values of every `TASKSTREAM_TASK_ID=` entry of `/proc/<pid>/environ`
-/// (the environment the process was started with). Empty if unreadable.
-pub fn env_tags(pid: u32) -> Vec<String> {
-  env_tags_with(pid, &mut Vec::new())
-}
-
-/// [`env_tags`] reading through `buf`, which a scan reuses for every process.
+/// (the environment the process was started with), reading through `buf`,
+/// which a scan reuses for every process. Empty if unreadable.
 pub(super) fn env_tags_with(pid: u32, buf: &mut Vec<u8>) -> Vec<String> {
   let Some(len) = read_file_into(&format!("/proc/{pid}/environ"), buf) else {
     return Vec::new();
   };
-  buf[..len]
-    .split(|&b| b == 0)
-    .filter_map(|entry| {
-      entry
-        .strip_prefix(TASK_TAG_VAR.as_bytes())?
-        .strip_prefix(b"=")
-    })
-    .filter_map(|value| String::from_utf8(value.to_vec()).ok())
-    .collect()
-}
-
-/// `/proc/<pid>/environ` holds the exact entry `TASKSTREAM_TASK_ID=<tag>`.
-pub fn has_env_tag(pid: u32, tag: &str) -> bool {
-  env_tags(pid).iter().any(|t| t == tag)
+  tag_values(buf[..len].split(|&b| b == 0))
 }
 
 /// Every pid listed in `/proc`.
@@ -164,34 +127,9 @@ pub fn list_pids() -> Vec<u32> {
     .collect()
 }
 
-/// One scan of every process's stat.
-pub fn all_stats() -> Vec<ProcStat> {
-  list_pids().into_iter().filter_map(stat).collect()
-}
-
-/// `(pid, start_time)` of every descendant of `roots`, by parent links, from
-/// one `/proc` scan. The roots themselves are not included.
-pub fn descendants(roots: &[u32]) -> Vec<(u32, u64)> {
-  descendants_in(&all_stats(), roots)
-}
-
-/// [`descendants`] over a given scan: breadth-first, iterative (no recursion
-/// depth limit), each pid visited once even if the scan holds a cycle.
-pub fn descendants_in(stats: &[ProcStat], roots: &[u32]) -> Vec<(u32, u64)> {
-  let mut children: HashMap<u32, Vec<&ProcStat>> = HashMap::new();
-  for s in stats {
-    children.entry(s.ppid).or_default().push(s);
-  }
-  let mut seen: HashSet<u32> = roots.iter().copied().collect();
-  let mut queue: VecDeque<u32> = roots.iter().copied().collect();
-  let mut found = Vec::new();
-  while let Some(parent) = queue.pop_front() {
-    for child in children.get(&parent).into_iter().flatten() {
-      if seen.insert(child.pid) {
-        found.push((child.pid, child.start_time));
-        queue.push_back(child.pid);
-      }
-    }
-  }
-  found
+/// `/proc/<pid>/comm`: the short command name.
+#[cfg(test)]
+pub(super) fn name(pid: u32) -> Option<String> {
+  let text = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+  Some(text.trim_end().to_string())
 }

@@ -150,7 +150,7 @@ mod unix {
   use super::{Child, SpawnRequest, SpawnedProcess};
   use crate::core::process::group::ProcessGroup;
   use crate::core::process::cgroup::TaskCgroup;
-  use crate::core::process::{pre_exec, procfs, tracker};
+  use crate::core::process::{pre_exec, proc_table, tracker};
 
   /// `waitpid(pid)`, retried on `EINTR`; `None` when `no_hang` and it still runs.
   pub(super) fn waitpid(pid: u32, no_hang: bool) -> io::Result<Option<ExitStatus>> {
@@ -182,7 +182,7 @@ mod unix {
     let group = ProcessGroup {
       pgid: pid,
       // The leader is our unreaped child: its stat exists even if it exited.
-      leader_start_time: procfs::start_time(pid),
+      leader_start_time: proc_table::start_time(pid),
       task_tag,
       cgroup: cgroup.and_then(|cgroup| cgroup.enter(pid)),
     };

@@ -95,7 +95,7 @@ fn print_pids(pids: &[(u32, u64)]) {
 /// Kills survivors (checked by start time) so a failing test leaks nothing.
 fn sweep(pids: &[(u32, u64)]) {
   for &(pid, start) in pids {
-    if procfs::is_running(pid, start) {
+    if proc_table::is_running(pid, start) {
       let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
     }
   }

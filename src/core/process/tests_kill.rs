@@ -14,7 +14,7 @@ fn terminate_kills_grandchildren_that_left_the_group() {
     spawn_script("setsid sleep 30 & ( sleep 30 & ); ( setsid sleep 30 & ); sleep 30; exit");
   let _kill = KillOnDrop(p.group.clone());
   let sleepers = wait_for_sleepers(&p.group.task_tag, 4);
-  let descendants: Vec<u32> = procfs::descendants(&[p.pid]).iter().map(|d| d.0).collect();
+  let descendants: Vec<u32> = proc_table::descendants(&[p.pid]).iter().map(|d| d.0).collect();
   let left_group = sleepers.iter().filter(|s| s.pgid != p.pid).count();
   let orphaned = sleepers
     .iter()
@@ -147,10 +147,10 @@ fn terminate_leftovers_forgets_dead_trees_and_kills_live_ones() {
 
 /// Every live process carrying `tag`.
 fn tagged(tag: &str) -> Vec<u32> {
-  procfs::list_pids()
+  proc_table::list_pids()
     .into_iter()
-    .filter(|&pid| procfs::has_env_tag(pid, tag))
-    .filter(|&pid| procfs::stat(pid).is_some_and(|s| !s.zombie))
+    .filter(|&pid| proc_table::has_env_tag(pid, tag))
+    .filter(|&pid| proc_table::stat(pid).is_some_and(|s| !s.zombie))
     .collect()
 }
 

@@ -22,13 +22,13 @@ fn spawn_pipes_output_and_reports_the_exit_code() {
     let mut p = spawner(request("printf 'out\\n'; printf 'err\\n' >&2; exit 3")).unwrap();
     // The leader is our unreaped child, so its stat survives its exit.
     assert_eq!(
-      procfs::pgid(p.pid),
+      proc_table::pgid(p.pid),
       Some(p.pid),
       "{name}: setsid made it a group leader"
     );
     assert_eq!(p.group.pgid, p.pid);
     assert_eq!(p.child.id(), p.pid);
-    assert_eq!(p.group.leader_start_time, procfs::start_time(p.pid));
+    assert_eq!(p.group.leader_start_time, proc_table::start_time(p.pid));
     assert!(tracked_groups().contains(&p.group));
     assert_eq!(read_all(&p.stdout), "out\n");
     assert_eq!(read_all(&p.stderr), "err\n");

@@ -70,20 +70,15 @@ pub(super) fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool)
   }
 }
 
-fn comm(pid: u32) -> Option<String> {
-  let text = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-  Some(text.trim_end().to_string())
-}
-
 /// Waits (at most 5 s) until exactly `count` live processes tagged `tag` run
 /// `sleep` (not a shell that is about to exec it) and returns their stats.
-pub(super) fn wait_for_sleepers(tag: &str, count: usize) -> Vec<procfs::ProcStat> {
+pub(super) fn wait_for_sleepers(tag: &str, count: usize) -> Vec<proc_table::ProcStat> {
   let mut found = Vec::new();
   let ready = wait_until(Duration::from_secs(5), || {
-    found = procfs::list_pids()
+    found = proc_table::list_pids()
       .into_iter()
-      .filter(|&pid| procfs::has_env_tag(pid, tag) && comm(pid).as_deref() == Some("sleep"))
-      .filter_map(procfs::stat)
+      .filter(|&pid| proc_table::has_env_tag(pid, tag) && proc_table::name(pid).as_deref() == Some("sleep"))
+      .filter_map(proc_table::stat)
       .filter(|s| !s.zombie)
       .collect();
     found.len() == count
@@ -98,10 +93,10 @@ pub(super) fn wait_for_sleepers(tag: &str, count: usize) -> Vec<procfs::ProcStat
 pub(super) fn all_dead(procs: &[(u32, u64)]) -> bool {
   procs
     .iter()
-    .all(|&(pid, start)| !procfs::is_running(pid, start))
+    .all(|&(pid, start)| !proc_table::is_running(pid, start))
 }
 
-pub(super) fn ids(stats: &[procfs::ProcStat]) -> Vec<(u32, u64)> {
+pub(super) fn ids(stats: &[proc_table::ProcStat]) -> Vec<(u32, u64)> {
   stats.iter().map(|s| (s.pid, s.start_time)).collect()
 }
 

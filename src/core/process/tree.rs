@@ -1,4 +1,4 @@
-//! Which processes make up a task's tree, from one `/proc` scan (CONTRACT.md
+//! Which processes make up a task's tree, from one process scan (CONTRACT.md
 //! §4 item 5): the process group (when the pgid is provably still ours), every
 //! process carrying the task's environment tag, and all their descendants by
 //! parent links. The host, its process group and its ancestors are never part
@@ -9,18 +9,19 @@ use std::collections::{HashMap, HashSet};
 use once_cell::sync::Lazy;
 
 use super::group::ProcessGroup;
-use super::procfs::{self, ProcStat};
+use super::proc_table::{self, ProcStat};
 
 /// Our own start time. Tagged processes were started by us or our children, so
 /// they are never older than we are; older processes' environments are not read.
 static OWN_START_TIME: Lazy<u64> =
-  Lazy::new(|| procfs::start_time(std::process::id()).unwrap_or(0));
+  Lazy::new(|| proc_table::start_time(std::process::id()).unwrap_or(0));
 
 /// One scan of every process, with the tags of those younger than the host.
 pub(super) struct Snapshot {
   stats: Vec<ProcStat>,
   tags: HashMap<u32, Vec<String>>,
-  procfs: bool,
+  /// The process table was readable (see `proc_table::available`).
+  table: bool,
 }
 
 /// Pids and groups that must never receive a signal: 0, 1, the host, its
@@ -49,20 +50,20 @@ impl Protected {
 }
 
 impl Snapshot {
-  /// Scans `/proc` now. Without procfs the snapshot is empty.
+  /// Scans the process table now. Without one the snapshot is empty.
   pub(super) fn take() -> Snapshot {
-    let stats = procfs::all_stats();
+    let stats = proc_table::all_stats();
     let mut buf = Vec::new();
     let tags = stats
       .iter()
-      .filter(|s| !s.zombie && s.start_time >= *OWN_START_TIME)
-      .map(|s| (s.pid, procfs::env_tags_with(s.pid, &mut buf)))
+      .filter(|s| !s.zombie && proc_table::may_descend_from(s.start_time, *OWN_START_TIME))
+      .map(|s| (s.pid, proc_table::env_tags_with(s.pid, &mut buf)))
       .filter(|(_, tags)| !tags.is_empty())
       .collect();
     Snapshot {
       stats,
       tags,
-      procfs: procfs::available(),
+      table: proc_table::available(),
     }
   }
 
@@ -71,7 +72,7 @@ impl Snapshot {
     Snapshot {
       stats,
       tags,
-      procfs: true,
+      table: true,
     }
   }
 
@@ -104,10 +105,10 @@ impl Snapshot {
   /// Whether `group.pgid` still names the group we created. Its leader, if
   /// present, must have the recorded start time. Once the leader is gone the
   /// pgid cannot be reused while one of our processes is in the group, so a
-  /// member carrying the task tag proves it. Without procfs nothing can be
-  /// checked and the pgid is trusted.
+  /// member carrying the task tag proves it. Without a process table nothing
+  /// can be checked and the pgid is trusted.
   fn group_is_ours(&self, group: &ProcessGroup) -> bool {
-    if !self.procfs {
+    if !self.table {
       return true;
     }
     match self.stat(group.pgid) {
@@ -130,7 +131,7 @@ impl Snapshot {
       .collect();
     let mut tree: HashSet<u32> = roots.iter().copied().collect();
     tree.extend(
-      procfs::descendants_in(&self.stats, &roots)
+      proc_table::descendants_in(&self.stats, &roots)
         .into_iter()
         .map(|(pid, _)| pid),
     );
@@ -148,12 +149,12 @@ impl Snapshot {
   }
 
   /// Whether any process of `group`'s tree is alive (zombies do not count).
-  /// Without procfs, whether the process group still has a member.
+  /// Without a process table, whether the process group still has a member.
   pub(super) fn tree_alive(&self, group: &ProcessGroup, protected: &Protected) -> bool {
     if group.cgroup.as_deref().is_some_and(super::cgroup::populated) {
       return true;
     }
-    if self.procfs {
+    if self.table {
       return !self.plan(group, protected).members.is_empty();
     }
     let pgid = nix::unistd::Pid::from_raw(group.pgid as i32);

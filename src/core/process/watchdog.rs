@@ -5,6 +5,21 @@
 //! pipe whose only write end is in the host. When every write end is closed,
 //! the host is gone and the watchdog SIGKILLs every registered group and every
 //! tagged process, then exits.
+//!
+//! It reads the process table itself. On Linux that is procfs: a group is
+//! killed when its leader has the registered start time (field 22), and every
+//! process whose `/proc/<pid>/environ` holds a registered tag is killed.
+//! macOS has no procfs, so the host passes `/bin/ps` (by absolute path: the
+//! watchdog never searches `PATH`) and the watchdog reads one table per pass
+//! with `ps -AEww -o pid=,ppid=,pgid=,lstart=,command=`: `lstart` (printed in
+//! UTC) gives the start second, which must equal the second of the leader's
+//! registered start (microseconds since the epoch on macOS), and `-E` appends
+//! the environment each process started with, where the tag is. The same
+//! rules as on Linux then pick the processes, plus their descendants by
+//! parent links. If `ps` yields nothing, every registered pgid is trusted and
+//! killed, as before. (A kqueue `EVFILT_PROC`/`NOTE_EXIT` watch of the host
+//! would be a second signal besides the pipe's EOF, but bash cannot wait on a
+//! kqueue, and the EOF already covers every way the host can die.)
 
 use std::io::{self, Write};
 use std::process::{ChildStdin, Command, Stdio};
@@ -15,14 +30,117 @@ use super::group::ProcessGroup;
 use super::pre_exec;
 use super::shell::resolve_program;
 
-/// The watchdog program, run as `bash -c SCRIPT taskstream-watchdog`. Only
-/// builtins are used (no `PATH` lookups) and it stays bash 3.2 compatible.
-pub(super) const SCRIPT: &str = r#"
+/// The watchdog's macOS half: shell functions that read the process table
+/// with `ps` (see the module comment). A macro, so that [`SCRIPT`] includes
+/// it and [`PS_FUNCTIONS`] exposes it to tests.
+macro_rules! ps_functions {
+  () => {
+    r#"
+# Sets T to the seconds since the epoch of a UTC date as `ps -o lstart`
+# prints it in the C locale ("Tue Mar  5 14:03:07 2024"): $1 the month's
+# name, $2 the day, $3 HH:MM:SS, $4 the year.
+epoch() {
+  local m y d h mi s
+  case $1 in
+    Jan) m=1 ;; Feb) m=2 ;; Mar) m=3 ;; Apr) m=4 ;; May) m=5 ;; Jun) m=6 ;;
+    Jul) m=7 ;; Aug) m=8 ;; Sep) m=9 ;; Oct) m=10 ;; Nov) m=11 ;; Dec) m=12 ;;
+    *) return 1 ;;
+  esac
+  case $2:$3:$4 in
+    [0-9]:[0-9][0-9]:[0-9][0-9]:[0-9][0-9]:[0-9][0-9][0-9][0-9]) ;;
+    [0-9][0-9]:[0-9][0-9]:[0-9][0-9]:[0-9][0-9]:[0-9][0-9][0-9][0-9]) ;;
+    *) return 1 ;;
+  esac
+  h=${3%%:*} s=${3##*:} mi=${3#*:}
+  mi=${mi%:*}
+  # Days from 1970-01-01 of a proleptic Gregorian date, years counted from
+  # March so that the leap day ends the year.
+  y=$((10#$4 - (m <= 2)))
+  d=$((365 * y + y / 4 - y / 100 + y / 400 + (153 * ((m + 9) % 12) + 2) / 5 + 10#$2 - 719469))
+  T=$((d * 86400 + 10#$h * 3600 + 10#$mi * 60 + 10#$s))
+}
+
+# One pass over the table printed by $1 (ps, by absolute path): kills each
+# group whose leader is the registered process (same start second) or,
+# leader gone, that still holds a process with the group's tag (its pgid
+# cannot be reused while it does); every process tagged with a registered
+# tag (the environment, which -E appends to the command line, holds
+# "TASKSTREAM_TASK_ID=<tag>"); and every descendant of those by parent
+# links. Never pid 0, 1 or itself. Returns 1 if the table is empty.
+ps_sweep() {
+  local -a par grp beg has mark
+  local pid ppid pgid wd mon day hms year rest v i p ours more rows=
+  while read -r pid ppid pgid wd mon day hms year rest; do
+    case $pid:$ppid:$pgid in *[!0-9:]*|:*|*::*|*:) continue ;; esac
+    rows=1
+    par[pid]=$ppid grp[pid]=$pgid T=
+    epoch "$mon" "$day" "$hms" "$year"
+    beg[pid]=$T
+    # The registered tags this process carries, as " <index> …".
+    case $rest in *TASKSTREAM_TASK_ID=*) ;; *) continue ;; esac
+    rest=" $rest "
+    while :; do
+      case $rest in *" TASKSTREAM_TASK_ID="*) ;; *) break ;; esac
+      rest=${rest#*" TASKSTREAM_TASK_ID="}
+      v=${rest%%" "*}
+      for i in "${!tg[@]}"; do
+        [ "${tg[i]}" = "$v" ] && has[pid]="${has[pid]} $i "
+      done
+    done
+  done < <(TZ=UTC0 LC_ALL=C "$1" -AEww -o pid=,ppid=,pgid=,lstart=,command= 2>/dev/null)
+  [ -n "$rows" ] || return 1
+
+  for pid in "${!has[@]}"; do mark[pid]=1; done
+  for i in "${!pg[@]}"; do
+    p=${pg[i]} ours=
+    [ "$p" -gt 1 ] || continue
+    if [ -n "${par[p]}" ]; then
+      [ "${st[i]}" -gt 0 ] && [ -n "${beg[p]}" ] &&
+        [ "${beg[p]}" = "$(( st[i] / 1000000 ))" ] && ours=1
+    else
+      for pid in "${!has[@]}"; do
+        [ "${grp[pid]}" = "$p" ] && case ${has[pid]} in *" $i "*) ours=1 ;; esac
+      done
+    fi
+    [ -n "$ours" ] || continue
+    kill -KILL -- "-$p"
+    for pid in "${!grp[@]}"; do
+      [ "${grp[pid]}" = "$p" ] && mark[pid]=1
+    done
+  done
+
+  more=1
+  while [ -n "$more" ]; do
+    more=
+    for pid in "${!par[@]}"; do
+      [ -z "${mark[pid]}" ] && [ -n "${mark[${par[pid]}]}" ] && mark[pid]=1 more=1
+    done
+  done
+  for pid in "${!mark[@]}"; do
+    [ "$pid" -gt 1 ] && [ "$pid" != "$$" ] && kill -KILL "$pid"
+  done
+  return 0
+}
+"#
+  };
+}
+
+/// The `ps` functions of [`SCRIPT`], for tests.
+#[cfg(test)]
+pub(super) const PS_FUNCTIONS: &str = ps_functions!();
+
+/// The watchdog program, run as `bash -c SCRIPT taskstream-watchdog
+/// <cgroup dir> <ps>`. Only builtins are used (no `PATH` lookups; `ps` comes
+/// by absolute path) and it stays bash 3.2 compatible.
+pub(super) const SCRIPT: &str = concat!(
+  r#"
 # taskstream watchdog. Input lines: "+<pgid> <leader start time or 0> <tag>
 # [<cgroup dir>]" registers a task, "-<pgid> <start time>" forgets it. EOF
 # means the host process is gone, however it died. Processes are chosen by
 # cgroup, by pgid plus start time or by exact environment tag, never by name.
 # $1 is the host's directory of task cgroups, removed at the end if empty.
+# $2, without procfs (macOS), is ps by absolute path, to read the process
+# table with instead.
 pg=() st=() tg=() cg=()
 while read -r op start tag cgroup; do
   case $op in
@@ -49,19 +167,25 @@ proc_stat() {
 }
 
 procfs=
-[ -r "/proc/$$/stat" ] && procfs=1
+[ -z "$2" ] && [ -r "/proc/$$/stat" ] && procfs=1
 
-# Each group whose leader is still the process we registered. Without procfs
-# (macOS) the pgid cannot be checked and is trusted.
-for i in "${!pg[@]}"; do
-  p=${pg[i]}
-  [ "$p" -gt 1 ] || continue
-  if proc_stat "$p"; then
-    [ "${st[i]}" != 0 ] && [ "$S" = "${st[i]}" ] && kill -KILL -- "-$p"
-  elif [ -z "$procfs" ]; then
-    kill -KILL -- "-$p"
-  fi
-done 2>/dev/null
+# Each group whose leader is still the process we registered. With neither
+# procfs nor ps the pgid cannot be checked and is trusted.
+trust_groups() {
+  local i
+  for i in "${!pg[@]}"; do
+    [ "${pg[i]}" -gt 1 ] && kill -KILL -- "-${pg[i]}"
+  done
+}
+if [ -n "$procfs" ]; then
+  for i in "${!pg[@]}"; do
+    p=${pg[i]}
+    [ "$p" -gt 1 ] || continue
+    proc_stat "$p" && [ "${st[i]}" != 0 ] && [ "$S" = "${st[i]}" ] && kill -KILL -- "-$p"
+  done
+elif [ -z "$2" ]; then
+  trust_groups
+fi 2>/dev/null
 
 # Every process tagged TASKSTREAM_TASK_ID=<registered tag>, including those
 # that left their group. A group whose leader is gone is killed only if it
@@ -83,6 +207,12 @@ scan() {
 }
 # Twice: the second pass catches children forked during the first.
 [ -n "$procfs" ] && { scan; scan; }
+"#,
+  ps_functions!(),
+  r#"
+if [ -n "$2" ]; then
+  if ps_sweep "$2"; then ps_sweep "$2"; else trust_groups; fi
+fi 2>/dev/null
 
 # Remove the emptied cgroups (their processes take a moment to die), at most
 # about 2 s; fd 3 is a pipe nobody writes to, for read's timeout.
@@ -102,7 +232,8 @@ if [ -n "$1" ] && [ -d "$1" ]; then
   rmdir "$1"
 fi 2>/dev/null
 exit 0
-"#;
+"#
+);
 
 /// A running watchdog and the write end of its stdin (CLOEXEC, as std
 /// creates it, so no child ever inherits it). Its own guard thread waits for
@@ -217,6 +348,7 @@ impl Watchdog {
     command
       .args(["-c", SCRIPT, "taskstream-watchdog"])
       .arg(cgroups)
+      .arg(super::proc_table::WATCHDOG_PS)
       .env_clear()
       .current_dir("/")
       .stdin(Stdio::piped())

@@ -116,7 +116,7 @@ fn a_child_exit_is_reaped_and_reported() {
   reactor.watch_exit(spawned.child, Arc::new(Recorder(Mutex::new(tx)))).unwrap();
   assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), Heard::Exited(Some(7)));
   // Reaped: no zombie is left with that pid.
-  assert!(crate::core::process::procfs::stat(spawned.pid).is_none());
+  assert!(crate::core::process::proc_table::stat(spawned.pid).is_none());
 }
 
 #[test]
