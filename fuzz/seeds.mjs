@@ -86,15 +86,18 @@ const textBytes = [...texts.map(utf8), Buffer.from([0x61, 0xe2, 0x82, 0x0a, 0xf0
 // Each text with one cut pattern, in turn.
 const withCuts = (t, i) => Buffer.concat([CUTS[i % CUTS.length], t])
 const textSeeds = textBytes.map(withCuts)
-// Long sequences and lines through the repeat header (codes 5–7: ×16, ×256, ×4096).
+// Long sequences and lines through the repeat header (codes 6 and 7: ×16, ×256, all but the
+// last byte, up to 12 KiB).
 const repeated = [
-  [cuts([100], 7), 'x'],
-  [cuts([7], 6), '\x1b]0;'],
-  [cuts([1000], 7), '\x1b]0;title'],
-  [cuts([64], 6), '\x1b[1;'],
-  [cuts([999], 5), 'A'.repeat(1000)],
-  [cuts([4097], 6), 'abc\n' + 'd'.repeat(50)],
-  [cuts([3], 6), '😀 '],
+  [cuts([100], 7), 'x'.repeat(64)],
+  [cuts([7], 7), '\x1b]0;' + 'y'.repeat(20)],
+  [cuts([1000], 7), '\x1b]0;title' + 'z'.repeat(30) + '\x07'],
+  [cuts([4000, 96], 7), '\x1b]' + 'w'.repeat(40) + '\x1b\\'],
+  [cuts([64], 7), '\x1b[1;2;3;4;5;6;7;8;9'],
+  [cuts([999], 6), 'A'.repeat(1000)],
+  [cuts([4097], 7), 'abc\n' + 'd'.repeat(50)],
+  [cuts([3], 7), '😀 '.repeat(8) + '\n'],
+  [cuts([5, 4096]), '\x1b]0;' + 'x'.repeat(4000) + '\x07after\n'],
 ]
 const repeatedSeeds = repeated.map(([h, t]) => Buffer.concat([h, utf8(t)]))
 write('text_stream', [...textSeeds, ...repeatedSeeds])
@@ -102,6 +105,17 @@ write('text_stream', [...textSeeds, ...repeatedSeeds])
 const lineBufferTexts = vectors.LineBuffer.map((c) => c.input.chunks.join(''))
 const splitterSeeds = [...textSeeds, ...repeatedSeeds, ...lineBufferTexts.map((t, i) => withCuts(utf8(t), i + 1))]
 write('line_splitter', splitterSeeds)
+
+// line_buffer: `[cap][Cuts header][payload]`, the LineBuffer vectors' chunks as the reads.
+const lineBufferSeeds = vectors.LineBuffer.map((c) => {
+  const chunks = c.input.chunks.filter((x) => typeof x === 'string').map(utf8)
+  const cap = c.input.options.maxLineCodePoints ?? 0
+  return Buffer.concat([Buffer.from([cap]), cuts(chunks.map((x) => x.length)), ...chunks])
+})
+lineBufferSeeds.push(Buffer.concat([Buffer.from([4]), cuts([5, 1, 1]), utf8('abcd\r\nxyz\r\n')]))
+lineBufferSeeds.push(Buffer.concat([Buffer.from([0]), cuts([4096], 7), utf8('z'.repeat(64))]))
+lineBufferSeeds.push(Buffer.concat([Buffer.from([3]), cuts([1]), utf8('🙂🐱🙂🐱🙂\n🙂\r\n')]))
+write('line_buffer', lineBufferSeeds)
 
 // monitor_pipeline: `[config][h][n × (u16 length, u8 control)][payload]`.
 function pipeline(config, reads, text, repeatCode = 0) {
@@ -121,6 +135,7 @@ const pipelineSeeds = [
   pipeline(0, [[5, FLUSH], [9, 0xc0]], 'tail \xe2 more\nlate\n'),
   pipeline(1, [[1000, 0]], 'y\n', 7),
   pipeline(3, [[333, STDERR]], 'x\x1b[31m\n\x01\n', 6),
+  pipeline(0, [[100, 0]], 'x'.repeat(64) + '\n', 7),
 ]
 write('monitor_pipeline', pipelineSeeds)
 
@@ -132,6 +147,8 @@ const tailSeeds = vectors.readTaskOutputTail.map((c) => {
   return Buffer.concat([Buffer.from([code]), u16(max ?? 0), utf8(c.input.fileContent)])
 })
 tailSeeds.push(Buffer.concat([Buffer.from([6]), u16(4), utf8('€€€€')]))
-tailSeeds.push(Buffer.concat([Buffer.from([(7 << 5) | 3]), u16(0), utf8('0123456789abcde\n')]))
+// Repeat codes 6 and 7: ×4096, ×65536, up to 80 KiB, past the 64 KiB cap.
+tailSeeds.push(Buffer.concat([Buffer.from([(7 << 5) | 3]), u16(0), utf8('0123456789abcd€\n')]))
 tailSeeds.push(Buffer.concat([Buffer.from([(6 << 5) | 5]), u16(0), utf8('\x1b]2;title\x07frame 1%\rframe 2%\r\n')]))
+tailSeeds.push(Buffer.concat([Buffer.from([(6 << 5) | 4]), u16(0), utf8('€')]))
 write('output_tail', tailSeeds)

@@ -42,7 +42,10 @@ host="$(rustc -vV | sed -n 's/^host: //p')"
 if [ "$#" -gt 0 ]; then
   targets=("$@")
 else
-  mapfile -t targets < <(cargo fuzz list)
+  targets=()
+  while IFS= read -r target; do
+    targets+=("$target")
+  done < <(cargo fuzz list)
 fi
 
 echo "== building ${#targets[@]} fuzz targets (address sanitizer, debug assertions)"

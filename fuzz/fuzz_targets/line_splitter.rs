@@ -39,6 +39,9 @@ fn non_blank(line: &str) -> bool {
 fn check_line(line: &str, flushed: bool) {
   assert!(!line.is_empty(), "an empty line was passed on");
   assert_eq!(ecma_trim(line), line, "an untrimmed line was passed on");
+  if line.len() <= PARTIAL_LINE_CAP_UNITS {
+    return; // at most one UTF-16 unit per byte
+  }
   let units = utf16_len(line);
   match line.strip_suffix("...") {
     Some(body) if !flushed && units > PARTIAL_LINE_CAP_UNITS => {
@@ -49,9 +52,10 @@ fn check_line(line: &str, flushed: bool) {
 }
 
 /// The pending partial line is at most the cap (CONTRACT.md §4 item 3). It cannot be longer
-/// than the text fed, so the (slow) look at the splitter's `Debug` is only needed past the cap.
-fn check_pending(splitter: &LineSplitter, fed_units: usize) {
-  if fed_units <= PARTIAL_LINE_CAP_UNITS {
+/// than the text fed (in bytes, at least its units), so the (slow) look at the splitter's
+/// `Debug` is only needed past the cap.
+fn check_pending(splitter: &LineSplitter, fed_bytes: usize) {
+  if fed_bytes <= PARTIAL_LINE_CAP_UNITS {
     return;
   }
   let units = debug_usize_field(&format!("{splitter:?}"), "pending_units");
@@ -66,7 +70,7 @@ fn check_pending(splitter: &LineSplitter, fed_units: usize) {
 fn run(text: &str, reads: &[(usize, usize)], counting: bool) -> Outcome {
   let mut splitter = LineSplitter::new();
   let mut out = Outcome::default();
-  let mut fed_units = 0;
+  let mut fed_bytes = 0;
   for &(start, end) in reads {
     let read = &text[start..end];
     let mut emit = |line: &str| {
@@ -81,8 +85,8 @@ fn run(text: &str, reads: &[(usize, usize)], counting: bool) -> Outcome {
     } else {
       splitter.push(read, &mut emit);
     }
-    fed_units += utf16_len(read);
-    check_pending(&splitter, fed_units);
+    fed_bytes += read.len();
+    check_pending(&splitter, fed_bytes);
   }
   let mut flushed = Vec::new();
   splitter.flush(&mut |line| flushed.push(line.to_owned()));

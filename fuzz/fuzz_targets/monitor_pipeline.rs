@@ -26,7 +26,8 @@ use taskstream::core::text::{
   ecma_trim, sanitize_monitor_line, strip_ansi, CleanTextStream, OpenEscapeAtEnd,
 };
 use taskstream_fuzz::{
-  cycle_ranges, lines_within_cap, within_hold_bound, MAX_CHUNK_LENGTHS, MAX_REPEATED_LEN, REPEATS,
+  cycle_ranges, lines_within_cap, repeat_payload, within_hold_bound, MAX_CHUNK_LENGTHS,
+  MAX_REPEATED_LEN, REPEATS,
 };
 
 /// Clock steps in ms, by bits 1–4 of a read's control byte.
@@ -155,14 +156,7 @@ fn parse(data: &[u8]) -> Input<'_> {
 
 fuzz_target!(|data: &[u8]| {
   let input = parse(data);
-  let bytes: Vec<u8> = if input.payload.is_empty() {
-    Vec::new()
-  } else {
-    let len = (input.payload.len() * input.repeat)
-      .min(MAX_REPEATED_LEN)
-      .max(input.payload.len());
-    input.payload.iter().copied().cycle().take(len).collect()
-  };
+  let bytes = repeat_payload(input.payload, input.repeat, MAX_REPEATED_LEN);
   let lengths: Vec<usize> = input.reads.iter().map(|r| r.len).collect();
   let ranges = cycle_ranges(&lengths, bytes.len());
   let controls: Vec<u8> = if input.reads.is_empty() {

@@ -1,8 +1,8 @@
 //! `read_task_output_tail` and `clean_output_tail` (CONTRACT.md §2.14, §3.13): the fuzz bytes
 //! are written to a scratch file and read back at a fuzzer-chosen `maxBytes`.
 //!
-//! Input: `[h][u16 LE maxBytes][payload]`. The high 3 bits of `h` repeat the payload (as in
-//! `taskstream_fuzz::Cuts`, up to 80 KiB: past the 65536-byte cap); its low bits
+//! Input: `[h][u16 LE maxBytes][payload]`. The high 3 bits of `h` repeat the payload
+//! (`taskstream_fuzz::repeat_payload`, up to 80 KiB: past the 65536-byte cap); its low bits
 //! pick `maxBytes`: the given number, 0, 8192 (the default), 65535, 65536, 65537 or
 //! `usize::MAX`.
 //!
@@ -23,7 +23,10 @@ use libfuzzer_sys::fuzz_target;
 use taskstream::core::text::{
   clean_output_tail, ecma_trim_end, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES,
 };
-use taskstream_fuzz::{is_subsequence, REPEATS};
+use taskstream_fuzz::{is_subsequence, repeat_payload};
+
+/// How often the payload is repeated, by the high 3 bits of the header byte.
+const TAIL_REPEATS: [usize; 8] = [1, 1, 1, 1, 16, 256, 4096, 65536];
 
 /// A repeated payload is cut at this many bytes: past the 65536-byte cap.
 const MAX_FILE_LEN: usize = 80 * 1024;
@@ -66,19 +69,8 @@ fuzz_target!(|data: &[u8]| {
     5 => usize::MAX,
     _ => given,
   };
-  let repeat = REPEATS[usize::from(header >> 5)];
-  let mut content: Vec<u8> = if repeat == 1 || payload.is_empty() {
-    payload.to_vec()
-  } else {
-    let len = (payload.len() * repeat)
-      .min(MAX_FILE_LEN)
-      .max(payload.len());
-    payload.iter().copied().cycle().take(len).collect()
-  };
-  if repeat >= 256 {
-    // A last line after the repeats, with a multibyte char.
-    content.extend_from_slice(b"\n\xe2\x82\xac tail end");
-  }
+  let repeat = TAIL_REPEATS[usize::from(header >> 5)];
+  let content = repeat_payload(payload, repeat, MAX_FILE_LEN);
 
   // The cleaner on its own, on the whole payload.
   let text = String::from_utf8_lossy(payload);

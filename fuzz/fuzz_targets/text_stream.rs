@@ -4,7 +4,8 @@
 //! For every input:
 //! * `Utf8StreamDecoder` gives the whole-buffer lossy decode (WHATWG maximal subparts), and
 //!   never holds more than 3 bytes;
-//! * `strip_ansi` agrees with the ansi-regex 6.2 pattern itself (the oracle of ansi.rs' tests);
+//! * `strip_ansi` agrees with the ansi-regex 6.2 pattern itself (the oracle of ansi.rs' tests),
+//!   on texts of up to 2 KiB;
 //! * `AnsiStreamStripper` never holds more than 4096 chars and only removes text;
 //! * `CleanTextStream` gives exactly what the decoder followed by the stripper give, fed with
 //!   the same reads; its `Drop` end is a prefix of its `Resolve` end, and the same when it was
@@ -25,6 +26,9 @@ use taskstream::core::text::{
 use taskstream_fuzz::{
   char_ranges, debug_string_field_chars, debug_usize_field, is_subsequence, within_hold_bound, Cuts,
 };
+
+/// The longest text compared with the regex oracle.
+const ORACLE_MAX_LEN: usize = 2048;
 
 /// The ansi-regex 6.2 pattern (the oracle of src/core/text/ansi.rs' tests): leftmost-first, as
 /// JavaScript picks.
@@ -68,13 +72,16 @@ fuzz_target!(|data: &[u8]| {
     "streaming decode differs from the whole decode"
   );
 
-  // The whole-text stripper against its definition.
+  // The whole-text stripper against its definition. Iterating the regex's matches is
+  // quadratic on many unterminated OSC starts, so only on short texts.
   let stripped_whole = strip_ansi(&whole);
-  assert_eq!(
-    stripped_whole,
-    oracle_strip_ansi(&whole),
-    "strip_ansi differs from the ansi-regex pattern"
-  );
+  if whole.len() <= ORACLE_MAX_LEN {
+    assert_eq!(
+      stripped_whole,
+      oracle_strip_ansi(&whole),
+      "strip_ansi differs from the ansi-regex pattern"
+    );
+  }
 
   // Layer 2: the streaming stripper over the decoder's reads (as CleanTextStream feeds it) and
   // over the whole text cut at the same byte offsets (rounded to char boundaries).

@@ -4,7 +4,7 @@
 //!
 //! Every streaming target reads its input as `[h][n × u16 LE chunk length][payload]`, where the
 //! low 5 bits of `h` give `n` (at most 16) and its high 3 bits a repeat count (`REPEATS`): the
-//! payload, repeated, is fed as reads whose lengths cycle through the listed ones (a 0 is an
+//! payload, repeated ([`repeat_payload`]), is fed as reads whose lengths cycle through the listed ones (a 0 is an
 //! empty read). `n = 0` feeds it in one read. The repeat lets a small input reach the 4096
 //! bounds. [`Cuts::parse`] never fails: any byte string is an input, so libFuzzer can mutate
 //! the header and the payload alike.
@@ -13,15 +13,17 @@ use std::borrow::Cow;
 
 /// At most this many chunk lengths in a header.
 pub const MAX_CHUNK_LENGTHS: usize = 16;
-/// How often the payload is repeated, by the high 3 bits of the header byte.
-pub const REPEATS: [usize; 8] = [1, 1, 1, 1, 2, 16, 256, 4096];
-/// A repeated payload is cut at this many bytes.
-pub const MAX_REPEATED_LEN: usize = 16 * 1024;
+/// How often the payload is repeated (see [`repeat_payload`]), by the high 3 bits of the
+/// header byte.
+pub const REPEATS: [usize; 8] = [1, 1, 1, 1, 1, 2, 16, 256];
+/// A repeated payload is cut at this many bytes: three times the 4096 bounds, and short
+/// enough to keep executions fast.
+pub const MAX_REPEATED_LEN: usize = 12 * 1024;
 
 /// At most this many reads per input: the rest of the payload becomes one last read. The
 /// streaming stripper rescans what it holds (up to 4096 chars) on every read, so this keeps
 /// one execution fast on hostile inputs.
-pub const MAX_READS: usize = 512;
+pub const MAX_READS: usize = 256;
 
 /// The read lengths chosen by the header of a fuzz input, and the payload they cut.
 #[derive(Debug, Clone)]
@@ -54,16 +56,9 @@ impl<'a> Cuts<'a> {
     }
   }
 
-  /// The payload repeated [`Self::repeat`] times, cut at [`MAX_REPEATED_LEN`] bytes (a
-  /// repeated payload is never cut shorter than the payload itself).
+  /// The payload repeated: see [`repeat_payload`].
   pub fn bytes(&self) -> Cow<'a, [u8]> {
-    if self.repeat == 1 || self.payload.is_empty() {
-      return Cow::Borrowed(self.payload);
-    }
-    let len = (self.payload.len() * self.repeat)
-      .min(MAX_REPEATED_LEN)
-      .max(self.payload.len());
-    Cow::Owned(self.payload.iter().copied().cycle().take(len).collect())
+    repeat_payload(self.payload, self.repeat, MAX_REPEATED_LEN)
   }
 
   /// The read boundaries over a text of `len` bytes: `(start, end)` pairs covering it in order,
@@ -71,6 +66,22 @@ impl<'a> Cuts<'a> {
   pub fn ranges(&self, len: usize) -> Vec<(usize, usize)> {
     cycle_ranges(&self.lengths, len)
   }
+}
+
+/// All but the last byte of `payload` repeated `repeat` times and cut at `max_len` bytes, then
+/// the last byte once: `ESC ] x` + BEL gives one OSC terminated after any number of chars.
+/// `repeat` 1 gives the payload itself.
+pub fn repeat_payload(payload: &[u8], repeat: usize, max_len: usize) -> Cow<'_, [u8]> {
+  let Some((&last, body)) = payload.split_last() else {
+    return Cow::Borrowed(payload);
+  };
+  if repeat <= 1 || body.is_empty() {
+    return Cow::Borrowed(payload);
+  }
+  let len = (body.len() * repeat).min(max_len).max(body.len());
+  let mut out: Vec<u8> = body.iter().copied().cycle().take(len).collect();
+  out.push(last);
+  Cow::Owned(out)
 }
 
 /// `(start, end)` reads over `len` bytes with lengths cycling through `lengths`.
@@ -197,7 +208,10 @@ pub fn within_hold_bound(text: &str) -> bool {
 /// Every line of `text` (split at `\n`) is at most the splitter's 4096 UTF-16 units, so no
 /// partial line is ever cut early and the splitter's output does not depend on the reads.
 pub fn lines_within_cap(text: &str) -> bool {
-  text.split('\n').all(|line| utf16_len(line) <= 4096)
+  // A line has at most as many UTF-16 units as bytes.
+  text
+    .split('\n')
+    .all(|line| line.len() <= 4096 || utf16_len(line) <= 4096)
 }
 
 /// The number after `field: ` in a `{:?}` rendering. The core's streaming types keep their
@@ -264,9 +278,15 @@ mod tests {
     assert_eq!(empty_reads.ranges(2), [(0, 0), (0, 2)].to_vec());
     let short = Cuts::parse(b"\x05\x01");
     assert!(short.lengths.is_empty());
-    let repeated = Cuts::parse(b"\xa0ab");
+    let repeated = Cuts::parse(b"\xc0ab\n");
     assert_eq!(repeated.repeat, 16);
-    assert_eq!(repeated.bytes().len(), 32);
+    assert_eq!(
+      &*repeated.bytes(),
+      format!("{}\n", "ab".repeat(16)).as_bytes()
+    );
+    let capped = repeat_payload(b"xyz", 10_000, 100);
+    assert_eq!(capped.len(), 101);
+    assert_eq!(capped.last(), Some(&b'z'));
   }
 
   #[test]
