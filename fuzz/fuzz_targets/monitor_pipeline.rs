@@ -82,6 +82,8 @@ impl Model {
     }
     let bucket = &mut self.bucket;
     for (text, splitter) in &mut self.streams {
+      // As LinePipeline::flush ends its streams. TODO(end-of-stream rule, CONTRACT.md §3.17):
+      // when a held sequence is released as unterminated at the end, end the same way here.
       let clean = text.finish(OpenEscapeAtEnd::Drop);
       splitter.push(clean, &mut |line| emit(bucket, line, now, sink));
       splitter.flush(&mut |line| emit(bucket, line, now, sink));
