@@ -105,12 +105,18 @@ impl LinePipeline {
     // The read's time is fixed, so once the bucket is empty no line of this
     // read can pass: lines then only need counting (the firehose case).
     let throttled_out =
-      self.fast_counting && bucket.as_mut().is_some_and(|b| !b.has_token(now_mono_ms));
+      self.fast_counting && bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms));
     if throttled_out {
       let mut dropped = 0;
       state.push_counting(bytes, &mut dropped, &mut |line| {
         throttled_emit(bucket, line, now_mono_ms, sink)
       });
+      if let Some(bucket) = bucket.as_mut().filter(|_| dropped > 0) {
+        // The counted lines' `try_take`: it fails, but a clock that went back (reader
+        // threads take their time before the pipeline lock) moves the refill point.
+        let taken = bucket.try_take(now_mono_ms);
+        debug_assert!(!taken, "no token at a throttled-out read's time");
+      }
       sink.dropped_many(dropped);
     } else {
       let text = state.text.push(bytes);
@@ -510,6 +516,34 @@ mod tests {
       assert_eq!(c.lines[2], "f");
       assert_eq!(p.truncated_bytes(), 905);
     }
+  }
+
+  /// Found by fuzz/fuzz_targets/monitor_pipeline.rs: with a clock that went back, the fast
+  /// path's token probe moved the refill point on a read without a complete line (the exact
+  /// path never looks at the bucket then), and a later line got a token early. Counted
+  /// lines must move it as the exact path's `try_take` does.
+  #[test]
+  fn counting_fast_path_matches_the_exact_path_when_the_clock_goes_back() {
+    let reads: [(&[u8], i64); 7] = [
+      (b"a\nb\nc\nd\ne\n", 0),
+      (b"partial", -1000),
+      (b"x", 0),
+      (b"\n", 0),
+      (b"y\n", -1000),
+      (b"z\n", 0),
+      (b"w\n", 1000),
+    ];
+    let mut fast = throttled();
+    let mut exact = throttled();
+    exact.fast_counting = false;
+    let (mut a, mut b) = (Collect::default(), Collect::default());
+    for (bytes, now) in reads {
+      fast.feed(Stream::Stdout, bytes, now, &mut a);
+      exact.feed(Stream::Stdout, bytes, now, &mut b);
+      assert_eq!((&a.lines, a.dropped), (&b.lines, b.dropped), "at {now}");
+    }
+    assert_eq!(b.lines, ["a", "b", "c", "d", "e", "z", "w"]);
+    assert_eq!(b.dropped, 2);
   }
 
   #[test]

@@ -63,14 +63,12 @@ impl TokenBucket {
     }
   }
 
-  /// True when a token is available now (refilling first), without spending it.
-  pub fn has_token(&mut self, now_ms: i64) -> bool {
-    if self.try_take(now_ms) {
-      self.tokens += 1;
-      true
-    } else {
-      false
-    }
+  /// True when [`Self::try_take`] at `now_ms` would find a token. Changes nothing: a probe that
+  /// is followed by no `try_take` (a read without a non-blank line) must leave the bucket as
+  /// it was, refill point included when the clock went back.
+  pub fn has_token(&self, now_ms: i64) -> bool {
+    let elapsed = now_ms - self.last_refill_ms;
+    self.tokens > 0 || (self.config.burst > 0 && elapsed >= self.config.refill_ms.max(1) as i64)
   }
 }
 
@@ -141,5 +139,38 @@ mod tests {
     }
     assert_eq!(take_n(&mut b, 6, 0), 5);
     assert!(!b.has_token(0));
+  }
+
+  /// Found by fuzz/fuzz_targets/monitor_pipeline.rs: probing with a clock that went back moved
+  /// the refill point, so a later token came early.
+  #[test]
+  fn has_token_leaves_the_refill_point_alone() {
+    let mut b = bucket();
+    take_n(&mut b, 5, 0);
+    assert!(!b.has_token(-1000));
+    assert!(!b.has_token(0));
+    assert!(!b.try_take(0));
+    assert!(b.has_token(1000));
+    assert!(b.try_take(1000));
+  }
+
+  #[test]
+  fn has_token_agrees_with_try_take() {
+    for burst in [0, 1, 5] {
+      for (spent, now) in [(0, 0), (5, 0), (5, 999), (5, 1000), (5, -1), (5, 250_000)] {
+        let config = ThrottleConfig {
+          burst,
+          refill_ms: 1000,
+        };
+        let mut b = TokenBucket::new(config, 0);
+        take_n(&mut b, spent, 0);
+        let probe = b.has_token(now);
+        assert_eq!(
+          probe,
+          b.clone().try_take(now),
+          "burst {burst}, {spent} spent, at {now}"
+        );
+      }
+    }
   }
 }
