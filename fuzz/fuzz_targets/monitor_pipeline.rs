@@ -23,7 +23,7 @@ use taskstream::core::monitor::pipeline::{LinePipeline, LineSink, Stream};
 use taskstream::core::monitor::splitter::LineSplitter;
 use taskstream::core::monitor::throttle::{ThrottleConfig, TokenBucket};
 use taskstream::core::text::{
-  ecma_trim, sanitize_monitor_line, strip_ansi, CleanTextStream, OpenEscapeAtEnd,
+  ecma_trim, sanitize_monitor_line, strip_ansi, CleanTextStream,
 };
 use taskstream_fuzz::{
   cycle_ranges, lines_within_cap, repeat_payload, within_hold_bound, MAX_CHUNK_LENGTHS,
@@ -82,9 +82,9 @@ impl Model {
     }
     let bucket = &mut self.bucket;
     for (text, splitter) in &mut self.streams {
-      // As LinePipeline::flush ends its streams. TODO(end-of-stream rule, CONTRACT.md §3.17):
-      // when a held sequence is released as unterminated at the end, end the same way here.
-      let clean = text.finish(OpenEscapeAtEnd::Drop);
+      // As LinePipeline::flush ends its streams: a held sequence is released as unterminated
+      // (CONTRACT.md §3.17).
+      let clean = text.finish();
       splitter.push(clean, &mut |line| emit(bucket, line, now, sink));
       splitter.flush(&mut |line| emit(bucket, line, now, sink));
     }
