@@ -22,8 +22,12 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use once_cell::sync::Lazy;
+
+use crate::core::sync::lock;
 
 /// Set to `0` to keep tasks out of cgroups.
 pub const CGROUP_ENV: &str = "TASKSTREAM_CGROUP";
@@ -110,10 +114,27 @@ pub struct TaskCgroup {
   procs: File,
 }
 
+/// Ready-made, empty task cgroups. Creating a cgroup costs the kernel a
+/// good part of a millisecond, so the timer thread keeps a few ready and a
+/// spawn on the JavaScript thread usually only takes one.
+static POOL: Mutex<Vec<TaskCgroup>> = Mutex::new(Vec::new());
+/// How many ready cgroups the pool keeps.
+const POOL_SIZE: usize = 8;
+/// Names pooled cgroups (`t<n>`); a task's cgroup need not carry its tag.
+static POOLED: AtomicU64 = AtomicU64::new(0);
+
 impl TaskCgroup {
-  /// Creates `<base>/<tag>`; `None` when cgroups are unavailable or it fails.
+  /// A cgroup for a new task, from the pool when one is ready, else created
+  /// now as `<base>/<tag>`; `None` when cgroups are unavailable or it fails.
   pub fn create(tag: &str) -> Option<TaskCgroup> {
-    let dir = BASE.as_ref()?.join(tag);
+    BASE.as_ref()?;
+    let pooled = lock(&POOL).pop();
+    super::timer::schedule(std::time::Duration::ZERO, refill_pool);
+    pooled.or_else(|| Self::make(tag))
+  }
+
+  fn make(name: &str) -> Option<TaskCgroup> {
+    let dir = BASE.as_ref()?.join(name);
     if let Err(error) = fs::create_dir(&dir) {
       tracing::debug!(%error, "taskstream: could not create a task cgroup");
       return None;
@@ -158,6 +179,17 @@ impl TaskCgroup {
   /// Removes the cgroup of a task that never started.
   pub fn discard(self) {
     let _ = fs::remove_dir(&self.dir);
+  }
+}
+
+/// Tops the pool up (on the timer thread).
+fn refill_pool() {
+  while lock(&POOL).len() < POOL_SIZE {
+    let name = format!("t{}", POOLED.fetch_add(1, Ordering::Relaxed));
+    match TaskCgroup::make(&name) {
+      Some(cgroup) => lock(&POOL).push(cgroup),
+      None => return,
+    }
   }
 }
 
