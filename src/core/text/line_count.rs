@@ -1,152 +1,953 @@
-//! Counting lines without building them: what a monitor does with a read the
-//! throttle rejects whole (the firehose case, CONTRACT.md §2.10). Works on 64
-//! bytes at a time with [`block_masks`], so no per-line work remains, and on
-//! raw bytes: plain text (ASCII without ESC) needs no decoding or stripping.
+//! Lines counted and discarded without building them, straight from the raw
+//! bytes of a read: what a monitor does with a read the throttle rejects whole
+//! (the firehose case, CONTRACT.md §2.10) and with the rest of an over-long
+//! line. The definition is the exact path (decoder, ANSI stripper, line
+//! splitter, `throttledEmit`); these functions give the same counts, or stop
+//! where they cannot, and the caller takes the exact path from there.
+//!
+//! Both start where the decoder and the stripper hold nothing, so a byte is
+//! either plain text (ASCII other than ESC: decoded and stripped unchanged),
+//! part of an escape sequence (which the stripper removes; the same
+//! [`Grammar`] decides it here, on the same bytes), or something they leave to
+//! the exact path. Sequences are decided with the bytes that follow them in the
+//! read and never with "the text ends here", so a sequence that could still be
+//! completed by a later read is where they stop, exactly as the streaming
+//! stripper holds it.
 
-use super::bytes::block_masks;
+use super::ansi::{is_csi_final, Attempt, Grammar};
+#[cfg(target_arch = "x86_64")]
+use super::bytes::avx2;
+use super::bytes::{
+  block_masks, digit_mask, escape_masks, find_line_end_or_introducer, find_line_end_or_not_plain,
+  BlockMasks, EscapeMasks,
+};
 
-/// Lines of a text that ends with `\n`.
+const ESC: u8 = 0x1B;
+/// UTF-8 lead byte of U+0080–U+00BF.
+const C1_LEAD: u8 = 0xC2;
+/// Second UTF-8 byte of U+009B, the one-char CSI introducer.
+const C1_CSI: u8 = 0x9B;
+
+/// What the splitter and `throttledEmit` would have done with some lines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LineCount {
-  /// Every line, blank ones included.
+  /// Complete lines, blank ones included (the splitter's pieces).
   pub lines: u64,
-  /// Lines holding at least one printable ASCII byte above space (`0x21..=0x7F`):
-  /// the lines that stay non-blank after trimming and `sanitizeMonitorLine`.
+  /// Lines that are not blank after trimming and `sanitizeMonitorLine`: the
+  /// ones `throttledEmit` would spend a token on (or drop).
   pub non_blank: u64,
+  /// Bytes after the 4096-unit cut of over-long lines (`truncatedBytes`).
+  pub truncated_bytes: u64,
 }
 
-/// Counts the lines of `text`, which ends with `\n` (or is empty), when it is
-/// plain text (ASCII without ESC, so decoding and ANSI stripping leave it as it
-/// is) and no line is longer than `max_line_len` bytes (its `\n` not counted);
-/// `None` otherwise, and the caller takes the exact path.
+impl LineCount {
+  fn add(&mut self, other: LineCount) {
+    self.lines += other.lines;
+    self.non_blank += other.non_blank;
+    self.truncated_bytes += other.truncated_bytes;
+  }
+}
+
+/// What the bytes given to [`count_lines`] are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+  /// Raw bytes of a stream: ESC starts an escape sequence, which the stripper
+  /// removes.
+  Raw,
+  /// Text the stripper has already passed: an ESC left in it is an ordinary
+  /// control char.
+  Stripped,
+}
+
+/// `bits` low bits set.
+#[inline]
+fn below(bits: usize) -> u64 {
+  if bits >= 64 {
+    !0
+  } else {
+    (1u64 << bits) - 1
+  }
+}
+
+/// ECMAScript whitespace among ASCII bytes: TAB, LF, VT, FF, CR and space.
+#[inline]
+fn is_ascii_trim(byte: u8) -> bool {
+  matches!(byte, b'\t'..=b'\r' | b' ')
+}
+
+/// Counts the complete lines at the start of `bytes`, which starts a line with
+/// nothing held by the decoder or the stripper, as the splitter and
+/// `throttledEmit` would see them (lines are cut at `max_line_units`). Returns
+/// the counts and the bytes they took: up to the end of the last line counted.
+/// It stops before the first line it cannot count: one holding a non-ASCII
+/// byte, an escape sequence whose verdict needs bytes past the end, or (when
+/// longer than `max_line_units`) an escape sequence, or one that does not end
+/// in `bytes`.
 ///
-/// A line is non-blank when a printable byte comes after the previous `\n`.
-/// Per block, with `P` the printable bits and `N` the newline bits, adding `P`
-/// to `!N` carries out of every run of non-newline bits that holds a `P` bit,
-/// into the `\n` that ends it: `(!N + P + carry) & N` are the newlines that end
-/// a non-blank line, and the carry out of bit 63 continues the run into the
-/// next block.
-pub fn count_plain_lines(text: &[u8], max_line_len: usize) -> Option<LineCount> {
-  debug_assert!(text.last().is_none_or(|&b| b == b'\n'));
+/// Works on 64 bytes at a time with [`block_masks`]. A line is non-blank when
+/// a printable byte (`0x21..=0x7F`, the bytes `sanitizeMonitorLine` and trim
+/// leave) outside escape sequences comes after the previous `\n`. Per block,
+/// with `P` the printable bits and `N` the newline bits, both without the
+/// bytes of escape sequences ([`Sequences::in_block`]), adding `P` to `!N`
+/// carries out of every run of non-newline bits that holds a `P` bit, into the
+/// `\n` that ends it: `(!N + P + carry) & N` are the newlines that end a
+/// non-blank line, and the carry out of bit 63 continues the run into the next
+/// block. A block may be taken only in part (up to an escape sequence it cannot
+/// finish): bits past that count as neither, which carries the run on.
+pub fn count_lines(bytes: &[u8], max_line_units: usize, source: Source) -> (LineCount, usize) {
+  #[cfg(target_arch = "x86_64")]
+  if avx2::available() {
+    // SAFETY: the CPU has the features.
+    return unsafe { count_lines_avx2(bytes, max_line_units, source) };
+  }
+  count_lines_with::<false>(bytes, max_line_units, source)
+}
+
+/// [`count_lines`] compiled for CPUs with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt,lzcnt,bmi1,bmi2")]
+fn count_lines_avx2(bytes: &[u8], max_line_units: usize, source: Source) -> (LineCount, usize) {
+  count_lines_with::<true>(bytes, max_line_units, source)
+}
+
+/// [`block_masks`] of a block, with AVX2 when `AVX2` (only ever true in code
+/// that runs after [`avx2::available`]).
+#[inline(always)]
+fn block_masks_of<const AVX2: bool>(block: &[u8]) -> BlockMasks {
+  #[cfg(target_arch = "x86_64")]
+  if AVX2 && block.len() == 64 {
+    // SAFETY: `AVX2` is true only behind `avx2::available()`.
+    return unsafe { avx2::block_masks_64(block) };
+  }
+  block_masks(block)
+}
+
+/// [`escape_masks`] of a block, as [`block_masks_of`].
+#[inline(always)]
+fn escape_masks_of<const AVX2: bool>(block: &[u8]) -> EscapeMasks {
+  #[cfg(target_arch = "x86_64")]
+  if AVX2 && block.len() == 64 {
+    // SAFETY: `AVX2` is true only behind `avx2::available()`.
+    return unsafe { avx2::escape_masks_64(block) };
+  }
+  escape_masks(block)
+}
+
+#[inline(always)]
+fn count_lines_with<const AVX2: bool>(
+  bytes: &[u8],
+  max_line_units: usize,
+  source: Source,
+) -> (LineCount, usize) {
   // Lines between two newlines of one block are shorter than 63 bytes.
-  debug_assert!(max_line_len >= 63);
+  debug_assert!(max_line_units >= 63);
   let mut count = LineCount::default();
+  let mut sequences = Sequences::new(bytes);
+  // A printable byte since the start of the current line.
   let mut carry = false;
-  // Bytes since the last newline.
-  let mut run = 0usize;
-  for block in text.chunks(64) {
-    let masks = block_masks(block);
-    if masks.not_plain != 0 {
-      return None;
+  let mut line_start = 0;
+  // Bytes of the current line before `at` (raw bytes: at least its units).
+  let mut run = 0;
+  let mut at = 0;
+  while at < bytes.len() {
+    let block = &bytes[at..bytes.len().min(at + 64)];
+    let masks = block_masks_of::<AVX2>(block);
+    // Bits taken (`taken`) and, where counting stops, the bit before whose line
+    // it stops (64: no stop).
+    let (newline, printable, stop, taken) = if masks.not_plain == 0 && sequences.end <= at {
+      (masks.newline, masks.printable, 64, block.len())
+    } else {
+      let escapes = escape_masks_of::<AVX2>(block);
+      let high = masks.not_plain & !escapes.escape;
+      let mut stop = if high == 0 {
+        64
+      } else {
+        high.trailing_zeros() as usize
+      };
+      let (mut removed, mut taken) = (0, block.len());
+      if source == Source::Raw {
+        let (covered, need_more, until) = sequences.in_block(at, block, &escapes, stop);
+        (removed, taken) = (covered, until);
+        stop = stop.min(need_more);
+      }
+      if stop >= taken {
+        stop = 64;
+      }
+      let kept = !removed & below(taken);
+      (
+        masks.newline & kept & below(stop),
+        masks.printable & kept,
+        stop,
+        taken,
+      )
+    };
+    let too_long = if newline == 0 {
+      stop == 64 && run + taken > max_line_units
+    } else {
+      run + newline.trailing_zeros() as usize > max_line_units
+    };
+    if too_long {
+      // No newline of this block came before the over-long line's end.
+      match long_line(bytes, line_start, max_line_units) {
+        Some((line, end)) => {
+          count.add(line);
+          // Sequences this block already decided after `end` are decided again.
+          (at, line_start, run, carry, sequences.end) = (end, end, 0, false, end);
+          continue;
+        }
+        None => return (count, line_start),
+      }
     }
-    let newline = masks.newline;
-    let (partial, carry_a) = (!newline).overflowing_add(masks.printable);
+    let (partial, carry_a) = (!newline).overflowing_add(printable);
     let (sum, carry_b) = partial.overflowing_add(u64::from(carry));
     carry = carry_a || carry_b;
     count.lines += u64::from(newline.count_ones());
     count.non_blank += u64::from((sum & newline).count_ones());
     if newline == 0 {
-      run += block.len();
+      run += taken;
     } else {
-      if run + newline.trailing_zeros() as usize > max_line_len {
-        return None;
-      }
       let last = 63 - newline.leading_zeros() as usize;
-      run = block.len() - 1 - last;
+      line_start = at + last + 1;
+      run = taken - 1 - last;
+    }
+    if stop < 64 {
+      return (count, line_start);
+    }
+    at += taken;
+  }
+  (count, line_start)
+}
+
+/// The escape sequences of raw bytes, decided block by block, left to right,
+/// as the stripper decides them.
+struct Sequences<'a> {
+  grammar: Grammar<'a>,
+  bytes: &'a [u8],
+  /// Where the last sequence matched one at a time ends.
+  end: usize,
+}
+
+impl<'a> Sequences<'a> {
+  fn new(bytes: &'a [u8]) -> Self {
+    Self {
+      grammar: Grammar::new(bytes),
+      bytes,
+      end: 0,
     }
   }
-  Some(count)
+
+  /// Decides the escape sequences of the block at `at` that start before bit
+  /// `limit`. Returns the bits they cover, the bit of the first ESC whose
+  /// verdict needs bytes past the end of `bytes` (64 if none), and how many
+  /// bits of the block were taken: all of it, or (when the block ends inside
+  /// a common sequence) up to that sequence's ESC, and the next block starts
+  /// there.
+  #[inline(always)]
+  fn in_block(
+    &mut self,
+    at: usize,
+    block: &[u8],
+    masks: &EscapeMasks,
+    limit: usize,
+  ) -> (u64, usize, usize) {
+    let carried = below(self.end.saturating_sub(at));
+    let escapes = masks.escape & !carried & below(limit);
+    if escapes == 0 {
+      return (carried, 64, block.len());
+    }
+    if let Some((covered, taken)) = common_csi(block, masks, escapes) {
+      return (carried | covered, 64, taken);
+    }
+    let mut removed = carried;
+    let mut rest = escapes;
+    while rest != 0 {
+      let bit = rest.trailing_zeros() as usize;
+      rest &= rest - 1;
+      let start = at + bit;
+      if start < self.end {
+        continue;
+      }
+      match self.grammar.attempt(start, false) {
+        Attempt::Match(end) => {
+          self.end = end;
+          removed |= below(end - at) & !below(bit);
+        }
+        Attempt::NoMatch => {}
+        Attempt::NeedMore => return (removed, bit, block.len()),
+      }
+    }
+    debug_assert!(self.end <= self.bytes.len());
+    (removed, 64, block.len())
+  }
+}
+
+/// The bytes that end a CSI sequence (`is_csi_final`).
+static CSI_FINAL: [bool; 256] = {
+  let mut table = [false; 256];
+  let mut byte = 0;
+  while byte < 256 {
+    table[byte] = is_csi_final(byte as u8);
+    byte += 1;
+  }
+  table
+};
+
+/// The bits covered by the escape sequences at `escapes`, when each of them is
+/// the common `ESC [ <digits and ;> <final>` (colours, cursor moves), with no
+/// digit group longer than the grammar's four; `None` otherwise. Also returns
+/// how many bits of the block that decides: all, or (when the last sequence
+/// does not end in the block) up to its ESC. The grammar matches exactly such
+/// a sequence whole: `[` and any `;` right after it are its prefix run, then
+/// come the parameters, each group of digits taken whole, and the first other
+/// byte is the final.
+///
+/// All at once: with `F` the bits just after each `ESC [` and `R` the digit
+/// and `;` bits, `(R + (F & R)) & !R` are the ends of the parameter runs that
+/// start at `F`, `F & !R` those of empty runs, and the ends shifted up by one
+/// minus the starts cover each sequence from its ESC to its final.
+#[inline(always)]
+fn common_csi(block: &[u8], masks: &EscapeMasks, escapes: u64) -> Option<(u64, usize)> {
+  let mut taken = block.len();
+  let mut starts = escapes;
+  if starts == 0 {
+    return Some((0, taken));
+  }
+  let last = 63 - starts.leading_zeros() as usize;
+  if last + 2 >= taken {
+    // Its `[` or first parameter is past the block.
+    (starts, taken) = (starts & below(last), last);
+  }
+  if starts & !(masks.bracket >> 1) != 0 {
+    return None;
+  }
+  let (mut ends, overflow) = run_ends(starts, masks.params & below(taken));
+  if overflow || ends & !below(taken.min(63)) != 0 {
+    // The last sequence ends past the block (or at its last bit, which the
+    // cover below could not shift): take the block up to its ESC.
+    let last = 63 - starts.leading_zeros() as usize;
+    (starts, taken) = (starts & below(last), last);
+    (ends, _) = run_ends(starts, masks.params & below(taken));
+  }
+  if taken == 0 {
+    return None;
+  }
+  let mut finals = ends & !masks.final_m;
+  while finals != 0 {
+    if !CSI_FINAL[usize::from(block[finals.trailing_zeros() as usize])] {
+      return None;
+    }
+    finals &= finals - 1;
+  }
+  let covered = (ends << 1).wrapping_sub(starts);
+  let params = masks.params;
+  let five = params & params >> 1 & params >> 2 & params >> 3 & params >> 4;
+  if five & covered != 0 {
+    // Five parameter bytes in a row: the grammar takes at most four digits.
+    let digit = digit_mask(block);
+    let five = digit & digit >> 1 & digit >> 2 & digit >> 3 & digit >> 4;
+    if five & covered != 0 {
+      return None;
+    }
+  }
+  Some((covered, taken))
+}
+
+/// For ESCs at `starts` (each followed by `[`), the bit of the first byte after
+/// each one's parameter run (`params` set bits), found with one addition; a
+/// run that reaches past bit 63 has no end bit, and then the flag is set.
+#[inline]
+fn run_ends(starts: u64, params: u64) -> (u64, bool) {
+  let first = starts << 2;
+  let (sum, overflow) = params.overflowing_add(first & params);
+  ((sum & !params) | (first & !params), overflow)
+}
+
+/// The line from `start`, longer than `max_line_units` bytes, when it is plain
+/// text and ends in `bytes`: its count (trimmed; when still over the cap, cut,
+/// so not blank, and what follows the kept units is truncated) and where the
+/// next line starts.
+fn long_line(bytes: &[u8], start: usize, max_line_units: usize) -> Option<(LineCount, usize)> {
+  let end = start + find_line_end_or_not_plain(&bytes[start..])?;
+  if bytes[end] != b'\n' {
+    return None;
+  }
+  let line = &bytes[start..end];
+  let lead = line.iter().take_while(|&&b| is_ascii_trim(b)).count();
+  let trail = line[lead..]
+    .iter()
+    .rev()
+    .take_while(|&&b| is_ascii_trim(b))
+    .count();
+  let mut count = LineCount {
+    lines: 1,
+    ..LineCount::default()
+  };
+  if line.len() - lead - trail > max_line_units {
+    count.non_blank = 1;
+    count.truncated_bytes = (line.len() - lead - max_line_units) as u64;
+  } else {
+    count.non_blank = u64::from(line.iter().any(|&b| b > b' '));
+  }
+  Some((count, end + 1))
+}
+
+/// What [`scan_discarded`] found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Discarded {
+  /// UTF-8 bytes of the text (decoded and stripped) in the bytes consumed,
+  /// the line's `\n` not included.
+  pub text_bytes: u64,
+  /// Raw bytes consumed.
+  pub consumed: usize,
+  /// The line's `\n` was found (it is the last byte consumed).
+  pub line_ended: bool,
+}
+
+/// The rest of an over-long line being discarded, from the start of `bytes`,
+/// with nothing held by the decoder or the stripper: finds the line's end (the
+/// first `\n` outside escape sequences) at the speed of a byte search and
+/// counts the text before it as the splitter would (text bytes: plain bytes
+/// count one each, valid UTF-8 as it is, escape sequences not at all). Stops
+/// early, before an escape sequence whose verdict needs bytes past the end or
+/// before bytes that are not valid UTF-8, where the caller takes the exact path.
+pub fn scan_discarded(bytes: &[u8]) -> Discarded {
+  #[cfg(target_arch = "x86_64")]
+  if avx2::available() {
+    // SAFETY: the CPU has the features.
+    return unsafe { scan_discarded_avx2(bytes) };
+  }
+  scan_discarded_with::<false>(bytes)
+}
+
+/// [`scan_discarded`] compiled for CPUs with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt,lzcnt,bmi1,bmi2")]
+fn scan_discarded_avx2(bytes: &[u8]) -> Discarded {
+  scan_discarded_with::<true>(bytes)
+}
+
+#[inline(always)]
+fn scan_discarded_with<const AVX2: bool>(bytes: &[u8]) -> Discarded {
+  let mut sequences = Sequences::new(bytes);
+  let mut text_bytes = 0u64;
+  let mut at = 0;
+  while at < bytes.len() {
+    if sequences.end <= at {
+      // Plain text: a byte search.
+      match find_line_end_or_not_plain(&bytes[at..]) {
+        None => {
+          text_bytes += (bytes.len() - at) as u64;
+          at = bytes.len();
+          break;
+        }
+        Some(offset) => {
+          text_bytes += offset as u64;
+          at += offset;
+        }
+      }
+      if bytes[at] == b'\n' {
+        return Discarded {
+          text_bytes,
+          consumed: at + 1,
+          line_ended: true,
+        };
+      }
+    }
+    // Escape sequences, 64 bytes at a time.
+    let block = &bytes[at..bytes.len().min(at + 64)];
+    let masks = block_masks_of::<AVX2>(block);
+    let escapes = escape_masks_of::<AVX2>(block);
+    if masks.not_plain & !escapes.escape != 0 {
+      let resume = sequences.end.max(at);
+      return scan_discarded_utf8(sequences, resume, text_bytes);
+    }
+    let (removed, stop, taken) = sequences.in_block(at, block, &escapes, 64);
+    let end = stop.min(taken);
+    let kept = !removed & below(end);
+    let newline = masks.newline & kept;
+    if newline != 0 {
+      let end = newline.trailing_zeros() as usize;
+      text_bytes += u64::from((kept & below(end)).count_ones());
+      return Discarded {
+        text_bytes,
+        consumed: at + end + 1,
+        line_ended: true,
+      };
+    }
+    text_bytes += u64::from(kept.count_ones());
+    if stop < taken {
+      return Discarded {
+        text_bytes,
+        consumed: at + stop,
+        line_ended: false,
+      };
+    }
+    at += taken;
+  }
+  Discarded {
+    text_bytes,
+    consumed: at,
+    line_ended: false,
+  }
+}
+
+/// [`scan_discarded`] from `at`, with `text_bytes` counted before it, for text
+/// that is not all ASCII: one char, byte search or sequence at a time.
+fn scan_discarded_utf8(
+  mut sequences: Sequences<'_>,
+  mut at: usize,
+  mut text_bytes: u64,
+) -> Discarded {
+  let bytes = sequences.bytes;
+  // The bytes from the last non-ASCII byte met up to here are valid UTF-8.
+  let mut valid_until = 0;
+  let stopped = |at: usize, text_bytes: u64| Discarded {
+    text_bytes,
+    consumed: at,
+    line_ended: false,
+  };
+  loop {
+    let found = if at < valid_until {
+      match find_line_end_or_introducer(&bytes[at..valid_until]) {
+        Some(offset) => at + offset,
+        None => {
+          text_bytes += (valid_until - at) as u64;
+          at = valid_until;
+          continue;
+        }
+      }
+    } else {
+      match find_line_end_or_not_plain(&bytes[at..]) {
+        Some(offset) => at + offset,
+        None => return stopped(bytes.len(), text_bytes + (bytes.len() - at) as u64),
+      }
+    };
+    text_bytes += (found - at) as u64;
+    match bytes[found] {
+      b'\n' => {
+        return Discarded {
+          text_bytes,
+          consumed: found + 1,
+          line_ended: true,
+        }
+      }
+      ESC => {}
+      C1_LEAD if found < valid_until => {
+        if bytes.get(found + 1) != Some(&C1_CSI) {
+          // Another char of U+0080–U+00BF: text.
+          text_bytes += 2;
+          at = found + 2;
+          continue;
+        }
+      }
+      _ => {
+        // A non-ASCII byte after what is known valid (it starts a char).
+        valid_until = found
+          + match std::str::from_utf8(&bytes[found..]) {
+            Ok(_) => bytes.len() - found,
+            Err(error) => error.valid_up_to(),
+          };
+        if valid_until == found {
+          return stopped(found, text_bytes);
+        }
+        at = found;
+        continue;
+      }
+    }
+    match sequences.grammar.attempt(found, false) {
+      Attempt::Match(end) => at = end,
+      Attempt::NoMatch => {
+        let len = sequences.grammar.introducer_len(found);
+        text_bytes += len as u64;
+        at = found + len;
+      }
+      Attempt::NeedMore => return stopped(found, text_bytes),
+    }
+  }
+}
+
+/// Bytes at the end of `bytes` that begin a UTF-8 sequence and do not finish
+/// it (0 to 3): what the decoder holds for the next read.
+pub fn incomplete_utf8_tail(bytes: &[u8]) -> usize {
+  let start = bytes.len().saturating_sub(3);
+  match bytes[start..].iter().rposition(|&b| b >= 0xC0) {
+    Some(lead) => match std::str::from_utf8(&bytes[start + lead..]) {
+      Err(error) if error.error_len().is_none() => bytes.len() - start - lead,
+      _ => 0,
+    },
+    None => 0,
+  }
 }
 
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::core::text::test_support::XorShift;
+  use crate::core::text::{ecma_trim, utf16_len, CleanTextStream};
 
-  /// The definition, one line at a time.
-  fn reference(text: &[u8], max_line_len: usize) -> Option<LineCount> {
-    if !text.is_ascii() || text.contains(&0x1B) {
-      return None;
+  /// [`count_lines`], checking that the build for every CPU agrees.
+  fn count(bytes: &[u8], max: usize, source: Source) -> (LineCount, usize) {
+    let baseline = count_lines_with::<false>(bytes, max, source);
+    #[cfg(target_arch = "x86_64")]
+    if avx2::available() {
+      // SAFETY: the CPU has the features.
+      assert_eq!(unsafe { count_lines_avx2(bytes, max, source) }, baseline);
     }
+    assert_eq!(count_lines(bytes, max, source), baseline);
+    baseline
+  }
+
+  /// [`scan_discarded`], checking that the build for every CPU agrees.
+  fn scan(bytes: &[u8]) -> Discarded {
+    let baseline = scan_discarded_with::<false>(bytes);
+    #[cfg(target_arch = "x86_64")]
+    if avx2::available() {
+      // SAFETY: the CPU has the features.
+      assert_eq!(unsafe { scan_discarded_avx2(bytes) }, baseline);
+    }
+    assert_eq!(scan_discarded(bytes), baseline);
+    baseline
+  }
+
+  /// The definition, one line at a time, on the stripped text of `bytes`
+  /// (whole lines only; no line may need more bytes to be decided).
+  fn reference(text: &str, max: usize) -> LineCount {
     let mut count = LineCount::default();
-    let body = text.strip_suffix(b"\n")?;
-    for line in body.split(|&b| b == b'\n') {
-      if line.len() > max_line_len {
-        return None;
+    let body = text.rsplit_once('\n').map_or("", |(body, _)| body);
+    if text.contains('\n') {
+      for line in body.split('\n') {
+        count.lines += 1;
+        let trimmed = ecma_trim(line);
+        if trimmed.is_empty() {
+          continue;
+        }
+        if utf16_len(trimmed) > max {
+          count.non_blank += 1;
+          let kept = crate::core::text::truncate_utf16(trimmed, max);
+          let offset = kept.as_ptr() as usize - line.as_ptr() as usize;
+          count.truncated_bytes += (line.len() - offset - kept.len()) as u64;
+        } else {
+          count.non_blank += u64::from(trimmed.bytes().any(|b| b > b' ' && b < 0x80));
+        }
       }
-      count.lines += 1;
-      count.non_blank += u64::from(line.iter().any(|&b| b > b' '));
     }
-    Some(count)
+    count
   }
 
   #[test]
   fn counts_blank_and_non_blank_lines() {
     let text = b"yes\n\n  \n\t\r\n\x01\x7f\n a \n";
     assert_eq!(
-      count_plain_lines(text, 4096),
-      Some(LineCount {
-        lines: 6,
-        non_blank: 3
-      })
+      count(text, 4096, Source::Raw),
+      (
+        LineCount {
+          lines: 6,
+          non_blank: 3,
+          truncated_bytes: 0
+        },
+        text.len()
+      )
     );
-    assert_eq!(count_plain_lines(b"", 4096), Some(LineCount::default()));
+    assert_eq!(count(b"", 4096, Source::Raw), (LineCount::default(), 0));
+    // A partial line at the end is not counted.
+    assert_eq!(count(b"a\nbc", 4096, Source::Raw).1, 2);
   }
 
   #[test]
-  fn non_plain_text_or_long_lines_take_the_exact_path() {
-    assert_eq!(count_plain_lines("é\n".as_bytes(), 4096), None);
-    assert_eq!(count_plain_lines(b"a\n\x80\n", 4096), None);
-    assert_eq!(count_plain_lines(b"\x1b[31mred\n", 4096), None);
-    let line = format!("{}\n", "x".repeat(4097));
-    assert_eq!(count_plain_lines(line.as_bytes(), 4096), None);
-    let line = format!("{}\n", "x".repeat(4096));
+  fn escape_sequences_are_not_text() {
+    let text = b"\x1b[32mINFO\x1b[0m x\n\x1b[1m\x1b[0m\n\x1b]0;title\x07\n\x1b]8;;u\x1b\\\n";
     assert_eq!(
-      count_plain_lines(line.as_bytes(), 4096),
-      Some(LineCount {
-        lines: 1,
-        non_blank: 1
-      })
+      count(text, 4096, Source::Raw),
+      (
+        LineCount {
+          lines: 4,
+          non_blank: 1,
+          truncated_bytes: 0
+        },
+        text.len()
+      )
+    );
+    // Left by the stripper, an ESC is a control: `[1m` is text.
+    assert_eq!(count(b"\x1b[1m\n", 4096, Source::Stripped).0.non_blank, 1);
+    // An unmatched ESC is a control char; what follows it is text.
+    assert_eq!(count(b"\x1bW\n", 4096, Source::Raw).0.non_blank, 1);
+    assert_eq!(count(b"\x1b\n", 4096, Source::Raw).0.non_blank, 0);
+    // An OSC may hold newlines: they end no line.
+    let text = b"a\n\x1b]0;x\ny\x07\nb\n";
+    assert_eq!(
+      count(text, 4096, Source::Raw),
+      (
+        LineCount {
+          lines: 3,
+          non_blank: 2,
+          truncated_bytes: 0
+        },
+        text.len()
+      )
     );
   }
 
-  /// Random texts of printable, blank and control bytes, with lines running
-  /// across block boundaries and around the length limit, agree with the
-  /// line-at-a-time definition.
+  #[test]
+  fn stops_before_lines_it_cannot_count() {
+    // Non-ASCII: stops before that line.
+    assert_eq!(count("a\nb\né\nc\n".as_bytes(), 4096, Source::Raw).1, 4);
+    // A sequence that needs more bytes (a CSI at the end, an OSC not ended).
+    assert_eq!(count(b"a\nb\x1b[3", 4096, Source::Raw).1, 2);
+    assert_eq!(count(b"a\n\x1b]0;t\nb\n", 4096, Source::Raw).1, 2);
+    // An over-long line that does not end, or holds a sequence.
+    let long = format!("a\n{}", "x".repeat(5000));
+    assert_eq!(count(long.as_bytes(), 4096, Source::Raw).1, 2);
+    let long = format!("a\n\x1b[1m{}\nb\n", "x".repeat(5000));
+    assert_eq!(count(long.as_bytes(), 4096, Source::Raw).1, 2);
+  }
+
+  #[test]
+  fn over_long_plain_lines_are_cut() {
+    let text = format!("  {}  \nb\n{}\n", "x".repeat(5000), " ".repeat(5000));
+    assert_eq!(
+      count(text.as_bytes(), 4096, Source::Raw),
+      (
+        LineCount {
+          lines: 3,
+          non_blank: 2,
+          truncated_bytes: 5002 - 4096
+        },
+        text.len()
+      )
+    );
+  }
+
+  /// What the exact path makes of `bytes` with fresh state: decoded and
+  /// stripped, and nothing finished (a held char or sequence waits).
+  fn exact_text(bytes: &[u8]) -> String {
+    CleanTextStream::default().push(bytes).to_owned()
+  }
+
+  /// Checks that the exact path may resume at `consumed` with fresh state:
+  /// the text of the whole is the text of `bytes[..consumed]`, returned,
+  /// followed by the text of the rest read afresh.
+  fn decided_prefix(bytes: &[u8], consumed: usize, what: &str) -> String {
+    let whole = exact_text(bytes);
+    let rest = exact_text(&bytes[consumed..]);
+    assert!(
+      whole.ends_with(&rest),
+      "{what}: the exact path cannot resume at {consumed}: {whole:?} vs {rest:?}"
+    );
+    whole[..whole.len() - rest.len()].to_owned()
+  }
+
+  /// Random texts of printable, blank, control, escape and long runs, with
+  /// lines running across block boundaries and around the length limit, agree
+  /// with the line-at-a-time definition up to where counting stopped; the
+  /// exact path can take over there; and it stops only where it has to.
   #[test]
   fn agrees_with_the_definition_on_random_texts() {
-    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-      seed ^= seed << 13;
-      seed ^= seed >> 7;
-      seed ^= seed << 17;
-      seed
-    };
-    let alphabet = [
-      b'\n', b' ', b'\t', b'\r', 0x01, 0x00, b'y', b'~', 0x7f, 0x1b,
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let pieces: [&[u8]; 19] = [
+      b"\x1b[32m",
+      b"\x1b[0m",
+      b"\x1b[38;5;196m",
+      b"\x1b[12345m",
+      b"\x1b[?25l",
+      b"\x1b[;1m",
+      b"\x1b]0;t\x07",
+      b"\x1b]8;;u\x1b\\",
+      b"\x1b",
+      b"\x1b[",
+      b"\x1b[1;",
+      b"\x1b]0;\n\x07",
+      b"\x1b]0;",
+      b"\x1bD",
+      b"\x1b\x1b[1m",
+      "é".as_bytes(),
+      b"\x7f",
+      b"\x01",
+      b"\r",
     ];
-    for round in 0..3000 {
-      let len = (next() % 400) as usize;
-      // Mostly blanks, so lines with a single printable byte are common.
-      let mut text: Vec<u8> = (0..len)
-        .map(|_| match next() % 16 {
-          0..=3 => b'\n',
-          4 => alphabet[(next() % alphabet.len() as u64) as usize],
-          5 => b'y',
-          _ => b' ',
-        })
-        .collect();
-      if round % 7 == 0 {
-        text.extend(std::iter::repeat_n(b' ', (next() % 200) as usize));
-        text.push(b'z');
+    let mut stopped_early = 0;
+    for round in 0..4000 {
+      let len = rng.below(400);
+      let mut text: Vec<u8> = Vec::new();
+      while text.len() < len {
+        match rng.below(20) {
+          0..=3 => text.push(b'\n'),
+          4..=6 => text.extend_from_slice(pieces[rng.below(pieces.len())]),
+          7 => text.push(b'y'),
+          8 if round % 5 == 0 => text.extend(std::iter::repeat_n(b' ', rng.below(200))),
+          _ => text.push(b' '),
+        }
       }
-      text.push(b'\n');
-      for max in [63, 64, 100, 4096] {
-        assert_eq!(
-          count_plain_lines(&text, max),
-          reference(&text, max),
-          "round {round}, limit {max}: {text:?}"
-        );
+      if round % 7 == 0 {
+        text.extend(std::iter::repeat_n(b'z', rng.below(200)));
+      }
+      if round % 3 != 0 {
+        text.push(b'\n');
+      }
+      for source in [Source::Raw, Source::Stripped] {
+        for max in [63, 64, 100, 4096] {
+          let what = format!("round {round}, {source:?}, limit {max}: {text:?}");
+          let (count, consumed) = count(&text, max, source);
+          assert!(consumed == 0 || text[consumed - 1] == b'\n', "{what}");
+          let counted = match source {
+            Source::Raw => decided_prefix(&text, consumed, &what),
+            Source::Stripped => String::from_utf8(text[..consumed].to_vec()).unwrap(),
+          };
+          assert_eq!(count, reference(&counted, max), "{what}");
+          let rest = &text[consumed..];
+          if let Some(newline) = rest.iter().position(|&b| b == b'\n') {
+            stopped_early += 1;
+            // Only before a line with non-ASCII, an escape sequence (that may
+            // need more bytes, or in an over-long line), or an over-long line
+            // that ends in no newline outside sequences.
+            let line = &rest[..newline];
+            assert!(
+              !line.is_ascii() || line.contains(&0x1B) || line.len() > max,
+              "{what}: stopped at {consumed}"
+            );
+          }
+        }
       }
     }
+    assert!(stopped_early > 0);
+  }
+
+  /// The discard scan against its definition: the text bytes of the exact
+  /// path's text up to its first `\n`, and the exact path can take over where
+  /// the scan ends.
+  #[test]
+  fn discard_scan_agrees_with_the_definition() {
+    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+    let pieces: [&[u8]; 17] = [
+      b"\x1b[32m",
+      b"\x1b]0;t\x07",
+      b"\x1b]0;x\ny\x07",
+      b"\x1b",
+      b"\x1b[",
+      b"\x1b[1;",
+      b"\x1b[12",
+      b"\x1b]",
+      "é".as_bytes(),
+      "你".as_bytes(),
+      "\u{9b}1m".as_bytes(),
+      "\u{9c}".as_bytes(),
+      "\u{85}".as_bytes(),
+      b"\xff",
+      b"\xe4\xbd",
+      b"\r",
+      b"\n",
+    ];
+    let mut outcomes = [0; 3];
+    for round in 0..20_000 {
+      let mut text: Vec<u8> = Vec::new();
+      for _ in 0..rng.below(12) {
+        match rng.below(4) {
+          0 => text.extend_from_slice(pieces[rng.below(pieces.len())]),
+          1 => text.extend(std::iter::repeat_n(b'a', rng.below(100))),
+          _ => text.push(b'q'),
+        }
+      }
+      let what = format!("round {round}: {text:x?}");
+      let scan_end = text.len() - incomplete_utf8_tail(&text);
+      let d = scan(&text[..scan_end]);
+      let decided = decided_prefix(&text, d.consumed, &what);
+      if d.line_ended {
+        outcomes[0] += 1;
+        assert_eq!(decided.find('\n'), Some(decided.len() - 1), "{what}");
+        assert_eq!(d.text_bytes, decided.len() as u64 - 1, "{what}");
+      } else {
+        assert!(!decided.contains('\n'), "{what}");
+        assert_eq!(d.text_bytes, decided.len() as u64, "{what}");
+        if d.consumed < scan_end {
+          outcomes[1] += 1;
+          // Stopped before an undecided sequence or bytes that are not valid.
+          let first = text[d.consumed];
+          assert!(
+            first == 0x1B || first >= 0x80,
+            "{what}: stopped at {}",
+            d.consumed
+          );
+        } else {
+          outcomes[2] += 1;
+          assert_eq!(d.consumed, scan_end, "{what}");
+        }
+      }
+    }
+    assert!(outcomes.iter().all(|&n| n > 100), "{outcomes:?}");
+  }
+
+  /// The bulk path for common CSI sequences covers exactly what the grammar
+  /// matches, whenever it answers.
+  #[test]
+  fn common_csi_covers_what_the_grammar_matches() {
+    let mut rng = XorShift(0x5851_f42d_4c95_7f2d);
+    let pieces: [&[u8]; 16] = [
+      b"\x1b[32m",
+      b"\x1b[0m",
+      b"\x1b[m",
+      b"\x1b[38;5;196m",
+      b"\x1b[;1m",
+      b"\x1b[1;;2H",
+      b"\x1b[12345m",
+      b"\x1b[1234m",
+      b"\x1b[?25l",
+      b"\x1b[1:2m",
+      b"\x1b[1;x",
+      b"\x1b[",
+      b"\x1b",
+      b"12345;",
+      b"[",
+      b"m",
+    ];
+    let mut answered = 0;
+    for round in 0..50_000 {
+      let mut block: Vec<u8> = Vec::new();
+      while block.len() < 64 {
+        if rng.below(3) == 0 {
+          block.extend_from_slice(pieces[rng.below(pieces.len())]);
+        } else {
+          block.push(b"ab 9;"[rng.below(5)]);
+        }
+      }
+      block.truncate(if round % 4 == 0 { rng.below(65) } else { 64 });
+      let masks = escape_masks(&block);
+      let Some((covered, taken)) = common_csi(&block, &masks, masks.escape) else {
+        continue;
+      };
+      answered += 1;
+      let mut grammar = Grammar::new(&block);
+      let mut expected = 0u64;
+      let mut end = 0;
+      for start in 0..taken {
+        if start < end || block[start] != 0x1B {
+          continue;
+        }
+        match grammar.attempt(start, false) {
+          Attempt::Match(e) => {
+            assert!(e <= taken, "round {round}: {block:?}");
+            end = e;
+            expected |= below(e) & !below(start);
+          }
+          other => panic!("round {round}: {other:?} at {start} of {block:?}"),
+        }
+      }
+      assert_eq!(covered, expected, "round {round}: {block:?}");
+      assert!(
+        taken == block.len() || block[taken] == 0x1B,
+        "round {round}: {block:?}"
+      );
+    }
+    assert!(answered > 1000, "{answered}");
+  }
+
+  #[test]
+  fn incomplete_tails() {
+    assert_eq!(incomplete_utf8_tail(b""), 0);
+    assert_eq!(incomplete_utf8_tail(b"abc"), 0);
+    assert_eq!(incomplete_utf8_tail("a你".as_bytes()), 0);
+    assert_eq!(incomplete_utf8_tail(&"a你".as_bytes()[..3]), 2);
+    assert_eq!(incomplete_utf8_tail(&"a😀".as_bytes()[..4]), 3);
+    assert_eq!(incomplete_utf8_tail(b"a\xc2"), 1);
+    assert_eq!(incomplete_utf8_tail(b"a\xe0\x80"), 0);
+    assert_eq!(incomplete_utf8_tail(b"a\x80"), 0);
   }
 }
