@@ -8,8 +8,9 @@
 //! case). Reported: MB (10^6 bytes) per second of this thread's CPU time, the
 //! best of three runs, and what the pipeline decided.
 //!
-//! Run: `cargo bench --bench pipeline` (a benchmark, never a test). Numbers
-//! drift with the machine's load; compare rows of one run.
+//! Run: `cargo bench --bench pipeline` (a benchmark, never a test); `ONLY=<text>`
+//! runs the rows whose name holds it. Numbers drift with the machine's load;
+//! compare rows of one run.
 
 use std::time::Instant;
 
@@ -65,6 +66,9 @@ fn reads_of(unit: &[u8], min_len: usize) -> Vec<Vec<u8>> {
 }
 
 fn run(name: &str, reads: &[Vec<u8>], total_mb: usize) {
+  if std::env::var("ONLY").is_ok_and(|only| !name.contains(&only)) {
+    return;
+  }
   let per_cycle: usize = reads.iter().map(Vec::len).sum();
   let cycles = (total_mb * 1_000_000).div_ceil(per_cycle);
   let mut best = f64::INFINITY;

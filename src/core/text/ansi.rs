@@ -335,8 +335,14 @@ fn take_digits(bytes: &[u8], from: usize) -> usize {
 }
 
 /// `[[\]()#;?]`
-fn is_csi_prefix(byte: u8) -> bool {
+const fn is_csi_prefix(byte: u8) -> bool {
   matches!(byte, b'[' | b']' | b'(' | b')' | b'#' | b';' | b'?')
+}
+
+/// True for the bytes a match of the CSI alternative can hold after its
+/// introducer (prefix, parameter and final bytes): the only bytes it removes.
+pub(crate) const fn is_csi_byte(byte: u8) -> bool {
+  is_csi_prefix(byte) || byte.is_ascii_digit() || byte == b';' || byte == b':' || is_csi_final(byte)
 }
 
 /// `[\dA-PR-TZcf-nq-uy=><~]` (JavaScript `\d` is ASCII only).

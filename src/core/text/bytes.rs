@@ -79,6 +79,18 @@ fn portable_escape_masks(block: &[u8]) -> EscapeMasks {
   masks
 }
 
+/// Bit masks of one 64-byte block for blocks whose escape sequences take the
+/// CSI alternative (bit `i` = byte `i`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CsiClassMasks {
+  /// ESC.
+  pub escape: u64,
+  /// `]`, which after an ESC starts an OSC.
+  pub close_bracket: u64,
+  /// Bytes no match of the CSI alternative can hold ([`is_csi_byte`]).
+  pub not_csi: u64,
+}
+
 /// The ASCII digits of `block` (`block.len() <= 64`) as a bit mask.
 pub fn digit_mask(block: &[u8]) -> u64 {
   debug_assert!(block.len() <= 64);
@@ -198,10 +210,12 @@ fn scalar_find_either(haystack: &[u8], a: u8, b: u8) -> Option<usize> {
 pub(crate) mod avx2 {
   use std::arch::x86_64::{
     __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
-    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
+    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm256_setzero_si256,
+    _mm256_shuffle_epi8, _mm256_srli_epi16,
   };
 
-  use super::{BlockMasks, EscapeMasks, ESC};
+  use super::{BlockMasks, CsiClassMasks, EscapeMasks, ESC};
+  use crate::core::text::ansi::is_csi_byte;
 
   /// True when the CPU has AVX2, POPCNT, LZCNT, BMI1 and BMI2 (every AVX2 CPU
   /// has the others). Cached by the standard library after the first call.
@@ -242,6 +256,54 @@ pub(crate) mod avx2 {
       masks.newline |= bits(_mm256_cmpeq_epi8(v, newline)) << shift;
       masks.printable |= bits(_mm256_cmpgt_epi8(v, space)) << shift;
       masks.not_plain |= bits(_mm256_or_si256(v, _mm256_cmpeq_epi8(v, escape))) << shift;
+    }
+    masks
+  }
+
+  /// The low-nibble half of a two-lookup test for [`is_csi_byte`]: for each
+  /// low nibble, the set of high nibbles (a bit per nibble, 0 to 7) that make a
+  /// byte of the class; twice, one per 128-bit lane.
+  static CSI_LOW_NIBBLES: [u8; 32] = {
+    let mut table = [0u8; 32];
+    let mut byte = 0;
+    while byte < 128 {
+      if is_csi_byte(byte as u8) {
+        table[byte & 15] |= 1 << (byte >> 4);
+        table[16 + (byte & 15)] |= 1 << (byte >> 4);
+      }
+      byte += 1;
+    }
+    table
+  };
+
+  /// For a high nibble, its bit in [`CSI_LOW_NIBBLES`] (none for non-ASCII).
+  static HIGH_NIBBLE_BITS: [u8; 32] = [
+    1, 2, 4, 8, 16, 32, 64, 128, 0, 0, 0, 0, 0, 0, 0, 0, //
+    1, 2, 4, 8, 16, 32, 64, 128, 0, 0, 0, 0, 0, 0, 0, 0,
+  ];
+
+  /// [`CsiClassMasks`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn csi_class_masks_64(block: &[u8]) -> CsiClassMasks {
+    let escape = _mm256_set1_epi8(ESC as i8);
+    let close_bracket = _mm256_set1_epi8(b']' as i8);
+    let nibble = _mm256_set1_epi8(0x0F);
+    let low_table = load(&CSI_LOW_NIBBLES, 0);
+    let high_table = load(&HIGH_NIBBLE_BITS, 0);
+    let mut masks = CsiClassMasks::default();
+    for lane in 0..2 {
+      let v = load(block, lane * 32);
+      let shift = lane * 32;
+      masks.escape |= bits(_mm256_cmpeq_epi8(v, escape)) << shift;
+      masks.close_bracket |= bits(_mm256_cmpeq_epi8(v, close_bracket)) << shift;
+      let low = _mm256_and_si256(v, nibble);
+      let high = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+      let class = _mm256_and_si256(
+        _mm256_shuffle_epi8(low_table, low),
+        _mm256_shuffle_epi8(high_table, high),
+      );
+      masks.not_csi |= bits(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) << shift;
     }
     masks
   }
@@ -509,10 +571,21 @@ mod tests {
           assert_eq!(portable_escape_masks(&block), escape);
           #[cfg(target_arch = "x86_64")]
           if len == 64 && avx2::available() {
+            let class = CsiClassMasks {
+              escape: escape.escape,
+              close_bracket: if value == b']' { bit } else { 0 },
+              // The filler TAB is no CSI byte either.
+              not_csi: if crate::core::text::ansi::is_csi_byte(value) {
+                !bit
+              } else {
+                !0
+              },
+            };
             // SAFETY: the CPU has AVX2.
             unsafe {
               assert_eq!(avx2::block_masks_64(&block), expected);
               assert_eq!(avx2::escape_masks_64(&block), escape);
+              assert_eq!(avx2::csi_class_masks_64(&block), class, "value {value:#x}");
             }
           }
           let digit = if value.is_ascii_digit() { bit } else { 0 };
