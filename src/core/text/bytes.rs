@@ -91,6 +91,45 @@ pub struct CsiClassMasks {
   pub not_csi: u64,
 }
 
+/// Bit masks of the non-ASCII bytes of one block of at most 64 bytes (bit `i`
+/// = byte `i`), for valid UTF-8.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Utf8Masks {
+  /// Lead bytes (`>= 0xC0`): where non-ASCII chars start.
+  pub lead: u64,
+  /// Lead bytes of the only blocks of chars that hold C1 controls or
+  /// whitespace: `C2` (U+0080–U+00BF), `E1` (U+1000–U+1FFF), `E2`
+  /// (U+2000–U+2FFF), `E3` (U+3000–U+3FFF) and `EF` (U+F000–U+FFFF).
+  pub special_lead: u64,
+}
+
+/// [`Utf8Masks`] of `block` (`block.len() <= 64`; bits past its end are 0).
+#[inline]
+pub fn utf8_masks(block: &[u8]) -> Utf8Masks {
+  debug_assert!(block.len() <= 64);
+  #[cfg(target_arch = "x86_64")]
+  if block.len() == 64 {
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the block is 64 bytes.
+    return unsafe { sse2::utf8_masks_64(block) };
+  }
+  portable_utf8_masks(block)
+}
+
+/// True for the lead bytes of [`Utf8Masks::special_lead`].
+#[inline]
+fn is_special_lead(byte: u8) -> bool {
+  matches!(byte, 0xC2 | 0xE1 | 0xE2 | 0xE3 | 0xEF)
+}
+
+fn portable_utf8_masks(block: &[u8]) -> Utf8Masks {
+  let mut masks = Utf8Masks::default();
+  for (i, &b) in block.iter().enumerate() {
+    masks.lead |= u64::from(b >= 0xC0) << i;
+    masks.special_lead |= u64::from(is_special_lead(b)) << i;
+  }
+  masks
+}
+
 /// The ASCII digits of `block` (`block.len() <= 64`) as a bit mask.
 pub fn digit_mask(block: &[u8]) -> u64 {
   debug_assert!(block.len() <= 64);
@@ -214,7 +253,7 @@ pub(crate) mod avx2 {
     _mm256_shuffle_epi8, _mm256_srli_epi16,
   };
 
-  use super::{BlockMasks, CsiClassMasks, EscapeMasks, ESC};
+  use super::{BlockMasks, CsiClassMasks, EscapeMasks, Utf8Masks, ESC};
   use crate::core::text::ansi::is_csi_byte;
 
   /// True when the CPU has AVX2, POPCNT, LZCNT, BMI1 and BMI2 (every AVX2 CPU
@@ -308,6 +347,25 @@ pub(crate) mod avx2 {
     masks
   }
 
+  /// [`super::utf8_masks`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn utf8_masks_64(block: &[u8]) -> Utf8Masks {
+    let below_lead = _mm256_set1_epi8(0xBF_u8 as i8);
+    let mut masks = Utf8Masks::default();
+    for lane in 0..2 {
+      let v = load(block, lane * 32);
+      let shift = lane * 32;
+      masks.lead |= bits(_mm256_and_si256(_mm256_cmpgt_epi8(v, below_lead), v)) << shift;
+      let mut special = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(0xC2_u8 as i8));
+      for lead in [0xE1_u8, 0xE2, 0xE3, 0xEF] {
+        special = _mm256_or_si256(special, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(lead as i8)));
+      }
+      masks.special_lead |= bits(special) << shift;
+    }
+    masks
+  }
+
   /// [`super::escape_masks`] of a 64-byte block.
   #[inline]
   #[target_feature(enable = "avx2")]
@@ -344,7 +402,7 @@ mod sse2 {
   };
 
   use super::{
-    scalar_find_either, scalar_find_line_special, BlockMasks, EscapeMasks, C1_LEAD, ESC,
+    scalar_find_either, scalar_find_line_special, BlockMasks, EscapeMasks, Utf8Masks, C1_LEAD, ESC,
   };
 
   /// Loads bytes `at..at + 16` of `bytes`; panics when they are not all there.
@@ -441,6 +499,25 @@ mod sse2 {
       at += 16;
     }
     scalar_find_line_special::<ANY_HIGH>(&haystack[at..]).map(|i| at + i)
+  }
+
+  #[inline]
+  #[target_feature(enable = "sse2")]
+  pub(super) fn utf8_masks_64(block: &[u8]) -> Utf8Masks {
+    let below_lead = _mm_set1_epi8(0xBF_u8 as i8);
+    let mut masks = Utf8Masks::default();
+    for lane in 0..4 {
+      let v = load(block, lane * 16);
+      let shift = lane * 16;
+      // Signed: `> 0xBF` holds for ASCII and for 0xC0..; the top bit keeps the latter.
+      masks.lead |= bits(_mm_and_si128(_mm_cmpgt_epi8(v, below_lead), v)) << shift;
+      let mut special = _mm_cmpeq_epi8(v, _mm_set1_epi8(0xC2_u8 as i8));
+      for lead in [0xE1_u8, 0xE2, 0xE3, 0xEF] {
+        special = _mm_or_si128(special, _mm_cmpeq_epi8(v, _mm_set1_epi8(lead as i8)));
+      }
+      masks.special_lead |= bits(special) << shift;
+    }
+    masks
   }
 
   #[target_feature(enable = "sse2")]
@@ -569,6 +646,20 @@ mod tests {
             "value {value:#x} at {at} of {len}"
           );
           assert_eq!(portable_escape_masks(&block), escape);
+          let utf8 = Utf8Masks {
+            lead: if value >= 0xC0 { bit } else { 0 },
+            special_lead: if [0xC2, 0xE1, 0xE2, 0xE3, 0xEF].contains(&value) {
+              bit
+            } else {
+              0
+            },
+          };
+          assert_eq!(
+            utf8_masks(&block),
+            utf8,
+            "value {value:#x} at {at} of {len}"
+          );
+          assert_eq!(portable_utf8_masks(&block), utf8);
           #[cfg(target_arch = "x86_64")]
           if len == 64 && avx2::available() {
             let class = CsiClassMasks {
@@ -586,6 +677,7 @@ mod tests {
               assert_eq!(avx2::block_masks_64(&block), expected);
               assert_eq!(avx2::escape_masks_64(&block), escape);
               assert_eq!(avx2::csi_class_masks_64(&block), class, "value {value:#x}");
+              assert_eq!(avx2::utf8_masks_64(&block), utf8);
             }
           }
           let digit = if value.is_ascii_digit() { bit } else { 0 };

@@ -21,7 +21,7 @@ use super::ansi::{is_csi_final, Attempt, Grammar};
 use super::bytes::avx2;
 use super::bytes::{
   block_masks, digit_mask, escape_masks, find_line_end_or_introducer, find_line_end_or_not_plain,
-  BlockMasks, EscapeMasks,
+  utf8_masks, BlockMasks, EscapeMasks, Utf8Masks,
 };
 
 const ESC: u8 = 0x1B;
@@ -81,20 +81,22 @@ fn is_ascii_trim(byte: u8) -> bool {
 /// nothing held by the decoder or the stripper, as the splitter and
 /// `throttledEmit` would see them (lines are cut at `max_line_units`). Returns
 /// the counts and the bytes they took: up to the end of the last line counted.
-/// It stops before the first line it cannot count: one holding a non-ASCII
-/// byte, an escape sequence whose verdict needs bytes past the end, or (when
-/// longer than `max_line_units`) an escape sequence, or one that does not end
-/// in `bytes`.
+/// It stops before the first line it cannot count: one holding bytes that are
+/// not valid UTF-8, a U+009B, an escape sequence whose verdict needs bytes
+/// past the end, or (when longer than `max_line_units` bytes) anything but
+/// plain text, or one that does not end in `bytes`.
 ///
 /// Works on 64 bytes at a time with [`block_masks`]. A line is non-blank when
-/// a printable byte (`0x21..=0x7F`, the bytes `sanitizeMonitorLine` and trim
-/// leave) outside escape sequences comes after the previous `\n`. Per block,
-/// with `P` the printable bits and `N` the newline bits, both without the
-/// bytes of escape sequences ([`Sequences::in_block`]), adding `P` to `!N`
-/// carries out of every run of non-newline bits that holds a `P` bit, into the
-/// `\n` that ends it: `(!N + P + carry) & N` are the newlines that end a
-/// non-blank line, and the carry out of bit 63 continues the run into the next
-/// block.
+/// text comes after the previous `\n`: a printable ASCII byte (`0x21..=0x7F`)
+/// or a non-ASCII char other than C1 controls and whitespace (what
+/// `sanitizeMonitorLine` and trimming leave), outside escape sequences. Per
+/// block, with `T` the text bits (a non-ASCII char's at its lead byte) and `N`
+/// the newline bits, both without the bytes of escape sequences
+/// ([`Sequences::in_block`], or bounded by [`bounded_block`]), adding `T` to
+/// `!N` carries out of every run of non-newline bits that holds a `T` bit,
+/// into the `\n` that ends it: `(!N + T + carry) & N` are the newlines that
+/// end a non-blank line, and the carry out of bit 63 continues the run into
+/// the next block.
 pub fn count_lines(bytes: &[u8], max_line_units: usize, source: Source) -> (LineCount, usize) {
   #[cfg(target_arch = "x86_64")]
   if avx2::available() {
@@ -121,6 +123,49 @@ fn block_masks_of<const AVX2: bool>(block: &[u8]) -> BlockMasks {
     return unsafe { avx2::block_masks_64(block) };
   }
   block_masks(block)
+}
+
+/// [`utf8_masks`] of a block, as [`block_masks_of`].
+#[inline(always)]
+fn utf8_masks_of<const AVX2: bool>(block: &[u8]) -> Utf8Masks {
+  #[cfg(target_arch = "x86_64")]
+  if AVX2 && block.len() == 64 {
+    // SAFETY: `AVX2` is true only behind `avx2::available()`.
+    return unsafe { avx2::utf8_masks_64(block) };
+  }
+  utf8_masks(block)
+}
+
+/// What a char with a [special lead](Utf8Masks::special_lead) is to a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SpecialChar {
+  /// Text: it stays after sanitising and trimming.
+  Text,
+  /// A C1 control or whitespace.
+  Blank,
+  /// U+009B, a C1 control that also starts a CSI sequence.
+  CsiIntroducer,
+}
+
+/// The char at the start of `bytes` (valid UTF-8 with a special lead).
+fn special_char(bytes: &[u8]) -> SpecialChar {
+  let blank = match *bytes {
+    [0xC2, 0x9B, ..] => return SpecialChar::CsiIntroducer,
+    // C1 controls U+0080–U+009F and U+00A0.
+    [0xC2, second, ..] => second <= 0xA0,
+    // U+1680.
+    [0xE1, 0x9A, 0x80, ..] => true,
+    // U+2000–U+200A, U+2028, U+2029, U+202F, U+205F.
+    [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] => true,
+    // U+3000, U+FEFF.
+    [0xE3, 0x80, 0x80, ..] | [0xEF, 0xBB, 0xBF, ..] => true,
+    _ => false,
+  };
+  if blank {
+    SpecialChar::Blank
+  } else {
+    SpecialChar::Text
+  }
 }
 
 /// [`escape_masks`] of a block, as [`block_masks_of`].
@@ -168,18 +213,14 @@ fn count_lines_with<const AVX2: bool>(
       }
       let escapes = escape_masks_of::<AVX2>(block);
       let high = masks.not_plain & !escapes.escape;
-      let mut stop = if high == 0 {
-        64
-      } else {
-        high.trailing_zeros() as usize
-      };
+      let (chars, mut stop) = sequences.non_ascii::<AVX2>(at, block, high, source);
       let mut removed = 0;
       if source == Source::Raw {
         let (covered, need_more) = sequences.in_block(at, block, &escapes, stop);
         removed = covered;
         stop = stop.min(need_more);
       }
-      let text = masks.printable & !removed;
+      let text = (masks.printable | chars) & !removed;
       (masks.newline & !removed & below(stop), text, text, stop)
     };
     let too_long = if newline == 0 {
@@ -270,11 +311,7 @@ fn bounded_block<const AVX2: bool>(
     let class = unsafe { avx2::csi_class_masks_64(block) };
     let carried = below(sequences.end.saturating_sub(at));
     let high = masks.not_plain & !class.escape;
-    let mut stop = if high == 0 {
-      64
-    } else {
-      high.trailing_zeros() as usize
-    };
+    let (chars, mut stop) = sequences.non_ascii::<AVX2>(at, block, high, source);
     let escapes = class.escape & !carried & below(stop);
     let next_is_close =
       class.close_bracket >> 1 | u64::from(sequences.bytes.get(at + 64) == Some(&b']')) << 63;
@@ -295,11 +332,12 @@ fn bounded_block<const AVX2: bool>(
         }
       }
     }
-    let text = masks.printable & !carried;
+    let chars = chars & !carried;
+    let printable = masks.printable & !carried;
     return Some((
       masks.newline & !carried & below(stop),
-      text & class.not_csi,
-      text,
+      printable & class.not_csi | chars,
+      printable | chars,
       stop,
     ));
   }
@@ -314,6 +352,8 @@ struct Sequences<'a> {
   bytes: &'a [u8],
   /// Where the last sequence matched one at a time ends.
   end: usize,
+  /// The bytes from the first non-ASCII byte met up to here are valid UTF-8.
+  valid_until: usize,
 }
 
 impl<'a> Sequences<'a> {
@@ -322,7 +362,58 @@ impl<'a> Sequences<'a> {
       grammar: Grammar::new(bytes),
       bytes,
       end: 0,
+      valid_until: 0,
     }
+  }
+
+  /// The non-ASCII chars of the block at `at`, whose non-ASCII bytes are
+  /// `high`: the lead bytes of those that are text (neither C1 controls nor
+  /// whitespace, which sanitising and trimming remove), and the bit of the
+  /// first byte before whose line counting stops (64 if none): one that is
+  /// not valid UTF-8 (the decoder would put U+FFFD there), or, in raw bytes,
+  /// a U+009B (CSI introducer).
+  #[inline(always)]
+  fn non_ascii<const AVX2: bool>(
+    &mut self,
+    at: usize,
+    block: &[u8],
+    high: u64,
+    source: Source,
+  ) -> (u64, usize) {
+    if high == 0 {
+      return (0, 64);
+    }
+    let unchecked = high & !below(self.valid_until.saturating_sub(at));
+    if unchecked != 0 {
+      // Validated once per call, from the first non-ASCII byte on (ASCII
+      // before it, so a char starts there).
+      let from = at + unchecked.trailing_zeros() as usize;
+      self.valid_until = from
+        + match std::str::from_utf8(&self.bytes[from..]) {
+          Ok(_) => self.bytes.len() - from,
+          Err(error) => error.valid_up_to(),
+        };
+    }
+    let invalid = high & !below(self.valid_until.saturating_sub(at));
+    let stop = if invalid == 0 {
+      64
+    } else {
+      invalid.trailing_zeros() as usize
+    };
+    let masks = utf8_masks_of::<AVX2>(block);
+    let mut chars = masks.lead & below(stop);
+    let mut special = masks.special_lead & below(stop);
+    while special != 0 {
+      let bit = special.trailing_zeros() as usize;
+      special &= special - 1;
+      match special_char(&self.bytes[at + bit..]) {
+        SpecialChar::Text => {}
+        SpecialChar::Blank => chars &= !(1 << bit),
+        SpecialChar::CsiIntroducer if source == Source::Raw => return (chars & below(bit), bit),
+        SpecialChar::CsiIntroducer => chars &= !(1 << bit),
+      }
+    }
+    (chars, stop)
   }
 
   /// Decides the escape sequences of the block at `at` that start before bit
@@ -778,7 +869,14 @@ mod tests {
           let offset = kept.as_ptr() as usize - line.as_ptr() as usize;
           count.truncated_bytes += (line.len() - offset - kept.len()) as u64;
         } else {
-          count.non_blank += u64::from(trimmed.bytes().any(|b| b > b' ' && b < 0x80));
+          // What `sanitizeMonitorLine` and trimming leave: not C0 (TAB is
+          // whitespace), not C1, not whitespace.
+          let text = |c: char| {
+            !(c < ' '
+              || ('\u{80}'..='\u{9f}').contains(&c)
+              || crate::core::text::is_ecma_whitespace(c))
+          };
+          count.non_blank += u64::from(trimmed.chars().any(text));
         }
       }
     }
@@ -839,9 +937,38 @@ mod tests {
   }
 
   #[test]
+  fn non_ascii_text_and_blanks() {
+    // C1 controls and whitespace are blank; other chars are text.
+    let text = "你好\n\u{a0}\u{3000}\u{feff}\n\u{85}\n，\n\u{202e}\n\u{2028}é\n";
+    assert_eq!(
+      count(text.as_bytes(), 4096, Source::Raw),
+      (
+        LineCount {
+          lines: 6,
+          non_blank: 4,
+          truncated_bytes: 0
+        },
+        text.len()
+      )
+    );
+    // Left by the stripper, U+009B is a C1 control.
+    assert_eq!(
+      count("\u{9b}\n".as_bytes(), 4096, Source::Stripped),
+      (
+        LineCount {
+          lines: 1,
+          ..LineCount::default()
+        },
+        3
+      )
+    );
+  }
+
+  #[test]
   fn stops_before_lines_it_cannot_count() {
-    // Non-ASCII: stops before that line.
-    assert_eq!(count("a\nb\né\nc\n".as_bytes(), 4096, Source::Raw).1, 4);
+    // Bytes that are not UTF-8, and U+009B (it starts a CSI).
+    assert_eq!(count(b"a\nb\n\xff\nc\n", 4096, Source::Raw).1, 4);
+    assert_eq!(count("a\n\u{9b}1m\nc\n".as_bytes(), 4096, Source::Raw).1, 2);
     // A sequence that needs more bytes (a CSI at the end, an OSC not ended).
     assert_eq!(count(b"a\nb\x1b[3", 4096, Source::Raw).1, 2);
     assert_eq!(count(b"a\n\x1b]0;t\nb\n", 4096, Source::Raw).1, 2);
@@ -894,7 +1021,19 @@ mod tests {
   #[test]
   fn agrees_with_the_definition_on_random_texts() {
     let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
-    let pieces: [&[u8]; 19] = [
+    let pieces: [&[u8]; 31] = [
+      "你好".as_bytes(),
+      "，".as_bytes(),
+      "\u{a0}".as_bytes(),
+      "\u{3000}".as_bytes(),
+      "\u{2028}\u{202f}".as_bytes(),
+      "\u{feff}".as_bytes(),
+      "\u{85}\u{9f}".as_bytes(),
+      "\u{9b}1m".as_bytes(),
+      "\u{202e}".as_bytes(),
+      "😀".as_bytes(),
+      b"\xff",
+      b"\xe4\xbd",
       b"\x1b[32m",
       b"\x1b[0m",
       b"\x1b[38;5;196m",
