@@ -846,6 +846,46 @@ mod tests {
     }
   }
 
+  /// `\r` is no line separator (CONTRACT.md §2.10): the frames of a progress
+  /// bar that never prints `\n` are one physical line, cut once at 4096
+  /// units (the sanitiser then removes the CRs from the event) and discarded
+  /// from there up to the `\n` that finally comes. The fast paths agree, with
+  /// the throttle full, empty and off, in any reads.
+  #[test]
+  fn carriage_return_redraws_are_one_physical_line() {
+    let frames: String = (0..2000).map(|i| format!("\rprogress {i}%")).collect();
+    let cut: String = frames[1..]
+      .chars()
+      .take(4096)
+      .filter(|&c| c != '\r')
+      .collect();
+    for throttle in [None, Some(ThrottleConfig::default())] {
+      for spent in [false, true] {
+        for read in [100, 4096, 5000, 65536] {
+          let mut twins = Twins::new(throttle);
+          if spent {
+            twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &String::new);
+          }
+          for piece in frames.as_bytes().chunks(read) {
+            twins.feed(Stream::Stdout, piece, 0, &|| format!("reads of {read}"));
+          }
+          twins.feed(Stream::Stdout, b"\ndone\n", 1000, &String::new);
+          let events = &twins.fast_out.lines[if spent { 5 } else { 0 }..];
+          if spent && throttle.is_some() {
+            assert_eq!(events, ["done"]);
+          } else {
+            assert_eq!(events, [format!("{cut}..."), "done".to_owned()]);
+          }
+          // Everything after the kept units but the leading `\r` (trimmed).
+          assert_eq!(
+            twins.fast.truncated_bytes(),
+            (frames.len() - 1 - 4096) as u64
+          );
+        }
+      }
+    }
+  }
+
   #[test]
   fn an_over_long_line_gives_one_event_and_counts_its_rest() {
     // §3.10 N row, through the pipeline, on both streams.
