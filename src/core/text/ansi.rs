@@ -341,6 +341,7 @@ const fn is_csi_prefix(byte: u8) -> bool {
 
 /// True for the bytes a match of the CSI alternative can hold after its
 /// introducer (prefix, parameter and final bytes): the only bytes it removes.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) const fn is_csi_byte(byte: u8) -> bool {
   is_csi_prefix(byte) || byte.is_ascii_digit() || byte == b';' || byte == b':' || is_csi_final(byte)
 }

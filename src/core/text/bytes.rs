@@ -81,6 +81,7 @@ fn portable_escape_masks(block: &[u8]) -> EscapeMasks {
 
 /// Bit masks of one 64-byte block for blocks whose escape sequences take the
 /// CSI alternative (bit `i` = byte `i`).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CsiClassMasks {
   /// ESC.

@@ -14,8 +14,6 @@
 //! completed by a later read is where they stop, exactly as the streaming
 //! stripper holds it.
 
-#[cfg(all(doc, target_arch = "x86_64"))]
-use super::ansi::is_csi_byte;
 use super::ansi::{is_csi_final, Attempt, Grammar};
 #[cfg(target_arch = "x86_64")]
 use super::bytes::avx2;
@@ -86,13 +84,13 @@ fn is_ascii_trim(byte: u8) -> bool {
 /// past the end, or (when longer than `max_line_units` bytes) anything but
 /// plain text, or one that does not end in `bytes`.
 ///
-/// Works on 64 bytes at a time with [`block_masks`]. A line is non-blank when
+/// Works on 64 bytes at a time (`block_masks`). A line is non-blank when
 /// text comes after the previous `\n`: a printable ASCII byte (`0x21..=0x7F`)
 /// or a non-ASCII char other than C1 controls and whitespace (what
 /// `sanitizeMonitorLine` and trimming leave), outside escape sequences. Per
 /// block, with `T` the text bits (a non-ASCII char's at its lead byte) and `N`
 /// the newline bits, both without the bytes of escape sequences
-/// ([`Sequences::in_block`], or bounded by [`bounded_block`]), adding `T` to
+/// (decided by `Sequences::in_block`, or bounded by `bounded_block`), adding `T` to
 /// `!N` carries out of every run of non-newline bits that holds a `T` bit,
 /// into the `\n` that ends it: `(!N + T + carry) & N` are the newlines that
 /// end a non-blank line, and the carry out of bit 63 continues the run into
@@ -292,7 +290,8 @@ fn carry_add(newline: u64, text: u64, carry: bool) -> (u64, bool) {
 
 /// A full block of raw bytes whose sequences all take the CSI alternative
 /// (no `ESC ]` starts in it), without deciding them (AVX2 only): such a match
-/// never holds a newline, and it holds nothing but [`is_csi_byte`] bytes
+/// never holds a newline, and it holds nothing but
+/// [`is_csi_byte`](super::ansi::is_csi_byte) bytes
 /// after its ESC. So the newlines are exact, printable bytes outside that
 /// class are surely text, and all printable bytes at most. The last sequence
 /// is decided when it may run past the block, so that the next block knows.
