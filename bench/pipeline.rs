@@ -159,5 +159,22 @@ fn main() {
     &reads_of(bar.as_bytes(), READ),
     512,
   );
+
+  // Not text: random bytes (invalid UTF-8, stray ESCs, a newline every 256
+  // bytes or so). Whatever it is, it must not cost much more than text.
+  let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+  let random: Vec<u8> = (0..4 * READ)
+    .map(|_| {
+      seed ^= seed << 13;
+      seed ^= seed >> 7;
+      seed ^= seed << 17;
+      (seed >> 32) as u8
+    })
+    .collect();
+  run(
+    "random bytes (cat /dev/urandom)",
+    &reads_of(&random, READ),
+    256,
+  );
   eprintln!("(wall time {:.1} s)", wall.elapsed().as_secs_f64());
 }

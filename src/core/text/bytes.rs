@@ -96,8 +96,6 @@ pub struct CsiClassMasks {
 /// = byte `i`), for valid UTF-8.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Utf8Masks {
-  /// Lead bytes (`>= 0xC0`): where non-ASCII chars start.
-  pub lead: u64,
   /// Lead bytes of the only blocks of chars that hold C1 controls or
   /// whitespace: `C2` (U+0080–U+00BF), `E1` (U+1000–U+1FFF), `E2`
   /// (U+2000–U+2FFF), `E3` (U+3000–U+3FFF) and `EF` (U+F000–U+FFFF).
@@ -125,7 +123,6 @@ fn is_special_lead(byte: u8) -> bool {
 fn portable_utf8_masks(block: &[u8]) -> Utf8Masks {
   let mut masks = Utf8Masks::default();
   for (i, &b) in block.iter().enumerate() {
-    masks.lead |= u64::from(b >= 0xC0) << i;
     masks.special_lead |= u64::from(is_special_lead(b)) << i;
   }
   masks
@@ -352,12 +349,10 @@ pub(crate) mod avx2 {
   #[inline]
   #[target_feature(enable = "avx2")]
   pub(crate) fn utf8_masks_64(block: &[u8]) -> Utf8Masks {
-    let below_lead = _mm256_set1_epi8(0xBF_u8 as i8);
     let mut masks = Utf8Masks::default();
     for lane in 0..2 {
       let v = load(block, lane * 32);
       let shift = lane * 32;
-      masks.lead |= bits(_mm256_and_si256(_mm256_cmpgt_epi8(v, below_lead), v)) << shift;
       let mut special = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(0xC2_u8 as i8));
       for lead in [0xE1_u8, 0xE2, 0xE3, 0xEF] {
         special = _mm256_or_si256(special, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(lead as i8)));
@@ -505,13 +500,10 @@ mod sse2 {
   #[inline]
   #[target_feature(enable = "sse2")]
   pub(super) fn utf8_masks_64(block: &[u8]) -> Utf8Masks {
-    let below_lead = _mm_set1_epi8(0xBF_u8 as i8);
     let mut masks = Utf8Masks::default();
     for lane in 0..4 {
       let v = load(block, lane * 16);
       let shift = lane * 16;
-      // Signed: `> 0xBF` holds for ASCII and for 0xC0..; the top bit keeps the latter.
-      masks.lead |= bits(_mm_and_si128(_mm_cmpgt_epi8(v, below_lead), v)) << shift;
       let mut special = _mm_cmpeq_epi8(v, _mm_set1_epi8(0xC2_u8 as i8));
       for lead in [0xE1_u8, 0xE2, 0xE3, 0xEF] {
         special = _mm_or_si128(special, _mm_cmpeq_epi8(v, _mm_set1_epi8(lead as i8)));
@@ -648,7 +640,6 @@ mod tests {
           );
           assert_eq!(portable_escape_masks(&block), escape);
           let utf8 = Utf8Masks {
-            lead: if value >= 0xC0 { bit } else { 0 },
             special_lead: if [0xC2, 0xE1, 0xE2, 0xE3, 0xEF].contains(&value) {
               bit
             } else {

@@ -8,11 +8,13 @@
 //! Both start where the decoder and the stripper hold nothing, so a byte is
 //! either plain text (ASCII other than ESC: decoded and stripped unchanged),
 //! part of an escape sequence (which the stripper removes; the same
-//! [`Grammar`] decides it here, on the same bytes), or something they leave to
-//! the exact path. Sequences are decided with the bytes that follow them in the
-//! read and never with "the text ends here", so a sequence that could still be
-//! completed by a later read is where they stop, exactly as the streaming
-//! stripper holds it.
+//! [`Grammar`] decides it here, on the raw bytes, which gives the same verdicts
+//! as on their lossy decoding), part of a non-ASCII char (or of bytes that are
+//! not UTF-8, which the decoder turns into U+FFFD, never swallowing an ASCII
+//! byte), or something they leave to the exact path. Sequences are decided
+//! with the bytes that follow them in the read and never with "the text ends
+//! here", so a sequence that could still be completed by a later read is where
+//! they stop, exactly as the streaming stripper holds it.
 
 use super::ansi::{is_csi_final, Attempt, Grammar};
 #[cfg(target_arch = "x86_64")]
@@ -79,16 +81,16 @@ fn is_ascii_trim(byte: u8) -> bool {
 /// nothing held by the decoder or the stripper, as the splitter and
 /// `throttledEmit` would see them (lines are cut at `max_line_units`). Returns
 /// the counts and the bytes they took: up to the end of the last line counted.
-/// It stops before the first line it cannot count: one holding bytes that are
-/// not valid UTF-8, a U+009B, an escape sequence whose verdict needs bytes
-/// past the end, or (when longer than `max_line_units` bytes) anything but
-/// plain text, or one that does not end in `bytes`.
+/// It stops before the first line it cannot count: one holding a U+009B, an
+/// escape sequence whose verdict needs bytes past the end, or (when longer
+/// than `max_line_units` bytes) anything but plain text, or one that does not
+/// end in `bytes`.
 ///
 /// Works on 64 bytes at a time (`block_masks`). A line is non-blank when
 /// text comes after the previous `\n`: a printable ASCII byte (`0x21..=0x7F`)
-/// or a non-ASCII char other than C1 controls and whitespace (what
-/// `sanitizeMonitorLine` and trimming leave), outside escape sequences. Per
-/// block, with `T` the text bits (a non-ASCII char's at its lead byte) and `N`
+/// or a non-ASCII char other than C1 controls and whitespace, or bytes that
+/// are not UTF-8 (U+FFFD) (what `sanitizeMonitorLine` and trimming leave),
+/// outside escape sequences. Per block, with `T` the text bits and `N`
 /// the newline bits, both without the bytes of escape sequences
 /// (decided by `Sequences::in_block`, or bounded by `bounded_block`), adding `T` to
 /// `!N` carries out of every run of non-newline bits that holds a `T` bit,
@@ -134,35 +136,35 @@ fn utf8_masks_of<const AVX2: bool>(block: &[u8]) -> Utf8Masks {
   utf8_masks(block)
 }
 
-/// What a char with a [special lead](Utf8Masks::special_lead) is to a line.
+/// What the bytes at a [special lead](Utf8Masks::special_lead) decode to, as
+/// far as a line is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SpecialChar {
-  /// Text: it stays after sanitising and trimming.
+  /// Text (another char, or U+FFFD for bytes that are not UTF-8).
   Text,
-  /// A C1 control or whitespace.
-  Blank,
+  /// A C1 control or whitespace, this many bytes long.
+  Blank(usize),
   /// U+009B, a C1 control that also starts a CSI sequence.
   CsiIntroducer,
 }
 
-/// The char at the start of `bytes` (valid UTF-8 with a special lead).
+/// The char at the start of `bytes`, which starts with a special lead byte.
+/// A lead byte always starts a char for the decoder (it ends any unfinished
+/// sequence before it), so this is exactly what the decoder makes of it.
 fn special_char(bytes: &[u8]) -> SpecialChar {
-  let blank = match *bytes {
-    [0xC2, 0x9B, ..] => return SpecialChar::CsiIntroducer,
-    // C1 controls U+0080–U+009F and U+00A0.
-    [0xC2, second, ..] => second <= 0xA0,
+  match *bytes {
+    [0xC2, 0x9B, ..] => SpecialChar::CsiIntroducer,
+    // C1 controls U+0080–U+009F, and U+00A0.
+    [0xC2, 0x80..=0xA0, ..] => SpecialChar::Blank(2),
     // U+1680.
-    [0xE1, 0x9A, 0x80, ..] => true,
+    [0xE1, 0x9A, 0x80, ..] => SpecialChar::Blank(3),
     // U+2000–U+200A, U+2028, U+2029, U+202F, U+205F.
-    [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] => true,
+    [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] => {
+      SpecialChar::Blank(3)
+    }
     // U+3000, U+FEFF.
-    [0xE3, 0x80, 0x80, ..] | [0xEF, 0xBB, 0xBF, ..] => true,
-    _ => false,
-  };
-  if blank {
-    SpecialChar::Blank
-  } else {
-    SpecialChar::Text
+    [0xE3, 0x80, 0x80, ..] | [0xEF, 0xBB, 0xBF, ..] => SpecialChar::Blank(3),
+    _ => SpecialChar::Text,
   }
 }
 
@@ -309,14 +311,14 @@ fn bounded_block<const AVX2: bool>(
     // SAFETY: `AVX2` is true only behind `avx2::available()`.
     let class = unsafe { avx2::csi_class_masks_64(block) };
     let carried = below(sequences.end.saturating_sub(at));
+    let next_is_close =
+      class.close_bracket >> 1 | u64::from(sequences.bytes.get(at + 64) == Some(&b']')) << 63;
+    if class.escape & !carried & next_is_close != 0 {
+      return None;
+    }
     let high = masks.not_plain & !class.escape;
     let (chars, mut stop) = sequences.non_ascii::<AVX2>(at, block, high, source);
     let escapes = class.escape & !carried & below(stop);
-    let next_is_close =
-      class.close_bracket >> 1 | u64::from(sequences.bytes.get(at + 64) == Some(&b']')) << 63;
-    if escapes & next_is_close != 0 {
-      return None;
-    }
     if escapes != 0 {
       let last = 63 - escapes.leading_zeros() as usize;
       if class.not_csi & below(stop) & !below(last + 1) == 0 {
@@ -351,8 +353,9 @@ struct Sequences<'a> {
   bytes: &'a [u8],
   /// Where the last sequence matched one at a time ends.
   end: usize,
-  /// The bytes from the first non-ASCII byte met up to here are valid UTF-8.
-  valid_until: usize,
+  /// Where the last C1 control or whitespace char found starts and ends.
+  blank_from: usize,
+  blank_until: usize,
 }
 
 impl<'a> Sequences<'a> {
@@ -361,16 +364,18 @@ impl<'a> Sequences<'a> {
       grammar: Grammar::new(bytes),
       bytes,
       end: 0,
-      valid_until: 0,
+      blank_from: 0,
+      blank_until: 0,
     }
   }
 
-  /// The non-ASCII chars of the block at `at`, whose non-ASCII bytes are
-  /// `high`: the lead bytes of those that are text (neither C1 controls nor
-  /// whitespace, which sanitising and trimming remove), and the bit of the
-  /// first byte before whose line counting stops (64 if none): one that is
-  /// not valid UTF-8 (the decoder would put U+FFFD there), or, in raw bytes,
-  /// a U+009B (CSI introducer).
+  /// The non-ASCII bytes of the block at `at` (`high`) that make a line
+  /// non-blank: all but the bytes of C1 controls and whitespace (which
+  /// sanitising and trimming remove). Every other non-ASCII byte is part of a
+  /// char that is text, or of bytes that are not UTF-8, which the decoder
+  /// turns into U+FFFD, text too. Also returns the bit of the first byte
+  /// before whose line counting stops (64 if none): in raw bytes, a U+009B
+  /// (CSI introducer).
   #[inline(always)]
   fn non_ascii<const AVX2: bool>(
     &mut self,
@@ -379,40 +384,29 @@ impl<'a> Sequences<'a> {
     high: u64,
     source: Source,
   ) -> (u64, usize) {
-    if high == 0 {
+    // The continuation bytes of a blank char that started before.
+    let mut blank =
+      below(self.blank_until.saturating_sub(at)) & !below(self.blank_from.saturating_sub(at));
+    if high & !blank == 0 {
       return (0, 64);
     }
-    let unchecked = high & !below(self.valid_until.saturating_sub(at));
-    if unchecked != 0 {
-      // Validated once per call, from the first non-ASCII byte on (ASCII
-      // before it, so a char starts there).
-      let from = at + unchecked.trailing_zeros() as usize;
-      self.valid_until = from
-        + match std::str::from_utf8(&self.bytes[from..]) {
-          Ok(_) => self.bytes.len() - from,
-          Err(error) => error.valid_up_to(),
-        };
-    }
-    let invalid = high & !below(self.valid_until.saturating_sub(at));
-    let stop = if invalid == 0 {
-      64
-    } else {
-      invalid.trailing_zeros() as usize
-    };
-    let masks = utf8_masks_of::<AVX2>(block);
-    let mut chars = masks.lead & below(stop);
-    let mut special = masks.special_lead & below(stop);
+    let mut special = utf8_masks_of::<AVX2>(block).special_lead & !blank;
     while special != 0 {
       let bit = special.trailing_zeros() as usize;
       special &= special - 1;
-      match special_char(&self.bytes[at + bit..]) {
-        SpecialChar::Text => {}
-        SpecialChar::Blank => chars &= !(1 << bit),
-        SpecialChar::CsiIntroducer if source == Source::Raw => return (chars & below(bit), bit),
-        SpecialChar::CsiIntroducer => chars &= !(1 << bit),
-      }
+      let len = match special_char(&self.bytes[at + bit..]) {
+        SpecialChar::Text => continue,
+        SpecialChar::Blank(len) => len,
+        SpecialChar::CsiIntroducer if source == Source::Raw => {
+          return (high & !blank & below(bit), bit)
+        }
+        SpecialChar::CsiIntroducer => 2,
+      };
+      // Its continuation bytes may run into the next block.
+      blank |= below(bit + len) & !below(bit);
+      (self.blank_from, self.blank_until) = (at + bit, at + bit + len);
     }
-    (chars, stop)
+    (high & !blank, 64)
   }
 
   /// Decides the escape sequences of the block at `at` that start before bit
@@ -964,9 +958,26 @@ mod tests {
   }
 
   #[test]
+  fn bytes_that_are_not_utf8_are_text() {
+    // The decoder makes U+FFFD of them; a blank char's lead ends any
+    // unfinished sequence before it.
+    let text = b"\xff\n \x80\n\xe2\x80\n\xe2\x80\xc2\x85\n\xc2\x85\n\xc2A\n";
+    assert_eq!(
+      count(text, 4096, Source::Raw),
+      (
+        LineCount {
+          lines: 6,
+          non_blank: 5,
+          truncated_bytes: 0
+        },
+        text.len()
+      )
+    );
+  }
+
+  #[test]
   fn stops_before_lines_it_cannot_count() {
-    // Bytes that are not UTF-8, and U+009B (it starts a CSI).
-    assert_eq!(count(b"a\nb\n\xff\nc\n", 4096, Source::Raw).1, 4);
+    // U+009B (it starts a CSI).
     assert_eq!(count("a\n\u{9b}1m\nc\n".as_bytes(), 4096, Source::Raw).1, 2);
     // A sequence that needs more bytes (a CSI at the end, an OSC not ended).
     assert_eq!(count(b"a\nb\x1b[3", 4096, Source::Raw).1, 2);
@@ -1082,7 +1093,7 @@ mod tests {
             assert!(consumed == 0 || text[consumed - 1] == b'\n', "{what}");
             let counted = match source {
               Source::Raw => decided_prefix(&text, consumed, &what),
-              Source::Stripped => String::from_utf8(text[..consumed].to_vec()).unwrap(),
+              Source::Stripped => String::from_utf8_lossy(&text[..consumed]).into_owned(),
             };
             assert_eq!(count, reference(&counted, max), "{what}");
             let rest = &text[consumed..];
