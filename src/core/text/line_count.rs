@@ -197,9 +197,13 @@ fn count_lines_with<const AVX2: bool>(
   // Bytes of the current line before `at` (raw bytes: at least its units).
   let mut run = 0;
   let mut at = 0;
+  // The masks of the block at `at`, when the plain loop below made them.
+  let mut next_masks = None;
   while at < bytes.len() {
     let block = &bytes[at..bytes.len().min(at + 64)];
-    let masks = block_masks_of::<AVX2>(block);
+    let masks = next_masks
+      .take()
+      .unwrap_or_else(|| block_masks_of::<AVX2>(block));
     // The line ends, text bytes (at least, at most) and where counting stops:
     // before the line holding that bit (64: no stop).
     let (newline, text_low, text_high, stop) = if masks.not_plain == 0 && sequences.end <= at {
@@ -275,6 +279,36 @@ fn count_lines_with<const AVX2: bool>(
       return (count, line_start);
     }
     at += block.len();
+    if masks.not_plain == 0 && carry_low == carry_high {
+      // Plain text tends to go on: a loop of its own while it does.
+      let mut carry = carry_low;
+      while at + 64 <= bytes.len() && sequences.end <= at {
+        let masks = block_masks_of::<AVX2>(&bytes[at..at + 64]);
+        let newline = masks.newline;
+        let too_long = if newline == 0 {
+          run + 64 > max_line_units
+        } else {
+          run + newline.trailing_zeros() as usize > max_line_units
+        };
+        if masks.not_plain != 0 || too_long {
+          next_masks = Some(masks);
+          break;
+        }
+        let (sum, out) = carry_add(newline, masks.printable, carry);
+        carry = out;
+        count.lines += u64::from(newline.count_ones());
+        count.non_blank += u64::from((sum & newline).count_ones());
+        if newline == 0 {
+          run += 64;
+        } else {
+          let last = 63 - newline.leading_zeros() as usize;
+          line_start = at + last + 1;
+          run = 63 - last;
+        }
+        at += 64;
+      }
+      (carry_low, carry_high) = (carry, carry);
+    }
   }
   (count, line_start)
 }
