@@ -3,9 +3,12 @@
 //! streaming UTF-8 decoder, a streaming ANSI stripper and a line splitter; one
 //! token bucket shared by both streams.
 
-use super::splitter::LineSplitter;
+use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
-use crate::core::text::{find_either, is_ecma_whitespace, sanitize_monitor_line, CleanTextStream};
+use crate::core::text::{
+  count_lines, find_either, find_line_end_or_not_plain, incomplete_utf8_tail, is_ecma_whitespace,
+  sanitize_monitor_line, scan_discarded, CleanTextStream, Source, MAX_HELD_SEQUENCE_CHARS,
+};
 
 pub use crate::core::task::Stream;
 
@@ -29,41 +32,121 @@ struct StreamState {
   splitter: LineSplitter,
 }
 
+/// Bytes an exact piece of a read starts with while the decoder or the
+/// stripper holds something: usually enough to finish a split char or escape
+/// sequence, after which the fast paths resume.
+const RESYNC_BYTES: usize = 64;
+
 impl StreamState {
-  /// One read in which no line can be accepted. The read is cut where a line
-  /// starts afresh: before that point (the end of a partial or discarded line,
-  /// or of a held character or escape sequence) and after its last newline, bytes take the
-  /// usual way; in between, plain text is counted straight from the raw bytes
-  /// in one pass ([`LineSplitter::count_plain_lines`]). Cutting a read changes nothing: the
-  /// decoder, stripper and splitter are streaming.
-  fn push_counting(&mut self, bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&str)) {
-    let head_len = if self.text.is_idle() && !self.splitter.mid_line() {
-      0
+  /// One read, through the fast paths where they apply and the exact path
+  /// elsewhere. With `counting`, no line of the read can be accepted (the
+  /// throttle has no token and the read's time is fixed), so lines are only
+  /// counted: non-blank ones in `dropped`.
+  ///
+  /// The read is cut into pieces. Where the decoder and the stripper hold
+  /// nothing, the rest of an over-long line is skipped up to its end
+  /// ([`scan_discarded`]) and, when `counting`, lines are counted
+  /// ([`count_lines`]), both straight from the raw bytes, without building
+  /// text. Everything else takes the exact path, in pieces that change nothing:
+  /// the decoder is streaming; the stripper gives the same output for any cut
+  /// as long as no piece but the last makes it give up on a held sequence
+  /// (each keeps [`CleanTextStream::held_chars`] plus its length within
+  /// [`MAX_HELD_SEQUENCE_CHARS`]), and the fast paths end only where it holds
+  /// nothing; the splitter caps the partial line only at the end of the read.
+  fn feed(&mut self, bytes: &[u8], counting: bool, dropped: &mut u64, emit: &mut impl FnMut(&str)) {
+    // The fast paths never see a char the decoder would hold for the next read.
+    let scan_end = bytes.len() - incomplete_utf8_tail(bytes);
+    let mut at = 0;
+    while at < bytes.len() {
+      if self.text.is_idle() && at < scan_end {
+        let scannable = &bytes[at..scan_end];
+        if self.splitter.is_discarding() {
+          let discarded = scan_discarded(scannable);
+          self
+            .splitter
+            .add_discarded(discarded.text_bytes, discarded.line_ended);
+          at += discarded.consumed;
+          if discarded.consumed > 0 {
+            continue;
+          }
+        } else if counting && !self.splitter.mid_line() {
+          let (count, consumed) = count_lines(scannable, PARTIAL_LINE_CAP_UNITS, Source::Raw);
+          self.splitter.add_counted(count, dropped);
+          at += consumed;
+          if consumed > 0 {
+            continue;
+          }
+        }
+      }
+      let rest = &bytes[at..];
+      let len = self.exact_piece_len(rest, counting);
+      let piece = &rest[..len];
+      at += len;
+      if at == bytes.len()
+        && len > PARTIAL_LINE_CAP_UNITS
+        && self.text.is_idle()
+        && !self.splitter.mid_line()
+        && find_line_end_or_not_plain(piece).is_none()
+      {
+        // A plain partial line over the cap ends the read: cut at once.
+        let text = std::str::from_utf8(piece).expect("ASCII is UTF-8");
+        self.splitter.push_last_partial(text, emit);
+        break;
+      }
+      let text = self.text.push(piece);
+      if counting {
+        self.splitter.push_text_counting(text, dropped, emit);
+      } else {
+        self.splitter.push_text(text, emit);
+      }
+    }
+    self.splitter.end_read(emit);
+  }
+
+  /// How much of `rest` (the rest of a read) the exact path takes next: all of
+  /// it when nothing faster applies to what follows; otherwise a piece that
+  /// lets the stripper give up on no sequence the whole read would complete.
+  fn exact_piece_len(&self, rest: &[u8], counting: bool) -> usize {
+    let held = self.text.held_chars();
+    let room = MAX_HELD_SEQUENCE_CHARS.saturating_sub(held);
+    if room == 0 {
+      return rest.len();
+    }
+    if held > 0 {
+      // Finish the split char or sequence; a long held one (an OSC waiting
+      // for its terminator) gets all the room there is.
+      let piece = if held < RESYNC_BYTES {
+        RESYNC_BYTES
+      } else {
+        room
+      };
+      return rest.len().min(piece).min(room);
+    }
+    if !counting && !self.splitter.is_discarding() {
+      return rest.len();
+    }
+    // The line the fast paths could not take, or its first `room` bytes when
+    // it is longer and an escape sequence could start in it.
+    let line = find_either(rest, b'\n', b'\n').map_or(rest.len(), |newline| newline + 1);
+    if line <= room || find_either(&rest[..line], ESC, C1_LEAD).is_none() {
+      line
     } else {
-      find_either(bytes, b'\n', b'\n').map_or(bytes.len(), |i| i + 1)
-    };
-    let (head, mut rest) = bytes.split_at(head_len);
-    if !head.is_empty() {
-      let text = self.text.push(head);
-      self.splitter.push_counting(text, dropped, emit);
-    }
-    if self.text.is_idle() {
-      rest = &rest[self.splitter.count_plain_lines(rest, dropped)..];
-    }
-    if !rest.is_empty() {
-      let text = self.text.push(rest);
-      self.splitter.push_counting(text, dropped, emit);
+      room
     }
   }
 }
+
+/// ESC, and the UTF-8 lead byte of U+009B (CSI): where escape sequences start.
+const ESC: u8 = 0x1B;
+const C1_LEAD: u8 = 0xC2;
 
 pub struct LinePipeline {
   streams: [StreamState; 2],
   bucket: Option<TokenBucket>,
   closed: bool,
-  /// Use [`LineSplitter::push_counting`] for reads the throttle rejects whole
-  /// (off only in tests that compare it with the exact path).
-  fast_counting: bool,
+  /// Take the fast paths ([`StreamState::feed`]); off only in tests that
+  /// compare them with the exact path.
+  fast_paths: bool,
 }
 
 impl LinePipeline {
@@ -73,7 +156,7 @@ impl LinePipeline {
       streams: Default::default(),
       bucket: throttle.map(|c| TokenBucket::new(c, start_mono_ms)),
       closed: false,
-      fast_counting: true,
+      fast_paths: true,
     }
   }
 
@@ -102,28 +185,27 @@ impl LinePipeline {
     }
     let state = &mut self.streams[stream as usize];
     let bucket = &mut self.bucket;
-    // The read's time is fixed, so once the bucket is empty no line of this
-    // read can pass: lines then only need counting (the firehose case).
-    let throttled_out =
-      self.fast_counting && bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms));
-    if throttled_out {
-      let mut dropped = 0;
-      state.push_counting(bytes, &mut dropped, &mut |line| {
-        throttled_emit(bucket, line, now_mono_ms, sink)
-      });
-      if let Some(bucket) = bucket.as_mut().filter(|_| dropped > 0) {
-        // The counted lines' `try_take`: it fails, but a clock that went back (reader
-        // threads take their time before the pipeline lock) moves the refill point.
-        let taken = bucket.try_take(now_mono_ms);
-        debug_assert!(!taken, "no token at a throttled-out read's time");
-      }
-      sink.dropped_many(dropped);
-    } else {
+    if !self.fast_paths {
       let text = state.text.push(bytes);
       state.splitter.push(text, &mut |line| {
         throttled_emit(bucket, line, now_mono_ms, sink)
       });
+      return;
     }
+    // The read's time is fixed, so once the bucket is empty no line of this
+    // read can pass: lines then only need counting (the firehose case).
+    let counting = bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms));
+    let mut dropped = 0;
+    state.feed(bytes, counting, &mut dropped, &mut |line| {
+      throttled_emit(bucket, line, now_mono_ms, sink)
+    });
+    if let Some(bucket) = bucket.as_mut().filter(|_| dropped > 0) {
+      // The counted lines' `try_take`: it fails, but a clock that went back (reader
+      // threads take their time before the pipeline lock) moves the refill point.
+      let taken = bucket.try_take(now_mono_ms);
+      debug_assert!(!taken, "no token at a throttled-out read's time");
+    }
+    sink.dropped_many(dropped);
   }
 
   /// Finishes decoding (an incomplete UTF-8 sequence becomes U+FFFD) and
@@ -190,6 +272,7 @@ fn sanitizes_to_blank(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::core::text::test_support::XorShift;
   use crate::core::text::{ecma_trim, strip_ansi};
 
   #[derive(Default)]
@@ -455,7 +538,7 @@ mod tests {
     for _round in 0..200 {
       let mut fast = throttled();
       let mut exact = throttled();
-      exact.fast_counting = false;
+      exact.fast_paths = false;
       let (mut a, mut b) = (Collect::default(), Collect::default());
       let mut now = 0;
       for _read in 0..20 {
@@ -497,6 +580,318 @@ mod tests {
     assert!(truncated_somewhere, "the rounds exercise the discard state");
   }
 
+  /// One pipeline with the fast paths and one without, fed the same reads;
+  /// they must agree on everything after every read and after the flush.
+  struct Twins {
+    fast: LinePipeline,
+    exact: LinePipeline,
+    fast_out: Collect,
+    exact_out: Collect,
+  }
+
+  impl Twins {
+    fn new(throttle: Option<ThrottleConfig>) -> Self {
+      let mut exact = LinePipeline::new(throttle, 0);
+      exact.fast_paths = false;
+      Self {
+        fast: LinePipeline::new(throttle, 0),
+        exact,
+        fast_out: Collect::default(),
+        exact_out: Collect::default(),
+      }
+    }
+
+    fn feed(&mut self, stream: Stream, bytes: &[u8], now: i64, what: &dyn Fn() -> String) {
+      self.fast.feed(stream, bytes, now, &mut self.fast_out);
+      self.exact.feed(stream, bytes, now, &mut self.exact_out);
+      self.check(what);
+    }
+
+    fn flush(&mut self, now: i64, what: &dyn Fn() -> String) {
+      self.fast.flush(now, &mut self.fast_out);
+      self.exact.flush(now, &mut self.exact_out);
+      self.check(what);
+    }
+
+    fn check(&self, what: &dyn Fn() -> String) {
+      // Compared without printing megabytes of lines when they differ.
+      let (a, b) = (&self.fast_out, &self.exact_out);
+      if a.lines != b.lines {
+        let at = a.lines.iter().zip(&b.lines).position(|(x, y)| x != y);
+        let show = |l: Option<&String>| l.map(|l| l.chars().take(200).collect::<String>());
+        let at = at.unwrap_or(a.lines.len().min(b.lines.len()));
+        panic!(
+          "events differ at {at} ({} vs {}): {:?} vs {:?}; {}",
+          a.lines.len(),
+          b.lines.len(),
+          show(a.lines.get(at)),
+          show(b.lines.get(at)),
+          what()
+        );
+      }
+      assert_eq!(a.dropped, b.dropped, "droppedLines; {}", what());
+      assert_eq!(
+        self.fast.lines_seen(),
+        self.exact.lines_seen(),
+        "linesSeen; {}",
+        what()
+      );
+      assert_eq!(
+        self.fast.truncated_bytes(),
+        self.exact.truncated_bytes(),
+        "truncatedBytes; {}",
+        what()
+      );
+    }
+  }
+
+  /// The shapes of output a monitor meets, as pieces to string together.
+  fn shape_pieces(shape: usize, rng: &mut XorShift) -> Vec<u8> {
+    let pick = |rng: &mut XorShift, options: &[&[u8]]| options[rng.below(options.len())].to_vec();
+    match shape {
+      // Plain lines, blank and control-only ones among them.
+      0 => pick(
+        rng,
+        &[
+          b"y\n",
+          b"\n",
+          b"   \n",
+          b"\t\r\n",
+          b"\x01\x02\n",
+          b"\x7f\n",
+          b"a b c\n",
+          b"ok",
+        ],
+      ),
+      // Lines with ANSI colour and other escape sequences.
+      1 => pick(
+        rng,
+        &[
+          b"\x1b[32mINFO\x1b[0m some log text here\n",
+          b"\x1b[1;31mERR\x1b[m x\n",
+          b"\x1b[38;5;196mred\x1b[39m\n",
+          b"\x1b[38;2;255;128;0mrgb\x1b[0m\n",
+          b"\x1b[2K\r\x1b[1A\n",
+          b"\x1b[0m\x1b[32m\x1b[0m\n",
+          b"\x1b[12345mfive digits\n",
+          b"\x1b[?25l\x1b[?25h\n",
+          b"\x1b[1:2m\x1b[;1m\x1b[:5m\n",
+          b"\x1b]0;title\x07t\n",
+          b"\x1b]8;;https://x.test/\x1b\\link\x1b]8;;\x1b\\\n",
+          b"\x1b]0;multi\nline\x07 osc\n",
+          b"\x1b]0;unterminated ",
+          b"\x1bDx\x1bW\x1b\n",
+          b"\x1b[1;x\x1b[",
+          b"\xc2\x9b31mc1\xc2\x9b0m\n",
+          b"\x1b[32m",
+        ],
+      ),
+      // Over-long lines: with and without newline, blank ones, whitespace at
+      // the cap, escape sequences and non-ASCII in them.
+      2 => match rng.below(7) {
+        0 => vec![b'a'; 1 + rng.below(9000)],
+        1 => {
+          let mut line = vec![b' '; rng.below(10)];
+          line.extend(std::iter::repeat_n(b'x', 4090 + rng.below(12)));
+          line.extend(std::iter::repeat_n(b' ', rng.below(12)));
+          line.push(b'\n');
+          line
+        }
+        2 => [vec![b' '; 4000 + rng.below(200)], b"\x01\n".to_vec()].concat(),
+        3 => "\x1b[32mINFO\x1b[0m no newline ever "
+          .repeat(1 + rng.below(300))
+          .into_bytes(),
+        4 => "长".repeat(1 + rng.below(3000)).into_bytes(),
+        5 => [vec![b'z'; 5000], b"\xff\xfe".to_vec()].concat(),
+        _ => b"\n".to_vec(),
+      },
+      // `\r` redraws that never print `\n` (and rarely do).
+      3 => match rng.below(6) {
+        0 => format!("\rprogress {}%", rng.below(101)).into_bytes(),
+        1 => format!("\r{}", "=".repeat(59)).into_bytes(),
+        2 => format!(
+          "\r\x1b[32m[{}]\x1b[0m {}%",
+          "#".repeat(rng.below(20)),
+          rng.below(101)
+        )
+        .into_bytes(),
+        3 => b"\r\x1b[2K".to_vec(),
+        4 if rng.below(20) == 0 => b"\n".to_vec(),
+        _ => b"\r".to_vec(),
+      },
+      // Non-ASCII, invalid UTF-8, long OSC.
+      _ => match rng.below(6) {
+        0 => "你好世界，这是一行日志输出\n".as_bytes().to_vec(),
+        1 => "é\u{a0}\u{3000}\u{feff}\u{85}\n".as_bytes().to_vec(),
+        2 => b"\xe4\xbd\n\xff\n".to_vec(),
+        3 => format!("\x1b]0;{}\x07after\n", "t\n".repeat(rng.below(3000))).into_bytes(),
+        4 => format!("\x1b]0;{}", "u".repeat(rng.below(5000))).into_bytes(),
+        _ => "😀 end\n".as_bytes().to_vec(),
+      },
+    }
+  }
+
+  /// Random text of one shape (or all mixed), read in random pieces on both
+  /// streams with the clock moving so that the throttle is sometimes full,
+  /// sometimes empty, and sometimes off: the fast paths give the exact path's
+  /// events, linesSeen, droppedLines and truncatedBytes, after every read.
+  #[test]
+  fn fast_paths_match_the_exact_path_for_every_shape() {
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut truncated = 0;
+    for round in 0..600 {
+      let mixed = round % 6 == 5;
+      let shape = round % 6;
+      let throttle = match round % 7 {
+        0 => None,
+        1 => Some(ThrottleConfig {
+          burst: 2,
+          refill_ms: 10,
+        }),
+        _ => Some(ThrottleConfig::default()),
+      };
+      let mut twins = Twins::new(throttle);
+      let mut now = 0;
+      let reads = 1 + rng.below(12);
+      for read in 0..reads {
+        let mut chunk = Vec::new();
+        let bound = [64, 4096, 70_000][rng.below(3)];
+        let size = rng.below(bound);
+        while chunk.len() < size {
+          let s = if mixed { rng.below(5) } else { shape };
+          chunk.extend(shape_pieces(s, &mut rng));
+        }
+        now += [0, 0, 1, 300, 1000, 5000][rng.below(6)];
+        let stream = if rng.below(4) == 0 {
+          Stream::Stderr
+        } else {
+          Stream::Stdout
+        };
+        // Cut the chunk into reads of at most 64 KiB, anywhere.
+        let mut start = 0;
+        while start < chunk.len() || start == 0 {
+          let end = (start + 1 + rng.below(65_536)).min(chunk.len());
+          let end = if rng.below(3) == 0 {
+            (start + rng.below(80)).min(chunk.len())
+          } else {
+            end
+          };
+          let bytes = &chunk[start..end];
+          twins.feed(stream, bytes, now, &|| {
+            format!(
+              "round {round}, read {read}, bytes {start}..{end} of {}",
+              chunk.len()
+            )
+          });
+          start = end;
+          if chunk.is_empty() {
+            break;
+          }
+        }
+      }
+      twins.flush(now, &|| format!("round {round}, flush"));
+      truncated += u64::from(twins.fast.truncated_bytes() > 0);
+    }
+    assert!(truncated > 50, "{truncated} rounds truncated");
+  }
+
+  /// Two-read splits of inputs of each shape (every one near the cap and the
+  /// ends, some elsewhere), throttle full, empty and off: the fast paths agree
+  /// with the exact path.
+  #[test]
+  fn fast_paths_match_the_exact_path_at_every_split() {
+    let long = "l".repeat(5000);
+    let inputs: Vec<Vec<u8>> = vec![
+      format!("{}\nnext\n", "a".repeat(4200)).into_bytes(),
+      "a".repeat(4100).into_bytes(),
+      format!("  {}  \x01\n{long}\nq\n", "x".repeat(4095)).into_bytes(),
+      "\x1b[32mINFO\x1b[0m some log text here\n"
+        .repeat(3)
+        .into_bytes(),
+      format!(
+        "{}\x1b[32mINFO\x1b[0m x\n",
+        "\x1b[32mINFO\x1b[0m no newline ever ".repeat(140)
+      )
+      .into_bytes(),
+      (0..400)
+        .map(|i| format!("\rprogress {i}%"))
+        .collect::<String>()
+        .into_bytes(),
+      format!(
+        "{}\r\x1b[32m[###]\x1b[0m\nok\n",
+        "\r\x1b[32m[##########]\x1b[0m 50%".repeat(130)
+      )
+      .into_bytes(),
+      format!("{long}\x1b]0;t\nx\x07y\x1b[1;31mz\nw\n").into_bytes(),
+      format!("{long}\x1b]0;{}\x07after\nw\n", "t".repeat(4100)).into_bytes(),
+      format!("{long}é你\u{85}\n\x1b[3").into_bytes(),
+    ];
+    for (n, input) in inputs.iter().enumerate() {
+      for throttle in [None, Some(ThrottleConfig::default())] {
+        for now in [0, 1] {
+          let near = |cut: usize| {
+            cut < 150
+              || cut + 150 > input.len()
+              || (4040..4160).contains(&cut)
+              || cut.is_multiple_of(97)
+          };
+          for cut in (0..=input.len()).filter(|&cut| near(cut)) {
+            let mut twins = Twins::new(throttle);
+            if now > 0 {
+              // Spend the burst first: every read of the input is throttled out.
+              twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &|| String::new());
+            }
+            let what = || format!("input {n}, {throttle:?}, now {now}, cut at {cut}");
+            twins.feed(Stream::Stdout, &input[..cut], 0, &what);
+            twins.feed(Stream::Stdout, &input[cut..], 0, &what);
+            twins.feed(Stream::Stdout, b"tail\n", 0, &what);
+            twins.flush(0, &what);
+          }
+        }
+      }
+    }
+  }
+
+  /// `\r` is no line separator (CONTRACT.md §2.10): the frames of a progress
+  /// bar that never prints `\n` are one physical line, cut once at 4096
+  /// units (the sanitiser then removes the CRs from the event) and discarded
+  /// from there up to the `\n` that finally comes. The fast paths agree, with
+  /// the throttle full, empty and off, in any reads.
+  #[test]
+  fn carriage_return_redraws_are_one_physical_line() {
+    let frames: String = (0..2000).map(|i| format!("\rprogress {i}%")).collect();
+    let cut: String = frames[1..]
+      .chars()
+      .take(4096)
+      .filter(|&c| c != '\r')
+      .collect();
+    for throttle in [None, Some(ThrottleConfig::default())] {
+      for spent in [false, true] {
+        for read in [100, 4096, 5000, 65536] {
+          let mut twins = Twins::new(throttle);
+          if spent {
+            twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &String::new);
+          }
+          for piece in frames.as_bytes().chunks(read) {
+            twins.feed(Stream::Stdout, piece, 0, &|| format!("reads of {read}"));
+          }
+          twins.feed(Stream::Stdout, b"\ndone\n", 1000, &String::new);
+          let events = &twins.fast_out.lines[if spent { 5 } else { 0 }..];
+          if spent && throttle.is_some() {
+            assert_eq!(events, ["done"]);
+          } else {
+            assert_eq!(events, [format!("{cut}..."), "done".to_owned()]);
+          }
+          // Everything after the kept units but the leading `\r` (trimmed).
+          assert_eq!(
+            twins.fast.truncated_bytes(),
+            (frames.len() - 1 - 4096) as u64
+          );
+        }
+      }
+    }
+  }
+
   #[test]
   fn an_over_long_line_gives_one_event_and_counts_its_rest() {
     // §3.10 N row, through the pipeline, on both streams.
@@ -535,7 +930,7 @@ mod tests {
     ];
     let mut fast = throttled();
     let mut exact = throttled();
-    exact.fast_counting = false;
+    exact.fast_paths = false;
     let (mut a, mut b) = (Collect::default(), Collect::default());
     for (bytes, now) in reads {
       fast.feed(Stream::Stdout, bytes, now, &mut a);

@@ -5,7 +5,7 @@
 //! cap, its first 4096 units are passed on and the rest of that line, up to
 //! and including its next `\n`, is discarded.
 
-use crate::core::text::{count_plain_lines, ecma_trim, truncate_utf16, utf16_len};
+use crate::core::text::{count_lines, ecma_trim, truncate_utf16, utf16_len, LineCount, Source};
 
 /// `PARTIAL_LINE_BUFFER_CAP`: longest line passed on, in UTF-16 units.
 pub const PARTIAL_LINE_CAP_UNITS: usize = 4096;
@@ -50,8 +50,18 @@ impl LineSplitter {
     self.truncated_bytes
   }
 
-  /// Feeds text; `emit` receives each line to throttle, in order.
+  /// Feeds the text of one read; `emit` receives each line to throttle, in
+  /// order. The same as [`Self::push_text`] with the text in any pieces, then
+  /// [`Self::end_read`].
   pub fn push(&mut self, text: &str, emit: &mut impl FnMut(&str)) {
+    self.push_text(text, emit);
+    self.end_read(emit);
+  }
+
+  /// Feeds text, a piece of one read: passes on the lines it completes and
+  /// keeps the rest as the partial line. Pieces of a read may be cut anywhere:
+  /// the partial line is only capped at the end of the read.
+  pub fn push_text(&mut self, text: &str, emit: &mut impl FnMut(&str)) {
     let mut rest = self.skip_discarded(text);
     while let Some(newline) = rest.find('\n') {
       let segment = &rest[..newline];
@@ -70,6 +80,10 @@ impl LineSplitter {
       self.pending.push_str(rest);
       self.pending_units += utf16_len(rest);
     }
+  }
+
+  /// The end of a read (§2.10 step 2): a partial line now over the cap is cut.
+  pub fn end_read(&mut self, emit: &mut impl FnMut(&str)) {
     if self.pending_units > PARTIAL_LINE_CAP_UNITS {
       self.cut_partial(emit);
     }
@@ -98,87 +112,105 @@ impl LineSplitter {
   /// first 4096 units + `...` (if not blank), empties it and discards the rest
   /// of the line.
   fn cut_partial(&mut self, emit: &mut impl FnMut(&str)) {
-    self.pieces += 1;
     let pending = std::mem::take(&mut self.pending);
     self.pending_units = 0;
-    let trimmed = ecma_trim(&pending);
+    self.cut(&pending, emit);
+  }
+
+  /// Cuts `partial`, a partial line over the cap, and discards the rest of
+  /// its physical line.
+  fn cut(&mut self, partial: &str, emit: &mut impl FnMut(&str)) {
+    self.pieces += 1;
+    let trimmed = ecma_trim(partial);
     let kept_end = if trimmed.is_empty() {
-      pending.len()
+      partial.len()
     } else {
       let kept = truncate_utf16(trimmed, PARTIAL_LINE_CAP_UNITS);
       emit(&with_marker(kept));
-      offset_in(&pending, kept) + kept.len()
+      offset_in(partial, kept) + kept.len()
     };
-    self.truncated_bytes += (pending.len() - kept_end) as u64;
+    self.truncated_bytes += (partial.len() - kept_end) as u64;
     self.discarding = true;
   }
 
-  /// [`Self::push`] for a read in which no line can be accepted (the throttle
-  /// has no token for the whole read, whose time is fixed): complete plain-ASCII
-  /// lines of at most 4096 bytes are only classified and counted in
-  /// `dropped_lines` (non-blank after sanitising, i.e. holding a byte above
-  /// space), never built; when all of the read's complete lines are such lines
-  /// they are counted 64 bytes at a time ([`count_plain_lines`]). Every
-  /// other line takes the exact path through `emit`, so the outcome is the same
-  /// as [`Self::push`]'s (tested against it).
-  pub fn push_counting(
+  /// [`Self::push`] of the last text of a read when it starts a line and ends
+  /// it not: without copying it into the partial line when it is over the
+  /// cap (the rest of a long line, or a line with no newline at all).
+  pub fn push_last_partial(&mut self, text: &str, emit: &mut impl FnMut(&str)) {
+    debug_assert!(!self.mid_line() && !text.contains('\n'));
+    if text.len() > PARTIAL_LINE_CAP_UNITS && utf16_len(text) > PARTIAL_LINE_CAP_UNITS {
+      self.cut(text, emit);
+    } else {
+      self.push(text, emit);
+    }
+  }
+
+  /// [`Self::push_text`] for a read in which no line can be accepted (the
+  /// throttle has no token for the whole read, whose time is fixed): lines
+  /// that [`count_lines`] can count are counted (non-blank ones in
+  /// `dropped_lines`), never built; every other line takes the exact path
+  /// through `emit`, so the outcome is the same as [`Self::push_text`]'s
+  /// (tested against it).
+  pub fn push_text_counting(
     &mut self,
     text: &str,
     dropped_lines: &mut u64,
     emit: &mut impl FnMut(&str),
   ) {
-    let mut start = 0;
+    let mut rest = text;
     if self.mid_line() {
       // The first segment completes (or discards) the current line: exact path.
-      match text.find('\n') {
-        None => return self.push(text, emit),
+      match rest.find('\n') {
+        None => return self.push_text(rest, emit),
         Some(newline) => {
-          self.push(&text[..=newline], emit);
-          start = newline + 1;
+          self.push_text(&rest[..=newline], emit);
+          rest = &rest[newline + 1..];
         }
       }
     }
-    let mut rest = &text[start..];
-    rest = &rest[self.count_plain_lines(rest.as_bytes(), dropped_lines)..];
-    while let Some(newline) = rest.find('\n') {
-      let line = &rest[..newline];
-      rest = &rest[newline + 1..];
+    loop {
+      let (count, consumed) =
+        count_lines(rest.as_bytes(), PARTIAL_LINE_CAP_UNITS, Source::Stripped);
+      self.add_counted(count, dropped_lines);
+      rest = &rest[consumed..];
+      let Some(newline) = rest.find('\n') else {
+        break;
+      };
+      // A line the counter leaves to the exact path.
       self.pieces += 1;
-      if line.len() <= PARTIAL_LINE_CAP_UNITS && line.is_ascii() {
-        *dropped_lines += u64::from(line.bytes().any(|b| b > b' '));
-      } else {
-        self.emit_line(line, emit);
-      }
+      self.emit_line(&rest[..newline], emit);
+      rest = &rest[newline + 1..];
     }
-    self.push(rest, emit);
+    self.push_text(rest, emit);
+  }
+
+  /// Lines counted without building them ([`count_lines`]), at a line start:
+  /// pieces, truncated bytes, and non-blank ones as dropped (no line of the
+  /// read can be accepted).
+  pub fn add_counted(&mut self, count: LineCount, dropped_lines: &mut u64) {
+    debug_assert!(!self.mid_line() || count == LineCount::default());
+    self.pieces += count.lines;
+    self.truncated_bytes += count.truncated_bytes;
+    *dropped_lines += count.non_blank;
+  }
+
+  /// True from the cut of an over-long partial line until that line's `\n`.
+  pub fn is_discarding(&self) -> bool {
+    self.discarding
+  }
+
+  /// Discarded text found without building it: `text_bytes` bytes of the
+  /// over-long line's rest, then, if `line_ended`, its `\n`.
+  pub fn add_discarded(&mut self, text_bytes: u64, line_ended: bool) {
+    debug_assert!(self.discarding);
+    self.truncated_bytes += text_bytes;
+    self.discarding = !line_ended;
   }
 
   /// True while a line has begun and not ended: a partial line waits for its
   /// end, or the rest of an over-long line is being discarded.
   pub fn mid_line(&self) -> bool {
     !self.pending.is_empty() || self.discarding
-  }
-
-  /// For a read no line of which can be accepted: when no line is under way
-  /// and every complete line of `bytes` (up to its last newline) is plain and
-  /// short, counts them ([`count_plain_lines`]: pieces, and the non-blank ones
-  /// in `dropped_lines`) without building them and returns how many bytes that
-  /// consumed; 0 otherwise.
-  pub fn count_plain_lines(&mut self, bytes: &[u8], dropped_lines: &mut u64) -> usize {
-    if self.mid_line() {
-      return 0;
-    }
-    let Some(last_newline) = bytes.iter().rposition(|&b| b == b'\n') else {
-      return 0;
-    };
-    match count_plain_lines(&bytes[..=last_newline], PARTIAL_LINE_CAP_UNITS) {
-      Some(count) => {
-        self.pieces += count.lines;
-        *dropped_lines += count.non_blank;
-        last_newline + 1
-      }
-      None => 0,
-    }
   }
 
   /// Passes on the trimmed partial line, if any, without the 4096 cut, and
@@ -376,7 +408,9 @@ mod tests {
     let mut out = Vec::new();
     let mut dropped = 0;
     for c in chunks {
-      s.push_counting(c, &mut dropped, &mut |l| out.push(l.to_owned()));
+      let mut emit = |l: &str| out.push(l.to_owned());
+      s.push_text_counting(c, &mut dropped, &mut emit);
+      s.end_read(&mut emit);
     }
     // The counting path only counts short plain lines (here `ab`, `cd`).
     assert_eq!(out, exact[..1]);

@@ -98,16 +98,15 @@ impl AnsiStreamStripper {
     self.held.clear();
   }
 
-  /// Chars held for an unfinished sequence.
-  #[cfg(test)]
-  pub(crate) fn held_chars(&self) -> usize {
+  /// Chars held for an unfinished sequence (at most [`MAX_HELD_SEQUENCE_CHARS`]).
+  pub fn held_chars(&self) -> usize {
     self.held.chars().count()
   }
 }
 
 /// True when `text` may hold an escape sequence: it has an ESC or a U+009B.
 pub fn has_introducer(text: &str) -> bool {
-  Scanner::new(text).next_introducer(0).is_some()
+  Grammar::new(text.as_bytes()).next_introducer(0).is_some()
 }
 
 /// Strips `text`, the stream so far from the end of the last decided position, and returns the
@@ -132,7 +131,7 @@ fn strip_stream_piece(text: &str, out: &mut String) -> String {
 
 /// The grammar's verdict at one introducer (ESC or U+009B).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Attempt {
+pub(crate) enum Attempt {
   /// A sequence ends before this byte index.
   Match(usize),
   /// No sequence starts here; the introducer is ordinary text.
@@ -148,58 +147,28 @@ struct Terminator {
   end: usize,
 }
 
-/// Runs the grammar over one text, left to right, like a global JavaScript `replace`.
-struct Scanner<'a> {
-  text: &'a str,
+/// The grammar over the UTF-8 bytes of a text. It only looks at ASCII bytes and at the
+/// two-byte encodings of U+009B and U+009C, so it gives the same verdicts on raw bytes as on
+/// their lossy decoding: a U+FFFD never stands where one of those was, and an invalid byte is,
+/// like any other non-ASCII char, no part of the grammar.
+pub(crate) struct Grammar<'a> {
+  bytes: &'a [u8],
   /// The last terminator search: where it started and what it found. It answers any later
   /// search from a position up to what it found, which keeps scanning linear.
   last_st_search: Option<(usize, Option<Terminator>)>,
 }
 
-impl<'a> Scanner<'a> {
-  fn new(text: &'a str) -> Self {
+impl<'a> Grammar<'a> {
+  pub(crate) fn new(bytes: &'a [u8]) -> Self {
     Self {
-      text,
+      bytes,
       last_st_search: None,
     }
   }
 
-  /// Copies the text from `pos` to `out` without its sequences. When `at_end` is false it stops
-  /// at a sequence whose verdict needs more text and returns where that sequence starts.
-  fn strip_from(&mut self, mut pos: usize, at_end: bool, out: &mut String) -> Option<usize> {
-    while let Some(start) = self.next_introducer(pos) {
-      out.push_str(&self.text[pos..start]);
-      pos = match self.attempt(start, at_end) {
-        Attempt::Match(end) => end,
-        Attempt::NoMatch => self.keep_introducer(start, out),
-        Attempt::NeedMore => return Some(start),
-      };
-    }
-    out.push_str(&self.text[pos..]);
-    None
-  }
-
-  /// Decides the sequence at `start` as if the text ended here; returns where to go on.
-  fn release(&mut self, start: usize, out: &mut String) -> usize {
-    match self.attempt(start, true) {
-      Attempt::Match(end) => end,
-      Attempt::NoMatch | Attempt::NeedMore => self.keep_introducer(start, out),
-    }
-  }
-
-  fn keep_introducer(&self, start: usize, out: &mut String) -> usize {
-    let end = start + self.introducer_len(start);
-    out.push_str(&self.text[start..end]);
-    end
-  }
-
-  fn bytes(&self) -> &'a [u8] {
-    self.text.as_bytes()
-  }
-
   /// The next ESC or U+009B at or after `pos`.
-  fn next_introducer(&self, pos: usize) -> Option<usize> {
-    let bytes = self.bytes();
+  pub(crate) fn next_introducer(&self, pos: usize) -> Option<usize> {
+    let bytes = self.bytes;
     let mut from = pos;
     while let Some(offset) = find_either(&bytes[from..], ESC, C1_LEAD) {
       let at = from + offset;
@@ -211,17 +180,20 @@ impl<'a> Scanner<'a> {
     None
   }
 
-  fn introducer_len(&self, start: usize) -> usize {
-    if self.bytes()[start] == ESC {
+  pub(crate) fn introducer_len(&self, start: usize) -> usize {
+    if self.bytes[start] == ESC {
       1
     } else {
       2
     }
   }
 
-  /// The OSC alternative first, then the CSI alternative, as in the pattern.
-  fn attempt(&mut self, start: usize, at_end: bool) -> Attempt {
-    if self.bytes()[start] == ESC && self.bytes().get(start + 1) == Some(&b']') {
+  /// The verdict at the introducer at `start`: the OSC alternative first, then the CSI
+  /// alternative, as in the pattern. With `at_end` false the bytes may continue, and a
+  /// verdict that depends on what follows is [`Attempt::NeedMore`]; with `at_end` true they
+  /// are the whole text.
+  pub(crate) fn attempt(&mut self, start: usize, at_end: bool) -> Attempt {
+    if self.bytes[start] == ESC && self.bytes.get(start + 1) == Some(&b']') {
       // Without a terminator yet, more text may bring one, even a `\` after a final ESC.
       match self.find_st(start + 2) {
         Some(terminator) => return Attempt::Match(terminator.end),
@@ -234,7 +206,7 @@ impl<'a> Scanner<'a> {
 
   /// `[\u001B\u009B][[\]()#;?]*(?:\d{1,4}(?:[;:]\d{0,4})*)?[final]` at `start`.
   fn csi(&self, start: usize, at_end: bool) -> Attempt {
-    let bytes = self.bytes();
+    let bytes = self.bytes;
     let mut i = start + self.introducer_len(start);
     while bytes.get(i).is_some_and(|&byte| is_csi_prefix(byte)) {
       i += 1;
@@ -250,7 +222,7 @@ impl<'a> Scanner<'a> {
 
   /// The parameter list from its first digit at `from`, then the final (module docs).
   fn csi_parameters(&self, from: usize, at_end: bool) -> Attempt {
-    let bytes = self.bytes();
+    let bytes = self.bytes;
     let mut i = take_digits(bytes, from);
     let mut after_last_digit = i;
     while matches!(bytes.get(i), Some(b';' | b':')) {
@@ -275,9 +247,53 @@ impl<'a> Scanner<'a> {
         return found;
       }
     }
-    let found = search_st(self.bytes(), from);
+    let found = search_st(self.bytes, from);
     self.last_st_search = Some((from, found));
     found
+  }
+}
+
+/// Runs the grammar over one text, left to right, like a global JavaScript `replace`.
+struct Scanner<'a> {
+  text: &'a str,
+  grammar: Grammar<'a>,
+}
+
+impl<'a> Scanner<'a> {
+  fn new(text: &'a str) -> Self {
+    Self {
+      text,
+      grammar: Grammar::new(text.as_bytes()),
+    }
+  }
+
+  /// Copies the text from `pos` to `out` without its sequences. When `at_end` is false it stops
+  /// at a sequence whose verdict needs more text and returns where that sequence starts.
+  fn strip_from(&mut self, mut pos: usize, at_end: bool, out: &mut String) -> Option<usize> {
+    while let Some(start) = self.grammar.next_introducer(pos) {
+      out.push_str(&self.text[pos..start]);
+      pos = match self.grammar.attempt(start, at_end) {
+        Attempt::Match(end) => end,
+        Attempt::NoMatch => self.keep_introducer(start, out),
+        Attempt::NeedMore => return Some(start),
+      };
+    }
+    out.push_str(&self.text[pos..]);
+    None
+  }
+
+  /// Decides the sequence at `start` as if the text ended here; returns where to go on.
+  fn release(&mut self, start: usize, out: &mut String) -> usize {
+    match self.grammar.attempt(start, true) {
+      Attempt::Match(end) => end,
+      Attempt::NoMatch | Attempt::NeedMore => self.keep_introducer(start, out),
+    }
+  }
+
+  fn keep_introducer(&self, start: usize, out: &mut String) -> usize {
+    let end = start + self.grammar.introducer_len(start);
+    out.push_str(&self.text[start..end]);
+    end
   }
 }
 
@@ -319,12 +335,19 @@ fn take_digits(bytes: &[u8], from: usize) -> usize {
 }
 
 /// `[[\]()#;?]`
-fn is_csi_prefix(byte: u8) -> bool {
+const fn is_csi_prefix(byte: u8) -> bool {
   matches!(byte, b'[' | b']' | b'(' | b')' | b'#' | b';' | b'?')
 }
 
+/// True for the bytes a match of the CSI alternative can hold after its
+/// introducer (prefix, parameter and final bytes): the only bytes it removes.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) const fn is_csi_byte(byte: u8) -> bool {
+  is_csi_prefix(byte) || byte.is_ascii_digit() || byte == b';' || byte == b':' || is_csi_final(byte)
+}
+
 /// `[\dA-PR-TZcf-nq-uy=><~]` (JavaScript `\d` is ASCII only).
-fn is_csi_final(byte: u8) -> bool {
+pub(crate) const fn is_csi_final(byte: u8) -> bool {
   matches!(
     byte,
     b'0'..=b'9'

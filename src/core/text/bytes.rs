@@ -4,6 +4,8 @@
 //! that has them.
 
 const ESC: u8 = 0x1B;
+/// UTF-8 lead byte of U+0080–U+00BF (the C1 controls among them).
+const C1_LEAD: u8 = 0xC2;
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
@@ -40,6 +42,101 @@ fn portable_block_masks(block: &[u8]) -> BlockMasks {
   masks
 }
 
+/// Bit masks of the bytes CSI sequences are made of, over one block of at
+/// most 64 bytes (bit `i` = byte `i`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EscapeMasks {
+  /// ESC.
+  pub escape: u64,
+  /// `[`.
+  pub bracket: u64,
+  /// Parameter bytes: ASCII digits and `;`.
+  pub params: u64,
+  /// `m`, the commonest final (colours).
+  pub final_m: u64,
+}
+
+/// [`EscapeMasks`] of `block` (`block.len() <= 64`; bits past its end are 0).
+#[inline]
+pub fn escape_masks(block: &[u8]) -> EscapeMasks {
+  debug_assert!(block.len() <= 64);
+  #[cfg(target_arch = "x86_64")]
+  if block.len() == 64 {
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the block is 64 bytes.
+    return unsafe { sse2::escape_masks_64(block) };
+  }
+  portable_escape_masks(block)
+}
+
+fn portable_escape_masks(block: &[u8]) -> EscapeMasks {
+  let mut masks = EscapeMasks::default();
+  for (i, &b) in block.iter().enumerate() {
+    masks.escape |= u64::from(b == ESC) << i;
+    masks.bracket |= u64::from(b == b'[') << i;
+    masks.params |= u64::from(b.is_ascii_digit() || b == b';') << i;
+    masks.final_m |= u64::from(b == b'm') << i;
+  }
+  masks
+}
+
+/// Bit masks of one 64-byte block for blocks whose escape sequences take the
+/// CSI alternative (bit `i` = byte `i`).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CsiClassMasks {
+  /// ESC.
+  pub escape: u64,
+  /// `]`, which after an ESC starts an OSC.
+  pub close_bracket: u64,
+  /// Bytes no match of the CSI alternative can hold ([`is_csi_byte`]).
+  pub not_csi: u64,
+}
+
+/// Bit masks of the non-ASCII bytes of one block of at most 64 bytes (bit `i`
+/// = byte `i`), for valid UTF-8.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Utf8Masks {
+  /// Lead bytes of the only blocks of chars that hold C1 controls or
+  /// whitespace: `C2` (U+0080–U+00BF), `E1` (U+1000–U+1FFF), `E2`
+  /// (U+2000–U+2FFF), `E3` (U+3000–U+3FFF) and `EF` (U+F000–U+FFFF).
+  pub special_lead: u64,
+}
+
+/// [`Utf8Masks`] of `block` (`block.len() <= 64`; bits past its end are 0).
+#[inline]
+pub fn utf8_masks(block: &[u8]) -> Utf8Masks {
+  debug_assert!(block.len() <= 64);
+  #[cfg(target_arch = "x86_64")]
+  if block.len() == 64 {
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the block is 64 bytes.
+    return unsafe { sse2::utf8_masks_64(block) };
+  }
+  portable_utf8_masks(block)
+}
+
+/// True for the lead bytes of [`Utf8Masks::special_lead`].
+#[inline]
+fn is_special_lead(byte: u8) -> bool {
+  matches!(byte, 0xC2 | 0xE1 | 0xE2 | 0xE3 | 0xEF)
+}
+
+fn portable_utf8_masks(block: &[u8]) -> Utf8Masks {
+  let mut masks = Utf8Masks::default();
+  for (i, &b) in block.iter().enumerate() {
+    masks.special_lead |= u64::from(is_special_lead(b)) << i;
+  }
+  masks
+}
+
+/// The ASCII digits of `block` (`block.len() <= 64`) as a bit mask.
+pub fn digit_mask(block: &[u8]) -> u64 {
+  debug_assert!(block.len() <= 64);
+  block
+    .iter()
+    .enumerate()
+    .fold(0, |mask, (i, b)| mask | u64::from(b.is_ascii_digit()) << i)
+}
+
 /// The first index of `a` or `b` in `haystack`.
 pub fn find_either(haystack: &[u8], a: u8, b: u8) -> Option<usize> {
   #[cfg(target_arch = "x86_64")]
@@ -49,6 +146,72 @@ pub fn find_either(haystack: &[u8], a: u8, b: u8) -> Option<usize> {
   }
   #[cfg(not(target_arch = "x86_64"))]
   swar_find_either(haystack, a, b)
+}
+
+/// The first `\n`, ESC or non-ASCII byte of `haystack`: where plain text
+/// (which the decoder and the ANSI stripper pass unchanged) or the line ends.
+pub fn find_line_end_or_not_plain(haystack: &[u8]) -> Option<usize> {
+  find_line_special::<true>(haystack)
+}
+
+/// The first `\n`, ESC or `0xC2` byte of `haystack`, for valid UTF-8: where
+/// the line ends or an escape sequence may start (`0xC2` leads U+009B, the
+/// one-char CSI introducer, and the other C1 controls).
+pub fn find_line_end_or_introducer(haystack: &[u8]) -> Option<usize> {
+  find_line_special::<false>(haystack)
+}
+
+#[inline]
+fn is_line_special<const ANY_HIGH: bool>(byte: u8) -> bool {
+  byte == b'\n'
+    || byte == ESC
+    || if ANY_HIGH {
+      byte >= 0x80
+    } else {
+      byte == C1_LEAD
+    }
+}
+
+fn find_line_special<const ANY_HIGH: bool>(haystack: &[u8]) -> Option<usize> {
+  #[cfg(target_arch = "x86_64")]
+  {
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe { sse2::find_line_special::<ANY_HIGH>(haystack) }
+  }
+  #[cfg(not(target_arch = "x86_64"))]
+  swar_find_line_special::<ANY_HIGH>(haystack)
+}
+
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn swar_find_line_special<const ANY_HIGH: bool>(haystack: &[u8]) -> Option<usize> {
+  let (newline, escape, lead) = (
+    LO * u64::from(b'\n'),
+    LO * u64::from(ESC),
+    LO * u64::from(C1_LEAD),
+  );
+  let mut start = 0;
+  let mut words = haystack.chunks_exact(8);
+  for word in words.by_ref() {
+    let word = u64::from_le_bytes([
+      word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+    ]);
+    let third = if ANY_HIGH {
+      word & HI != 0
+    } else {
+      has_zero_byte(word ^ lead)
+    };
+    if third || has_zero_byte(word ^ newline) || has_zero_byte(word ^ escape) {
+      break;
+    }
+    start += 8;
+  }
+  scalar_find_line_special::<ANY_HIGH>(&haystack[start..]).map(|i| start + i)
+}
+
+fn scalar_find_line_special<const ANY_HIGH: bool>(haystack: &[u8]) -> Option<usize> {
+  haystack
+    .iter()
+    .position(|&b| is_line_special::<ANY_HIGH>(b))
 }
 
 /// True when some byte of `word` is zero (exact, no false positives).
@@ -78,14 +241,165 @@ fn scalar_find_either(haystack: &[u8], a: u8, b: u8) -> Option<usize> {
   haystack.iter().position(|&c| c == a || c == b)
 }
 
+/// The same masks with AVX2, 32 bytes at a time, for code compiled with AVX2
+/// and the bit instructions that come with it, behind [`avx2::available`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+  use std::arch::x86_64::{
+    __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
+    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm256_setzero_si256,
+    _mm256_shuffle_epi8, _mm256_srli_epi16,
+  };
+
+  use super::{BlockMasks, CsiClassMasks, EscapeMasks, Utf8Masks, ESC};
+  use crate::core::text::ansi::is_csi_byte;
+
+  /// True when the CPU has AVX2, POPCNT, LZCNT, BMI1 and BMI2 (every AVX2 CPU
+  /// has the others). Cached by the standard library after the first call.
+  pub(crate) fn available() -> bool {
+    std::is_x86_feature_detected!("avx2")
+      && std::is_x86_feature_detected!("popcnt")
+      && std::is_x86_feature_detected!("lzcnt")
+      && std::is_x86_feature_detected!("bmi1")
+      && std::is_x86_feature_detected!("bmi2")
+  }
+
+  /// Loads bytes `at..at + 32` of `bytes`; panics when they are not all there.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  fn load(bytes: &[u8], at: usize) -> __m256i {
+    let lane: &[u8; 32] = bytes[at..at + 32].try_into().expect("32 bytes");
+    // SAFETY: `lane` is 32 readable bytes; the load is unaligned.
+    unsafe { _mm256_loadu_si256(lane.as_ptr().cast()) }
+  }
+
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  fn bits(mask: __m256i) -> u64 {
+    u64::from(_mm256_movemask_epi8(mask) as u32)
+  }
+
+  /// [`super::block_masks`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn block_masks_64(block: &[u8]) -> BlockMasks {
+    let newline = _mm256_set1_epi8(b'\n' as i8);
+    let space = _mm256_set1_epi8(b' ' as i8);
+    let escape = _mm256_set1_epi8(ESC as i8);
+    let mut masks = BlockMasks::default();
+    for lane in 0..2 {
+      let v = load(block, lane * 32);
+      let shift = lane * 32;
+      masks.newline |= bits(_mm256_cmpeq_epi8(v, newline)) << shift;
+      masks.printable |= bits(_mm256_cmpgt_epi8(v, space)) << shift;
+      masks.not_plain |= bits(_mm256_or_si256(v, _mm256_cmpeq_epi8(v, escape))) << shift;
+    }
+    masks
+  }
+
+  /// The low-nibble half of a two-lookup test for [`is_csi_byte`]: for each
+  /// low nibble, the set of high nibbles (a bit per nibble, 0 to 7) that make a
+  /// byte of the class; twice, one per 128-bit lane.
+  static CSI_LOW_NIBBLES: [u8; 32] = {
+    let mut table = [0u8; 32];
+    let mut byte = 0;
+    while byte < 128 {
+      if is_csi_byte(byte as u8) {
+        table[byte & 15] |= 1 << (byte >> 4);
+        table[16 + (byte & 15)] |= 1 << (byte >> 4);
+      }
+      byte += 1;
+    }
+    table
+  };
+
+  /// For a high nibble, its bit in [`CSI_LOW_NIBBLES`] (none for non-ASCII).
+  static HIGH_NIBBLE_BITS: [u8; 32] = [
+    1, 2, 4, 8, 16, 32, 64, 128, 0, 0, 0, 0, 0, 0, 0, 0, //
+    1, 2, 4, 8, 16, 32, 64, 128, 0, 0, 0, 0, 0, 0, 0, 0,
+  ];
+
+  /// [`CsiClassMasks`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn csi_class_masks_64(block: &[u8]) -> CsiClassMasks {
+    let escape = _mm256_set1_epi8(ESC as i8);
+    let close_bracket = _mm256_set1_epi8(b']' as i8);
+    let nibble = _mm256_set1_epi8(0x0F);
+    let low_table = load(&CSI_LOW_NIBBLES, 0);
+    let high_table = load(&HIGH_NIBBLE_BITS, 0);
+    let mut masks = CsiClassMasks::default();
+    for lane in 0..2 {
+      let v = load(block, lane * 32);
+      let shift = lane * 32;
+      masks.escape |= bits(_mm256_cmpeq_epi8(v, escape)) << shift;
+      masks.close_bracket |= bits(_mm256_cmpeq_epi8(v, close_bracket)) << shift;
+      let low = _mm256_and_si256(v, nibble);
+      let high = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+      let class = _mm256_and_si256(
+        _mm256_shuffle_epi8(low_table, low),
+        _mm256_shuffle_epi8(high_table, high),
+      );
+      masks.not_csi |= bits(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) << shift;
+    }
+    masks
+  }
+
+  /// [`super::utf8_masks`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn utf8_masks_64(block: &[u8]) -> Utf8Masks {
+    let mut masks = Utf8Masks::default();
+    for lane in 0..2 {
+      let v = load(block, lane * 32);
+      let shift = lane * 32;
+      let mut special = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(0xC2_u8 as i8));
+      for lead in [0xE1_u8, 0xE2, 0xE3, 0xEF] {
+        special = _mm256_or_si256(special, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(lead as i8)));
+      }
+      masks.special_lead |= bits(special) << shift;
+    }
+    masks
+  }
+
+  /// [`super::escape_masks`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn escape_masks_64(block: &[u8]) -> EscapeMasks {
+    let escape = _mm256_set1_epi8(ESC as i8);
+    let bracket = _mm256_set1_epi8(b'[' as i8);
+    let semicolon = _mm256_set1_epi8(b';' as i8);
+    let final_m = _mm256_set1_epi8(b'm' as i8);
+    let below_zero = _mm256_set1_epi8(b'0' as i8 - 1);
+    let above_nine = _mm256_set1_epi8(b'9' as i8 + 1);
+    let mut masks = EscapeMasks::default();
+    for lane in 0..2 {
+      let v = load(block, lane * 32);
+      let shift = lane * 32;
+      masks.escape |= bits(_mm256_cmpeq_epi8(v, escape)) << shift;
+      masks.bracket |= bits(_mm256_cmpeq_epi8(v, bracket)) << shift;
+      masks.final_m |= bits(_mm256_cmpeq_epi8(v, final_m)) << shift;
+      // Signed compares: bytes 0x80.. are negative, so never digits.
+      let digit = _mm256_and_si256(
+        _mm256_cmpgt_epi8(v, below_zero),
+        _mm256_cmpgt_epi8(above_nine, v),
+      );
+      masks.params |= bits(_mm256_or_si256(digit, _mm256_cmpeq_epi8(v, semicolon))) << shift;
+    }
+    masks
+  }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
   use std::arch::x86_64::{
-    __m128i, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-    _mm_set1_epi8,
+    __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
+    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
   };
 
-  use super::{scalar_find_either, BlockMasks, ESC};
+  use super::{
+    scalar_find_either, scalar_find_line_special, BlockMasks, EscapeMasks, Utf8Masks, C1_LEAD, ESC,
+  };
 
   /// Loads bytes `at..at + 16` of `bytes`; panics when they are not all there.
   #[inline]
@@ -117,6 +431,84 @@ mod sse2 {
       masks.printable |= bits(_mm_cmpgt_epi8(v, space)) << shift;
       // movemask takes each byte's top bit: set for 0x80.. and for ESC's 0xFF mask.
       masks.not_plain |= bits(_mm_or_si128(v, _mm_cmpeq_epi8(v, escape))) << shift;
+    }
+    masks
+  }
+
+  #[inline]
+  #[target_feature(enable = "sse2")]
+  pub(super) fn escape_masks_64(block: &[u8]) -> EscapeMasks {
+    let escape = _mm_set1_epi8(ESC as i8);
+    let bracket = _mm_set1_epi8(b'[' as i8);
+    let semicolon = _mm_set1_epi8(b';' as i8);
+    let final_m = _mm_set1_epi8(b'm' as i8);
+    let below_zero = _mm_set1_epi8(b'0' as i8 - 1);
+    let above_nine = _mm_set1_epi8(b'9' as i8 + 1);
+    let mut masks = EscapeMasks::default();
+    for lane in 0..4 {
+      let v = load(block, lane * 16);
+      let shift = lane * 16;
+      masks.escape |= bits(_mm_cmpeq_epi8(v, escape)) << shift;
+      masks.bracket |= bits(_mm_cmpeq_epi8(v, bracket)) << shift;
+      // Signed compares: bytes 0x80.. are negative, so never digits.
+      let digit = _mm_and_si128(_mm_cmpgt_epi8(v, below_zero), _mm_cmplt_epi8(v, above_nine));
+      masks.params |= bits(_mm_or_si128(digit, _mm_cmpeq_epi8(v, semicolon))) << shift;
+      masks.final_m |= bits(_mm_cmpeq_epi8(v, final_m)) << shift;
+    }
+    masks
+  }
+
+  /// One lane of [`super::find_line_special`]: top bit set on the bytes sought.
+  #[inline]
+  #[target_feature(enable = "sse2")]
+  fn special_lane<const ANY_HIGH: bool>(v: __m128i) -> __m128i {
+    let newline = _mm_set1_epi8(b'\n' as i8);
+    let escape = _mm_set1_epi8(ESC as i8);
+    let hits = _mm_or_si128(_mm_cmpeq_epi8(v, newline), _mm_cmpeq_epi8(v, escape));
+    if ANY_HIGH {
+      _mm_or_si128(hits, v)
+    } else {
+      _mm_or_si128(hits, _mm_cmpeq_epi8(v, _mm_set1_epi8(C1_LEAD as i8)))
+    }
+  }
+
+  #[target_feature(enable = "sse2")]
+  pub(super) fn find_line_special<const ANY_HIGH: bool>(haystack: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while at + 64 <= haystack.len() {
+      let m0 = special_lane::<ANY_HIGH>(load(haystack, at));
+      let m1 = special_lane::<ANY_HIGH>(load(haystack, at + 16));
+      let m2 = special_lane::<ANY_HIGH>(load(haystack, at + 32));
+      let m3 = special_lane::<ANY_HIGH>(load(haystack, at + 48));
+      let any = _mm_or_si128(_mm_or_si128(m0, m1), _mm_or_si128(m2, m3));
+      if _mm_movemask_epi8(any) != 0 {
+        let hits = bits(m0) | bits(m1) << 16 | bits(m2) << 32 | bits(m3) << 48;
+        return Some(at + hits.trailing_zeros() as usize);
+      }
+      at += 64;
+    }
+    while at + 16 <= haystack.len() {
+      let hits = bits(special_lane::<ANY_HIGH>(load(haystack, at)));
+      if hits != 0 {
+        return Some(at + hits.trailing_zeros() as usize);
+      }
+      at += 16;
+    }
+    scalar_find_line_special::<ANY_HIGH>(&haystack[at..]).map(|i| at + i)
+  }
+
+  #[inline]
+  #[target_feature(enable = "sse2")]
+  pub(super) fn utf8_masks_64(block: &[u8]) -> Utf8Masks {
+    let mut masks = Utf8Masks::default();
+    for lane in 0..4 {
+      let v = load(block, lane * 16);
+      let shift = lane * 16;
+      let mut special = _mm_cmpeq_epi8(v, _mm_set1_epi8(0xC2_u8 as i8));
+      for lead in [0xE1_u8, 0xE2, 0xE3, 0xEF] {
+        special = _mm_or_si128(special, _mm_cmpeq_epi8(v, _mm_set1_epi8(lead as i8)));
+      }
+      masks.special_lead |= bits(special) << shift;
     }
     masks
   }
@@ -167,6 +559,43 @@ mod tests {
     check_find(scalar_find_either);
   }
 
+  fn check_find_special(find: fn(&[u8]) -> Option<usize>, any_high: bool) {
+    let special: &[u8] = if any_high {
+      &[b'\n', 0x1B, 0x80, 0xC2, 0xFF, 0x9B]
+    } else {
+      &[b'\n', 0x1B, 0xC2]
+    };
+    let ordinary: &[u8] = if any_high {
+      &[b'x', 0x00, 0x7F, b'\r', 0x0B, 0x1A, 0x1C]
+    } else {
+      &[b'x', 0x80, 0xC1, 0xC3, 0x9B, 0xFF, 0x0B, 0x1A, 0x1C]
+    };
+    for len in 0..140 {
+      for at in 0..len {
+        for &needle in special {
+          let mut hay: Vec<u8> = (0..len).map(|i| ordinary[i % ordinary.len()]).collect();
+          hay[at] = needle;
+          if at + 5 < len {
+            hay[at + 5] = b'\n';
+          }
+          assert_eq!(find(&hay), Some(at), "len {len} at {at} needle {needle:#x}");
+        }
+      }
+      let hay: Vec<u8> = (0..len).map(|i| ordinary[i % ordinary.len()]).collect();
+      assert_eq!(find(&hay), None, "len {len}");
+    }
+  }
+
+  #[test]
+  fn finds_line_ends_and_special_bytes_anywhere() {
+    check_find_special(find_line_end_or_not_plain, true);
+    check_find_special(swar_find_line_special::<true>, true);
+    check_find_special(scalar_find_line_special::<true>, true);
+    check_find_special(find_line_end_or_introducer, false);
+    check_find_special(swar_find_line_special::<false>, false);
+    check_find_special(scalar_find_line_special::<false>, false);
+  }
+
   #[test]
   fn block_masks_classify_every_byte_value_at_every_position() {
     for value in 0..=255u8 {
@@ -194,6 +623,57 @@ mod tests {
             "value {value:#x} at {at} of {len}"
           );
           assert_eq!(portable_block_masks(&block), expected);
+          let escape = EscapeMasks {
+            escape: if value == 0x1B { bit } else { 0 },
+            bracket: if value == b'[' { bit } else { 0 },
+            params: if value.is_ascii_digit() || value == b';' {
+              bit
+            } else {
+              0
+            },
+            final_m: if value == b'm' { bit } else { 0 },
+          };
+          assert_eq!(
+            escape_masks(&block),
+            escape,
+            "value {value:#x} at {at} of {len}"
+          );
+          assert_eq!(portable_escape_masks(&block), escape);
+          let utf8 = Utf8Masks {
+            special_lead: if [0xC2, 0xE1, 0xE2, 0xE3, 0xEF].contains(&value) {
+              bit
+            } else {
+              0
+            },
+          };
+          assert_eq!(
+            utf8_masks(&block),
+            utf8,
+            "value {value:#x} at {at} of {len}"
+          );
+          assert_eq!(portable_utf8_masks(&block), utf8);
+          #[cfg(target_arch = "x86_64")]
+          if len == 64 && avx2::available() {
+            let class = CsiClassMasks {
+              escape: escape.escape,
+              close_bracket: if value == b']' { bit } else { 0 },
+              // The filler TAB is no CSI byte either.
+              not_csi: if crate::core::text::ansi::is_csi_byte(value) {
+                !bit
+              } else {
+                !0
+              },
+            };
+            // SAFETY: the CPU has AVX2.
+            unsafe {
+              assert_eq!(avx2::block_masks_64(&block), expected);
+              assert_eq!(avx2::escape_masks_64(&block), escape);
+              assert_eq!(avx2::csi_class_masks_64(&block), class, "value {value:#x}");
+              assert_eq!(avx2::utf8_masks_64(&block), utf8);
+            }
+          }
+          let digit = if value.is_ascii_digit() { bit } else { 0 };
+          assert_eq!(digit_mask(&block), digit);
         }
       }
     }

@@ -46,6 +46,17 @@ impl CleanTextStream {
     self.utf8.is_idle() && self.ansi.is_idle()
   }
 
+  /// An upper bound on the chars the stripper would hold if the next read
+  /// began now: the chars it holds plus the bytes the decoder holds. A read
+  /// may be cut anywhere, with the same outcome as reading it whole, when each
+  /// piece but the last keeps this plus its own length within
+  /// [`MAX_HELD_SEQUENCE_CHARS`](super::MAX_HELD_SEQUENCE_CHARS): then no piece
+  /// makes the stripper give up on a sequence that the whole read would have
+  /// completed.
+  pub fn held_chars(&self) -> usize {
+    self.utf8.held_len() + self.ansi.held_chars()
+  }
+
   /// The end of the stream (EOF, settle, cancel): an incomplete UTF-8 sequence
   /// becomes U+FFFD, and an escape sequence still held is released as
   /// unterminated, exactly as `strip_ansi` resolves the end of a text

@@ -14,14 +14,14 @@ mod paths;
 mod stream_tests;
 mod tail;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod utf8;
 mod whitespace;
 mod xml;
 
 pub use ansi::{strip_ansi, AnsiStreamStripper, MAX_HELD_SEQUENCE_CHARS};
 pub use binary::{is_binary, DEFAULT_BINARY_SAMPLE_SIZE};
-pub use bytes::find_either;
+pub use bytes::{find_either, find_line_end_or_not_plain};
 pub use clean_stream::CleanTextStream;
 pub use controls::{
   sanitize_monitor_line, strip_display_control_chars, strip_terminal_control_sequences,
@@ -29,7 +29,7 @@ pub use controls::{
 };
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
-pub use line_count::{count_plain_lines, LineCount};
+pub use line_count::{count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source};
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
 pub use tail::{clean_output_tail, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
 pub use utf8::Utf8StreamDecoder;

@@ -31,6 +31,11 @@ impl Utf8StreamDecoder {
     self.pending_len == 0
   }
 
+  /// Bytes of the incomplete sequence held (at most 3).
+  pub fn held_len(&self) -> usize {
+    self.pending_len
+  }
+
   /// Ends the stream: an incomplete sequence still held becomes one U+FFFD. The decoder can be
   /// reused afterwards.
   pub fn finish(&mut self, out: &mut String) {
