@@ -1,16 +1,11 @@
-//! The native monitor's line splitter (CONTRACT.md §2.10 "Line splitter", §3.10, §4 item 3)
-//! and the plain-line counter behind its firehose fast path, fed with the input (decoded
-//! lossily) cut into fuzzer-chosen reads.
+//! The native monitor's line splitter (CONTRACT.md §2.10 "Line splitter", §3.10, §4 item 3),
+//! fed with the input (decoded lossily) cut into fuzzer-chosen reads. (Its fast paths, which
+//! count lines straight from the raw bytes, are checked against the exact path through the
+//! whole pipeline by the monitor_pipeline target.)
 //!
 //! For every input:
 //! * after every read the pending partial line is at most 4096 UTF-16 units;
 //! * every line passed on is trimmed, non-empty, and at most 4096 units (+ `...` when cut);
-//! * `push_counting` (the fast path for reads the throttle rejects whole) gives what `push`
-//!   gives when every line is dropped: some of the same lines through `emit` (plain short ones
-//!   are only counted), the same dropped count
-//!   (the reference of pipeline.rs' `counting_fast_path_matches_the_exact_path`: a line is
-//!   dropped when it does not sanitise to blank) and the same piece count;
-//! * `count_plain_lines` agrees with its line-at-a-time definition (line_count.rs' tests).
 //!
 //! For inputs whose lines are all within the 4096-unit cap: any cut gives the lines and the
 //! piece count of the whole text pushed at once.
@@ -18,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use taskstream::core::monitor::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
-use taskstream::core::text::{count_plain_lines, ecma_trim, sanitize_monitor_line, LineCount};
+use taskstream::core::text::{ecma_trim, sanitize_monitor_line};
 use taskstream_fuzz::{char_ranges, debug_usize_field, lines_within_cap, utf16_len, Cuts};
 
 /// What the splitter produced: lines passed on, and lines that would be dropped by an empty
@@ -67,8 +62,8 @@ fn check_pending(splitter: &LineSplitter, fed_bytes: usize) {
   assert!(units == 0 || splitter.mid_line());
 }
 
-/// Feeds `reads` with `push` (`counting` false) or `push_counting`, then flushes.
-fn run(text: &str, reads: &[(usize, usize)], counting: bool) -> Outcome {
+/// Feeds `reads` with `push`, then flushes.
+fn run(text: &str, reads: &[(usize, usize)]) -> Outcome {
   let mut splitter = LineSplitter::new();
   let mut out = Outcome::default();
   let mut fed_bytes = 0;
@@ -79,13 +74,7 @@ fn run(text: &str, reads: &[(usize, usize)], counting: bool) -> Outcome {
       out.dropped += u64::from(non_blank(line));
       out.lines.push(line.to_owned());
     };
-    if counting {
-      let mut dropped = 0;
-      splitter.push_counting(read, &mut dropped, &mut emit);
-      out.dropped += dropped;
-    } else {
-      splitter.push(read, &mut emit);
-    }
+    splitter.push(read, &mut emit);
     fed_bytes += read.len();
     check_pending(&splitter, fed_bytes);
   }
@@ -102,63 +91,15 @@ fn run(text: &str, reads: &[(usize, usize)], counting: bool) -> Outcome {
   out
 }
 
-/// The count's definition, one line at a time (line_count.rs' `reference`).
-fn reference_count(text: &[u8], max_line_len: usize) -> Option<LineCount> {
-  if !text.is_ascii() || text.contains(&0x1B) {
-    return None;
-  }
-  let mut count = LineCount::default();
-  let body = text.strip_suffix(b"\n")?;
-  for line in body.split(|&b| b == b'\n') {
-    if line.len() > max_line_len {
-      return None;
-    }
-    count.lines += 1;
-    count.non_blank += u64::from(line.iter().any(|&b| b > b' '));
-  }
-  Some(count)
-}
-
 fuzz_target!(|data: &[u8]| {
   let cuts = Cuts::parse(data);
   let bytes = cuts.bytes();
   let text = String::from_utf8_lossy(&bytes).into_owned();
   let reads = char_ranges(&text, &cuts.ranges(bytes.len()));
 
-  let exact = run(&text, &reads, false);
-  let counting = run(&text, &reads, true);
-  // Plain short lines are only counted, never built; the rest take the exact way.
-  let mut exact_lines = exact.lines.iter();
-  assert!(
-    counting
-      .lines
-      .iter()
-      .all(|line| exact_lines.any(|l| l == line)),
-    "push_counting passed on lines push did not"
-  );
-  assert_eq!(
-    counting.dropped, exact.dropped,
-    "push_counting dropped another count"
-  );
-  assert_eq!(
-    counting.pieces, exact.pieces,
-    "push_counting counted other pieces"
-  );
-
+  let exact = run(&text, &reads);
   if lines_within_cap(&text) {
-    let whole = run(&text, &[(0, text.len())], false);
+    let whole = run(&text, &[(0, text.len())]);
     assert_eq!(exact, whole, "the reads changed the splitter's outcome");
-  }
-
-  // The fast counter on raw bytes up to the last newline, at the limits the code uses.
-  if let Some(last) = bytes.iter().rposition(|&b| b == b'\n') {
-    let complete = &bytes[..=last];
-    for max in [63, 64, 100, PARTIAL_LINE_CAP_UNITS] {
-      assert_eq!(
-        count_plain_lines(complete, max),
-        reference_count(complete, max),
-        "count_plain_lines, limit {max}"
-      );
-    }
   }
 });
