@@ -140,6 +140,22 @@ fn main() {
     512,
   );
 
+  let cjk_long = "长".repeat(20_000);
+  run(
+    "over-long CJK line, no newline",
+    &reads_of(cjk_long.as_bytes(), READ),
+    512,
+  );
+  let ansi_long = format!(
+    "{}\n",
+    "\x1b[32mINFO\x1b[0m a long coloured line ".repeat(300)
+  );
+  run(
+    "over-long ANSI-coloured lines, 10 KB each",
+    &reads_of(ansi_long.as_bytes(), READ),
+    512,
+  );
+
   // `\r` redraws that never print `\n`: one physical line.
   let progress: String = (0..20_000).map(|i| format!("\rprogress {}%", i)).collect();
   run(
