@@ -3,7 +3,7 @@
 //! process: the CPU cost per MB that a monitor pays for its pipeline alone.
 //!
 //! Each row feeds one stream as 64 KiB reads (the native read size) into one
-//! pipeline with the default throttle, a few milliseconds of clock per 1000
+//! pipeline with the default throttle, one millisecond of clock per 1000
 //! reads, so after the first burst the throttle has no token (the firehose
 //! case). Reported: MB (10^6 bytes) per second of this thread's CPU time, the
 //! best of three runs, and what the pipeline decided.
