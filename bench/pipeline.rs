@@ -3,7 +3,7 @@
 //! process: the CPU cost per MB that a monitor pays for its pipeline alone.
 //!
 //! Each row feeds one stream as 64 KiB reads (the native read size) into one
-//! pipeline with the default throttle, a few milliseconds of clock per 1000
+//! pipeline with the default throttle, one millisecond of clock per 1000
 //! reads, so after the first burst the throttle has no token (the firehose
 //! case). Reported: MB (10^6 bytes) per second of this thread's CPU time, the
 //! best of three runs, and what the pipeline decided.
@@ -137,6 +137,22 @@ fn main() {
   run(
     "over-long ANSI-coloured line, no newline",
     &reads_of(colored_long.as_bytes(), READ),
+    512,
+  );
+
+  let cjk_long = "长".repeat(20_000);
+  run(
+    "over-long CJK line, no newline",
+    &reads_of(cjk_long.as_bytes(), READ),
+    512,
+  );
+  let ansi_long = format!(
+    "{}\n",
+    "\x1b[32mINFO\x1b[0m a long coloured line ".repeat(300)
+  );
+  run(
+    "over-long ANSI-coloured lines, 10 KB each",
+    &reads_of(ansi_long.as_bytes(), READ),
     512,
   );
 

@@ -128,6 +128,25 @@ fn portable_utf8_masks(block: &[u8]) -> Utf8Masks {
   masks
 }
 
+/// The ASCII whitespace bytes (TAB, LF, VT, FF, CR and space) of `block`
+/// (`block.len() <= 64`) as a bit mask.
+#[inline]
+pub fn whitespace_mask(block: &[u8]) -> u64 {
+  debug_assert!(block.len() <= 64);
+  #[cfg(target_arch = "x86_64")]
+  if block.len() == 64 {
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the block is 64 bytes.
+    return unsafe { sse2::whitespace_mask_64(block) };
+  }
+  portable_whitespace_mask(block)
+}
+
+fn portable_whitespace_mask(block: &[u8]) -> u64 {
+  block.iter().enumerate().fold(0, |mask, (i, &b)| {
+    mask | u64::from(matches!(b, b'\t'..=b'\r' | b' ')) << i
+  })
+}
+
 /// The ASCII digits of `block` (`block.len() <= 64`) as a bit mask.
 pub fn digit_mask(block: &[u8]) -> u64 {
   debug_assert!(block.len() <= 64);
@@ -362,6 +381,27 @@ pub(crate) mod avx2 {
     masks
   }
 
+  /// [`super::whitespace_mask`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn whitespace_mask_64(block: &[u8]) -> u64 {
+    let (space, below_tab, above_cr) = (
+      _mm256_set1_epi8(b' ' as i8),
+      _mm256_set1_epi8(b'\t' as i8 - 1),
+      _mm256_set1_epi8(b'\r' as i8 + 1),
+    );
+    let mut mask = 0;
+    for lane in 0..2 {
+      let v = load(block, lane * 32);
+      let controls = _mm256_and_si256(
+        _mm256_cmpgt_epi8(v, below_tab),
+        _mm256_cmpgt_epi8(above_cr, v),
+      );
+      mask |= bits(_mm256_or_si256(controls, _mm256_cmpeq_epi8(v, space))) << (lane * 32);
+    }
+    mask
+  }
+
   /// [`super::escape_masks`] of a 64-byte block.
   #[inline]
   #[target_feature(enable = "avx2")]
@@ -513,6 +553,23 @@ mod sse2 {
     masks
   }
 
+  #[inline]
+  #[target_feature(enable = "sse2")]
+  pub(super) fn whitespace_mask_64(block: &[u8]) -> u64 {
+    let (space, below_tab, above_cr) = (
+      _mm_set1_epi8(b' ' as i8),
+      _mm_set1_epi8(b'\t' as i8 - 1),
+      _mm_set1_epi8(b'\r' as i8 + 1),
+    );
+    let mut mask = 0;
+    for lane in 0..4 {
+      let v = load(block, lane * 16);
+      let controls = _mm_and_si128(_mm_cmpgt_epi8(v, below_tab), _mm_cmplt_epi8(v, above_cr));
+      mask |= bits(_mm_or_si128(controls, _mm_cmpeq_epi8(v, space))) << (lane * 16);
+    }
+    mask
+  }
+
   #[target_feature(enable = "sse2")]
   pub(super) fn find_either(haystack: &[u8], a: u8, b: u8) -> Option<usize> {
     let (va, vb) = (_mm_set1_epi8(a as i8), _mm_set1_epi8(b as i8));
@@ -596,6 +653,14 @@ mod tests {
     check_find_special(scalar_find_line_special::<false>, false);
   }
 
+  fn below_len(len: usize) -> u64 {
+    if len >= 64 {
+      !0
+    } else {
+      (1 << len) - 1
+    }
+  }
+
   #[test]
   fn block_masks_classify_every_byte_value_at_every_position() {
     for value in 0..=255u8 {
@@ -652,6 +717,14 @@ mod tests {
             "value {value:#x} at {at} of {len}"
           );
           assert_eq!(portable_utf8_masks(&block), utf8);
+          // The filler TAB is whitespace too.
+          let whitespace = if matches!(value, b'\t'..=b'\r' | b' ') {
+            below_len(len)
+          } else {
+            below_len(len) & !bit
+          };
+          assert_eq!(whitespace_mask(&block), whitespace);
+          assert_eq!(portable_whitespace_mask(&block), whitespace);
           #[cfg(target_arch = "x86_64")]
           if len == 64 && avx2::available() {
             let class = CsiClassMasks {
@@ -670,6 +743,7 @@ mod tests {
               assert_eq!(avx2::escape_masks_64(&block), escape);
               assert_eq!(avx2::csi_class_masks_64(&block), class, "value {value:#x}");
               assert_eq!(avx2::utf8_masks_64(&block), utf8);
+              assert_eq!(avx2::whitespace_mask_64(&block), whitespace);
             }
           }
           let digit = if value.is_ascii_digit() { bit } else { 0 };

@@ -21,7 +21,7 @@ use super::ansi::{is_csi_final, Attempt, Grammar};
 use super::bytes::avx2;
 use super::bytes::{
   block_masks, digit_mask, escape_masks, find_line_end_or_introducer, find_line_end_or_not_plain,
-  utf8_masks, BlockMasks, EscapeMasks, Utf8Masks,
+  utf8_masks, whitespace_mask, BlockMasks, EscapeMasks, Utf8Masks,
 };
 
 const ESC: u8 = 0x1B;
@@ -234,7 +234,14 @@ fn count_lines_with<const AVX2: bool>(
     };
     if too_long {
       // No newline of this block came before the over-long line's end.
-      match long_line(bytes, line_start, max_line_units) {
+      let line = match long_line(bytes, line_start, max_line_units) {
+        LongLine::Counted(line, end) => Some((line, end)),
+        LongLine::NotPlain if source == Source::Raw => {
+          long_line_with_sequences::<AVX2>(&mut sequences, line_start, max_line_units)
+        }
+        LongLine::NotPlain | LongLine::NoEnd => None,
+      };
+      match line {
         Some((line, end)) => {
           count.add(line);
           // Sequences this block already decided after `end` are decided again.
@@ -623,14 +630,27 @@ fn run_ends(starts: u64, params: u64) -> (u64, bool) {
   ((sum & !params) | (first & !params), overflow)
 }
 
+/// What [`long_line`] found.
+enum LongLine {
+  /// The line's count, and where the next line starts.
+  Counted(LineCount, usize),
+  /// Something other than plain text comes before the line's end, if any.
+  NotPlain,
+  /// The line does not end in the bytes.
+  NoEnd,
+}
+
 /// The line from `start`, longer than `max_line_units` bytes, when it is plain
 /// text and ends in `bytes`: its count (trimmed; when still over the cap, cut,
 /// so not blank, and what follows the kept units is truncated) and where the
 /// next line starts.
-fn long_line(bytes: &[u8], start: usize, max_line_units: usize) -> Option<(LineCount, usize)> {
-  let end = start + find_line_end_or_not_plain(&bytes[start..])?;
+fn long_line(bytes: &[u8], start: usize, max_line_units: usize) -> LongLine {
+  let Some(offset) = find_line_end_or_not_plain(&bytes[start..]) else {
+    return LongLine::NoEnd;
+  };
+  let end = start + offset;
   if bytes[end] != b'\n' {
-    return None;
+    return LongLine::NotPlain;
   }
   let line = &bytes[start..end];
   let lead = line.iter().take_while(|&&b| is_ascii_trim(b)).count();
@@ -649,7 +669,88 @@ fn long_line(bytes: &[u8], start: usize, max_line_units: usize) -> Option<(LineC
   } else {
     count.non_blank = u64::from(line.iter().any(|&b| b > b' '));
   }
-  Some((count, end + 1))
+  LongLine::Counted(count, end + 1)
+}
+
+/// [`long_line`] for a line that holds escape sequences (ASCII only): decided
+/// one block at a time (`Sequences::in_block`), the text left counted, its
+/// leading and trailing whitespace too, to cut it as the splitter would.
+#[inline(always)]
+fn long_line_with_sequences<const AVX2: bool>(
+  sequences: &mut Sequences<'_>,
+  start: usize,
+  max_line_units: usize,
+) -> Option<(LineCount, usize)> {
+  let bytes = sequences.bytes;
+  // No sequence runs over the `\n` before `start`: decide from there.
+  sequences.end = start;
+  // Text bytes: all, the leading whitespace (once text came), and the
+  // whitespace since the last other byte.
+  let (mut text, mut lead, mut trail) = (0, None, 0);
+  let mut has_text = false;
+  let mut at = start;
+  while at < bytes.len() {
+    let block = &bytes[at..bytes.len().min(at + 64)];
+    let masks = block_masks_of::<AVX2>(block);
+    let escapes = escape_masks_of::<AVX2>(block);
+    if masks.not_plain & !escapes.escape != 0 {
+      return None;
+    }
+    let (covered, need_more) = sequences.in_block(at, block, &escapes, 64);
+    let kept = !covered & below(block.len());
+    let newline = masks.newline & kept;
+    let end = if newline == 0 {
+      block.len()
+    } else {
+      newline.trailing_zeros() as usize
+    };
+    if need_more < end {
+      return None;
+    }
+    let kept = kept & below(end);
+    let other = kept & !whitespace_mask_of::<AVX2>(block);
+    let kept_count = kept.count_ones() as usize;
+    text += kept_count;
+    if lead.is_none() && other != 0 {
+      lead = Some(
+        text - kept_count + (kept & below(other.trailing_zeros() as usize)).count_ones() as usize,
+      );
+    }
+    trail = if other == 0 {
+      trail + kept_count
+    } else {
+      (kept & !below(64 - other.leading_zeros() as usize)).count_ones() as usize
+    };
+    has_text |= masks.printable & kept != 0;
+    if newline != 0 {
+      let mut count = LineCount {
+        lines: 1,
+        ..LineCount::default()
+      };
+      if let Some(lead) = lead {
+        if text - lead - trail > max_line_units {
+          count.non_blank = 1;
+          count.truncated_bytes = (text - lead - max_line_units) as u64;
+        } else {
+          count.non_blank = u64::from(has_text);
+        }
+      }
+      return Some((count, at + end + 1));
+    }
+    at += block.len();
+  }
+  None
+}
+
+/// [`whitespace_mask`] of a block, as [`block_masks_of`].
+#[inline(always)]
+fn whitespace_mask_of<const AVX2: bool>(block: &[u8]) -> u64 {
+  #[cfg(target_arch = "x86_64")]
+  if AVX2 && block.len() == 64 {
+    // SAFETY: `AVX2` is true only behind `avx2::available()`.
+    return unsafe { avx2::whitespace_mask_64(block) };
+  }
+  whitespace_mask(block)
 }
 
 /// What [`scan_discarded`] found.
@@ -1016,11 +1117,37 @@ mod tests {
     // A sequence that needs more bytes (a CSI at the end, an OSC not ended).
     assert_eq!(count(b"a\nb\x1b[3", 4096, Source::Raw).1, 2);
     assert_eq!(count(b"a\n\x1b]0;t\nb\n", 4096, Source::Raw).1, 2);
-    // An over-long line that does not end, or holds a sequence.
+    // An over-long line that does not end, holds non-ASCII, or a sequence
+    // that needs more bytes.
     let long = format!("a\n{}", "x".repeat(5000));
     assert_eq!(count(long.as_bytes(), 4096, Source::Raw).1, 2);
-    let long = format!("a\n\x1b[1m{}\nb\n", "x".repeat(5000));
+    let long = format!("a\n\x1b[1m{}é\nb\n", "x".repeat(5000));
     assert_eq!(count(long.as_bytes(), 4096, Source::Raw).1, 2);
+    let long = format!("a\n\x1b[1m{}\x1b]0;\nb\n", "x".repeat(5000));
+    assert_eq!(count(long.as_bytes(), 4096, Source::Raw).1, 2);
+  }
+
+  #[test]
+  fn over_long_lines_with_sequences_are_cut() {
+    // What is cut is the stripped, trimmed line: sequences and leading
+    // whitespace (even between sequences) are not counted, trailing
+    // whitespace is (it follows the kept units).
+    let text = format!(
+      "a\n \x1b[1m \x1b[0m{}\x1b[0m  \nb\n \x1b[1m{}\x1b[0m \n",
+      "x".repeat(5000),
+      " \x1b[1m".repeat(4000)
+    );
+    assert_eq!(
+      count(text.as_bytes(), 4096, Source::Raw),
+      (
+        LineCount {
+          lines: 4,
+          non_blank: 3,
+          truncated_bytes: 5000 + 2 - 4096
+        },
+        text.len()
+      )
+    );
   }
 
   #[test]
