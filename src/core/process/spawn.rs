@@ -216,19 +216,32 @@ mod unix {
   /// `posix_spawn` cannot place the child in a cgroup (glibc 2.39's
   /// `posix_spawnattr_setcgroup_np` is too new to rely on), and moving it from
   /// here after the spawn races with its first fork when this thread is
-  /// preempted. So the request's own shell first runs a one-line trampoline,
-  /// builtins only, that moves itself into the cgroup (`0` names the writer)
-  /// and then execs the real program with the real arguments: nothing of the
-  /// command runs outside the cgroup. The trampoline's `SHLVL` increment is
-  /// undone, so the command sees the environment it would have seen.
+  /// preempted. So the shell moves itself in first (`0` names the writer),
+  /// with builtins only, before anything of the command runs: a `-c` command
+  /// gets the move as a prefix on its first line (no extra `exec`, line
+  /// numbers unchanged); any other request runs a one-line trampoline that
+  /// moves itself in and then execs the real program with the real
+  /// arguments (its `SHLVL` increment undone).
   #[cfg(all(target_os = "linux", target_env = "gnu"))]
   fn entering_cgroup_first(request: &SpawnRequest, cgroup: &TaskCgroup) -> SpawnRequest {
+    let procs = cgroup.procs_path().to_string_lossy().into_owned();
+    let mut args = request.args.clone();
+    if let [.., flag, command] = args.as_mut_slice() {
+      if flag == "-c" {
+        let quoted = format!("'{}'", procs.replace('\'', r"'\''"));
+        *command = format!("{{ echo 0 >{quoted}; }} 2>/dev/null; {command}");
+        return SpawnRequest {
+          args,
+          ..request.clone()
+        };
+      }
+    }
     const TRAMPOLINE: &str = r#"{ echo 0 >"$1"; } 2>/dev/null; shift; case $SHLVL in [1-9]*) SHLVL=$((SHLVL - 1)); export SHLVL ;; esac; exec "$@""#;
     let mut args = vec![
       "-c".to_owned(),
       TRAMPOLINE.to_owned(),
       "taskstream-cgroup".to_owned(),
-      cgroup.procs_path().to_string_lossy().into_owned(),
+      procs,
       request.program.to_string_lossy().into_owned(),
     ];
     args.extend(request.args.iter().cloned());
