@@ -417,6 +417,15 @@ impl Loop {
   }
 }
 
+/// A wait interrupted by a signal is an empty wait, not an error.
+fn interrupted_is_ok(error: io::Error) -> io::Result<()> {
+  if error.kind() == ErrorKind::Interrupted {
+    Ok(())
+  } else {
+    Err(error)
+  }
+}
+
 /// Runs a handler; a panic is logged and does not stop the reactor.
 fn guarded(f: impl FnOnce()) {
   if catch_unwind(AssertUnwindSafe(f)).is_err() {

@@ -87,12 +87,7 @@ impl Poller {
       )
     };
     if n < 0 {
-      let error = io::Error::last_os_error();
-      return if error.kind() == io::ErrorKind::Interrupted {
-        Ok(())
-      } else {
-        Err(error)
-      };
+      return super::interrupted_is_ok(io::Error::last_os_error());
     }
     let wake_fd = self.wake.as_raw_fd();
     for event in &self.events[..n as usize] {

@@ -84,12 +84,7 @@ impl Poller {
       )
     };
     if n < 0 {
-      let error = io::Error::last_os_error();
-      return if error.kind() == io::ErrorKind::Interrupted {
-        Ok(())
-      } else {
-        Err(error)
-      };
+      return super::interrupted_is_ok(io::Error::last_os_error());
     }
     for pollfd in &self.pollfds {
       if pollfd.revents == 0 {
