@@ -68,9 +68,16 @@ impl ShellInner {
 
   /// Unlinks a process that settled.
   #[cfg(unix)]
-  pub(crate) fn detach_process(&self, id: &str, run: &std::sync::Arc<crate::core::shell::ShellRun>) {
+  pub(crate) fn detach_process(
+    &self,
+    id: &str,
+    run: &std::sync::Arc<crate::core::shell::ShellRun>,
+  ) {
     let mut processes = self.processes.borrow_mut();
-    if processes.get(id).is_some_and(|p| std::sync::Arc::ptr_eq(p, run)) {
+    if processes
+      .get(id)
+      .is_some_and(|p| std::sync::Arc::ptr_eq(p, run))
+    {
       processes.remove(id);
     }
   }
