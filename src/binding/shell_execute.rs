@@ -22,7 +22,10 @@ use crate::core::shell::{
   OutputWriter, ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict,
   DEFAULT_MAX_OUTPUT_BYTES,
 };
+use crate::core::end::TaskEnd;
+use crate::core::shell::RunSignal;
 use crate::core::text::{ecma_trim, status_file_path_for};
+use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `executeBackground()` options after validation.
 struct Options {
@@ -32,6 +35,7 @@ struct Options {
   env: Vec<(String, String)>,
   max_output_bytes: u64,
   shell_id: Option<String>,
+  settle_ms: Option<u64>,
 }
 
 fn parse_options(env: &Env, o: &Object) -> Result<Options> {
@@ -84,6 +88,15 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     )?
     .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
     shell_id,
+    settle_ms: args::optional_integer_field(
+      env,
+      o,
+      "settleMs",
+      "options.settleMs",
+      MIN_SETTLE_MS as f64,
+      MAX_SETTLE_MS as f64,
+    )?
+    .map(|n| n as u64),
   })
 }
 
@@ -276,15 +289,20 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   // The output file is opened first: when it cannot be (a symlink, a FIFO or
   // a directory at its path), nothing is spawned and the entry fails with the
   // open error, as on a spawn failure (§2.15 step 7).
-  let started = OutputWriter::create(Path::new(&output_path), opts.max_output_bytes)
-    .and_then(|writer| Ok((writer, spawn_shell(&command, &opts)?)));
+  let started = match OutputWriter::create(Path::new(&output_path), opts.max_output_bytes) {
+    Err(error) => Err((TaskEnd::io_error(&error.to_string()), error)),
+    Ok(writer) => spawn_shell(&command, &opts)
+      .map(|spawned| (writer, spawned))
+      .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error)),
+  };
   let now = js::wall_ms();
   let pid = started.as_ref().ok().map(|(_, s)| s.pid);
   if let Ok((_, spawned)) = &started {
     super::lifecycle::adopt(&spawned.group);
   }
   // From here on a failure kills the child and leaves nothing registered.
-  let abandon = |env: &Env, started: &std::io::Result<(OutputWriter, process::SpawnedProcess)>| {
+  type Started = std::result::Result<(OutputWriter, process::SpawnedProcess), (TaskEnd, std::io::Error)>;
+  let abandon = |env: &Env, started: &Started| {
     if let Ok((_, spawned)) = started {
       process::kill_now(&spawned.group);
     }
@@ -323,16 +341,26 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     process: None,
   };
   match started {
-    Err(error) => settle.failed_to_start(&env, &error.to_string(), now),
+    Err((end, error)) => settle.failed_to_start(&env, &error.to_string(), end, now),
     Ok((writer, spawned)) => {
       let group = spawned.group.clone();
       let settle = Rc::new(RefCell::new(Some(settle)));
-      let run = settle_function(&env, Rc::clone(&settle)).and_then(|tsfn| {
-        ShellRun::start(
+      let run = settle_function(&env, Rc::clone(&settle), Rc::clone(&inner), shell_id.clone())
+        .and_then(|tsfn| {
+        let tsfn = Arc::new(tsfn);
+        let signals = Arc::clone(&tsfn);
+        ShellRun::start_with_signals(
           spawned,
           writer,
+          opts.settle_ms,
+          Box::new(move |signal| {
+            let status = signals.call(RunEvent::Signal(signal), ThreadsafeFunctionCallMode::NonBlocking);
+            if status != Status::Ok {
+              tracing::debug!(?status, "taskstream: a shell signal after its host environment closed");
+            }
+          }),
           Box::new(move |outcome| {
-            let status = tsfn.call(outcome, ThreadsafeFunctionCallMode::NonBlocking);
+            let status = tsfn.call(RunEvent::Settled(outcome), ThreadsafeFunctionCallMode::NonBlocking);
             if status != Status::Ok {
               tracing::warn!(
                 ?status,
@@ -362,7 +390,8 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
         Err(error) => {
           process::kill_now(&group);
           if let Some(settle) = settle.borrow_mut().take() {
-            settle.failed_to_start(&env, &error.reason, now);
+            let end = TaskEnd::io_error(&error.reason);
+            settle.failed_to_start(&env, &error.reason, end, now);
           }
         }
       }
@@ -433,19 +462,25 @@ impl Settle {
   /// §2.15 step 9, after the runner flushed and closed the file.
   fn settled(self, env: &Env, outcome: ShellOutcome) {
     let end_time = js::wall_ms();
-    let settled = self
-      .inner
-      .finish_run(env, &self.shell_id, self.run, outcome.verdict(), end_time);
+    let settled = self.inner.finish_run(
+      env,
+      &self.shell_id,
+      self.run,
+      outcome.verdict(),
+      outcome.end(),
+      end_time,
+    );
     self.finish(env, &outcome, &settled);
   }
 
   /// The spawn failed: the entry fails with the OS error text and `done` resolves.
-  fn failed_to_start(self, env: &Env, error: &str, now: f64) {
+  fn failed_to_start(self, env: &Env, error: &str, end: TaskEnd, now: f64) {
     let settled = self.inner.finish_run(
       env,
       &self.shell_id,
       self.run,
       ShellVerdict::Failed(error.to_owned()),
+      end,
       now,
     );
     let outcome = ShellOutcome {
@@ -454,6 +489,7 @@ impl Settle {
         signal: None,
       },
       aborted: false,
+      cancelled_via: None,
       spawn_or_io_error: Some(error.to_owned()),
       counters: Default::default(),
     };
@@ -483,6 +519,7 @@ impl Settle {
       Err(error) => tracing::warn!(%error, "taskstream: could not build a background shell result"),
     }
     release(env, self.resolve);
+    self.inner.resolve_waits_exit(env, &self.shell_id, settled.status);
   }
 
   /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as
@@ -505,6 +542,8 @@ impl Settle {
     result.set_named_property("bytesWritten", counters.bytes_written as f64)?;
     result.set_named_property("bytesNotWritten", counters.bytes_not_written as f64)?;
     result.set_named_property("binaryDetected", counters.binary_detected)?;
+    let end = settled.end.clone().unwrap_or_else(|| outcome.end());
+    result.set_named_property("end", super::monitor::end_object(env, &end)?)?;
     Ok(result)
   }
 }
@@ -516,19 +555,37 @@ fn set_or_null(object: &mut Object, key: &str, value: Option<i32>) -> Result<()>
   }
 }
 
-/// The weak threadsafe function a runner calls with its outcome.
+/// What a run hands to the JavaScript thread, in order, through one
+/// threadsafe function (so a wait's `match` is delivered before the settle).
+enum RunEvent {
+  Signal(RunSignal),
+  Settled(ShellOutcome),
+}
+
+/// The weak threadsafe function a runner calls with its signals and its outcome.
 fn settle_function(
   env: &Env,
   settle: Rc<RefCell<Option<Settle>>>,
-) -> Result<napi::threadsafe_function::ThreadsafeFunction<ShellOutcome, (), (), Status, false, true>>
-{
+  inner: Rc<ShellInner>,
+  shell_id: String,
+) -> Result<napi::threadsafe_function::ThreadsafeFunction<RunEvent, (), (), Status, false, true>> {
   let noop = env.create_function_from_closure::<(), (), _>("taskstreamShellSettled", |_| Ok(()))?;
   noop
-    .build_threadsafe_function::<ShellOutcome>()
+    .build_threadsafe_function::<RunEvent>()
     .weak::<true>()
     .build_callback(move |ctx| {
-      if let Some(settle) = settle.borrow_mut().take() {
-        settle.settled(&ctx.env, ctx.value);
+      match ctx.value {
+        RunEvent::Signal(RunSignal::Wait(wait, outcome)) => {
+          inner.resolve_wait(&ctx.env, &shell_id, wait, &outcome)
+        }
+        RunEvent::Signal(RunSignal::Settled { settle_ms }) => {
+          inner.notify_settled(&ctx.env, &shell_id, settle_ms)
+        }
+        RunEvent::Settled(outcome) => {
+          if let Some(settle) = settle.borrow_mut().take() {
+            settle.settled(&ctx.env, outcome);
+          }
+        }
       }
       Ok(())
     })

@@ -68,6 +68,8 @@ pub(crate) fn signal_aborted(signal: &Object) -> bool {
 
 /// One pending wait's JavaScript side.
 struct JsWait {
+  /// When `waitFor` was called (monotonic ms).
+  started_ms: i64,
   resolve: Persistent,
   keep_alive: KeepAlive,
   /// The caller's signal and our listener on it.
@@ -113,12 +115,25 @@ impl JsWaits {
     self.pending.borrow_mut().insert(
       id,
       JsWait {
+        started_ms: js::mono_ms(),
         resolve,
         keep_alive,
         signal,
       },
     );
     Ok(promise)
+  }
+
+  /// [`Self::resolve`] with `elapsedMs` measured here, from the call.
+  pub(crate) fn resolve_timed(&self, env: &Env, id: u64, outcome: &WaitOutcome) {
+    let Some(started_ms) = self.pending.borrow().get(&id).map(|w| w.started_ms) else {
+      return;
+    };
+    let outcome = WaitOutcome {
+      elapsed_ms: (js::mono_ms() - started_ms).max(0) as f64,
+      ..outcome.clone()
+    };
+    self.resolve(env, id, &outcome);
   }
 
   /// Resolves wait `id` with `outcome` (once; later calls do nothing).
