@@ -32,6 +32,13 @@ describe('examples/demo.mjs', () => {
     // The dev server came up and was cancelled by the demo.
     expect(run.stdout).toMatch(/Monitor "dev server" event #\d+: ready on http:\/\/localhost:\d+/)
     expect(run.stdout).toMatch(/Monitor "dev server" was cancelled\. \(\d+ events\)/)
+    // waitFor on the ready line, a settled notification, who ended what.
+    expect(run.stdout).toMatch(/waitFor resolved: \{"reason":"match","line":"ready on http:\/\/localhost:\d+","status":"running"/)
+    expect(run.stdout).toContain('Monitor "dev server" output settled: no output for 400 ms.')
+    expect(run.stdout).toContain('meta.end: {"reason":"exited","by":"process","exitCode":3}')
+    expect(run.stdout).toContain('meta.end: {"reason":"idle-timeout","by":"limit"}')
+    expect(run.stdout).toContain('dev server: ')
+    expect(run.stdout).toMatch(/dev server: .*ended by caller \(cancelled, via cancel\)/)
     // The /tasks table in the CLI's format (CONTRACT.md §2.17).
     expect(run.stdout).toContain('Background tasks (3 total)')
     expect(run.stdout).toMatch(/^ *\[mon_[0-9a-f]{16}\] failed: Exit code 3 \(\d+ events\)  \S+ pid=\d+  api service logs$/m)

@@ -64,6 +64,7 @@ const INPUT_ONLY = new Set([
   'MonitorValidationContext',
   'ShellTaskRegistration',
   'ThrottleOptions',
+  'WaitForOptions',
 ])
 
 const scratch = mkdtempSync(join(tmpdir(), 'taskstream-optional-'))
@@ -88,6 +89,12 @@ async function samples(): Promise<Map<string, object[]>> {
   add('MonitorTask', completed)
   monitors.complete('fed', null)
   add('MonitorTask', fed)
+  // Waits: a match (line present), an exit and a quiet (line absent).
+  const waiting = monitors.start({ command: 'echo ready; sleep 30' })
+  add('WaitResult', await monitors.waitFor(waiting.id, { match: 'ready' }), await monitors.waitFor(completed.id))
+  add('WaitResult', await monitors.waitFor(waiting.id, { quietMs: 50 }))
+  // Ends: exited (no via, signal, detail), cancelled (via), spawn-failed (detail).
+  add('TaskEnd', completed.end!, fed.end!, spawnFailed.end!)
   monitors.abortAll({ notify: false })
   add('MonitorNotificationMeta', ...monitorMetas)
 
@@ -102,7 +109,9 @@ async function samples(): Promise<Map<string, object[]>> {
   add('BackgroundShellHandle', ok, long, broken)
   add('ShellTask', { ...shells.get(long.shellId)! }, shells.get(broken.shellId)!)
   shells.requestCancel(long.shellId)
-  add('BackgroundShellResult', await ok.done, await long.done, await broken.done)
+  const settling = executeBackground({ command: 'echo a; sleep 0.4', cwd: '/tmp', outputDir: dir, registry: shells, settleMs: 100 })
+  add('BackgroundShellResult', await ok.done, await long.done, await broken.done, await settling.done)
+  add('TaskEnd', (await long.done).end, (await ok.done).end)
   add('ShellTask', ...shells.getAll())
   writeFileSync(join(scratch, 'fed.output'), '')
   const fedShell = shells.register({

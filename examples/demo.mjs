@@ -6,8 +6,12 @@
 //   2. three native monitors on real commands from examples/fixtures/:
 //      a noisy coloured log that bursts and then fails, a silent command that
 //      hits its idle timeout, and a dev server that runs until it is stopped;
-//   3. every notification as the CLI would show it, plus what the model gets;
-//   4. the `/tasks` listing, before and after the dev server is stopped.
+//   3. every notification as the CLI would show it, plus what the model gets,
+//      including a `waitFor` on the dev server's ready line (a bounded wait in
+//      Rust instead of a `sleep`/`until` loop) and a settled notification
+//      when its output stops moving;
+//   4. the `/tasks` listing, before and after the dev server is stopped, with
+//      who ended each task.
 //
 // Run: `npm run demo` (builds first) or `node examples/demo.mjs`.
 import http from 'node:http'
@@ -99,6 +103,8 @@ const monitors = {
     command: 'node ./examples/fixtures/dev-server.mjs',
     description: 'dev server',
     idleTimeoutMs: 60_000,
+    // One notification once its output stops for 400 ms (API.md §6.2).
+    settleMs: 400,
   },
 }
 
@@ -143,24 +149,20 @@ const settled = (id) =>
     if (terminalSeen.has(id)) resolve(terminalSeen.get(id))
     else terminalWaiters.set(id, resolve)
   })
-let devReady
-const devReadyUrl = new Promise((resolve) => (devReady = resolve))
 let firstEventShown = false
 let devId
 
 registry.setNotificationCallback((displayText, modelText, meta) => {
   console.log(`${stamp()}  ${displayText}`)
-  const terminal = meta.status !== 'running'
-  if (terminal || !firstEventShown) {
+  const terminal = meta.type === 'terminal'
+  if (terminal || meta.type === 'settled' || !firstEventShown) {
     firstEventShown = true
     console.log(indent(modelText, '            '))
   }
   if (terminal) {
+    console.log(`            meta.end: ${JSON.stringify(meta.end)}`)
     terminalSeen.set(meta.monitorId, meta.status)
     terminalWaiters.get(meta.monitorId)?.(meta.status)
-  } else if (meta.monitorId === devId) {
-    const url = /ready on (http:\/\/\S+)/.exec(displayText)?.[1]
-    if (url) devReady(url)
   }
 })
 
@@ -168,17 +170,21 @@ registry.setNotificationCallback((displayText, modelText, meta) => {
 const env = { PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` }
 const started = {}
 for (const [key, m] of Object.entries(monitors)) {
-  const entry = registry.start({ command: m.command, description: m.description, idleTimeoutMs: m.idleTimeoutMs, cwd: root, env })
+  const entry = registry.start({ ...m, cwd: root, env })
   started[key] = entry
   if (key === 'dev') devId = entry.id
   // The monitor tool's returnDisplay.
   console.log(`${stamp()}  Monitor started: ${m.description} (${entry.id})`)
 }
 
-// When the dev server says it is ready, send it a request: its request log
-// comes back as a monitor event.
+// The agent waits for the dev server's ready line: one bounded wait, judged
+// in Rust on every line (throttled-out ones too), instead of `sleep 5` or a
+// polling loop. Then it sends a request: the request log comes back as an event.
 const devSettled = settled(started.dev.id)
-const url = await Promise.race([devReadyUrl, devSettled.then(() => null)])
+say(`agent: registry.waitFor('${started.dev.id}', { match: 'ready on (http://\\S+)', timeoutMs: 10000 })`)
+const ready = await registry.waitFor(started.dev.id, { match: 'ready on (http://\\S+)', timeoutMs: 10_000 })
+say(`waitFor resolved: ${JSON.stringify(ready)}`)
+const url = ready.reason === 'match' ? /ready on (http:\/\/\S+)/.exec(ready.line)?.[1] : null
 if (url) {
   const status = await new Promise((resolve) => {
     http
@@ -191,8 +197,10 @@ if (url) {
   say(`the demo requested ${url}/health -> ${status}`)
 }
 
-// The log producer fails and the silent command idles out on their own.
+// The log producer fails and the silent command idles out on their own; the
+// dev server's output settles (a settled notification above).
 await Promise.all([settled(started.logs.id), settled(started.silent.id)])
+await registry.waitFor(started.dev.id, { quietMs: 500, timeoutMs: 5_000 })
 console.log()
 showTasks(registry)
 
@@ -208,7 +216,10 @@ heading('3. Final state')
 showTasks(registry)
 
 const stats = Object.values(started)
-  .map((e) => `${e.description}: ${e.bytesRead} bytes read, ${e.linesSeen} lines seen, ${e.eventCount} delivered, ${e.droppedLines} dropped`)
+  .map(
+    (e) =>
+      `${e.description}: ${e.bytesRead} bytes read, ${e.linesSeen} lines seen, ${e.eventCount} delivered, ${e.droppedLines} dropped; ended by ${e.end?.by} (${e.end?.reason}${e.end?.via ? `, via ${e.end.via}` : ''})`,
+  )
   .join('\n')
 console.log(`Native counters (bytesRead, linesSeen are taskstream extras):\n${indent(stats, '  ')}`)
 

@@ -8,6 +8,7 @@ import { MonitorTool } from './monitorTool.js'
 import { NonInteractiveSession, type Model } from './session.js'
 import { ShellTool, type ShellToolOptions } from './shellTool.js'
 import { TaskStopTool } from './taskStopTool.js'
+import { WaitForTool } from './waitForTool.js'
 import { tasksText, type TasksTextOptions } from './tasksCommand.js'
 import type { CliContext } from './types.js'
 
@@ -28,6 +29,7 @@ export interface Cli {
   monitorTool: MonitorTool
   shellTool: ShellTool
   taskStopTool: TaskStopTool
+  waitForTool: WaitForTool
   /** A non-interactive run of one prompt with this model. */
   session(model: Model, options?: { maxWaitMs?: number }): NonInteractiveSession
   /** `/tasks`. */
@@ -47,16 +49,18 @@ export function createCli(options: CliOptions): Cli {
   const monitorTool = new MonitorTool(context, maxConcurrent)
   const shellTool = new ShellTool(context, options.shell)
   const taskStopTool = new TaskStopTool(context)
+  const waitForTool = new WaitForTool(context)
   return {
     context,
     monitorTool,
     shellTool,
     taskStopTool,
+    waitForTool,
     session: (model, sessionOptions = {}) =>
-      new NonInteractiveSession({ context, tools: [monitorTool, shellTool, taskStopTool], model, ...sessionOptions }),
+      new NonInteractiveSession({ context, tools: [monitorTool, shellTool, taskStopTool, waitForTool], model, ...sessionOptions }),
     tasks: (textOptions) => tasksText(context, textOptions),
   }
 }
 
-export { MonitorTool, ShellTool, TaskStopTool, NonInteractiveSession, tasksText }
+export { MonitorTool, ShellTool, TaskStopTool, WaitForTool, NonInteractiveSession, tasksText }
 export type { Model }

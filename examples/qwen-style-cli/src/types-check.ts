@@ -51,7 +51,11 @@ import {
   type ShellNotificationMeta,
   type ShellTask,
   type ShellTaskRegistration,
+  type TaskEnd,
   type ThrottleOptions,
+  type WaitForOptions,
+  type WaitReason,
+  type WaitResult,
 } from 'taskstream'
 
 const target: 'native' | 'wasm32-wasi' | 'wasm32-wasip1' = __napiBindingTarget
@@ -171,6 +175,12 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
     const shellResult: BackgroundShellResult = await handle.done
     const status: BackgroundShellStatus = shellResult.status
     void status
+    const end: TaskEnd = shellResult.end
+    void end
+    const waitOptions: WaitForOptions = { timeoutMs: 50 }
+    const waited: WaitResult = await shells.waitFor(handle.shellId, waitOptions)
+    const reason: WaitReason = waited.reason
+    void reason
     const tail = readTaskOutputTail(handle.outputPath)
     const defaultRegistryIsShared = getDefaultBackgroundShellRegistry() === getDefaultBackgroundShellRegistry()
 
