@@ -2,7 +2,7 @@
 // waitFor on monitors, shells and fed entries; settled notifications; who
 // ended a task; keep-alive rules.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -291,6 +291,17 @@ describe('who ended a shell', () => {
     const last = run('sleep 30')
     registry.abortAll()
     expect((await last.done).end).toEqual({ reason: 'cancelled', by: 'caller', via: 'abortAll' })
+  })
+
+  it('an output file that cannot be opened is an io-error; a bad settleMs is refused before anything runs', async () => {
+    const { registry, run, outputDir } = shells()
+    mkdirSync(join(outputDir, 'shell-bg_dir00000.output'))
+    const h = run('echo never', { shellId: 'bg_dir00000' })
+    const result = await h.done
+    expect(result.end).toMatchObject({ reason: 'io-error', by: 'process', detail: expect.stringContaining('Cannot open output file') })
+    expect(registry.get(h.shellId)?.end).toEqual(result.end)
+    expect(() => run('true', { settleMs: 50 })).toThrow(RangeError)
+    expect(() => run('true', { settleMs: 'x' })).toThrow(/"options\.settleMs"/)
   })
 })
 
