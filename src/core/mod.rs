@@ -11,6 +11,7 @@ pub mod reactor;
 pub mod shell;
 pub mod sync;
 pub mod task;
+pub mod terminal;
 pub mod text;
 
 #[cfg(test)]
