@@ -153,6 +153,7 @@ impl MonitorRegistry {
             },
           ),
           task_tag,
+          terminal: None,
         })
       });
 

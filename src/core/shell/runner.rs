@@ -90,6 +90,7 @@ impl ShellRun {
       stdout,
       stderr,
       child,
+      ..
     } = spawned;
     let run = Arc::new(Self {
       pid,
