@@ -122,6 +122,12 @@ fn a_resize_reaches_the_program_with_sigwinch() {
     assert_eq!(terminal.size(), size);
     let rest = read_terminal(&p.stdout);
     assert_eq!(rest, "20 90\r\n", "{name}");
+    let zero = TerminalSize { cols: 0, rows: 20 };
+    assert!(
+      matches!(terminal.resize(zero), Err(TerminalError::Io(_))),
+      "{name}"
+    );
+    assert_eq!(terminal.size(), size);
     assert!(p.child.wait().unwrap().success(), "{name}");
   }
 }
@@ -306,6 +312,29 @@ fn close_ends_input_and_the_program_sees_eof_after_the_reader_closes() {
     drop(p.stdout);
     let status = ExitStatusInfo::from(p.child.wait().unwrap());
     assert_eq!(status.signal, Some(libc::SIGHUP), "{name}: {status:?}");
+  }
+}
+
+/// Dropping every handle is `close`, even while the writer thread holds
+/// queued input: the master is released, and with the reader gone the
+/// terminal hangs up.
+#[test]
+fn dropping_the_handles_releases_the_terminal() {
+  let _serial = serial();
+  for (name, spawner) in SPAWNERS {
+    let script = "stty -icanon -echo min 1; echo ready; exec sleep 30";
+    let mut p = spawner(terminal_request(script, TerminalSize::DEFAULT)).unwrap();
+    let _kill = KillOnDrop(p.group.clone());
+    read_terminal_until(&p.stdout, Duration::from_secs(5), |s| s.contains("ready"));
+    let terminal = p.terminal.take().unwrap();
+    terminal.write(&vec![b'a'; INPUT_QUEUE_LIMIT]).unwrap();
+    assert!(terminal.queued() > 0, "{name}");
+    drop(terminal);
+    drop(p.stdout);
+    let started = Instant::now();
+    let status = ExitStatusInfo::from(p.child.wait().unwrap());
+    assert_eq!(status.signal, Some(libc::SIGHUP), "{name}: {status:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{name}");
   }
 }
 

@@ -102,10 +102,27 @@ mod unix {
   use crate::core::terminal::TerminalSize;
 
   /// The terminal's input side. Cheap to share (`Clone`): every clone is
-  /// the same terminal. Dropping the last clone closes the master.
+  /// the same terminal. Dropping the last clone is [`TerminalHandle::close`].
   #[derive(Clone)]
   pub struct TerminalHandle {
     shared: Arc<Shared>,
+    /// Shared by the clones only (the writer thread holds `shared`).
+    _owner: Arc<Owner>,
+  }
+
+  /// Closes the terminal when the last handle goes.
+  struct Owner(Arc<Shared>);
+
+  impl Drop for Owner {
+    fn drop(&mut self) {
+      close(&self.0);
+    }
+  }
+
+  fn close(shared: &Shared) {
+    lock(&shared.state).end();
+    // The writer, if it holds this terminal, lets it go on its next turn.
+    wake_writer();
   }
 
   impl std::fmt::Debug for TerminalHandle {
@@ -147,6 +164,7 @@ mod unix {
         };
         let (front, _) = self.queue.as_slices();
         match master.write(front) {
+          // No room (a terminal stopped by flow control may say so).
           Ok(0) => return,
           Ok(n) => {
             self.queue.drain(..n);
@@ -166,15 +184,17 @@ mod unix {
   /// Wraps a pseudo-terminal master (the spawn makes it non-blocking and
   /// close-on-exec) whose size is `size`.
   pub(crate) fn new_handle(master: OwnedFd, size: TerminalSize) -> TerminalHandle {
-    TerminalHandle {
-      shared: Arc::new(Shared {
-        state: Mutex::new(State {
-          master: Some(File::from(master)),
-          queue: VecDeque::new(),
-          with_writer: false,
-          size,
-        }),
+    let shared = Arc::new(Shared {
+      state: Mutex::new(State {
+        master: Some(File::from(master)),
+        queue: VecDeque::new(),
+        with_writer: false,
+        size,
       }),
+    });
+    TerminalHandle {
+      _owner: Arc::new(Owner(Arc::clone(&shared))),
+      shared,
     }
   }
 
@@ -222,6 +242,13 @@ mod unix {
     /// sends SIGWINCH to the terminal's foreground process group. The
     /// screen is resized separately (`Screen::resize`).
     pub fn resize(&self, size: TerminalSize) -> Result<(), TerminalError> {
+      if size.cols == 0 || size.rows == 0 {
+        let message = "a terminal needs at least one column and one row";
+        return Err(TerminalError::Io(io::Error::new(
+          ErrorKind::InvalidInput,
+          message,
+        )));
+      }
       let mut state = lock(&self.shared.state);
       let master = state.master.as_ref().ok_or(TerminalError::Ended)?;
       set_window_size(master.as_raw_fd(), size).map_err(TerminalError::Io)?;
@@ -249,9 +276,7 @@ mod unix {
     /// master is closed (the reader's own descriptor keeps the terminal
     /// up until it is closed too; then the program gets SIGHUP).
     pub fn close(&self) {
-      lock(&self.shared.state).end();
-      // The writer, if it holds this terminal, lets it go on its next turn.
-      wake_writer();
+      close(&self.shared);
     }
   }
 
