@@ -111,6 +111,19 @@ fn the_title_comes_from_osc_0_and_2() {
 }
 
 #[test]
+fn a_huge_title_is_bounded() {
+  let mut screen = Screen::new(size(20, 5), 0);
+  screen.feed(b"\x1b]2;", 1);
+  for _ in 0..1000 {
+    screen.feed(&[b'a'; 10_000], 1);
+  }
+  screen.feed(b"\x07after", 1);
+  let title = screen.title().unwrap();
+  assert!(title.len() <= 1024 && title.starts_with("aaa"), "{}", title.len());
+  assert_eq!(screen.text(), "after");
+}
+
+#[test]
 fn wide_and_combining_characters() {
   let screen = screen_of(10, 3, "日本\r\ne\u{301}!".as_bytes());
   assert_eq!(screen.text(), "日本\ne\u{301}!");
