@@ -169,6 +169,7 @@ impl MonitorRegistry {
             },
           ),
           task_tag,
+          terminal: None,
         })
       });
 

@@ -433,6 +433,7 @@ fn spawn_shell(command: &str, opts: &Options) -> std::io::Result<process::Spawne
       },
     ),
     task_tag,
+    terminal: None,
   })
 }
 

@@ -13,6 +13,7 @@ pub mod reactor;
 pub mod shell;
 pub mod sync;
 pub mod task;
+pub mod terminal;
 pub mod text;
 pub mod wait;
 

@@ -21,6 +21,8 @@ mod tag;
 mod kill;
 #[cfg(unix)]
 mod pre_exec;
+#[cfg(unix)]
+mod pty;
 #[cfg(target_os = "macos")]
 mod proc_darwin;
 #[cfg(any(target_os = "macos", all(test, unix)))]
@@ -63,6 +65,8 @@ mod tests_host;
 mod tests_kill;
 #[cfg(test)]
 mod tests_pure;
+#[cfg(all(test, unix))]
+mod tests_pty;
 #[cfg(all(test, unix))]
 mod tests_spawn;
 #[cfg(all(test, unix))]

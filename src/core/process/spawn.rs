@@ -15,6 +15,18 @@
 //! the same steps in `pre_exec`, plus `PR_SET_PDEATHSIG` as a backstop. The
 //! orphan guarantees do not rest on that backstop: the exit hook and the
 //! watchdog kill every tracked group, leader included.
+//!
+//! **Terminal mode** (`SpawnRequest::terminal`, API.md §6.5, pty.rs): the
+//! child gets a pseudo-terminal's slave as stdin, stdout and stderr and as
+//! its controlling terminal, in the same new session and group (pgid = pid),
+//! so every kill, the tracking, the cgroup, the tag and the watchdog apply
+//! unchanged. `posix_spawn` has no action for `TIOCSCTTY`, but on Linux
+//! opening a terminal without `O_NOCTTY` in a session leader that has none
+//! makes it the controlling terminal, and glibc runs `POSIX_SPAWN_SETSID`
+//! before the file actions: so the `posix_spawn` path opens the slave by
+//! path onto fd 0 (`addopen`) and copies it to 1 and 2. The fork path opens
+//! nothing by path: the slave is dup'ed onto 0, 1 and 2 before `pre_exec`,
+//! which calls `setsid` then `ioctl(0, TIOCSCTTY)`.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -23,12 +35,14 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use super::group::ProcessGroup;
+use crate::core::terminal::{TerminalHandle, TerminalSize};
 
 /// What to run. `program` is usually the shell from
 /// [`super::resolve_program`]; `env` is the complete environment (the child
 /// starts from an empty one), normally built by [`super::child_env`] with the
-/// same `task_tag`.
-#[derive(Clone, Debug)]
+/// same `task_tag`. `Default` gives empty fields and no terminal, for
+/// `SpawnRequest { program, args, .., ..Default::default() }`.
+#[derive(Clone, Debug, Default)]
 pub struct SpawnRequest {
   pub program: PathBuf,
   pub args: Vec<String>,
@@ -36,11 +50,23 @@ pub struct SpawnRequest {
   pub env: Vec<(OsString, OsString)>,
   /// See [`super::new_task_tag`]; must pass [`super::is_valid_task_tag`].
   pub task_tag: String,
+  /// Terminal mode (API.md §6.5): a pseudo-terminal of this size as the
+  /// child's stdin, stdout, stderr and controlling terminal. `None`: stdin
+  /// from the null device, stdout and stderr pipes, exactly as before.
+  /// Unix only: elsewhere `Some` fails with an `Unsupported` error.
+  pub terminal: Option<TerminalSize>,
 }
 
 /// A running child. Its group is already tracked (and known to the watchdog),
 /// so it is killed at host exit even if the caller loses it. Read `stdout`
 /// and `stderr`, then `child.wait()`.
+///
+/// With a terminal, `stdout` is the terminal's master side (both streams of
+/// the program, `\n` written as `\r\n`), `stderr` a pipe already at EOF (so
+/// a reader that waits for two EOFs needs no change), and `terminal` the
+/// handle for input and size. Reading the master fails with `EIO` once
+/// every process closed the terminal: that is its EOF (the reactor reports
+/// it as EOF; a reader of its own must treat `EIO` so too).
 #[derive(Debug)]
 pub struct SpawnedProcess {
   pub pid: u32,
@@ -48,6 +74,7 @@ pub struct SpawnedProcess {
   pub stdout: File,
   pub stderr: File,
   pub child: Child,
+  pub terminal: Option<TerminalHandle>,
 }
 
 /// The unreaped leader. Dropping it neither kills nor reaps the process.
@@ -94,6 +121,10 @@ pub fn spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
     let message = format!("invalid task tag {:?}", request.task_tag);
     return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
   }
+  if request.terminal.is_some_and(|size| size.cols == 0 || size.rows == 0) {
+    let message = "a terminal needs at least one column and one row";
+    return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+  }
   // A bare program name is searched on the child's `PATH` by the fork path
   // (std's `Command`), which `posix_spawn` would not do.
   #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -116,13 +147,16 @@ pub(super) fn uses_posix_spawn() -> bool {
   posix::available()
 }
 
-/// Process spawning on this platform (Job Objects) is not implemented yet.
+/// Process spawning on this platform (Job Objects) is not implemented yet;
+/// terminal mode (ConPTY) neither, which a terminal request says.
 #[cfg(not(unix))]
-pub fn spawn(_request: SpawnRequest) -> io::Result<SpawnedProcess> {
-  Err(io::Error::new(
-    io::ErrorKind::Unsupported,
-    "taskstream: spawning is not implemented on this platform yet",
-  ))
+pub fn spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
+  let message = if request.terminal.is_some() {
+    crate::core::terminal::UNSUPPORTED_MESSAGE
+  } else {
+    "taskstream: spawning is not implemented on this platform yet"
+  };
+  Err(io::Error::new(io::ErrorKind::Unsupported, message))
 }
 
 #[cfg(not(unix))]
@@ -150,7 +184,15 @@ mod unix {
   use super::{Child, SpawnRequest, SpawnedProcess};
   use crate::core::process::cgroup::TaskCgroup;
   use crate::core::process::group::ProcessGroup;
-  use crate::core::process::{pre_exec, proc_table, tracker};
+  use crate::core::process::{pre_exec, proc_table, pty, tracker};
+  use crate::core::terminal::TerminalHandle;
+
+  /// What the caller reads and writes: the pipes, or the terminal.
+  pub(super) struct Streams {
+    pub stdout: File,
+    pub stderr: File,
+    pub terminal: Option<TerminalHandle>,
+  }
 
   /// `waitpid(pid)`, retried on `EINTR`; `None` when `no_hang` and it still runs.
   pub(super) fn waitpid(pid: u32, no_hang: bool) -> io::Result<Option<ExitStatus>> {
@@ -172,13 +214,7 @@ mod unix {
   }
 
   /// Tracks the new leader and wraps it up for the caller.
-  fn tracked(
-    pid: u32,
-    task_tag: String,
-    cgroup: Option<TaskCgroup>,
-    stdout: File,
-    stderr: File,
-  ) -> SpawnedProcess {
+  fn tracked(pid: u32, task_tag: String, cgroup: Option<TaskCgroup>, streams: Streams) -> SpawnedProcess {
     let group = ProcessGroup {
       pgid: pid,
       // The leader is our unreaped child: its stat exists even if it exited.
@@ -190,9 +226,10 @@ mod unix {
     SpawnedProcess {
       pid,
       group,
-      stdout,
-      stderr,
+      stdout: streams.stdout,
+      stderr: streams.stderr,
       child: Child { pid, status: None },
+      terminal: streams.terminal,
     }
   }
 
@@ -205,7 +242,7 @@ mod unix {
       None => super::posix::spawn(&request),
     };
     match spawned {
-      Ok((pid, stdout, stderr)) => Ok(tracked(pid, request.task_tag, cgroup, stdout, stderr)),
+      Ok((pid, streams)) => Ok(tracked(pid, request.task_tag, cgroup, streams)),
       Err(error) => {
         cgroup.map(TaskCgroup::discard);
         Err(error)
@@ -290,56 +327,89 @@ mod unix {
 
   fn spawn_forked(request: SpawnRequest) -> io::Result<SpawnedProcess> {
     tracker::prepare();
+    // Opened here, on the spawner thread, which forks nothing meanwhile;
+    // the caller's side is made before the spawn, so nothing fails after it.
+    let pty = request.terminal.map(pty::open).transpose()?;
+    let caller_side = match (&pty, request.terminal) {
+      (Some(pty), Some(size)) => Some(pty::caller_side(pty, size)?),
+      _ => None,
+    };
     let cgroup = TaskCgroup::create(&request.task_tag);
-    let mut child = match command(&request, cgroup.as_ref().map(TaskCgroup::procs_fd)).spawn() {
+    let spawned = command(&request, cgroup.as_ref().map(TaskCgroup::procs_fd), pty.as_ref())
+      .and_then(|mut command| command.spawn());
+    let mut child = match spawned {
       Ok(child) => child,
       Err(error) => {
         cgroup.map(TaskCgroup::discard);
         return Err(error);
       }
     };
-    let stdout = pipe_file(child.stdout.take().map(OwnedFd::from));
-    let stderr = pipe_file(child.stderr.take().map(OwnedFd::from));
     // std's handle holds nothing else (no pidfd): our `Child` reaps by pid.
-    Ok(tracked(
-      child.id(),
-      request.task_tag,
-      cgroup,
-      stdout,
-      stderr,
-    ))
+    // Only the child keeps the slave: its hang-up then means every process
+    // of the task closed the terminal.
+    drop(pty);
+    let streams = match caller_side {
+      Some((stdout, stderr, terminal)) => Streams {
+        stdout,
+        stderr,
+        terminal: Some(terminal),
+      },
+      None => Streams {
+        stdout: pipe_file(child.stdout.take().map(OwnedFd::from)),
+        stderr: pipe_file(child.stderr.take().map(OwnedFd::from)),
+        terminal: None,
+      },
+    };
+    Ok(tracked(child.id(), request.task_tag, cgroup, streams))
   }
 
   fn pipe_file(fd: Option<OwnedFd>) -> File {
     File::from(fd.expect("stdout and stderr are piped"))
   }
 
-  fn command(request: &SpawnRequest, cgroup_procs: Option<libc::c_int>) -> Command {
+  fn command(
+    request: &SpawnRequest,
+    cgroup_procs: Option<libc::c_int>,
+    pty: Option<&pty::Pty>,
+  ) -> io::Result<Command> {
     let mut command = Command::new(&request.program);
     command
       .args(&request.args)
       .current_dir(&request.cwd)
       .env_clear()
-      .envs(request.env.iter().map(|(name, value)| (name, value)))
-      .stdin(Stdio::null())
-      .stdout(Stdio::piped())
-      .stderr(Stdio::piped());
+      .envs(request.env.iter().map(|(name, value)| (name, value)));
+    match pty {
+      // std dup2s these onto 0, 1 and 2 before `pre_exec` runs.
+      Some(pty) => command
+        .stdin(Stdio::from(pty.slave.try_clone()?))
+        .stdout(Stdio::from(pty.slave.try_clone()?))
+        .stderr(Stdio::from(pty.slave.try_clone()?)),
+      None => command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped()),
+    };
     let parent = std::process::id() as libc::pid_t;
+    let terminal = pty.is_some();
     // SAFETY: `child_setup` only makes async-signal-safe calls (pre_exec.rs).
     unsafe {
-      command.pre_exec(move || child_setup(parent, cgroup_procs));
+      command.pre_exec(move || child_setup(parent, cgroup_procs, terminal));
     }
-    command
+    Ok(command)
   }
 
   /// In the child: into the task's cgroup (before anything can fork), own
-  /// session and group, default signal handling, no inherited descriptors,
-  /// and death with the host as a backstop.
-  fn child_setup(parent: libc::pid_t, cgroup_procs: Option<libc::c_int>) -> io::Result<()> {
+  /// session and group (with fd 0, the terminal's slave, as controlling
+  /// terminal in terminal mode), default signal handling, no inherited
+  /// descriptors, and death with the host as a backstop.
+  fn child_setup(parent: libc::pid_t, cgroup_procs: Option<libc::c_int>, terminal: bool) -> io::Result<()> {
     if let Some(fd) = cgroup_procs {
       pre_exec::enter_cgroup(fd);
     }
     pre_exec::new_session()?;
+    if terminal {
+      pty::take_controlling_terminal()?;
+    }
     pre_exec::reset_signals();
     pre_exec::close_inherited_fds_on_exec();
     pre_exec::die_with_parent(parent)
@@ -358,7 +428,9 @@ mod posix {
 
   use once_cell::sync::Lazy;
 
+  use super::unix::Streams;
   use super::SpawnRequest;
+  use crate::core::process::pty;
 
   type FileActions = libc::posix_spawn_file_actions_t;
   type AddChdir = unsafe extern "C" fn(*mut FileActions, *const libc::c_char) -> libc::c_int;
@@ -537,9 +609,10 @@ mod posix {
   }
 
   /// Starts `request` and returns its pid and the read ends of its stdout
-  /// and stderr pipes. An error of the child's setup (a missing `cwd`) or of
-  /// its exec (a missing program) is returned as the OS error.
-  pub(super) fn spawn(request: &SpawnRequest) -> io::Result<(u32, File, File)> {
+  /// and stderr pipes (or its terminal). An error of the child's setup (a
+  /// missing `cwd`) or of its exec (a missing program) is returned as the
+  /// OS error.
+  pub(super) fn spawn(request: &SpawnRequest) -> io::Result<(u32, Streams)> {
     let extensions = EXTENSIONS.as_ref().ok_or(io::ErrorKind::Unsupported)?;
     let program = c_string(request.program.as_os_str().as_bytes())?;
     let cwd = c_string(request.cwd.as_os_str().as_bytes())?;
@@ -557,6 +630,9 @@ mod posix {
     }
     let argv_ptrs = null_terminated(&argv);
     let envp_ptrs = null_terminated(&envp);
+    if let Some(size) = request.terminal {
+      return spawn_in_terminal(extensions, &program, &cwd, &argv_ptrs, &envp_ptrs, size);
+    }
 
     let (stdout_read, stdout_write) = pipe()?;
     let (stderr_read, stderr_write) = pipe()?;
@@ -586,6 +662,69 @@ mod posix {
       // end of the watchdog's pipe, whose EOF must mean the host is gone).
       check((extensions.add_closefrom)(actions.as_mut_ptr(), 3))?;
     }
+    let pid = run(&program, &mut actions, &argv_ptrs, &envp_ptrs)?;
+    // Only the child keeps the write ends: EOF on the read ends then means
+    // every process holding them is done with them.
+    drop((stdout_write, stderr_write));
+    let streams = Streams {
+      stdout: File::from(stdout_read),
+      stderr: File::from(stderr_read),
+      terminal: None,
+    };
+    Ok((pid, streams))
+  }
+
+  /// The terminal variant: the slave is opened by path onto fd 0 after
+  /// `setsid` (so it becomes the controlling terminal) and copied to 1, 2.
+  fn spawn_in_terminal(
+    extensions: &Extensions,
+    program: &CString,
+    cwd: &CString,
+    argv: &[*mut libc::c_char],
+    envp: &[*mut libc::c_char],
+    size: crate::core::terminal::TerminalSize,
+  ) -> io::Result<(u32, Streams)> {
+    let pty = pty::open(size)?;
+    // Made before the spawn: once the child runs, nothing may fail.
+    let (stdout, stderr, terminal) = pty::caller_side(&pty, size)?;
+    let mut actions = Actions::new()?;
+    // SAFETY: `actions` is initialised; the paths are NUL-terminated and
+    // outlive the posix_spawn call below.
+    unsafe {
+      check(libc::posix_spawn_file_actions_addopen(
+        actions.as_mut_ptr(),
+        0,
+        pty.slave_path.as_ptr(),
+        libc::O_RDWR,
+        0,
+      ))?;
+      check(libc::posix_spawn_file_actions_adddup2(actions.as_mut_ptr(), 0, 1))?;
+      check(libc::posix_spawn_file_actions_adddup2(actions.as_mut_ptr(), 0, 2))?;
+      check((extensions.add_chdir)(actions.as_mut_ptr(), cwd.as_ptr()))?;
+      check((extensions.add_closefrom)(actions.as_mut_ptr(), 3))?;
+    }
+    let pid = run(program, &mut actions, argv, envp)?;
+    // Only the child keeps the slave: its hang-up then means every process
+    // of the task closed the terminal. (Ours was open until now so that the
+    // terminal never hung up before the child opened it.)
+    drop(pty);
+    Ok((
+      pid,
+      Streams {
+        stdout,
+        stderr,
+        terminal: Some(terminal),
+      },
+    ))
+  }
+
+  /// `posix_spawn` with our attributes; the new pid.
+  fn run(
+    program: &CString,
+    actions: &mut Actions,
+    argv: &[*mut libc::c_char],
+    envp: &[*mut libc::c_char],
+  ) -> io::Result<u32> {
     let mut attributes = attributes()?;
     let mut pid: libc::pid_t = 0;
     // SAFETY: every pointer is valid for the call: `program`, the argv and
@@ -597,14 +736,11 @@ mod posix {
         program.as_ptr(),
         actions.as_mut_ptr(),
         attributes.as_mut_ptr(),
-        argv_ptrs.as_ptr(),
-        envp_ptrs.as_ptr(),
+        argv.as_ptr(),
+        envp.as_ptr(),
       )
     })?;
-    // Only the child keeps the write ends: EOF on the read ends then means
-    // every process holding them is done with them.
-    drop((stdout_write, stderr_write));
-    Ok((pid as u32, File::from(stdout_read), File::from(stderr_read)))
+    Ok(pid as u32)
   }
 
   fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {

@@ -123,6 +123,33 @@ fn children_die_when_the_host_is_sigkilled() {
   assert!(dead, "survivors of the host: {pids:?}");
 }
 
+/// The same for a terminal task (API.md §6.5): its session has a
+/// controlling terminal, and the host's death must still end it (the
+/// watchdog kills the group; the terminal hangs up with the host).
+#[test]
+fn terminal_children_die_when_the_host_is_sigkilled() {
+  if in_host_mode() {
+    let req = SpawnRequest {
+      terminal: Some(crate::core::terminal::TerminalSize::DEFAULT),
+      ..request("trap '' HUP; sleep 30 & setsid sleep 30 & wait")
+    };
+    let p = spawn(req).unwrap();
+    let mut pids = vec![(p.pid, p.group.leader_start_time.unwrap())];
+    pids.extend(ids(&wait_for_sleepers(&p.group.task_tag, 2)));
+    print_pids(&pids);
+    std::thread::sleep(Duration::from_secs(30));
+    return;
+  }
+  let _serial = serial();
+  let mut host = Host::start("terminal_children_die_when_the_host_is_sigkilled");
+  let pids = host.expect_pids();
+  host.child.kill().unwrap();
+  host.child.wait().unwrap();
+  let dead = wait_until(Duration::from_secs(2), || all_dead(&pids));
+  sweep(&pids);
+  assert!(dead, "survivors of the host: {pids:?}");
+}
+
 /// CONTRACT.md §4 item 4: `kill_all_sync` kills every tracked tree while the
 /// host is still alive (so neither the watchdog nor PDEATHSIG is involved).
 #[test]

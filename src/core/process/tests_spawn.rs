@@ -215,11 +215,28 @@ fn spawning_and_reaping_leaks_no_descriptors() {
       let mut failing = request("exit 0");
       failing.cwd = "/nonexistent/taskstream-test-dir".into();
       assert!(spawner(failing).is_err());
+      // Terminal mode: the master copies (reader, handle) and the empty
+      // stderr pipe go with the task; no slave stays in the parent.
+      let mut t = spawner(SpawnRequest {
+        terminal: Some(crate::core::terminal::TerminalSize::DEFAULT),
+        ..request("printf z")
+      })
+      .unwrap();
+      pipes.push(format!("pipe:[{}]", t.stderr.metadata().unwrap().ino()));
+      t.child.wait().unwrap();
+      let mut failing = request("exit 0");
+      failing.cwd = "/nonexistent/taskstream-test-dir".into();
+      failing.terminal = Some(crate::core::terminal::TerminalSize::DEFAULT);
+      assert!(spawner(failing).is_err());
     }
   }
   let after = open_fds();
-  let leaked: Vec<&String> = after.values().filter(|t| pipes.contains(t)).collect();
-  assert!(leaked.is_empty(), "child pipes still open: {leaked:?}");
+  let leaked: Vec<&String> = after
+    .values()
+    .filter(|t| pipes.contains(t) || *t == "/dev/ptmx" || t.starts_with("/dev/pts/"))
+    .filter(|t| !before.values().any(|b| b == *t))
+    .collect();
+  assert!(leaked.is_empty(), "child pipes or terminals still open: {leaked:?}");
   // Other modules' tests may open a few files meanwhile; ten leaking spawns
   // (or failed ones) would add at least ten.
   assert!(

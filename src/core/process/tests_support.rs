@@ -43,6 +43,7 @@ pub(super) fn request(script: &str) -> SpawnRequest {
     cwd: std::env::temp_dir(),
     env: default_env(&task_tag, Vec::new()),
     task_tag,
+    terminal: None,
   }
 }
 

@@ -13,7 +13,8 @@
 //! * a pipe: read non-blocking, up to [`READS_PER_TURN`] reads of
 //!   [`READ_CHUNK`] bytes before the next source gets its turn (the poller is
 //!   level-triggered, so the rest is read on the next turn); EOF or a read
-//!   error closes it;
+//!   error closes it; a terminal's master (terminal mode) is watched as a
+//!   pipe, its `EIO` (every process closed the terminal) being its EOF;
 //! * a child's exit: a pidfd on Linux (5.3+), reaped with `waitpid` on its pid
 //!   only (never `-1`: Node's own children are left to libuv); elsewhere, or
 //!   where `pidfd_open` is refused, a short-lived waiter thread per child;
@@ -392,6 +393,12 @@ impl Loop {
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            // A terminal's master fails with EIO once every process closed
+            // the terminal: that is its EOF. A pipe never fails so.
+            Err(e) if e.raw_os_error() == Some(libc::EIO) => {
+              end = Some(None);
+              break;
+            }
             Err(e) => {
               end = Some(Some(e));
               break;

@@ -134,6 +134,7 @@ impl ShellRun {
       stdout,
       stderr,
       child,
+      ..
     } = spawned;
     let run = Arc::new_cyclic(|me| Self {
       me: me.clone(),

@@ -75,6 +75,7 @@ mod process_helpers {
       cwd: std::env::temp_dir(),
       env,
       task_tag,
+      terminal: None,
     })
     .expect("spawn")
   }

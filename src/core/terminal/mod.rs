@@ -1,0 +1,95 @@
+//! Terminal mode (API.md §6.5): a task's command runs with a
+//! pseudo-terminal as its stdin, stdout and stderr; a terminal emulator keeps
+//! its screen; the caller writes to its input and resizes it.
+//!
+//! The pieces, each usable on its own:
+//! * [`TerminalSize`]: the size a task asks for (`SpawnRequest::terminal`);
+//! * [`Screen`] (screen.rs): the screen model, fed the bytes read from the
+//!   terminal, answering [`Screen::snapshot`] and judging *visible* change;
+//! * [`Settle`] (settle.rs): the settle judgement of API.md §6.2 as pure
+//!   logic with an injected clock, for terminal tasks (activity = a visible
+//!   change of the screen) and for the others (activity = any byte);
+//! * [`ScreenWatch`] (watch.rs): a terminal's `Screen` and `Settle`
+//!   together, with one deadline for the integrator's timer;
+//! * [`TerminalHandle`] (handle.rs): the terminal's input and size, from the
+//!   spawned process (`SpawnedProcess::terminal`). Unix only: elsewhere a
+//!   terminal spawn fails with [`UNSUPPORTED_MESSAGE`] and no handle exists.
+//!
+//! How the integrator wires them (monitor or background shell):
+//! 1. the child environment gets `TERM=`[`TERMINAL_TERM`] unless the
+//!    caller's `env` sets it (`EnvOptions::term`);
+//! 2. `process::spawn(SpawnRequest { terminal: Some(size), .. })` gives
+//!    `stdout` = the terminal (read it with the reactor as before) and
+//!    `stderr` = a pipe already at EOF (so "two EOFs" still ends the task),
+//!    plus `terminal: Some(handle)`;
+//! 3. every read: `watch.feed(bytes, now_ms)` (a [`ScreenWatch`]) and the
+//!    same bytes into the usual line pipeline (which must treat the
+//!    terminal's `\r\n`, from `ONLCR`, as one line end);
+//!    `watch.take_replies()`, when not empty, goes to `handle.write`
+//!    (answers to cursor-position and device-attribute queries); keep a
+//!    timer for `watch.next_deadline()` (see watch.rs);
+//! 4. `write(data)` → `handle.write`; `resize(c, r)` → `handle.resize` and
+//!    `watch.resize`; at the task's end `handle.close()` (later writes fail
+//!    with [`TerminalError::Ended`]) and `watch.finish()`; `screen()` keeps
+//!    answering from `watch.snapshot()` after the end.
+
+mod handle;
+mod screen;
+mod settle;
+mod watch;
+
+#[cfg(test)]
+mod tests_screen;
+
+pub use handle::{TerminalError, TerminalHandle, INPUT_QUEUE_LIMIT};
+pub use screen::{
+  settled_text, CursorPosition, Screen, ScreenSnapshot, CHECK_INTERVAL_MS, SETTLED_TEXT_MAX_UNITS,
+};
+pub use settle::{Settle, SettlePoll};
+pub use watch::ScreenWatch;
+
+#[cfg(unix)]
+pub(crate) use handle::{cloexec_pipe, new_handle, set_flags, set_window_size};
+
+/// `TERM` of a terminal-mode child unless the caller's `env` sets it.
+pub const TERMINAL_TERM: &str = "xterm-256color";
+
+/// The error text of a terminal spawn where terminals are not implemented.
+pub const UNSUPPORTED_MESSAGE: &str =
+  "taskstream: terminal mode is not implemented on this platform yet (Windows needs ConPTY)";
+
+/// A terminal's size in character cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TerminalSize {
+  pub cols: u16,
+  pub rows: u16,
+}
+
+impl TerminalSize {
+  /// 120 columns, 40 rows (API.md §6.5).
+  pub const DEFAULT: TerminalSize = TerminalSize {
+    cols: 120,
+    rows: 40,
+  };
+  /// The largest size accepted: the screen keeps every cell in memory.
+  pub const MAX_COLS: u16 = 1000;
+  pub const MAX_ROWS: u16 = 1000;
+
+  /// A size within `1..=MAX_COLS` × `1..=MAX_ROWS`, else `None` (the
+  /// binding turns that into a `RangeError` naming the field).
+  pub fn new(cols: u32, rows: u32) -> Option<TerminalSize> {
+    let cols = u16::try_from(cols)
+      .ok()
+      .filter(|c| (1..=Self::MAX_COLS).contains(c))?;
+    let rows = u16::try_from(rows)
+      .ok()
+      .filter(|r| (1..=Self::MAX_ROWS).contains(r))?;
+    Some(TerminalSize { cols, rows })
+  }
+}
+
+impl Default for TerminalSize {
+  fn default() -> Self {
+    Self::DEFAULT
+  }
+}
