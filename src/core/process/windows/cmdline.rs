@@ -28,11 +28,13 @@ fn nul_error(what: &str) -> io::Error {
 
 /// Whether `program` is `cmd.exe` (by file name, case-insensitively; `cmd`
 /// without an extension too).
+/// Both separators count, so the pure code reads Windows paths the same on
+/// every platform.
 pub fn is_cmd(program: &Path) -> bool {
-  program
-    .file_name()
-    .and_then(OsStr::to_str)
-    .is_some_and(|name| name.eq_ignore_ascii_case("cmd.exe") || name.eq_ignore_ascii_case("cmd"))
+  program.to_str().is_some_and(|path| {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.eq_ignore_ascii_case("cmd.exe") || name.eq_ignore_ascii_case("cmd")
+  })
 }
 
 /// Appends `arg` so that `CommandLineToArgvW` gives it back unchanged: quoted

@@ -96,13 +96,45 @@ fn kill(group: &ProcessGroup) {
   }
 }
 
+/// When a stop is checked again (after the first `TerminateJobObject`).
+/// Windows kills every member and refuses new ones once a job terminates,
+/// but Wine's job code skips a member that is still being created (no
+/// thread running yet), which then starts outside the kill; so, as the Unix
+/// kill scans until a scan finds nobody new, the job is checked again and
+/// terminated again while any member lives.
+const RECHECKS: [Duration; 4] = [
+  Duration::from_millis(20),
+  Duration::from_millis(100),
+  Duration::from_millis(500),
+  Duration::from_millis(2000),
+];
+
+/// `kill` now, then again from the timer thread at each of [`RECHECKS`]
+/// while the job still has a live member.
+fn kill_and_recheck(group: ProcessGroup) {
+  kill(&group);
+  recheck(group, 0);
+}
+
+fn recheck(group: ProcessGroup, round: usize) {
+  let Some(&delay) = RECHECKS.get(round) else {
+    return;
+  };
+  timer::schedule(delay, move || {
+    if alive(&group) {
+      kill(&group);
+      recheck(group, round + 1);
+    }
+  });
+}
+
 /// Stops the task's whole tree: `TerminateJobObject` from the timer thread
 /// within a few milliseconds (see the module documentation). Returns at once.
 pub fn terminate(group: &ProcessGroup) {
   if push(&TERMINATING, group) {
     timer::schedule(BATCH_WINDOW, || {
       for group in std::mem::take(&mut *lock(&TERMINATING)) {
-        kill(&group);
+        kill_and_recheck(group);
       }
     });
   }
@@ -116,16 +148,16 @@ pub fn terminate_leftovers(group: &ProcessGroup) {
       let batch = std::mem::take(&mut *lock(&SETTLED));
       let (alive, dead): (Vec<_>, Vec<_>) = batch.into_iter().partition(alive);
       forget(&dead);
-      for group in &alive {
-        kill(group);
+      for group in alive {
+        kill_and_recheck(group);
       }
     });
   }
 }
 
-/// Kills the tree now, synchronously.
+/// Kills the tree now, synchronously (and checks again later, see [`RECHECKS`]).
 pub fn kill_now(group: &ProcessGroup) {
-  kill(group);
+  kill_and_recheck(group.clone());
 }
 
 /// Kills every tree of `groups` that is still tracked, synchronously.
