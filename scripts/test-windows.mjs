@@ -18,8 +18,8 @@
 // Everything lands in target/cross (kept between runs), the Wine prefix in
 // target/cross/wine.
 //
-// Wine 8's server occasionally crashes while a job is terminated as one of
-// its members is being created ("wineserver crashed"): the whole test
+// Wine 8's server occasionally crashes in the tests that terminate jobs
+// ("wineserver crashed", about one run in fifteen here): the whole test
 // process dies with it. Such a run is retried (at most twice) and says so;
 // a test that fails is never retried.
 //
