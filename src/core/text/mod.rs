@@ -6,6 +6,7 @@ mod binary;
 mod bytes;
 mod clean_stream;
 mod controls;
+mod frames;
 mod length;
 mod line_buffer;
 mod line_count;
@@ -33,6 +34,7 @@ pub use line_count::{
   count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
 };
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
+pub use frames::{FrameCollapser, FramePiece};
 pub use tail::{clean_output_tail, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
 pub use utf8::Utf8StreamDecoder;
 pub use whitespace::{ecma_trim, ecma_trim_end, ecma_trim_start, is_ecma_whitespace};
