@@ -8,6 +8,7 @@ pub mod native;
 pub mod notification;
 pub mod pipeline;
 pub mod registry;
+pub mod signal;
 pub mod splitter;
 pub mod throttle;
 
