@@ -2,7 +2,11 @@
 //! lines, as pure pieces the native pipeline drives with its own clock.
 //!
 //! * [`config`]: the validated options ([`SignalConfig`]).
+//! * [`digest`]: what was dropped since the previous notification ([`DropDigest`]) and the
+//!   digest line.
 
 pub mod config;
+pub mod digest;
 
 pub use config::{SignalConfig, SignalConfigError, SignalOptions};
+pub use digest::{digest_line, result_with_digest, DigestNote, DropDigest};
