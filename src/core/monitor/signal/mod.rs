@@ -4,9 +4,12 @@
 //! * [`config`]: the validated options ([`SignalConfig`]).
 //! * [`digest`]: what was dropped since the previous notification ([`DropDigest`]) and the
 //!   digest line.
+//! * [`text`]: the summary, result and display texts of a batch notification.
 
 pub mod config;
 pub mod digest;
+pub mod text;
 
 pub use config::{SignalConfig, SignalConfigError, SignalOptions};
 pub use digest::{digest_line, result_with_digest, DigestNote, DropDigest};
+pub use text::{batch_display_text, batch_meta_lines, batch_result, batch_summary};
