@@ -528,3 +528,53 @@ mod tests {
     assert_eq!(js_number(MAX_TIME_MS), "8640000000000000");
   }
 }
+
+/// Throws a JavaScript `SyntaxError` (a regular expression that does not
+/// compile) and returns the error that tells napi-rs it is pending.
+pub fn syntax_error(env: &Env, message: String) -> Error {
+  let thrown = (|| -> Result<()> {
+    let constructor: Function<String, Unknown> =
+      env.get_global()?.get_named_property("SyntaxError")?;
+    let error = constructor.new_instance(message.clone())?;
+    env.throw(error)
+  })();
+  if let Err(error) = thrown {
+    return Error::from_reason(format!("{message} ({error})"));
+  }
+  Error::new(Status::PendingException, message)
+}
+
+/// An optional string property compiled as a Rust `regex` (linear time); a
+/// pattern that does not compile is a `SyntaxError` quoting the parser.
+pub fn optional_regex_field(
+  env: &Env,
+  obj: &Object,
+  key: &str,
+  path: &str,
+) -> Result<Option<regex::Regex>> {
+  let Some(pattern) = optional_string_field(env, obj, key, path)? else {
+    return Ok(None);
+  };
+  regex::Regex::new(&pattern).map(Some).map_err(|error| {
+    syntax_error(
+      env,
+      format!("The \"{path}\" property is not a valid regular expression: {error}"),
+    )
+  })
+}
+
+/// An optional boolean property.
+pub fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result<Option<bool>> {
+  let value = field(obj, key)?;
+  match value.get_type()? {
+    ValueType::Undefined => Ok(None),
+    ValueType::Boolean => Ok(Some(unsafe { value.cast::<bool>() }?)),
+    _ => Err(type_error(
+      env,
+      format!(
+        "The \"{path}\" property must be of type boolean. {}",
+        received(&value)
+      ),
+    )),
+  }
+}

@@ -2,40 +2,12 @@
 //! persistent references, guarded callback calls.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::*;
 
 use super::args;
-use crate::core::monitor::hub::Clock;
 
-static MONO_BASE: LazyLock<Instant> = LazyLock::new(Instant::now);
-
-/// `Date.now()`: integral milliseconds since the epoch.
-pub fn wall_ms() -> f64 {
-  SystemTime::now()
-    .duration_since(UNIX_EPOCH)
-    .map(|d| d.as_millis() as f64)
-    .unwrap_or(0.0)
-}
-
-/// Monotonic milliseconds since the addon was loaded.
-pub fn mono_ms() -> i64 {
-  MONO_BASE.elapsed().as_millis() as i64
-}
-
-/// The real clocks.
-pub struct RealClock;
-
-impl Clock for RealClock {
-  fn wall_ms(&self) -> f64 {
-    wall_ms()
-  }
-  fn mono_ms(&self) -> i64 {
-    mono_ms()
-  }
-}
+pub use crate::core::clock::{mono_ms, wall_ms, RealClock};
 
 /// A persistent reference to a JavaScript object or function; released with [`release`].
 pub type Persistent = ObjectRef<false>;

@@ -97,6 +97,8 @@ fn install_exit_hook(env: &Env) -> Result<()> {
   let process: Object = env.get_global()?.get_named_property("process")?;
   let on: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> = process.get_named_property("on")?;
   let hook = env.create_function_from_closure::<(), (), _>("taskstreamKillAllOnExit", |_ctx| {
+    // Sidecars first: a CLI that starts again reads why these shells ended.
+    crate::core::shell::record_host_exit(crate::core::clock::wall_ms());
     kill_all_children();
     Ok(())
   })?;

@@ -13,8 +13,11 @@ pub mod monitor;
 #[cfg(unix)]
 pub mod monitor_native;
 pub mod monitor_types;
+mod pending;
 pub mod shell;
 #[cfg(unix)]
 pub mod shell_execute;
 pub mod shell_types;
+pub mod task_types;
 pub mod text;
+mod wait;

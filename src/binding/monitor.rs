@@ -21,11 +21,15 @@ use super::js::{
   self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback,
   persist_object, release, replace_keyed, set_callback_slot, set_opt, Persistent, RealClock,
 };
+use super::pending::KeepAlive;
+use super::wait::{parse_wait_options, resolved_promise, signal_aborted, JsWaits};
+use crate::core::end::{EndVia, TaskEnd};
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
 use crate::core::monitor::{
   AbortKind, EntryMode, MonitorEntry, Notification, Registration, RegistryConfig, Route,
 };
+use crate::core::wait::{WaitOutcome, WaitReason};
 
 /// Items one wake-up of the JavaScript thread delivers before yielding to the event loop.
 const DRAIN_BUDGET: usize = 256;
@@ -40,6 +44,8 @@ struct JsEntry {
   mode: EntryMode,
   /// A fed entry's idle timer: the value `setTimeout` returned.
   idle_timer: Option<Persistent>,
+  /// `keepAlive: true` (API.md §6.6): holds Node's event loop while running.
+  keep_alive: Option<KeepAlive>,
 }
 
 #[derive(Default)]
@@ -57,6 +63,7 @@ struct Callbacks {
 pub(crate) struct JsSide {
   entries: RefCell<HashMap<String, JsEntry>>,
   callbacks: RefCell<Callbacks>,
+  waits: JsWaits,
 }
 
 /// Carries out hub effects on the JavaScript thread.
@@ -79,7 +86,7 @@ impl<'a> JsHost<'a> {
     };
     let snapshot = hub.registry().get(id).cloned()?;
     let mut object = object;
-    if let Err(error) = write_entry(&mut object, &snapshot, mode) {
+    if let Err(error) = write_entry(self.env, &mut object, &snapshot, mode) {
       tracing::warn!(%error, id, "taskstream: could not update a monitor entry object");
     }
     Some(object)
@@ -105,6 +112,7 @@ impl MonitorHost for HostWithHub<'_> {
     if let Some(id) = id {
       if !self.hub.registry().is_running(id) {
         clear_idle_timer(self.host.env, self.host.js, id);
+        release_keep_alive(self.host.env, self.host.js, id);
       }
     }
     let entry = id.and_then(|id| self.host.synced(self.hub, id));
@@ -174,6 +182,7 @@ impl MonitorHost for HostWithHub<'_> {
   fn removed(&mut self, ids: &[String]) {
     for id in ids {
       clear_idle_timer(self.host.env, self.host.js, id);
+      release_keep_alive(self.host.env, self.host.js, id);
     }
     let removed: Vec<JsEntry> = {
       let mut entries = self.host.js.entries.borrow_mut();
@@ -185,6 +194,11 @@ impl MonitorHost for HostWithHub<'_> {
         release(self.host.env, controller);
       }
     }
+  }
+
+  fn wait_resolved(&mut self, id: &str, wait: u64, outcome: WaitOutcome) {
+    self.host.synced(self.hub, id);
+    self.host.js.waits.resolve(self.host.env, wait, &outcome);
   }
 
   fn before_terminal(&mut self, hub: &MonitorHub, id: &str) {
@@ -266,6 +280,18 @@ fn arm_idle_timer(
   Ok(())
 }
 
+/// Stops a keep-alive monitor's hold on the event loop (it settled or left).
+fn release_keep_alive(env: &Env, js_side: &JsSide, id: &str) {
+  let keep_alive = js_side
+    .entries
+    .borrow_mut()
+    .get_mut(id)
+    .and_then(|e| e.keep_alive.take());
+  if let Some(keep_alive) = keep_alive {
+    keep_alive.stop(env);
+  }
+}
+
 /// Clears a fed entry's idle timer, if one is armed, with the global
 /// `clearTimeout` of now.
 fn clear_idle_timer(env: &Env, js_side: &JsSide, id: &str) {
@@ -304,7 +330,7 @@ fn read_u32(object: &Object, key: &str) -> Option<u32> {
 
 /// Copies registry state onto an entry object. Fed entries keep the fields
 /// their caller owns (`pid`, `droppedLines`, and the registration fields).
-fn write_entry(object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result<()> {
+fn write_entry(env: &Env, object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result<()> {
   object.set_named_property("id", e.id.as_str())?;
   object.set_named_property("kind", "monitor")?;
   object.set_named_property("outputOffset", 0)?;
@@ -316,6 +342,10 @@ fn write_entry(object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result
   object.set_named_property("lastEventTime", e.last_event_time)?;
   set_opt(object, "exitCode", e.exit_code.filter(|_| settled))?;
   set_opt(object, "error", e.error.as_deref().filter(|_| settled))?;
+  // `reset` records an end on entries it removes without settling them.
+  if let Some(end) = e.end.as_ref().filter(|_| settled || e.is_running()) {
+    object.set_named_property("end", end_object(env, end)?)?;
+  }
   match mode {
     // Native counters are live accessors (see `define_live_counters`).
     EntryMode::Native => set_opt(object, "pid", e.pid)?,
@@ -330,7 +360,11 @@ fn write_entry(object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result
 }
 
 /// The fields a native entry object starts with (the rest come from [`write_entry`]).
-pub(crate) fn write_native_registration(object: &mut Object, e: &MonitorEntry) -> Result<()> {
+pub(crate) fn write_native_registration(
+  env: &Env,
+  object: &mut Object,
+  e: &MonitorEntry,
+) -> Result<()> {
   object.set_named_property("monitorId", e.id.as_str())?;
   object.set_named_property("command", e.command.as_str())?;
   object.set_named_property("description", e.description.as_str())?;
@@ -341,11 +375,27 @@ pub(crate) fn write_native_registration(object: &mut Object, e: &MonitorEntry) -
   object.set_named_property("maxEvents", e.max_events as f64)?;
   object.set_named_property("idleTimeoutMs", e.idle_timeout_ms as f64)?;
   object.set_named_property("outputFile", e.output_file.as_str())?;
-  write_entry(object, e, EntryMode::Native)
+  write_entry(env, object, e, EntryMode::Native)
+}
+
+/// `TaskEnd` as a JavaScript object.
+pub(crate) fn end_object<'a>(env: &'a Env, end: &TaskEnd) -> Result<Object<'a>> {
+  let mut object = Object::new(env)?;
+  object.set_named_property("reason", end.reason_str())?;
+  object.set_named_property("by", end.by_str())?;
+  set_opt(&mut object, "via", end.via_str())?;
+  set_opt(&mut object, "exitCode", end.exit_code)?;
+  set_opt(&mut object, "signal", end.signal.as_deref())?;
+  set_opt(&mut object, "detail", end.detail.as_deref())?;
+  Ok(object)
 }
 
 fn meta_object<'a>(env: &'a Env, n: &Notification) -> Result<Object<'a>> {
   let mut meta = Object::new(env)?;
+  meta.set_named_property("type", n.meta.kind.as_str())?;
+  if let Some(end) = &n.meta.end {
+    meta.set_named_property("end", end_object(env, end)?)?;
+  }
   meta.set_named_property("monitorId", n.meta.monitor_id.as_str())?;
   meta.set_named_property("status", n.meta.status.as_str())?;
   meta.set_named_property("eventCount", n.meta.event_count as f64)?;
@@ -431,6 +481,7 @@ impl MonitorRegistry {
     object: Persistent,
     controller: Option<Persistent>,
     mode: EntryMode,
+    keep_alive: Option<KeepAlive>,
   ) {
     self.js.entries.borrow_mut().insert(
       id.to_owned(),
@@ -439,6 +490,7 @@ impl MonitorRegistry {
         controller,
         mode,
         idle_timer: None,
+        keep_alive,
       },
     );
   }
@@ -582,7 +634,7 @@ impl MonitorRegistry {
     object.set_named_property("outputOffset", 0)?;
     object.set_named_property("notified", false)?;
     let persistent = object.create_ref::<false>()?;
-    self.insert_js_entry(&id, persistent, controller, EntryMode::Fed);
+    self.insert_js_entry(&id, persistent, controller, EntryMode::Fed, None);
     let idle_timeout_ms = reg.idle_timeout_ms;
     if let Err(error) = self.hub.register(reg, js::mono_ms()) {
       self.forget_js_entry(&env, &id);
@@ -593,6 +645,72 @@ impl MonitorRegistry {
     }
     self.drain_for(&env, &id);
     Ok(args::out(&env, &registration))
+  }
+
+  /// Resolves when the first condition is met (API.md §6.1): a line matching
+  /// `match` (tested in Rust on every sanitised line, throttled-out ones
+  /// included), `quietMs` without output, `timeoutMs`, the settle (`exit`),
+  /// or an abort of `signal`. A pending wait keeps Node alive.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "monitorId: string, options?: WaitForOptions",
+    ts_return_type = "Promise<WaitResult>"
+  )]
+  pub fn wait_for(
+    &self,
+    env: Env,
+    monitor_id: Unknown,
+    options: Unknown,
+  ) -> Result<Unknown<'static>> {
+    let id = args::string(&env, &monitor_id, "monitorId")?;
+    let options = parse_wait_options(&env, &options)?;
+    let status = match self.hub.registry().get(&id) {
+      Some(entry) => entry.status,
+      None => {
+        return Err(Error::from_reason(format!(
+          "Monitor \"{id}\" is not registered."
+        )))
+      }
+    };
+    let now = js::mono_ms();
+    if options.signal.as_ref().is_some_and(signal_aborted) {
+      let outcome = WaitOutcome {
+        reason: WaitReason::Aborted,
+        line: None,
+        status,
+        elapsed_ms: 0.0,
+      };
+      return Ok(args::out(&env, &resolved_promise(&env, &outcome)?));
+    }
+    let wait = self.js.waits.next_id();
+    let aborted = {
+      let (hub, js_side, id) = (Arc::downgrade(&self.hub), Rc::clone(&self.js), id.clone());
+      move |env: &Env| {
+        if let Some(hub) = hub.upgrade() {
+          hub.abort_wait(&id, wait, js::mono_ms());
+          let mut host = HostWithHub::new(env, &js_side, &hub);
+          hub.drain_for(&mut host, &id);
+        }
+      }
+    };
+    let promise = self
+      .js
+      .waits
+      .begin(&env, wait, options.signal.as_ref(), aborted)?;
+    match self.hub.add_wait(&id, wait, options.spec, now) {
+      Ok(None) => {}
+      Ok(Some(outcome)) => self.js.waits.resolve(&env, wait, &outcome),
+      Err(_) => {
+        let outcome = WaitOutcome {
+          reason: WaitReason::Exit,
+          line: None,
+          status: crate::core::task::TaskStatus::Cancelled,
+          elapsed_ms: 0.0,
+        };
+        self.js.waits.resolve(&env, wait, &outcome);
+      }
+    }
+    Ok(args::out(&env, &promise))
   }
 
   /// Accepts one event line for a running monitor (CONTRACT.md §2.1 emitEvent).
@@ -676,7 +794,9 @@ impl MonitorRegistry {
     let id = args::string(&env, &monitor_id, "monitorId")?;
     let notify = parse_cancel_notify(&env, &options)?;
     let mut host = self.host(&env);
-    self.hub.cancel(&mut host, &RealClock, &id, notify);
+    self
+      .hub
+      .cancel(&mut host, &RealClock, &id, notify, EndVia::Cancel);
     Ok(())
   }
 
@@ -927,5 +1047,6 @@ fn read_registration(env: &Env, object: &Object) -> Result<Registration> {
     owner_agent_id: optional_string("ownerAgentId")?,
     todo_work_chain_id: optional_string("todoWorkChainId")?,
     mode: EntryMode::Fed,
+    settle_ms: None,
   })
 }

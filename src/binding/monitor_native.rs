@@ -11,12 +11,15 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, persist, RealClock};
 use super::monitor::{write_native_registration, HostWithHub, JsSide, MonitorRegistry};
+use super::pending::KeepAlive;
+use crate::core::end::TaskEnd;
 use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::native::NativeMonitor;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
 use crate::core::process::{self, EnvOptions, SpawnRequest};
 use crate::core::text::sanitize_monitor_line;
+use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `start()` options after validation.
 struct StartOptions {
@@ -30,6 +33,8 @@ struct StartOptions {
   owner_agent_id: Option<String>,
   todo_work_chain_id: Option<String>,
   monitor_id: Option<String>,
+  settle_ms: Option<u64>,
+  keep_alive: bool,
 }
 
 fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
@@ -85,6 +90,17 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
     owner_agent_id: opt_string("ownerAgentId")?,
     todo_work_chain_id: opt_string("todoWorkChainId")?,
     monitor_id,
+    settle_ms: args::optional_integer_field(
+      env,
+      &o,
+      "settleMs",
+      "options.settleMs",
+      MIN_SETTLE_MS as f64,
+      MAX_SETTLE_MS as f64,
+    )?
+    .map(|n| n as u64),
+    keep_alive: args::optional_bool_field(env, &o, "keepAlive", "options.keepAlive")?
+      .unwrap_or(false),
   })
 }
 
@@ -180,11 +196,12 @@ impl MonitorRegistry {
       owner_agent_id: opts.owner_agent_id,
       todo_work_chain_id: opts.todo_work_chain_id,
       mode: EntryMode::Native,
+      settle_ms: opts.settle_ms,
     };
     // The JavaScript objects come first: if anything fails before `register`,
     // nothing is registered and the child is killed (CONTRACT.md §4 item 21).
     let snapshot = MonitorEntry::from_registration(registration.clone(), now_mono);
-    let object = match self.create_native_objects(&env, &snapshot) {
+    let object = match self.create_native_objects(&env, &snapshot, opts.keep_alive) {
       Ok(object) => object,
       Err(error) => {
         if let Ok(spawned) = &spawned {
@@ -223,14 +240,20 @@ impl MonitorRegistry {
           Err(error) => {
             process::kill_now(&group);
             let message = format!("could not start monitor threads: {error}");
-            self.hub.apply(|r| r.fail(&id, &message, now_wall));
+            let end = TaskEnd::io_error(&message);
+            self
+              .hub
+              .apply(|r| r.fail_with_end(&id, &message, end, now_wall));
             self.drain_for(&env, &id);
           }
         }
       }
       Err(error) => {
         let message = error.to_string();
-        self.hub.apply(|r| r.fail(&id, &message, now_wall));
+        let end = TaskEnd::spawn_failed(&message);
+        self
+          .hub
+          .apply(|r| r.fail_with_end(&id, &message, end, now_wall));
         self.drain_for(&env, &id);
       }
     }
@@ -241,7 +264,12 @@ impl MonitorRegistry {
 impl MonitorRegistry {
   /// The entry object and its AbortController, whose `abort` flushes, kills
   /// and (once the child is gone) cancels the monitor with a notification.
-  fn create_native_objects<'a>(&'a self, env: &'a Env, entry: &MonitorEntry) -> Result<Object<'a>> {
+  fn create_native_objects<'a>(
+    &'a self,
+    env: &'a Env,
+    entry: &MonitorEntry,
+    keep_alive: bool,
+  ) -> Result<Object<'a>> {
     let id = entry.id.as_str();
     let global = env.get_global()?;
     let constructor: Function<(), Unknown> = global.get_named_property("AbortController")?;
@@ -264,13 +292,19 @@ impl MonitorRegistry {
 
     let mut object = Object::new(env)?;
     object.set_named_property("abortController", controller_object)?;
-    write_native_registration(&mut object, entry)?;
+    write_native_registration(env, &mut object, entry)?;
     define_live_counters(env, &object, &self.hub, id)?;
+    let keep_alive = if keep_alive {
+      Some(KeepAlive::start(env)?)
+    } else {
+      None
+    };
     self.insert_js_entry(
       id,
       object.create_ref::<false>()?,
       Some(persist(&controller)?),
       EntryMode::Native,
+      keep_alive,
     );
     Ok(object)
   }

@@ -61,6 +61,9 @@ pub struct MonitorTask {
   /// Native mode: bytes of over-long lines that no event carries: what follows
   /// the 4096-unit cut, up to the line's newline (0 in fed mode).
   pub truncated_bytes: f64,
+  /// Who ended it, once settled (also on entries `reset()` removed).
+  #[napi(ts_type = "TaskEnd")]
+  pub end: Option<Object<'static>>,
 }
 
 /// What the fed-mode `register()` takes: the TypeScript registration shape.
@@ -89,6 +92,12 @@ pub struct MonitorRegistration {
 /// The third argument of a monitor notification callback.
 #[napi(object)]
 pub struct MonitorNotificationMeta {
+  /// Which notification this is: an event, a settled notice (`settleMs`) or the terminal one.
+  #[napi(ts_type = "'event' | 'settled' | 'terminal'")]
+  pub r#type: String,
+  /// Terminal notifications: who ended the task.
+  #[napi(ts_type = "TaskEnd")]
+  pub end: Option<Object<'static>>,
   pub monitor_id: String,
   #[napi(ts_type = "MonitorStatus")]
   pub status: String,
@@ -140,6 +149,11 @@ pub struct MonitorStartOptions {
   pub todo_work_chain_id: Option<String>,
   /// Default `mon_` + 16 hex characters.
   pub monitor_id: Option<String>,
+  /// 100..3600000: after output, once no byte arrived for this long, one
+  /// notification with `meta.type === 'settled'` (re-armed by the next byte).
+  pub settle_ms: Option<u32>,
+  /// Hold Node's event loop while the monitor runs (default false).
+  pub keep_alive: Option<bool>,
 }
 
 /// `{ notify?: boolean }`; `notify` defaults to true.

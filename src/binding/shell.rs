@@ -18,10 +18,14 @@ use super::js::{
   self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback,
   persist_object, release, replace_slot, set_callback_slot, set_opt, Persistent,
 };
+use super::monitor::end_object;
+use super::wait::{parse_wait_options, resolved_promise, signal_aborted, JsWaits};
+use crate::core::end::TaskEnd;
 use crate::core::shell::{
-  ShellEffect, ShellEntry, ShellRegistration, ShellRegistry, ShellSettled, ShellVerdict,
-  MAX_RETAINED_TERMINAL_SHELLS,
+  shell_settled_notification, ShellEffect, ShellEntry, ShellNotification, ShellRegistration,
+  ShellRegistry, ShellSettled, ShellStatus, ShellVerdict, MAX_RETAINED_TERMINAL_SHELLS,
 };
+use crate::core::wait::{WaitOutcome, WaitReason};
 
 /// A shell's JavaScript objects.
 struct ShellJsEntry {
@@ -44,6 +48,9 @@ pub(crate) struct ShellInner {
   /// The processes `executeBackground` started, by shell id, until they settle.
   #[cfg(unix)]
   processes: RefCell<HashMap<String, std::sync::Arc<crate::core::shell::ShellRun>>>,
+  /// `waitFor` promises, and which are pending for which shell.
+  waits: JsWaits,
+  shell_waits: RefCell<HashMap<String, Vec<u64>>>,
 }
 
 impl ShellInner {
@@ -57,6 +64,94 @@ impl ShellInner {
       callbacks: RefCell::default(),
       #[cfg(unix)]
       processes: RefCell::default(),
+      waits: JsWaits::default(),
+      shell_waits: RefCell::default(),
+    }
+  }
+
+  /// The run of shell `id`, while it has one.
+  fn run_of(&self, id: &str) -> Option<std::sync::Arc<crate::core::shell::ShellRun>> {
+    #[cfg(unix)]
+    return self.processes.borrow().get(id).cloned();
+    #[cfg(not(unix))]
+    {
+      let _ = id;
+      None
+    }
+  }
+
+  /// [`Self::resolve_wait`] with `elapsedMs` measured from the call.
+  fn resolve_wait_timed(&self, env: &Env, id: &str, wait: u64, outcome: &WaitOutcome) {
+    if let Some(waits) = self.shell_waits.borrow_mut().get_mut(id) {
+      waits.retain(|w| *w != wait);
+    }
+    self.waits.resolve_timed(env, wait, outcome);
+  }
+
+  /// Resolves wait `wait` of shell `id` (once).
+  pub(crate) fn resolve_wait(&self, env: &Env, id: &str, wait: u64, outcome: &WaitOutcome) {
+    if let Some(waits) = self.shell_waits.borrow_mut().get_mut(id) {
+      waits.retain(|w| *w != wait);
+    }
+    self.waits.resolve(env, wait, outcome);
+  }
+
+  /// The shell settled (or left without a run to wait for): every pending
+  /// wait resolves with `exit` and `status`.
+  pub(crate) fn resolve_waits_exit(&self, env: &Env, id: &str, status: ShellStatus) {
+    let Some(waits) = self.shell_waits.borrow_mut().remove(id) else {
+      return;
+    };
+    let outcome = WaitOutcome {
+      reason: WaitReason::Exit,
+      line: None,
+      status,
+      elapsed_ms: 0.0,
+    };
+    for wait in waits {
+      // Each wait's own elapsed time is not kept here: it is measured from the call.
+      self.waits.resolve_timed(env, wait, &outcome);
+    }
+  }
+
+  /// A settled notification from a shell's run (API.md §6.2): not gated by
+  /// `notified` and never replayed; dropped when no callback is installed.
+  pub(crate) fn notify_settled(&self, env: &Env, id: &str, settle_ms: u64) {
+    let Some(entry) = self.entry(id).filter(ShellEntry::is_running) else {
+      return;
+    };
+    let Some(cb) = self.callback(env, |c| c.notification.as_ref()) else {
+      return;
+    };
+    let n = shell_settled_notification(&entry, settle_ms);
+    self.call_notification(env, cb, n);
+  }
+
+  fn call_notification(&self, env: &Env, cb: Object, n: ShellNotification) {
+    let meta = (|| -> Result<Object> {
+      let mut meta = Object::new(env)?;
+      meta.set_named_property("type", n.meta.kind)?;
+      if let Some(end) = &n.meta.end {
+        meta.set_named_property("end", end_object(env, end)?)?;
+      }
+      meta.set_named_property("shellId", n.meta.shell_id.as_str())?;
+      meta.set_named_property("status", n.meta.status.as_str())?;
+      set_opt(&mut meta, "exitCode", n.meta.exit_code)?;
+      set_opt(
+        &mut meta,
+        "todoWorkChainId",
+        n.meta.todo_work_chain_id.as_deref(),
+      )?;
+      Ok(meta)
+    })();
+    match meta {
+      Ok(meta) => call_value(
+        env,
+        cb,
+        "notification",
+        FnArgs::from((n.display_text, n.model_text, meta)),
+      ),
+      Err(error) => tracing::warn!(%error, "taskstream: could not build shell notification meta"),
     }
   }
 
@@ -68,9 +163,16 @@ impl ShellInner {
 
   /// Unlinks a process that settled.
   #[cfg(unix)]
-  pub(crate) fn detach_process(&self, id: &str, run: &std::sync::Arc<crate::core::shell::ShellRun>) {
+  pub(crate) fn detach_process(
+    &self,
+    id: &str,
+    run: &std::sync::Arc<crate::core::shell::ShellRun>,
+  ) {
     let mut processes = self.processes.borrow_mut();
-    if processes.get(id).is_some_and(|p| std::sync::Arc::ptr_eq(p, run)) {
+    if processes
+      .get(id)
+      .is_some_and(|p| std::sync::Arc::ptr_eq(p, run))
+    {
       processes.remove(id);
     }
   }
@@ -107,7 +209,7 @@ impl ShellInner {
   fn synced<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
     let mut object = self.object(env, id)?;
     if let Some(entry) = self.entry(id) {
-      if let Err(error) = write_shell_entry(&mut object, &entry) {
+      if let Err(error) = write_shell_entry(env, &mut object, &entry) {
         tracing::warn!(%error, id, "taskstream: could not update a shell entry object");
       }
     }
@@ -142,6 +244,7 @@ impl ShellInner {
   /// only after every effect ran (status-change after `reset` still needs one).
   pub(crate) fn run(&self, env: &Env, effects: Vec<ShellEffect>) {
     let mut removed = Vec::new();
+    let mut settled = Vec::new();
     for effect in effects {
       match effect {
         ShellEffect::Registered(id) => {
@@ -153,6 +256,9 @@ impl ShellInner {
           }
         }
         ShellEffect::StatusChanged(id) => {
+          if let Some(id) = &id {
+            settled.push(id.clone());
+          }
           let entry = id.and_then(|id| self.synced(env, &id));
           if let Some(cb) = self.callback(env, |c| c.status_change.as_ref()) {
             match entry {
@@ -166,7 +272,30 @@ impl ShellInner {
         ShellEffect::Removed(ids) => removed.extend(ids),
       }
     }
+    // Waits end with the settle; a shell `reset()` removed while its process
+    // runs keeps its waits until that process ends (`done`), one with no
+    // process of ours resolves now, `cancelled`.
+    for id in settled {
+      if let Some(entry) = self.entry(&id).filter(|e| !e.is_running()) {
+        self.resolve_waits_exit(env, &id, entry.status);
+      }
+    }
+    for id in &removed {
+      if self.entry(id).is_none() && !self.has_process(id) {
+        self.resolve_waits_exit(env, id, ShellStatus::Cancelled);
+      }
+    }
     self.forget(env, &removed);
+  }
+
+  fn has_process(&self, id: &str) -> bool {
+    #[cfg(unix)]
+    return self.processes.borrow().contains_key(id);
+    #[cfg(not(unix))]
+    {
+      let _ = id;
+      false
+    }
   }
 
   /// §2.13 emitNotification, behind the registry's `notified` gate.
@@ -178,27 +307,7 @@ impl ShellInner {
     let (Some(cb), Some(n)) = (cb, built) else {
       return;
     };
-    let meta = (|| -> Result<Object> {
-      let mut meta = Object::new(env)?;
-      meta.set_named_property("shellId", n.meta.shell_id.as_str())?;
-      meta.set_named_property("status", n.meta.status.as_str())?;
-      set_opt(&mut meta, "exitCode", n.meta.exit_code)?;
-      set_opt(
-        &mut meta,
-        "todoWorkChainId",
-        n.meta.todo_work_chain_id.as_deref(),
-      )?;
-      Ok(meta)
-    })();
-    match meta {
-      Ok(meta) => call_value(
-        env,
-        cb,
-        "notification",
-        FnArgs::from((n.display_text, n.model_text, meta)),
-      ),
-      Err(error) => tracing::warn!(%error, "taskstream: could not build shell notification meta"),
-    }
+    self.call_notification(env, cb, n);
   }
 
   fn abort(&self, env: &Env, id: &str) {
@@ -299,12 +408,13 @@ impl ShellInner {
     id: &str,
     token: u64,
     verdict: ShellVerdict,
+    end: TaskEnd,
     end_time: f64,
   ) -> ShellSettled {
     let (effects, settled) = self
       .core
       .borrow_mut()
-      .finish_run(id, token, verdict, end_time);
+      .finish_run(id, token, verdict, end, end_time);
     self.run(env, effects);
     settled
   }
@@ -315,7 +425,7 @@ impl ShellInner {
 }
 
 /// Copies registry state onto a shell entry object.
-fn write_shell_entry(object: &mut Object, e: &ShellEntry) -> Result<()> {
+fn write_shell_entry(env: &Env, object: &mut Object, e: &ShellEntry) -> Result<()> {
   object.set_named_property("id", e.id.as_str())?;
   object.set_named_property("shellId", e.id.as_str())?;
   object.set_named_property("kind", "shell")?;
@@ -324,6 +434,9 @@ fn write_shell_entry(object: &mut Object, e: &ShellEntry) -> Result<()> {
   set_opt(object, "error", e.error.as_deref())?;
   set_opt(object, "endTime", e.end_time)?;
   object.set_named_property("notified", e.notified)?;
+  if let Some(end) = &e.end {
+    object.set_named_property("end", end_object(env, end)?)?;
+  }
   Ok(())
 }
 
@@ -504,11 +617,96 @@ impl BackgroundShellRegistry {
     Ok(())
   }
 
+  /// Resolves when the first condition is met (API.md §6.1). For a shell
+  /// `executeBackground` started, `match` (every sanitised line of its
+  /// output), `quietMs` and `timeoutMs` are judged in Rust where its output is
+  /// read; `exit` follows the settle. A shell registered from JavaScript has
+  /// no output through taskstream: `match` never fires and `quietMs` counts
+  /// from the call. A pending wait keeps Node alive.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "shellId: string, options?: WaitForOptions",
+    ts_return_type = "Promise<WaitResult>"
+  )]
+  pub fn wait_for(&self, env: Env, shell_id: Unknown, options: Unknown) -> Result<Unknown<'static>> {
+    let id = args::string(&env, &shell_id, "shellId")?;
+    let options = parse_wait_options(&env, &options)?;
+    let Some(entry) = self.inner.entry(&id) else {
+      return Err(Error::from_reason(format!(
+        "Background shell \"{id}\" is not registered."
+      )));
+    };
+    let immediate = |reason| WaitOutcome {
+      reason,
+      line: None,
+      status: entry.status,
+      elapsed_ms: 0.0,
+    };
+    if options.signal.as_ref().is_some_and(signal_aborted) {
+      let outcome = immediate(WaitReason::Aborted);
+      return Ok(args::out(&env, &resolved_promise(&env, &outcome)?));
+    }
+    if !entry.is_running() {
+      let outcome = immediate(WaitReason::Exit);
+      return Ok(args::out(&env, &resolved_promise(&env, &outcome)?));
+    }
+    let inner = &self.inner;
+    let wait = inner.waits.next_id();
+    let aborted = {
+      let (inner, id) = (Rc::clone(inner), id.clone());
+      move |env: &Env| {
+        let outcome = inner
+          .run_of(&id)
+          .and_then(|run| run.abort_wait(wait))
+          .unwrap_or(WaitOutcome {
+            reason: WaitReason::Aborted,
+            line: None,
+            status: ShellStatus::Running,
+            elapsed_ms: 0.0,
+          });
+        inner.resolve_wait_timed(env, &id, wait, &outcome);
+      }
+    };
+    let promise = inner.waits.begin(&env, wait, options.signal.as_ref(), aborted)?;
+    inner
+      .shell_waits
+      .borrow_mut()
+      .entry(id.clone())
+      .or_default()
+      .push(wait);
+    let spec = options.spec;
+    match inner.run_of(&id) {
+      Some(run) => run.add_wait(wait, spec),
+      None => {
+        // No output reaches us: only the clock can end it before the settle.
+        let first = match (spec.quiet_ms, spec.timeout_ms) {
+          (Some(q), Some(t)) if t < q => Some((t, WaitReason::Timeout)),
+          (Some(q), _) => Some((q, WaitReason::Quiet)),
+          (None, Some(t)) => Some((t, WaitReason::Timeout)),
+          (None, None) => None,
+        };
+        if let Some((ms, reason)) = first {
+          let (inner, id) = (Rc::clone(inner), id.clone());
+          set_unref_timeout(&env, ms, move |env| {
+            let outcome = WaitOutcome {
+              reason,
+              line: None,
+              status: ShellStatus::Running,
+              elapsed_ms: 0.0,
+            };
+            inner.resolve_wait_timed(env, &id, wait, &outcome);
+          })?;
+        }
+      }
+    }
+    Ok(args::out(&env, &promise))
+  }
+
   /// Only aborts a running shell; its spawn's settle path records the outcome.
   #[napi(catch_unwind, ts_args_type = "id: string")]
   pub fn request_cancel(&self, env: Env, id: Unknown) -> Result<()> {
     let id = args::string(&env, &id, "id")?;
-    let effects = self.inner.core.borrow().request_cancel(&id);
+    let effects = self.inner.core.borrow_mut().request_cancel(&id);
     self.inner.run(&env, effects);
     Ok(())
   }
@@ -576,4 +774,24 @@ impl BackgroundShellRegistry {
       &cb,
     )
   }
+}
+
+/// `setTimeout(job, ms).unref()`: the wait's keep-alive holds the event loop, not this timer.
+fn set_unref_timeout(env: &Env, ms: u64, job: impl Fn(&Env) + 'static) -> Result<()> {
+  let callback = env.create_function_from_closure::<(), (), _>("taskstreamWaitTimer", move |ctx| {
+    job(ctx.env);
+    Ok(())
+  })?;
+  let set_timeout: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
+    env.get_global()?.get_named_property("setTimeout")?;
+  let timer = set_timeout.call(FnArgs::from((callback, ms as f64)))?;
+  if timer.get_type()? == ValueType::Object {
+    let object: Object = unsafe { timer.cast() }?;
+    if object.get_named_property::<Unknown>("unref")?.get_type()? == ValueType::Function {
+      let object = object.create_ref::<false>()?;
+      call_method_guarded(env, &object, "unref");
+      release(env, object);
+    }
+  }
+  Ok(())
 }

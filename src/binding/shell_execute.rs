@@ -12,7 +12,8 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
 use super::args;
-use super::js::{self, persist, release, Persistent};
+use super::js::{self, release, Persistent};
+use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use crate::core::guards::strip_trailing_background_amp;
 use crate::core::ids::{random_hex, shell_id_problem};
@@ -21,7 +22,10 @@ use crate::core::shell::{
   OutputWriter, ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict,
   DEFAULT_MAX_OUTPUT_BYTES,
 };
+use crate::core::end::TaskEnd;
+use crate::core::shell::RunSignal;
 use crate::core::text::{ecma_trim, status_file_path_for};
+use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `executeBackground()` options after validation.
 struct Options {
@@ -31,6 +35,7 @@ struct Options {
   env: Vec<(String, String)>,
   max_output_bytes: u64,
   shell_id: Option<String>,
+  settle_ms: Option<u64>,
 }
 
 fn parse_options(env: &Env, o: &Object) -> Result<Options> {
@@ -83,6 +88,15 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     )?
     .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
     shell_id,
+    settle_ms: args::optional_integer_field(
+      env,
+      o,
+      "settleMs",
+      "options.settleMs",
+      MIN_SETTLE_MS as f64,
+      MAX_SETTLE_MS as f64,
+    )?
+    .map(|n| n as u64),
   })
 }
 
@@ -275,15 +289,20 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   // The output file is opened first: when it cannot be (a symlink, a FIFO or
   // a directory at its path), nothing is spawned and the entry fails with the
   // open error, as on a spawn failure (§2.15 step 7).
-  let started = OutputWriter::create(Path::new(&output_path), opts.max_output_bytes)
-    .and_then(|writer| Ok((writer, spawn_shell(&command, &opts)?)));
+  let started = match OutputWriter::create(Path::new(&output_path), opts.max_output_bytes) {
+    Err(error) => Err((TaskEnd::io_error(&error.to_string()), error)),
+    Ok(writer) => spawn_shell(&command, &opts)
+      .map(|spawned| (writer, spawned))
+      .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error)),
+  };
   let now = js::wall_ms();
   let pid = started.as_ref().ok().map(|(_, s)| s.pid);
   if let Ok((_, spawned)) = &started {
     super::lifecycle::adopt(&spawned.group);
   }
   // From here on a failure kills the child and leaves nothing registered.
-  let abandon = |env: &Env, started: &std::io::Result<(OutputWriter, process::SpawnedProcess)>| {
+  type Started = std::result::Result<(OutputWriter, process::SpawnedProcess), (TaskEnd, std::io::Error)>;
+  let abandon = |env: &Env, started: &Started| {
     if let Ok((_, spawned)) = started {
       process::kill_now(&spawned.group);
     }
@@ -322,16 +341,26 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     process: None,
   };
   match started {
-    Err(error) => settle.failed_to_start(&env, &error.to_string(), now),
+    Err((end, error)) => settle.failed_to_start(&env, &error.to_string(), end, now),
     Ok((writer, spawned)) => {
       let group = spawned.group.clone();
       let settle = Rc::new(RefCell::new(Some(settle)));
-      let run = settle_function(&env, Rc::clone(&settle)).and_then(|tsfn| {
-        ShellRun::start(
+      let run = settle_function(&env, Rc::clone(&settle), Rc::clone(&inner), shell_id.clone())
+        .and_then(|tsfn| {
+        let tsfn = Arc::new(tsfn);
+        let signals = Arc::clone(&tsfn);
+        ShellRun::start_with_signals(
           spawned,
           writer,
+          opts.settle_ms,
+          Box::new(move |signal| {
+            let status = signals.call(RunEvent::Signal(signal), ThreadsafeFunctionCallMode::NonBlocking);
+            if status != Status::Ok {
+              tracing::debug!(?status, "taskstream: a shell signal after its host environment closed");
+            }
+          }),
           Box::new(move |outcome| {
-            let status = tsfn.call(outcome, ThreadsafeFunctionCallMode::NonBlocking);
+            let status = tsfn.call(RunEvent::Settled(outcome), ThreadsafeFunctionCallMode::NonBlocking);
             if status != Status::Ok {
               tracing::warn!(
                 ?status,
@@ -361,7 +390,8 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
         Err(error) => {
           process::kill_now(&group);
           if let Some(settle) = settle.borrow_mut().take() {
-            settle.failed_to_start(&env, &error.reason, now);
+            let end = TaskEnd::io_error(&error.reason);
+            settle.failed_to_start(&env, &error.reason, end, now);
           }
         }
       }
@@ -372,7 +402,9 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
 
 /// Whether an `AbortSignal` has fired.
 fn controller_aborted(signal: &Object) -> bool {
-  signal.get_named_property::<bool>("aborted").unwrap_or(false)
+  signal
+    .get_named_property::<bool>("aborted")
+    .unwrap_or(false)
 }
 
 fn spawn_shell(command: &str, opts: &Options) -> std::io::Result<process::SpawnedProcess> {
@@ -411,91 +443,6 @@ fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
   unsafe { controller.cast() }
 }
 
-/// `new Promise(executor)`, keeping its `resolve`. A pending promise alone
-/// does not keep Node alive; [`KeepAlive`] does that while the shell runs.
-fn new_promise<'a>(env: &'a Env) -> Result<(Object<'a>, Persistent)> {
-  let slot: Rc<RefCell<Option<Persistent>>> = Rc::default();
-  let executor = {
-    let slot = Rc::clone(&slot);
-    env.create_function_from_closure::<(), (), _>("taskstreamDoneExecutor", move |ctx| {
-      let resolve: Unknown = ctx.get(0)?;
-      *slot.borrow_mut() = Some(persist(&resolve)?);
-      Ok(())
-    })?
-  };
-  let constructor: Function<Function<(), ()>, Unknown> =
-    env.get_global()?.get_named_property("Promise")?;
-  let promise = constructor.new_instance(executor)?;
-  let resolve = slot
-    .borrow_mut()
-    .take()
-    .ok_or_else(|| Error::from_reason("Promise executor did not run"))?;
-  Ok((unsafe { promise.cast() }?, resolve))
-}
-
-/// Adds a once-only `abort` listener and returns it (to remove it later).
-fn on_abort(env: &Env, signal: &Object, action: impl Fn(&Env) + 'static) -> Result<Persistent> {
-  let listener =
-    env.create_function_from_closure::<(), (), _>("taskstreamShellAbort", move |ctx| {
-      action(ctx.env);
-      Ok(())
-    })?;
-  let mut once = Object::new(env)?;
-  once.set_named_property("once", true)?;
-  let add: Function<FnArgs<(&str, Function<(), ()>, Object)>, Unknown> =
-    signal.get_named_property("addEventListener")?;
-  add
-    .bind(*signal)?
-    .call(FnArgs::from(("abort", listener, once)))?;
-  let listener: Object = unsafe { Object::from_napi_value(env.raw(), listener.raw()) }?;
-  listener.create_ref::<false>()
-}
-
-/// What keeps Node alive while a shell runs: a timer, like a `ChildProcess`
-/// handle with open pipes. `unref()` and `ref()` on the handle toggle it.
-#[derive(Clone)]
-struct KeepAlive(Rc<RefCell<Option<Persistent>>>);
-
-/// Longest timer delay Node accepts (about 24.8 days): the timer never fires in practice.
-const KEEP_ALIVE_MS: f64 = 2_147_483_647.0;
-
-impl KeepAlive {
-  fn start(env: &Env) -> Result<Self> {
-    let set_interval: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
-      env.get_global()?.get_named_property("setInterval")?;
-    let noop = env.create_function_from_closure::<(), (), _>("taskstreamKeepAlive", |_| Ok(()))?;
-    let timer = set_interval.call(FnArgs::from((noop, KEEP_ALIVE_MS)))?;
-    Ok(Self(Rc::new(RefCell::new(Some(persist(&timer)?)))))
-  }
-
-  /// A handle method calling `timer.<name>()` while the shell runs.
-  fn method<'a>(&self, env: &'a Env, name: &'static str) -> Result<Function<'a, (), ()>> {
-    let timer = Rc::clone(&self.0);
-    env.create_function_from_closure::<(), (), _>(name, move |ctx| {
-      if let Some(timer) = timer.borrow().as_ref() {
-        js::call_method_guarded(ctx.env, timer, name);
-      }
-      Ok(())
-    })
-  }
-
-  fn stop(&self, env: &Env) {
-    let Some(timer) = self.0.borrow_mut().take() else {
-      return;
-    };
-    let result = (|| -> Result<()> {
-      let clear: Function<Object, Unknown> =
-        env.get_global()?.get_named_property("clearInterval")?;
-      clear.call(timer.get_value(env)?)?;
-      Ok(())
-    })();
-    if let Err(error) = result {
-      tracing::warn!(%error, "taskstream: could not clear a background shell's keep-alive timer");
-    }
-    release(env, timer);
-  }
-}
-
 /// What the JavaScript thread needs when the shell settles.
 struct Settle {
   inner: Rc<ShellInner>,
@@ -515,19 +462,25 @@ impl Settle {
   /// §2.15 step 9, after the runner flushed and closed the file.
   fn settled(self, env: &Env, outcome: ShellOutcome) {
     let end_time = js::wall_ms();
-    let settled = self
-      .inner
-      .finish_run(env, &self.shell_id, self.run, outcome.verdict(), end_time);
+    let settled = self.inner.finish_run(
+      env,
+      &self.shell_id,
+      self.run,
+      outcome.verdict(),
+      outcome.end(),
+      end_time,
+    );
     self.finish(env, &outcome, &settled);
   }
 
   /// The spawn failed: the entry fails with the OS error text and `done` resolves.
-  fn failed_to_start(self, env: &Env, error: &str, now: f64) {
+  fn failed_to_start(self, env: &Env, error: &str, end: TaskEnd, now: f64) {
     let settled = self.inner.finish_run(
       env,
       &self.shell_id,
       self.run,
       ShellVerdict::Failed(error.to_owned()),
+      end,
       now,
     );
     let outcome = ShellOutcome {
@@ -536,6 +489,7 @@ impl Settle {
         signal: None,
       },
       aborted: false,
+      cancelled_via: None,
       spawn_or_io_error: Some(error.to_owned()),
       counters: Default::default(),
     };
@@ -565,6 +519,7 @@ impl Settle {
       Err(error) => tracing::warn!(%error, "taskstream: could not build a background shell result"),
     }
     release(env, self.resolve);
+    self.inner.resolve_waits_exit(env, &self.shell_id, settled.status);
   }
 
   /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as
@@ -587,6 +542,8 @@ impl Settle {
     result.set_named_property("bytesWritten", counters.bytes_written as f64)?;
     result.set_named_property("bytesNotWritten", counters.bytes_not_written as f64)?;
     result.set_named_property("binaryDetected", counters.binary_detected)?;
+    let end = settled.end.clone().unwrap_or_else(|| outcome.end());
+    result.set_named_property("end", super::monitor::end_object(env, &end)?)?;
     Ok(result)
   }
 }
@@ -598,34 +555,37 @@ fn set_or_null(object: &mut Object, key: &str, value: Option<i32>) -> Result<()>
   }
 }
 
-fn remove_abort_listener(env: &Env, signal: &Persistent, listener: &Persistent) {
-  let result = (|| -> Result<()> {
-    let signal = signal.get_value(env)?;
-    let remove: Function<FnArgs<(&str, Object)>, Unknown> =
-      signal.get_named_property("removeEventListener")?;
-    remove
-      .bind(signal)?
-      .call(FnArgs::from(("abort", listener.get_value(env)?)))?;
-    Ok(())
-  })();
-  if let Err(error) = result {
-    tracing::debug!(%error, "taskstream: could not remove an abort listener");
-  }
+/// What a run hands to the JavaScript thread, in order, through one
+/// threadsafe function (so a wait's `match` is delivered before the settle).
+enum RunEvent {
+  Signal(RunSignal),
+  Settled(ShellOutcome),
 }
 
-/// The weak threadsafe function a runner calls with its outcome.
+/// The weak threadsafe function a runner calls with its signals and its outcome.
 fn settle_function(
   env: &Env,
   settle: Rc<RefCell<Option<Settle>>>,
-) -> Result<napi::threadsafe_function::ThreadsafeFunction<ShellOutcome, (), (), Status, false, true>>
-{
+  inner: Rc<ShellInner>,
+  shell_id: String,
+) -> Result<napi::threadsafe_function::ThreadsafeFunction<RunEvent, (), (), Status, false, true>> {
   let noop = env.create_function_from_closure::<(), (), _>("taskstreamShellSettled", |_| Ok(()))?;
   noop
-    .build_threadsafe_function::<ShellOutcome>()
+    .build_threadsafe_function::<RunEvent>()
     .weak::<true>()
     .build_callback(move |ctx| {
-      if let Some(settle) = settle.borrow_mut().take() {
-        settle.settled(&ctx.env, ctx.value);
+      match ctx.value {
+        RunEvent::Signal(RunSignal::Wait(wait, outcome)) => {
+          inner.resolve_wait(&ctx.env, &shell_id, wait, &outcome)
+        }
+        RunEvent::Signal(RunSignal::Settled { settle_ms }) => {
+          inner.notify_settled(&ctx.env, &shell_id, settle_ms)
+        }
+        RunEvent::Settled(outcome) => {
+          if let Some(settle) = settle.borrow_mut().take() {
+            settle.settled(&ctx.env, outcome);
+          }
+        }
       }
       Ok(())
     })

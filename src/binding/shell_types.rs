@@ -44,6 +44,9 @@ pub struct ShellTask {
   #[napi(ts_type = "AbortController")]
   pub abort_controller: ObjectRef<false>,
   pub todo_work_chain_id: Option<String>,
+  /// Who ended it, once settled.
+  #[napi(ts_type = "TaskEnd")]
+  pub end: Option<Object<'static>>,
 }
 
 /// What `BackgroundShellRegistry.register()` takes.
@@ -65,6 +68,12 @@ pub struct ShellTaskRegistration {
 /// The third argument of a shell notification callback.
 #[napi(object)]
 pub struct ShellNotificationMeta {
+  /// `'terminal'`, or `'settled'` for the notice of `settleMs`.
+  #[napi(ts_type = "'settled' | 'terminal'")]
+  pub r#type: String,
+  /// Terminal notifications: who ended the shell.
+  #[napi(ts_type = "TaskEnd")]
+  pub end: Option<Object<'static>>,
   pub shell_id: String,
   #[napi(ts_type = "BackgroundShellStatus")]
   pub status: String,
@@ -93,6 +102,9 @@ pub struct ExecuteBackgroundOptions {
   pub max_output_bytes: Option<f64>,
   /// Default `bg_` + 8 hex characters.
   pub shell_id: Option<String>,
+  /// 100..3600000: after output, once no byte arrived for this long, one
+  /// notification with `meta.type === 'settled'` (re-armed by the next byte).
+  pub settle_ms: Option<u32>,
 }
 
 /// What `done` resolves with, once the output file is flushed and closed.
@@ -120,6 +132,9 @@ pub struct BackgroundShellResult {
   /// stream, or after a write error.
   pub bytes_not_written: f64,
   pub binary_detected: bool,
+  /// Who ended the shell (API.md §6.3).
+  #[napi(ts_type = "TaskEnd")]
+  pub end: Object<'static>,
 }
 
 /// What `executeBackground()` returns at once.

@@ -2,6 +2,8 @@
 //! Everything here is unit-tested with `cargo test`; `src/lib.rs` only maps
 //! these types to JavaScript.
 
+pub mod clock;
+pub mod end;
 pub mod guards;
 pub mod ids;
 pub mod monitor;
@@ -12,6 +14,7 @@ pub mod shell;
 pub mod sync;
 pub mod task;
 pub mod text;
+pub mod wait;
 
 #[cfg(test)]
 pub(crate) mod test_vectors;

@@ -1,6 +1,8 @@
 //! A monitor entry as the registry holds it (CONTRACT.md §1.1, §1.2).
 
+use crate::core::end::TaskEnd;
 pub use crate::core::task::TaskStatus as MonitorStatus;
+use crate::core::wait::{SettleTimer, WaitSet};
 
 /// Who feeds the entry: JavaScript through `emitEvent` (fed) or our own
 /// process pipeline (native, `start()`).
@@ -28,6 +30,8 @@ pub struct Registration {
   pub owner_agent_id: Option<String>,
   pub todo_work_chain_id: Option<String>,
   pub mode: EntryMode,
+  /// `settleMs` (API.md §6.2): native monitors only.
+  pub settle_ms: Option<u64>,
 }
 
 /// A monitor entry. Times are milliseconds since the epoch; the idle deadline
@@ -69,6 +73,16 @@ pub struct MonitorEntry {
   /// a transition is delivered, so a native monitor never looks settled while
   /// its earlier events are still on their way (the TypeScript order).
   pub visible_status: MonitorStatus,
+  /// Who ended it (API.md §6.3); set when it settles, or by `reset`.
+  pub end: Option<TaskEnd>,
+  /// The first cause of an ending under way (an abort whose settle follows).
+  pub ending: Option<TaskEnd>,
+  /// Pending `waitFor`s.
+  pub waits: WaitSet,
+  /// The settled-notification timer, with `settleMs`.
+  pub settle: Option<SettleTimer>,
+  /// The last sanitised line, accepted or dropped (kept with `settleMs`).
+  pub last_line: Option<String>,
 }
 
 impl MonitorEntry {
@@ -101,6 +115,11 @@ impl MonitorEntry {
       idle_announced: false,
       detached: false,
       visible_status: MonitorStatus::Running,
+      end: None,
+      ending: None,
+      waits: WaitSet::default(),
+      settle: reg.settle_ms.map(SettleTimer::new),
+      last_line: None,
     }
   }
 
@@ -121,6 +140,12 @@ impl MonitorEntry {
 
   /// The routing owner: a non-empty `ownerAgentId` (an empty one routes globally, as
   /// the TypeScript truthiness check did).
+  /// Whether the reader must build every line (not only count them): a
+  /// `waitFor` with `match`, or `settleMs`, which quotes the last line.
+  pub fn observes_lines(&self) -> bool {
+    self.is_running() && (self.waits.wants_lines() || self.settle.is_some())
+  }
+
   pub fn owner(&self) -> Option<&str> {
     self.owner_agent_id.as_deref().filter(|o| !o.is_empty())
   }

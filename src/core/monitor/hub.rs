@@ -26,8 +26,12 @@ use std::time::Duration;
 
 use super::entry::Registration;
 use super::notification::Notification;
-use super::registry::{AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig};
+use super::registry::{
+  AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig, UnknownEntry,
+};
+use crate::core::end::EndVia;
 use crate::core::sync::lock;
+use crate::core::wait::{WaitOutcome, WaitSpec};
 
 /// How many deliveries may nest on one thread before further ones are
 /// deferred to the next wake-up (see the module docs). A level costs a few
@@ -70,16 +74,14 @@ pub trait MonitorHost {
   fn abort(&mut self, id: &str, kind: AbortKind);
   fn wake(&mut self, agent_id: &str);
   fn removed(&mut self, ids: &[String]);
+  /// Resolve the `waitFor` promise `wait` (of entry `id`).
+  fn wait_resolved(&mut self, id: &str, wait: u64, outcome: WaitOutcome);
   /// Right before a terminal notification is built: copy fields the caller wrote
   /// on its entry object (fed `pid`, `droppedLines`) into the registry.
   fn before_terminal(&mut self, _hub: &MonitorHub, _id: &str) {}
 }
 
-/// Wall-clock milliseconds since the epoch and monotonic milliseconds.
-pub trait Clock {
-  fn wall_ms(&self) -> f64;
-  fn mono_ms(&self) -> i64;
-}
+pub use crate::core::clock::Clock;
 
 /// A native monitor's process side, as the hub needs it.
 pub trait NativeTask: Send + Sync {
@@ -88,6 +90,9 @@ pub trait NativeTask: Send + Sync {
   fn stop_reading(&self, hub: &MonitorHub, kind: AbortKind);
   /// SIGTERM to the process tree (from a Rust thread, within milliseconds), SIGKILL 200 ms later.
   fn kill(&self);
+  /// Whether the reader must build every line (for waits and `settleMs`)
+  /// rather than only count the ones the throttle drops.
+  fn observe_lines(&self, _on: bool) {}
   /// [`Self::stop_reading`], then [`Self::kill`].
   fn abort(&self, hub: &MonitorHub, kind: AbortKind) {
     self.stop_reading(hub, kind);
@@ -144,10 +149,40 @@ impl MonitorHub {
   /// Runs a transition and queues its effects before the registry lock is released.
   pub fn apply(&self, transition: impl FnOnce(&mut MonitorRegistry) -> Vec<Effect>) {
     let mut registry = lock(&self.registry);
-    let effects = transition(&mut registry);
+    let mut effects = transition(&mut registry);
+    effects.extend(registry.take_resolved_waits());
     if !effects.is_empty() {
       lock(&self.outbox).extend(effects.into_iter().map(Outgoing::Effect));
     }
+  }
+
+  /// `waitFor` (API.md §6.1): `Ok(Some(outcome))` when the entry already
+  /// settled; otherwise the wait resolves through the host's `wait_resolved`.
+  pub fn add_wait(
+    &self,
+    id: &str,
+    wait: u64,
+    spec: WaitSpec,
+    now_mono_ms: i64,
+  ) -> Result<Option<WaitOutcome>, UnknownEntry> {
+    let observes = {
+      let mut registry = lock(&self.registry);
+      let immediate = registry.add_wait(id, wait, spec, now_mono_ms)?;
+      if immediate.is_some() {
+        return Ok(immediate);
+      }
+      registry.observes_lines(id)
+    };
+    if let Some(native) = self.native(id) {
+      native.observe_lines(observes);
+    }
+    self.poke_idle_watcher();
+    Ok(None)
+  }
+
+  /// A wait's signal fired.
+  pub fn abort_wait(&self, id: &str, wait: u64, now_mono_ms: i64) {
+    self.apply(|r| r.abort_wait(id, wait, now_mono_ms));
   }
 
   /// [`Self::apply`] for `register`, which may refuse.
@@ -160,7 +195,7 @@ impl MonitorHub {
     Ok(())
   }
 
-  fn poke_idle_watcher(&self) {
+  pub fn poke_idle_watcher(&self) {
     let (flag, condvar) = &self.idle_poke;
     *lock(flag) = true;
     condvar.notify_all();
@@ -302,6 +337,7 @@ impl MonitorHub {
         host.abort(&id, kind);
       }
       Effect::Wake { agent_id, .. } => host.wake(&agent_id),
+      Effect::WaitResolved { id, wait, outcome } => host.wait_resolved(&id, wait, outcome),
       Effect::Removed { ids, .. } => {
         let mut natives = lock(&self.natives);
         for id in &ids {
@@ -352,17 +388,24 @@ impl MonitorHub {
 
   /// `cancel(id, {notify})`: silent settles before it aborts; user-visible aborts
   /// first (flushed lines are delivered) and re-checks (§2.1).
-  pub fn cancel(&self, host: &mut impl MonitorHost, clock: &impl Clock, id: &str, notify: bool) {
+  pub fn cancel(
+    &self,
+    host: &mut impl MonitorHost,
+    clock: &impl Clock,
+    id: &str,
+    notify: bool,
+    via: EndVia,
+  ) {
     if notify {
       if !self.registry().is_running(id) {
         self.drain_for(host, id);
         return;
       }
-      self.apply(|r| r.cancel_begin(id));
+      self.apply(|r| r.cancel_begin(id, via));
       self.drain_for(host, id);
-      self.apply(|r| r.cancel_finish(id, clock.wall_ms()));
+      self.apply(|r| r.cancel_finish(id, via, clock.wall_ms()));
     } else {
-      self.apply(|r| r.cancel_silent(id, clock.wall_ms()));
+      self.apply(|r| r.cancel_silent(id, via, clock.wall_ms()));
     }
     self.drain_for(host, id);
   }
@@ -399,7 +442,7 @@ impl MonitorHub {
   pub fn abort_all(&self, host: &mut impl MonitorHost, clock: &impl Clock, notify: bool) {
     let ids = self.registry().ids();
     for id in ids {
-      self.cancel(host, clock, &id, notify);
+      self.cancel(host, clock, &id, notify, EndVia::AbortAll);
     }
   }
 
@@ -413,7 +456,7 @@ impl MonitorHub {
   ) {
     let ids = self.registry().running_ids_for_owner(agent_id);
     for id in ids {
-      self.cancel(host, clock, &id, notify);
+      self.cancel(host, clock, &id, notify, EndVia::Owner);
     }
   }
 
@@ -440,7 +483,12 @@ impl MonitorHub {
   }
 
   fn discard_queued_except_aborts(&self) {
-    lock(&self.outbox).retain(|item| matches!(item, Outgoing::Effect(Effect::Abort { .. })));
+    lock(&self.outbox).retain(|item| {
+      matches!(
+        item,
+        Outgoing::Effect(Effect::Abort { .. } | Effect::WaitResolved { .. })
+      )
+    });
   }
 }
 
@@ -453,13 +501,23 @@ fn idle_watch_loop<C: Clock>(weak: Weak<MonitorHub>, clock: C) {
       return;
     };
     let now = clock.mono_ms();
-    let (due, next) = {
-      let mut registry = hub.registry();
-      (registry.take_due_idle(now), registry.next_idle_deadline())
-    };
+    let due = hub.registry().take_due_idle(now);
     for (id, _native) in due {
       hub.native_idle_timeout(&clock, &id);
     }
+    // Waits' quiet periods and timeouts, and settled notifications.
+    hub.apply(|r| r.take_due_timers(now));
+    hub.wake_js();
+    let next = {
+      let registry = hub.registry();
+      [
+        registry.next_idle_deadline(),
+        registry.next_timer_deadline(),
+      ]
+      .into_iter()
+      .flatten()
+      .min()
+    };
     let sleep_ms = next
       .map(|d| (d - clock.mono_ms()).clamp(0, IDLE_WATCH_MAX_SLEEP_MS))
       .unwrap_or(IDLE_WATCH_MAX_SLEEP_MS);

@@ -28,12 +28,15 @@ pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
 struct Batch {
   accepted: Vec<String>,
   dropped: u64,
+  /// Every line, accepted or dropped, while the pipeline observes lines.
+  seen: Vec<String>,
 }
 
 impl Batch {
-  /// Runs the accepted lines through `emitEvent` and counts the dropped ones.
+  /// Shows the lines to the entry's waits, runs the accepted lines through
+  /// `emitEvent` and counts the dropped ones.
   fn apply(&self, r: &mut MonitorRegistry, id: &str, wall_ms: f64, mono_ms: i64) -> Vec<Effect> {
-    let mut effects = Vec::new();
+    let mut effects = r.observe_lines(id, &self.seen, mono_ms);
     for line in &self.accepted {
       effects.extend(r.emit_event(id, line, wall_ms, mono_ms));
     }
@@ -43,6 +46,9 @@ impl Batch {
 }
 
 impl LineSink for Batch {
+  fn seen(&mut self, line: &str) {
+    self.seen.push(line.to_owned());
+  }
   fn accepted(&mut self, line: &str) {
     self.accepted.push(line.to_owned());
   }
@@ -75,6 +81,8 @@ pub struct NativeMonitor<C: Clock> {
   clock: C,
   aborted: AtomicBool,
   killed: AtomicBool,
+  /// The pipeline must build every line (see [`NativeTask::observe_lines`]).
+  observing: AtomicBool,
   io: Mutex<Io>,
 }
 
@@ -96,6 +104,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     throttle: Option<ThrottleConfig>,
     clock: C,
   ) -> std::io::Result<Arc<Self>> {
+    let observing = hub.registry().observes_lines(id);
     let reactor = Reactor::pick()?;
     let SpawnedProcess {
       group,
@@ -114,6 +123,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       clock,
       aborted: AtomicBool::new(false),
       killed: AtomicBool::new(false),
+      observing: AtomicBool::new(observing),
       io: Mutex::new(Io::default()),
     });
     hub.add_native(id, monitor.clone());
@@ -135,22 +145,31 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   fn ingest(&self, hub: &MonitorHub, stream: Stream, bytes: &[u8]) {
     let now = self.clock.mono_ms();
     let mut settled_now = false;
+    let mut settle_armed = false;
     {
       let mut pipeline = lock(&self.pipeline);
       if pipeline.is_closed() {
         return;
       }
+      pipeline.set_observing(self.observing.load(Ordering::Acquire));
       let mut batch = Batch::default();
       pipeline.feed(stream, bytes, now, &mut batch);
       let (lines_seen, truncated) = (pipeline.lines_seen(), pipeline.truncated_bytes());
       let wall = self.clock.wall_ms();
       hub.apply(|r| {
-        r.record_bytes(&self.id, bytes.len() as u64, now);
+        settle_armed = r.record_bytes(&self.id, bytes.len() as u64, now);
         r.record_splitter_counts(&self.id, lines_seen, truncated);
         let effects = batch.apply(r, &self.id, wall, now);
         settled_now = !r.is_running(&self.id);
+        // A wait that resolved may have been the last one that needed lines.
+        self
+          .observing
+          .store(r.observes_lines(&self.id), Ordering::Release);
         effects
       });
+    }
+    if settle_armed {
+      hub.poke_idle_watcher();
     }
     if settled_now {
       // Max events: the kill must not wait for the JavaScript thread.
@@ -205,6 +224,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   fn flush_locked(&self, hub: &MonitorHub, pipeline: &mut LinePipeline) {
     let now = self.clock.mono_ms();
     let mut batch = Batch::default();
+    pipeline.set_observing(self.observing.load(Ordering::Acquire));
     pipeline.flush(now, &mut batch);
     let (lines_seen, truncated) = (pipeline.lines_seen(), pipeline.truncated_bytes());
     let wall = self.clock.wall_ms();
@@ -293,5 +313,9 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
     if !self.killed.swap(true, Ordering::AcqRel) {
       process::terminate(&self.group);
     }
+  }
+
+  fn observe_lines(&self, on: bool) {
+    self.observing.store(on, Ordering::Release);
   }
 }

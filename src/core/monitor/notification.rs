@@ -1,6 +1,7 @@
 //! The exact texts of monitor notifications (CONTRACT.md §2.2).
 
 use super::entry::{MonitorEntry, MonitorStatus};
+use crate::core::end::TaskEnd;
 use crate::core::text::{
   escape_xml, strip_display_control_chars, truncate_notification_label, truncate_utf16, utf16_len,
 };
@@ -16,9 +17,30 @@ pub enum Route {
   Agent(String),
 }
 
+/// `meta.type` (API.md §6.2): which kind of notification this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotificationKind {
+  Event,
+  Settled,
+  Terminal,
+}
+
+impl NotificationKind {
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Self::Event => "event",
+      Self::Settled => "settled",
+      Self::Terminal => "terminal",
+    }
+  }
+}
+
 /// `MonitorNotificationMeta`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NotificationMeta {
+  pub kind: NotificationKind,
+  /// Terminal notifications: who ended the task (API.md §6.3).
+  pub end: Option<TaskEnd>,
   pub monitor_id: String,
   pub status: MonitorStatus,
   pub event_count: u64,
@@ -59,7 +81,38 @@ pub fn event_notification(entry: &MonitorEntry, line: &str) -> Notification {
   ));
   model.push(format!("<result>{}</result>", escape_xml(&shown)));
   model.push("</task-notification>".to_owned());
-  build(entry, MonitorStatus::Running, display_text, model)
+  build(
+    entry,
+    MonitorStatus::Running,
+    display_text,
+    model,
+    NotificationKind::Event,
+  )
+}
+
+/// The settled notification (API.md §6.2): no output byte for `settle_ms`;
+/// `<result>` quotes the last line read, accepted or dropped, cut and
+/// escaped as an event result is.
+pub fn settled_notification(entry: &MonitorEntry, settle_ms: u64) -> Notification {
+  let desc = truncate_notification_label(&entry.description);
+  let summary = format!("Monitor \"{desc}\" output settled: no output for {settle_ms} ms.");
+  let mut model = envelope_head(entry, MonitorStatus::Running);
+  model.push(format!(
+    "<summary>Monitor \"{}\" output settled: no output for {settle_ms} ms.</summary>",
+    escape_xml(&desc)
+  ));
+  if let Some(line) = entry.last_line.as_deref() {
+    let shown = strip_display_control_chars(&truncate_event_line(line));
+    model.push(format!("<result>{}</result>", escape_xml(&shown)));
+  }
+  model.push("</task-notification>".to_owned());
+  build(
+    entry,
+    MonitorStatus::Running,
+    summary,
+    model,
+    NotificationKind::Settled,
+  )
 }
 
 /// The terminal notification of a settled entry, with the detail of its terminal path.
@@ -95,7 +148,15 @@ pub fn terminal_notification(entry: &MonitorEntry, detail: Option<&str>) -> Noti
     ));
   }
   model.push("</task-notification>".to_owned());
-  build(entry, status, display_text, model)
+  let mut n = build(
+    entry,
+    status,
+    display_text,
+    model,
+    NotificationKind::Terminal,
+  );
+  n.meta.end = entry.end.clone();
+  n
 }
 
 fn envelope_head(entry: &MonitorEntry, status: MonitorStatus) -> Vec<String> {
@@ -120,11 +181,14 @@ fn build(
   status: MonitorStatus,
   display_text: String,
   model: Vec<String>,
+  kind: NotificationKind,
 ) -> Notification {
   Notification {
     display_text,
     model_text: model.join("\n"),
     meta: NotificationMeta {
+      kind,
+      end: None,
       monitor_id: entry.id.clone(),
       status,
       event_count: entry.event_count,

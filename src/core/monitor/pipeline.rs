@@ -18,6 +18,9 @@ pub trait LineSink {
   fn accepted(&mut self, line: &str);
   /// A non-blank line the throttle dropped.
   fn dropped(&mut self);
+  /// A sanitised non-blank line, before the throttle decides; called only
+  /// while the pipeline observes lines ([`LinePipeline::set_observing`]).
+  fn seen(&mut self, _line: &str) {}
   /// `lines` non-blank lines the throttle dropped.
   fn dropped_many(&mut self, lines: u64) {
     for _ in 0..lines {
@@ -144,6 +147,8 @@ pub struct LinePipeline {
   streams: [StreamState; 2],
   bucket: Option<TokenBucket>,
   closed: bool,
+  /// Build every line, dropped ones included, and show it to [`LineSink::seen`].
+  observing: bool,
   /// Take the fast paths ([`StreamState::feed`]); off only in tests that
   /// compare them with the exact path.
   fast_paths: bool,
@@ -156,6 +161,7 @@ impl LinePipeline {
       streams: Default::default(),
       bucket: throttle.map(|c| TokenBucket::new(c, start_mono_ms)),
       closed: false,
+      observing: false,
       fast_paths: true,
     }
   }
@@ -178,6 +184,13 @@ impl LinePipeline {
     self.closed
   }
 
+  /// With `on`, every line is built and sanitised, and the sink sees it
+  /// before the throttle (waits with `match`, `settleMs`); throttled-out lines
+  /// are then no longer only counted.
+  pub fn set_observing(&mut self, on: bool) {
+    self.observing = on;
+  }
+
   /// Processes one read. Ignored once the pipeline is closed.
   pub fn feed(&mut self, stream: Stream, bytes: &[u8], now_mono_ms: i64, sink: &mut impl LineSink) {
     if self.closed {
@@ -185,19 +198,21 @@ impl LinePipeline {
     }
     let state = &mut self.streams[stream as usize];
     let bucket = &mut self.bucket;
+    let observing = self.observing;
     if !self.fast_paths {
       let text = state.text.push(bytes);
       state.splitter.push(text, &mut |line| {
-        throttled_emit(bucket, line, now_mono_ms, sink)
+        throttled_emit(bucket, line, now_mono_ms, observing, sink)
       });
       return;
     }
     // The read's time is fixed, so once the bucket is empty no line of this
-    // read can pass: lines then only need counting (the firehose case).
-    let counting = bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms));
+    // read can pass: lines then only need counting (the firehose case),
+    // unless someone must see them.
+    let counting = !observing && bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms));
     let mut dropped = 0;
     state.feed(bytes, counting, &mut dropped, &mut |line| {
-      throttled_emit(bucket, line, now_mono_ms, sink)
+      throttled_emit(bucket, line, now_mono_ms, observing, sink)
     });
     if let Some(bucket) = bucket.as_mut().filter(|_| dropped > 0) {
       // The counted lines' `try_take`: it fails, but a clock that went back (reader
@@ -218,14 +233,15 @@ impl LinePipeline {
       return;
     }
     let bucket = &mut self.bucket;
+    let observing = self.observing;
     for state in &mut self.streams {
       let text = state.text.finish();
       state.splitter.push(text, &mut |line| {
-        throttled_emit(bucket, line, now_mono_ms, sink)
+        throttled_emit(bucket, line, now_mono_ms, observing, sink)
       });
       state
         .splitter
-        .flush(&mut |line| throttled_emit(bucket, line, now_mono_ms, sink));
+        .flush(&mut |line| throttled_emit(bucket, line, now_mono_ms, observing, sink));
     }
   }
 
@@ -246,9 +262,20 @@ fn throttled_emit(
   bucket: &mut Option<TokenBucket>,
   line: &str,
   now_mono_ms: i64,
+  observing: bool,
   sink: &mut impl LineSink,
 ) {
   if sanitizes_to_blank(line) {
+    return;
+  }
+  if observing {
+    let clean = sanitize_monitor_line(line);
+    sink.seen(&clean);
+    if bucket.as_mut().is_some_and(|b| !b.try_take(now_mono_ms)) {
+      sink.dropped();
+    } else {
+      sink.accepted(&clean);
+    }
     return;
   }
   if let Some(bucket) = bucket {

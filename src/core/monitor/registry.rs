@@ -8,9 +8,14 @@
 
 use super::entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
 use super::notification::{
-  event_notification, terminal_notification, truncate_event_line, Notification,
+  event_notification, settled_notification, terminal_notification, truncate_event_line,
+  Notification,
 };
+use crate::core::clock;
+use crate::core::end::{EndVia, TaskEnd};
 use crate::core::task::{prune_ids, TerminalKey};
+use crate::core::text::sanitize_monitor_line;
+use crate::core::wait::{WaitOutcome, WaitSpec};
 
 /// `MAX_CONCURRENT_MONITORS` and `MAX_RETAINED_TERMINAL_MONITORS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +65,12 @@ pub enum Effect {
     by: Option<String>,
     ids: Vec<String>,
   },
+  /// Resolve the `waitFor` promise `wait` of entry `id`.
+  WaitResolved {
+    id: String,
+    wait: u64,
+    outcome: WaitOutcome,
+  },
 }
 
 impl Effect {
@@ -70,7 +81,8 @@ impl Effect {
       | Self::StatusChanged(Some(id))
       | Self::Terminal { id, .. }
       | Self::Abort { id, .. }
-      | Self::Wake { id, .. } => Some(id),
+      | Self::Wake { id, .. }
+      | Self::WaitResolved { id, .. } => Some(id),
       Self::Notify(n) => Some(&n.meta.monitor_id),
       Self::Removed { by, .. } => by.as_deref(),
       Self::StatusChanged(None) => None,
@@ -107,10 +119,16 @@ pub struct ExitInfo {
   pub signal: Option<String>,
 }
 
+/// Why `add_wait` refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownEntry(pub String);
+
 #[derive(Debug, Default)]
 pub struct MonitorRegistry {
   config: RegistryConfig,
   entries: Vec<MonitorEntry>,
+  /// Waits resolved by a settle or a removal, for [`Self::take_resolved_waits`].
+  resolved_waits: Vec<Effect>,
 }
 
 impl MonitorRegistry {
@@ -118,7 +136,129 @@ impl MonitorRegistry {
     Self {
       config,
       entries: Vec::new(),
+      resolved_waits: Vec::new(),
     }
+  }
+
+  /// The waits that settles and removals resolved since the last call, as
+  /// effects to run after the transition's own (the hub appends them).
+  pub fn take_resolved_waits(&mut self) -> Vec<Effect> {
+    std::mem::take(&mut self.resolved_waits)
+  }
+
+  /// `waitFor` (API.md §6.1): a wait on a settled entry resolves at once with
+  /// `exit` (returned); otherwise it is added and resolves through an
+  /// [`Effect::WaitResolved`].
+  pub fn add_wait(
+    &mut self,
+    id: &str,
+    wait: u64,
+    spec: WaitSpec,
+    now_mono_ms: i64,
+  ) -> Result<Option<WaitOutcome>, UnknownEntry> {
+    let Some(entry) = self.get_mut(id) else {
+      return Err(UnknownEntry(id.to_owned()));
+    };
+    if !entry.is_running() || entry.detached {
+      let status = if entry.detached {
+        MonitorStatus::Cancelled
+      } else {
+        entry.status
+      };
+      let mut set = crate::core::wait::WaitSet::default();
+      set.add(wait, spec, now_mono_ms);
+      return Ok(set.finish(status, now_mono_ms).pop().map(|(_, o)| o));
+    }
+    entry.waits.add(wait, spec, now_mono_ms);
+    Ok(None)
+  }
+
+  /// A wait's signal fired: it resolves `aborted` if still pending.
+  pub fn abort_wait(&mut self, id: &str, wait: u64, now_mono_ms: i64) -> Vec<Effect> {
+    let Some(entry) = self.get_mut(id) else {
+      return Vec::new();
+    };
+    let status = entry.status;
+    match entry.waits.abort(wait, status, now_mono_ms) {
+      Some(outcome) => vec![Effect::WaitResolved {
+        id: id.to_owned(),
+        wait,
+        outcome,
+      }],
+      None => Vec::new(),
+    }
+  }
+
+  /// Native: sanitised lines the reader built (accepted or dropped), for
+  /// waits with `match` and the settled notification's last line.
+  pub fn observe_lines(&mut self, id: &str, lines: &[String], now_mono_ms: i64) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id).filter(|e| !e.detached) else {
+      return Vec::new();
+    };
+    let mut effects = Vec::new();
+    for line in lines {
+      for (wait, outcome) in entry.waits.on_line(line, now_mono_ms) {
+        effects.push(Effect::WaitResolved {
+          id: id.to_owned(),
+          wait,
+          outcome,
+        });
+      }
+    }
+    if entry.settle.is_some() {
+      if let Some(last) = lines.last() {
+        entry.last_line = Some(last.clone());
+      }
+    }
+    effects
+  }
+
+  /// Whether the entry's reader must build every line (see [`MonitorEntry::observes_lines`]).
+  pub fn observes_lines(&self, id: &str) -> bool {
+    self.get(id).is_some_and(MonitorEntry::observes_lines)
+  }
+
+  /// Waits whose quiet period or timeout passed, and settled notifications
+  /// whose time came, for every running entry.
+  pub fn take_due_timers(&mut self, now_mono_ms: i64) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for entry in self
+      .entries
+      .iter_mut()
+      .filter(|e| e.is_running() && !e.detached)
+    {
+      for (wait, outcome) in entry.waits.take_due(now_mono_ms) {
+        effects.push(Effect::WaitResolved {
+          id: entry.id.clone(),
+          wait,
+          outcome,
+        });
+      }
+      let fired = entry
+        .settle
+        .as_mut()
+        .and_then(|timer| timer.take_fired(now_mono_ms).then(|| timer.settle_ms()));
+      if let Some(settle_ms) = fired {
+        effects.push(Effect::Notify(settled_notification(entry, settle_ms)));
+      }
+    }
+    effects
+  }
+
+  /// The earliest wait or settle deadline of any running entry.
+  pub fn next_timer_deadline(&self) -> Option<i64> {
+    self
+      .entries
+      .iter()
+      .filter(|e| e.is_running() && !e.detached)
+      .flat_map(|e| {
+        [
+          e.waits.next_deadline(),
+          e.settle.as_ref().and_then(|t| t.deadline()),
+        ]
+      })
+      .flatten()
+      .min()
   }
 
   pub fn config(&self) -> RegistryConfig {
@@ -225,14 +365,36 @@ impl MonitorRegistry {
     };
     entry.event_count += 1;
     entry.last_event_time = now_wall_ms;
+    let mut waits = Vec::new();
     if entry.mode == EntryMode::Fed {
       entry.rearm_idle(now_mono_ms);
+      // Fed waits follow `emitEvent` (API.md §6.1).
+      entry.waits.on_activity(now_mono_ms);
+      if entry.waits.wants_lines() {
+        waits = entry
+          .waits
+          .on_line(&sanitize_monitor_line(line), now_mono_ms);
+      }
     }
     let line = truncate_event_line(line);
     let mut effects = vec![Effect::Notify(event_notification(entry, &line))];
+    effects.extend(
+      waits
+        .into_iter()
+        .map(|(wait, outcome)| Effect::WaitResolved {
+          id: id.to_owned(),
+          wait,
+          outcome,
+        }),
+    );
     if entry.event_count >= entry.max_events {
       entry.error = Some("Max events reached".to_owned());
-      effects.extend(self.settle(id, MonitorStatus::Completed, now_wall_ms));
+      effects.extend(self.settle(
+        id,
+        MonitorStatus::Completed,
+        TaskEnd::max_events(),
+        now_wall_ms,
+      ));
       effects.push(abort(id, AbortKind::Flush));
       effects.push(terminal(id, Some("Max events reached")));
     }
@@ -247,7 +409,8 @@ impl MonitorRegistry {
     if exit_code.is_some() {
       entry.exit_code = exit_code;
     }
-    let mut effects = self.settle(id, MonitorStatus::Completed, now_wall_ms);
+    let end = TaskEnd::exited(exit_code);
+    let mut effects = self.settle(id, MonitorStatus::Completed, end, now_wall_ms);
     effects.push(terminal(
       id,
       exit_code
@@ -259,21 +422,33 @@ impl MonitorRegistry {
 
   /// §2.1 fail: store the error, settle, then the terminal notification.
   pub fn fail(&mut self, id: &str, error: &str, now_wall_ms: f64) -> Vec<Effect> {
+    self.fail_with_end(id, error, TaskEnd::failed(error), now_wall_ms)
+  }
+
+  /// [`Self::fail`] with the end it records (a spawn failure, a signal, …).
+  pub fn fail_with_end(
+    &mut self,
+    id: &str,
+    error: &str,
+    end: TaskEnd,
+    now_wall_ms: f64,
+  ) -> Vec<Effect> {
     let Some(entry) = self.running_mut(id) else {
       return Vec::new();
     };
     entry.error = Some(error.to_owned());
-    let mut effects = self.settle(id, MonitorStatus::Failed, now_wall_ms);
+    let mut effects = self.settle(id, MonitorStatus::Failed, end, now_wall_ms);
     effects.push(terminal(id, Some(error)));
     effects
   }
 
   /// §2.1 silent cancel: settle, mark notified, abort, then wake the owner.
-  pub fn cancel_silent(&mut self, id: &str, now_wall_ms: f64) -> Vec<Effect> {
+  pub fn cancel_silent(&mut self, id: &str, via: EndVia, now_wall_ms: f64) -> Vec<Effect> {
     if !self.is_running(id) {
       return Vec::new();
     }
-    let mut effects = self.settle(id, MonitorStatus::Cancelled, now_wall_ms);
+    let end = TaskEnd::cancelled(via);
+    let mut effects = self.settle(id, MonitorStatus::Cancelled, end, now_wall_ms);
     let owner = match self.get_mut(id) {
       Some(entry) => {
         entry.notified = true;
@@ -292,20 +467,23 @@ impl MonitorRegistry {
   }
 
   /// §2.1 user-visible cancel, step 1: abort first (listeners may still emit).
-  pub fn cancel_begin(&self, id: &str) -> Vec<Effect> {
-    if self.is_running(id) {
-      vec![abort(id, AbortKind::Flush)]
-    } else {
-      Vec::new()
+  pub fn cancel_begin(&mut self, id: &str, via: EndVia) -> Vec<Effect> {
+    match self.running_mut(id) {
+      Some(entry) => {
+        entry.ending.get_or_insert(TaskEnd::cancelled(via));
+        vec![abort(id, AbortKind::Flush)]
+      }
+      None => Vec::new(),
     }
   }
 
   /// Step 2: unless the abort settled the entry, settle it cancelled and notify.
-  pub fn cancel_finish(&mut self, id: &str, now_wall_ms: f64) -> Vec<Effect> {
+  pub fn cancel_finish(&mut self, id: &str, via: EndVia, now_wall_ms: f64) -> Vec<Effect> {
     if !self.is_running(id) {
       return Vec::new();
     }
-    let mut effects = self.settle(id, MonitorStatus::Cancelled, now_wall_ms);
+    let end = TaskEnd::cancelled(via);
+    let mut effects = self.settle(id, MonitorStatus::Cancelled, end, now_wall_ms);
     effects.push(terminal(id, None));
     effects
   }
@@ -349,9 +527,10 @@ impl MonitorRegistry {
   }
 
   /// §2.5 idle timeout, step 1: if the entry is still idle, abort it first.
-  pub fn idle_begin(&self, id: &str, now_mono_ms: i64) -> Vec<Effect> {
-    match self.get(id) {
+  pub fn idle_begin(&mut self, id: &str, now_mono_ms: i64) -> Vec<Effect> {
+    match self.get_mut(id) {
       Some(e) if e.is_running() && e.idle_deadline_ms.is_some_and(|d| d <= now_mono_ms) => {
+        e.ending.get_or_insert(TaskEnd::idle_timeout());
         vec![abort(id, AbortKind::Flush)]
       }
       _ => Vec::new(),
@@ -360,9 +539,12 @@ impl MonitorRegistry {
 
   /// Step 1 for a fed entry, whose JavaScript idle timer fired: that timer is
   /// the deadline (it was re-armed on every event), so only running counts.
-  pub fn idle_begin_fed(&self, id: &str) -> Vec<Effect> {
-    match self.get(id) {
-      Some(e) if e.is_running() && e.mode == EntryMode::Fed => vec![abort(id, AbortKind::Flush)],
+  pub fn idle_begin_fed(&mut self, id: &str) -> Vec<Effect> {
+    match self.get_mut(id) {
+      Some(e) if e.is_running() && e.mode == EntryMode::Fed => {
+        e.ending.get_or_insert(TaskEnd::idle_timeout());
+        vec![abort(id, AbortKind::Flush)]
+      }
       _ => Vec::new(),
     }
   }
@@ -373,7 +555,8 @@ impl MonitorRegistry {
       return Vec::new();
     };
     entry.error = Some("Idle timeout".to_owned());
-    let mut effects = self.settle(id, MonitorStatus::Completed, now_wall_ms);
+    let end = TaskEnd::idle_timeout();
+    let mut effects = self.settle(id, MonitorStatus::Completed, end, now_wall_ms);
     effects.push(terminal(id, Some("Idle timeout")));
     effects
   }
@@ -391,11 +574,19 @@ impl MonitorRegistry {
       return Vec::new();
     }
     if aborted {
-      return self.cancel_finish(id, now_wall_ms);
+      // Aborted from its controller by the caller, unless a cancel or a
+      // limit recorded its own cause first (`ending`).
+      return self.cancel_finish(id, EndVia::Signal, now_wall_ms);
     }
     match (exit.code, &exit.signal) {
-      (Some(code), _) if code != 0 => self.fail(id, &format!("Exit code {code}"), now_wall_ms),
-      (_, Some(signal)) => self.fail(id, &format!("Killed by signal {signal}"), now_wall_ms),
+      (Some(code), _) if code != 0 => {
+        let end = TaskEnd::exited(Some(code));
+        self.fail_with_end(id, &format!("Exit code {code}"), end, now_wall_ms)
+      }
+      (_, Some(signal)) => {
+        let end = TaskEnd::signaled(signal);
+        self.fail_with_end(id, &format!("Killed by signal {signal}"), end, now_wall_ms)
+      }
       (code, None) => self.complete(id, code, now_wall_ms),
     }
   }
@@ -408,8 +599,18 @@ impl MonitorRegistry {
       return None;
     }
     let mut effects = Vec::new();
+    let now_mono_ms = clock::mono_ms();
     for entry in &mut self.entries {
       if entry.is_running() {
+        // Not settled, but what ended it is recorded on the removed object.
+        entry.end = Some(TaskEnd::cancelled(EndVia::Reset));
+        for (wait, outcome) in entry.waits.finish(MonitorStatus::Cancelled, now_mono_ms) {
+          self.resolved_waits.push(Effect::WaitResolved {
+            id: entry.id.clone(),
+            wait,
+            outcome,
+          });
+        }
         let kind = match entry.mode {
           EntryMode::Fed => AbortKind::Flush,
           EntryMode::Native => {
@@ -457,12 +658,23 @@ impl MonitorRegistry {
     }
   }
 
-  /// Native: bytes read from a pipe; every byte moves the idle deadline (§2.5).
-  pub fn record_bytes(&mut self, id: &str, bytes: u64, now_mono_ms: i64) {
-    if let Some(entry) = self.running_mut(id) {
-      entry.bytes_read += bytes;
-      entry.rearm_idle(now_mono_ms);
-    }
+  /// Native: bytes read from a pipe; every byte moves the idle deadline
+  /// (§2.5), restarts quiet waits and arms the settled notification.
+  /// True when this read armed a settled notification that was not armed
+  /// (the timer thread must learn of the new deadline).
+  pub fn record_bytes(&mut self, id: &str, bytes: u64, now_mono_ms: i64) -> bool {
+    let Some(entry) = self.running_mut(id) else {
+      return false;
+    };
+    entry.bytes_read += bytes;
+    entry.rearm_idle(now_mono_ms);
+    entry.waits.on_activity(now_mono_ms);
+    let Some(settle) = entry.settle.as_mut() else {
+      return false;
+    };
+    let was_armed = settle.deadline().is_some();
+    settle.on_activity(now_mono_ms);
+    !was_armed
   }
 
   /// Native: lines lost to throttling.
@@ -480,14 +692,36 @@ impl MonitorRegistry {
     }
   }
 
-  /// settle, in order: status, endTime, idle deadline cleared, prune, status-change.
-  fn settle(&mut self, id: &str, status: MonitorStatus, now_wall_ms: f64) -> Vec<Effect> {
+  /// settle, in order: status, endTime, idle deadline cleared, prune,
+  /// status-change. `end` is recorded unless an ending under way named its
+  /// first cause; pending waits resolve with `exit` after the transition.
+  fn settle(
+    &mut self,
+    id: &str,
+    status: MonitorStatus,
+    end: TaskEnd,
+    now_wall_ms: f64,
+  ) -> Vec<Effect> {
     let Some(entry) = self.get_mut(id) else {
       return Vec::new();
     };
     entry.status = status;
     entry.end_time = Some(now_wall_ms);
     entry.idle_deadline_ms = None;
+    entry.end = Some(entry.ending.take().unwrap_or(end));
+    if let Some(settle) = entry.settle.as_mut() {
+      settle.disarm();
+    }
+    let resolved = entry.waits.finish(status, clock::mono_ms());
+    self.resolved_waits.extend(
+      resolved
+        .into_iter()
+        .map(|(wait, outcome)| Effect::WaitResolved {
+          id: id.to_owned(),
+          wait,
+          outcome,
+        }),
+    );
     let mut effects = Vec::with_capacity(2);
     let removed = self.prune(id);
     if !removed.is_empty() {

@@ -40,6 +40,7 @@ enum Log {
   Aborted(String, AbortKind),
   Woke(String),
   Removed(Vec<String>),
+  WaitResolved(String, u64, crate::core::wait::WaitOutcome),
 }
 
 struct Host<'a> {
@@ -129,6 +130,11 @@ impl MonitorHost for Host<'_> {
   fn removed(&mut self, ids: &[String]) {
     self.log.push(Log::Removed(ids.to_vec()));
   }
+  fn wait_resolved(&mut self, id: &str, wait: u64, outcome: crate::core::wait::WaitOutcome) {
+    self
+      .log
+      .push(Log::WaitResolved(id.to_owned(), wait, outcome));
+  }
   fn before_terminal(&mut self, hub: &MonitorHub, id: &str) {
     if let Some(d) = self.caller_dropped_lines {
       hub.registry().set_caller_fields(id, None, d);
@@ -153,6 +159,7 @@ fn registration(id: &str) -> Registration {
     owner_agent_id: None,
     todo_work_chain_id: None,
     mode: EntryMode::Fed,
+    settle_ms: None,
   }
 }
 
@@ -163,6 +170,9 @@ fn setup() -> (MonitorHub, TestClock) {
 fn lock(hub: &MonitorHub) -> std::sync::MutexGuard<'_, MonitorRegistry> {
   hub.registry()
 }
+
+#[path = "tests_signals.rs"]
+mod signals;
 
 #[test]
 fn golden_event_and_completion_texts() {
@@ -282,7 +292,13 @@ fn user_cancel_delivers_flushed_lines_then_cancelled() {
   let mut host = Host::new(&reg, &clock);
   host.register(registration("m")).unwrap();
   host.flush_on_abort = vec!["last partial line".into()];
-  reg.cancel(&mut host, &clock, "m", true);
+  reg.cancel(
+    &mut host,
+    &clock,
+    "m",
+    true,
+    crate::core::end::EndVia::Cancel,
+  );
   let n = host.notifications();
   assert_eq!(n.len(), 2);
   assert!(n[0].display_text.ends_with("event #1: last partial line"));
@@ -302,7 +318,13 @@ fn user_cancel_keeps_a_status_reached_during_the_abort() {
   r.max_events = 1;
   host.register(r).unwrap();
   host.flush_on_abort = vec!["flushed".into()];
-  reg.cancel(&mut host, &clock, "m", true);
+  reg.cancel(
+    &mut host,
+    &clock,
+    "m",
+    true,
+    crate::core::end::EndVia::Cancel,
+  );
   let entry = lock(&reg).get("m").cloned().unwrap();
   assert_eq!(entry.status, MonitorStatus::Completed);
   assert_eq!(host.terminal_count(), 1);
@@ -317,7 +339,13 @@ fn silent_cancel_settles_before_abort_and_wakes_the_owner() {
   host.register(r).unwrap();
   host.log.clear();
   host.flush_on_abort = vec!["ignored".into()];
-  reg.cancel(&mut host, &clock, "m", false);
+  reg.cancel(
+    &mut host,
+    &clock,
+    "m",
+    false,
+    crate::core::end::EndVia::Cancel,
+  );
   assert_eq!(
     host.log,
     vec![
@@ -339,13 +367,25 @@ fn terminal_transitions_are_one_shot() {
   let mut host = Host::new(&reg, &clock);
   host.register(registration("m")).unwrap();
   host.complete("m", Some(0));
-  reg.cancel(&mut host, &clock, "m", true);
+  reg.cancel(
+    &mut host,
+    &clock,
+    "m",
+    true,
+    crate::core::end::EndVia::Cancel,
+  );
   host.fail("m", "late");
   host.emit("m", "late event");
   assert_eq!(host.notifications().len(), 1);
   // Unknown ids never throw.
   host.complete("nope", Some(1));
-  reg.cancel(&mut host, &clock, "nope", true);
+  reg.cancel(
+    &mut host,
+    &clock,
+    "nope",
+    true,
+    crate::core::end::EndVia::Cancel,
+  );
 }
 
 #[test]
@@ -696,6 +736,7 @@ impl MonitorHost for ReentrantHost<'_> {
   fn abort(&mut self, _id: &str, _kind: AbortKind) {}
   fn wake(&mut self, _agent_id: &str) {}
   fn removed(&mut self, _ids: &[String]) {}
+  fn wait_resolved(&mut self, _id: &str, _wait: u64, _outcome: crate::core::wait::WaitOutcome) {}
 }
 
 #[test]
@@ -728,8 +769,15 @@ fn reentrant_delivery_is_bounded_and_the_rest_follows_on_later_wakeups() {
     turns += 1;
     assert!(turns < 100_000, "delivery never finished");
   }
-  assert!(host.max_depth <= MAX_NESTED_DELIVERIES, "depth {}", host.max_depth);
-  assert!(wakes.load(Ordering::SeqCst) > 0, "deferred deliveries asked for a wake-up");
+  assert!(
+    host.max_depth <= MAX_NESTED_DELIVERIES,
+    "depth {}",
+    host.max_depth
+  );
+  assert!(
+    wakes.load(Ordering::SeqCst) > 0,
+    "deferred deliveries asked for a wake-up"
+  );
   assert_eq!(host.events.len(), 5_001);
   assert!(host.events[0].contains("first"));
   for (i, text) in host.events[1..].iter().enumerate() {

@@ -94,9 +94,13 @@ fn unescape_octal(text: &str) -> String {
   while i < bytes.len() {
     if bytes[i] == b'\\'
       && i + 4 <= bytes.len()
-      && bytes[i + 1..i + 4].iter().all(|b| (b'0'..=b'7').contains(b))
+      && bytes[i + 1..i + 4]
+        .iter()
+        .all(|b| (b'0'..=b'7').contains(b))
     {
-      let value = bytes[i + 1..i + 4].iter().fold(0u32, |v, b| v * 8 + u32::from(b - b'0'));
+      let value = bytes[i + 1..i + 4]
+        .iter()
+        .fold(0u32, |v, b| v * 8 + u32::from(b - b'0'));
       out.push(value as u8);
       i += 4;
     } else {
@@ -139,7 +143,10 @@ impl TaskCgroup {
       tracing::debug!(%error, "taskstream: could not create a task cgroup");
       return None;
     }
-    match OpenOptions::new().write(true).open(dir.join("cgroup.procs")) {
+    match OpenOptions::new()
+      .write(true)
+      .open(dir.join("cgroup.procs"))
+    {
       Ok(procs) => Some(TaskCgroup { dir, procs }),
       Err(error) => {
         tracing::debug!(%error, "taskstream: could not open a task cgroup");

@@ -211,7 +211,11 @@ pub fn kill_now(group: &ProcessGroup) {
 /// dead), synchronously, without grace, sharing the scans.
 pub fn kill_now_all(groups: &[ProcessGroup]) {
   let tracked = tracker::tracked_groups();
-  let live: Vec<ProcessGroup> = groups.iter().filter(|g| tracked.contains(g)).cloned().collect();
+  let live: Vec<ProcessGroup> = groups
+    .iter()
+    .filter(|g| tracked.contains(g))
+    .cloned()
+    .collect();
   if !live.is_empty() {
     signal_trees(&live, Signal::SIGKILL);
   }

@@ -47,16 +47,18 @@ pub use spawn::{spawn, Child, SpawnRequest, SpawnedProcess};
 pub use tag::{is_valid_task_tag, new_task_tag, TASK_TAG_VAR};
 
 #[cfg(unix)]
-pub use kill::{kill_now, kill_now_all, signal_tree, terminate, terminate_leftovers, tree_alive, SIGKILL_GRACE};
+pub use kill::{
+  kill_now, kill_now_all, signal_tree, terminate, terminate_leftovers, tree_alive, SIGKILL_GRACE,
+};
 #[cfg(unix)]
 pub use nix::sys::signal::Signal;
 #[cfg(unix)]
 pub use tracker::{forget_if_dead, kill_all_sync, tracked_groups, watchdog_pid};
 
 #[cfg(all(test, unix))]
-mod tests_host;
-#[cfg(all(test, unix))]
 mod tests_darwin;
+#[cfg(all(test, unix))]
+mod tests_host;
 #[cfg(all(test, unix))]
 mod tests_kill;
 #[cfg(test)]

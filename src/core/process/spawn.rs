@@ -148,8 +148,8 @@ mod unix {
   use once_cell::sync::Lazy;
 
   use super::{Child, SpawnRequest, SpawnedProcess};
-  use crate::core::process::group::ProcessGroup;
   use crate::core::process::cgroup::TaskCgroup;
+  use crate::core::process::group::ProcessGroup;
   use crate::core::process::{pre_exec, proc_table, tracker};
 
   /// `waitpid(pid)`, retried on `EINTR`; `None` when `no_hang` and it still runs.
@@ -301,7 +301,13 @@ mod unix {
     let stdout = pipe_file(child.stdout.take().map(OwnedFd::from));
     let stderr = pipe_file(child.stderr.take().map(OwnedFd::from));
     // std's handle holds nothing else (no pidfd): our `Child` reaps by pid.
-    Ok(tracked(child.id(), request.task_tag, cgroup, stdout, stderr))
+    Ok(tracked(
+      child.id(),
+      request.task_tag,
+      cgroup,
+      stdout,
+      stderr,
+    ))
   }
 
   fn pipe_file(fd: Option<OwnedFd>) -> File {

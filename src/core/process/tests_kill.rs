@@ -14,7 +14,10 @@ fn terminate_kills_grandchildren_that_left_the_group() {
     spawn_script("setsid sleep 30 & ( sleep 30 & ); ( setsid sleep 30 & ); sleep 30; exit");
   let _kill = KillOnDrop(p.group.clone());
   let sleepers = wait_for_sleepers(&p.group.task_tag, 4);
-  let descendants: Vec<u32> = proc_table::descendants(&[p.pid]).iter().map(|d| d.0).collect();
+  let descendants: Vec<u32> = proc_table::descendants(&[p.pid])
+    .iter()
+    .map(|d| d.0)
+    .collect();
   let left_group = sleepers.iter().filter(|s| s.pgid != p.pid).count();
   let orphaned = sleepers
     .iter()
@@ -178,4 +181,3 @@ fn terminate_reaches_children_forked_during_the_scan() {
     );
   }
 }
-

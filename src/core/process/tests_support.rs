@@ -77,7 +77,9 @@ pub(super) fn wait_for_sleepers(tag: &str, count: usize) -> Vec<proc_table::Proc
   let ready = wait_until(Duration::from_secs(5), || {
     found = proc_table::list_pids()
       .into_iter()
-      .filter(|&pid| proc_table::has_env_tag(pid, tag) && proc_table::name(pid).as_deref() == Some("sleep"))
+      .filter(|&pid| {
+        proc_table::has_env_tag(pid, tag) && proc_table::name(pid).as_deref() == Some("sleep")
+      })
       .filter_map(proc_table::stat)
       .filter(|s| !s.zombie)
       .collect();

@@ -151,7 +151,11 @@ impl Snapshot {
   /// Whether any process of `group`'s tree is alive (zombies do not count).
   /// Without a process table, whether the process group still has a member.
   pub(super) fn tree_alive(&self, group: &ProcessGroup, protected: &Protected) -> bool {
-    if group.cgroup.as_deref().is_some_and(super::cgroup::populated) {
+    if group
+      .cgroup
+      .as_deref()
+      .is_some_and(super::cgroup::populated)
+    {
       return true;
     }
     if self.table {

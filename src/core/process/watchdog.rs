@@ -327,7 +327,10 @@ fn added_line(group: &ProcessGroup) -> String {
 fn start_with(tracked: &[ProcessGroup]) -> State {
   let started = Watchdog::start().and_then(|mut watchdog| {
     let lines: String = tracked.iter().map(added_line).collect();
-    watchdog.stdin.write_all(lines.as_bytes()).map(|()| watchdog)
+    watchdog
+      .stdin
+      .write_all(lines.as_bytes())
+      .map(|()| watchdog)
   });
   match started {
     Ok(watchdog) => State::Running(watchdog),
@@ -343,7 +346,9 @@ impl Watchdog {
     let path = std::env::var_os("PATH");
     let bash = resolve_program("bash", path.as_deref())
       .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "bash not found on PATH"))?;
-    let cgroups = super::cgroup::base().map(|b| b.as_os_str().to_owned()).unwrap_or_default();
+    let cgroups = super::cgroup::base()
+      .map(|b| b.as_os_str().to_owned())
+      .unwrap_or_default();
     let mut command = Command::new(bash);
     command
       .args(["-c", SCRIPT, "taskstream-watchdog"])

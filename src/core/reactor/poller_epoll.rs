@@ -72,10 +72,17 @@ impl Poller {
 
   /// Waits for readiness (or `timeout`), appending ready descriptors other
   /// than the waker's to `ready`.
-  pub(super) fn wait(&mut self, timeout: Option<Duration>, ready: &mut Vec<RawFd>) -> io::Result<()> {
+  pub(super) fn wait(
+    &mut self,
+    timeout: Option<Duration>,
+    ready: &mut Vec<RawFd>,
+  ) -> io::Result<()> {
     let timeout_ms = match timeout {
       None => -1,
-      Some(t) => t.as_millis().saturating_add(u128::from(t.subsec_nanos() % 1_000_000 != 0)).min(i32::MAX as u128) as i32,
+      Some(t) => t
+        .as_millis()
+        .saturating_add(u128::from(t.subsec_nanos() % 1_000_000 != 0))
+        .min(i32::MAX as u128) as i32,
     };
     // SAFETY: `events` has room for MAX_EVENTS entries.
     let n = unsafe {

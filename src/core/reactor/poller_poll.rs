@@ -28,7 +28,11 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     // SAFETY: fcntl on descriptors we just created.
     unsafe {
       libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-      libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK);
+      libc::fcntl(
+        fd,
+        libc::F_SETFL,
+        libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
+      );
     }
   }
   // SAFETY: pipe succeeded; both descriptors are ours alone.
@@ -59,7 +63,11 @@ impl Poller {
     self.fds.remove(&fd);
   }
 
-  pub(super) fn wait(&mut self, timeout: Option<Duration>, ready: &mut Vec<RawFd>) -> io::Result<()> {
+  pub(super) fn wait(
+    &mut self,
+    timeout: Option<Duration>,
+    ready: &mut Vec<RawFd>,
+  ) -> io::Result<()> {
     let wake_fd = self.wake_read.as_raw_fd();
     self.pollfds.clear();
     self.pollfds.push(libc::pollfd {

@@ -56,7 +56,10 @@ fn a_pipe_is_read_in_order_to_eof() {
   drop(write);
   let mut got = Vec::new();
   loop {
-    match rx.recv_timeout(Duration::from_secs(5)).expect("reactor answered") {
+    match rx
+      .recv_timeout(Duration::from_secs(5))
+      .expect("reactor answered")
+    {
       Heard::Data(7, bytes) => got.extend(bytes),
       Heard::Closed(7, false) => break,
       other => panic!("unexpected {other:?}"),
@@ -72,7 +75,10 @@ fn a_closed_pipe_hears_nothing_more() {
   let (read, mut write) = os_pipe();
   let key = reactor.watch_pipe(read, 1, Arc::new(Recorder(Mutex::new(tx))));
   write.write_all(b"first").unwrap();
-  assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), Heard::Data(1, b"first".to_vec()));
+  assert_eq!(
+    rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+    Heard::Data(1, b"first".to_vec())
+  );
   reactor.close_pipe(key);
   // Once the reactor closed its end, the writer sees EPIPE.
   let mut broken = false;
@@ -93,7 +99,9 @@ fn a_closed_pipe_hears_nothing_more() {
 
 #[test]
 fn a_child_exit_is_reaped_and_reported() {
-  use crate::core::process::{child_env, new_task_tag, resolve_program, spawn, EnvOptions, SpawnRequest};
+  use crate::core::process::{
+    child_env, new_task_tag, resolve_program, spawn, EnvOptions, SpawnRequest,
+  };
   let tag = new_task_tag();
   let spawned = spawn(SpawnRequest {
     program: resolve_program("bash", std::env::var_os("PATH").as_deref()).unwrap(),
@@ -113,8 +121,13 @@ fn a_child_exit_is_reaped_and_reported() {
   .unwrap();
   let reactor = Reactor::pick().unwrap();
   let (tx, rx) = channel();
-  reactor.watch_exit(spawned.child, Arc::new(Recorder(Mutex::new(tx)))).unwrap();
-  assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), Heard::Exited(Some(7)));
+  reactor
+    .watch_exit(spawned.child, Arc::new(Recorder(Mutex::new(tx))))
+    .unwrap();
+  assert_eq!(
+    rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+    Heard::Exited(Some(7))
+  );
   // Reaped: no zombie is left with that pid.
   assert!(crate::core::process::proc_table::stat(spawned.pid).is_none());
 }
@@ -129,7 +142,9 @@ fn timers_run_in_deadline_order() {
       let _ = tx.send(label);
     });
   }
-  let order: Vec<&str> = (0..3).map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap()).collect();
+  let order: Vec<&str> = (0..3)
+    .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+    .collect();
   assert_eq!(order, ["a", "b", "c"]);
 }
 

@@ -4,6 +4,7 @@
 /// names and their notification words (`was cancelled`), so this is the
 /// monitor's type under the shell's name rather than a copy of it.
 pub use crate::core::task::TaskStatus as ShellStatus;
+use crate::core::end::TaskEnd;
 
 /// `ShellTaskRegistration`: what `register` receives (CONTRACT.md §2.13).
 #[derive(Clone, Debug)]
@@ -35,6 +36,10 @@ pub struct ShellEntry {
   /// Set once the terminal notification was consumed, or by `abortAll`.
   pub notified: bool,
   pub todo_work_chain_id: Option<String>,
+  /// Who ended it (API.md §6.3), once settled.
+  pub end: Option<TaskEnd>,
+  /// The first cause of an ending under way (`requestCancel`).
+  pub ending: Option<TaskEnd>,
 }
 
 impl ShellEntry {
@@ -59,6 +64,8 @@ impl From<ShellRegistration> for ShellEntry {
       output_path: reg.output_path,
       notified: false,
       todo_work_chain_id: reg.todo_work_chain_id,
+      end: None,
+      ending: None,
     }
   }
 }

@@ -13,6 +13,7 @@ pub mod registry;
 pub mod runner;
 mod runs;
 pub mod sidecar;
+pub mod signals;
 
 #[cfg(test)]
 mod test_support;
@@ -25,7 +26,7 @@ mod tests_runner;
 
 pub use entry::{ShellEntry, ShellRegistration, ShellStatus};
 pub use notification::{
-  shell_notification, ShellNotification, ShellNotificationMeta,
+  shell_notification, shell_settled_notification, ShellNotification, ShellNotificationMeta,
   MAX_NOTIFICATION_MODEL_COMMAND_LENGTH, MAX_NOTIFICATION_OUTPUT_TAIL_BYTES,
 };
 pub use output::{OutputCounters, OutputWriter, Stream, DEFAULT_MAX_OUTPUT_BYTES, MAX_SNIFF_SIZE};
@@ -33,4 +34,5 @@ pub use registry::{ShellEffect, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS};
 #[cfg(unix)]
 pub use runner::{ShellOutcome, ShellRun};
 pub use runs::{ShellSettled, ShellVerdict};
-pub use sidecar::write_status_sidecar;
+pub use sidecar::{record_host_exit, write_status_sidecar};
+pub use signals::{RunSignal, RunSignals};

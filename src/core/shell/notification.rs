@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::entry::{ShellEntry, ShellStatus};
+use crate::core::end::TaskEnd;
 use crate::core::text::{
   escape_xml, read_task_output_tail, strip_display_control_chars, truncate_notification_label,
   truncate_utf16, utf16_len, OutputTail,
@@ -15,9 +16,12 @@ pub const MAX_NOTIFICATION_MODEL_COMMAND_LENGTH: usize = 500;
 /// `MAX_NOTIFICATION_OUTPUT_TAIL_BYTES` (CONTRACT.md §1.4).
 pub const MAX_NOTIFICATION_OUTPUT_TAIL_BYTES: usize = 8192;
 
-/// `ShellNotificationMeta` (CONTRACT.md §1.4).
+/// `ShellNotificationMeta` (CONTRACT.md §1.4), with `type` and `end` (API.md §6.2, §6.3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShellNotificationMeta {
+  /// `'terminal'` or `'settled'`.
+  pub kind: &'static str,
+  pub end: Option<TaskEnd>,
   pub shell_id: String,
   pub status: ShellStatus,
   pub exit_code: Option<i32>,
@@ -68,12 +72,68 @@ pub fn shell_notification(entry: &ShellEntry) -> ShellNotification {
     display_text: format!("Background shell \"{label}\" {status_text}."),
     model_text: model.join("\n"),
     meta: ShellNotificationMeta {
+      kind: "terminal",
+      end: entry.end.clone(),
       shell_id: entry.id.clone(),
       status: entry.status,
       exit_code: entry.exit_code,
       todo_work_chain_id: entry.todo_work_chain_id.clone(),
     },
   }
+}
+
+/// The longest `<result>` of a settled notification, in UTF-16 units.
+pub const SETTLED_RESULT_UNITS: usize = 2000;
+
+/// The settled notification of a running shell (API.md §6.2): no output byte
+/// for `settle_ms`; `<result>` holds the sanitised tail of the output file, at
+/// most [`SETTLED_RESULT_UNITS`] units (cut at the start, so the newest text stays).
+pub fn shell_settled_notification(entry: &ShellEntry, settle_ms: u64) -> ShellNotification {
+  let label = truncate_notification_label(&entry.command);
+  let summary = format!("Background shell \"{label}\" output settled: no output for {settle_ms} ms.");
+  let mut model = vec![
+    "<task-notification>".to_owned(),
+    format!("<task-id>{}</task-id>", escape_xml(&entry.id)),
+    "<kind>shell</kind>".to_owned(),
+    "<status>running</status>".to_owned(),
+    format!(
+      "<summary>Background shell \"{}\" output settled: no output for {settle_ms} ms.</summary>",
+      escape_xml(&label)
+    ),
+  ];
+  let tail = read_task_output_tail(Path::new(&entry.output_path), MAX_NOTIFICATION_OUTPUT_TAIL_BYTES);
+  if let OutputTail::Text { text, .. } = tail {
+    model.push(format!("<result>{}</result>", escape_xml(last_units(&text, SETTLED_RESULT_UNITS))));
+  }
+  model.push(format!(
+    "<output-file>{}</output-file>",
+    shown(&entry.output_path)
+  ));
+  model.push("</task-notification>".to_owned());
+  ShellNotification {
+    display_text: summary,
+    model_text: model.join("\n"),
+    meta: ShellNotificationMeta {
+      kind: "settled",
+      end: None,
+      shell_id: entry.id.clone(),
+      status: ShellStatus::Running,
+      exit_code: None,
+      todo_work_chain_id: entry.todo_work_chain_id.clone(),
+    },
+  }
+}
+
+/// The end of `text` holding at most `units` UTF-16 units, never splitting a char.
+fn last_units(text: &str, units: usize) -> &str {
+  let mut kept = 0;
+  for (index, c) in text.char_indices().rev() {
+    kept += c.len_utf16();
+    if kept > units {
+      return &text[index + c.len_utf8()..];
+    }
+  }
+  text
 }
 
 /// `ESC(strip(text))`.

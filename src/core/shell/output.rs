@@ -88,6 +88,12 @@ impl OutputWriter {
 
   /// Processes one read of `stream`, writing at once what is final.
   pub fn write(&mut self, stream: Stream, bytes: &[u8]) {
+    self.write_tapped(stream, bytes, None);
+  }
+
+  /// [`Self::write`], also showing `tap` the cleaned text of the read (for
+  /// waits that match lines); text past the cap is still decoded for it.
+  pub fn write_tapped(&mut self, stream: Stream, bytes: &[u8], tap: Option<&mut dyn FnMut(&str)>) {
     self.bytes_read += bytes.len() as u64;
     let state = &mut self.streams[stream as usize];
     if state.binary {
@@ -102,8 +108,15 @@ impl OutputWriter {
         stream_name(stream)
       ));
     } else if self.file.accepts() {
-      self.file.append(state.text(bytes));
+      let text = state.text(bytes);
+      if let Some(tap) = tap {
+        tap(text);
+      }
+      self.file.append(text);
     } else {
+      if let Some(tap) = tap {
+        tap(state.text(bytes));
+      }
       self.file.skip(bytes.len());
     }
   }

@@ -10,6 +10,7 @@ use super::entry::{ShellEntry, ShellRegistration, ShellStatus};
 use super::notification::{shell_notification, ShellNotification};
 use super::runs::{Runs, ShellSettled, ShellVerdict};
 use super::sidecar::write_status_sidecar;
+use crate::core::end::{EndVia, TaskEnd};
 use crate::core::task::{oldest_first, prune_ids, TerminalKey};
 
 /// `MAX_RETAINED_TERMINAL_SHELLS` (CONTRACT.md §1.4).
@@ -109,7 +110,7 @@ impl ShellRegistry {
       return Vec::new();
     };
     entry.exit_code = Some(exit_code);
-    self.settle(id, ShellStatus::Completed, end_time)
+    self.settle(id, ShellStatus::Completed, TaskEnd::exited(Some(exit_code)), end_time)
   }
 
   /// §2.13 fail: a no-op unless running.
@@ -118,25 +119,31 @@ impl ShellRegistry {
       return Vec::new();
     };
     entry.error = Some(error.to_owned());
-    self.settle(id, ShellStatus::Failed, end_time)
+    self.settle(id, ShellStatus::Failed, TaskEnd::failed(error), end_time)
   }
 
   /// §2.13 cancel (`settleAsCancelled`): a no-op unless running. The abort
   /// comes after the sidecar, so listeners already see `cancelled`.
   pub fn cancel(&mut self, id: &str, end_time: f64) -> Vec<ShellEffect> {
+    self.cancel_with_end(id, TaskEnd::cancelled(EndVia::Cancel), end_time)
+  }
+
+  fn cancel_with_end(&mut self, id: &str, end: TaskEnd, end_time: f64) -> Vec<ShellEffect> {
     if !self.is_running(id) {
       return Vec::new();
     }
-    self.settle(id, ShellStatus::Cancelled, end_time)
+    self.settle(id, ShellStatus::Cancelled, end, end_time)
   }
 
   /// §2.13 requestCancel: only abort a running entry. The spawn's settle path
   /// later calls `cancel`, `complete` or `fail`.
-  pub fn request_cancel(&self, id: &str) -> Vec<ShellEffect> {
-    if self.is_running(id) {
-      vec![ShellEffect::Abort(id.to_owned())]
-    } else {
-      Vec::new()
+  pub fn request_cancel(&mut self, id: &str) -> Vec<ShellEffect> {
+    match self.running_mut(id) {
+      Some(entry) => {
+        entry.ending.get_or_insert(TaskEnd::cancelled(EndVia::Cancel));
+        vec![ShellEffect::Abort(id.to_owned())]
+      }
+      None => Vec::new(),
     }
   }
 
@@ -155,7 +162,8 @@ impl ShellRegistry {
     };
     let mut effects = Vec::with_capacity(running.len() + 2);
     for id in running {
-      self.mark_settled(&id, ShellStatus::Cancelled, now);
+      let end = TaskEnd::cancelled(EndVia::AbortAll);
+      self.mark_settled(&id, ShellStatus::Cancelled, end, now);
       if let Some(entry) = self.get_mut(&id) {
         entry.notified = true;
       }
@@ -225,25 +233,38 @@ impl ShellRegistry {
     id: &str,
     token: u64,
     verdict: ShellVerdict,
+    end: TaskEnd,
     end_time: f64,
   ) -> (Vec<ShellEffect>, ShellSettled) {
     let mut effects = Vec::new();
     if self.runs.is_running(id, token) {
       effects = match verdict.clone() {
-        ShellVerdict::Cancelled => self.cancel(id, end_time),
-        ShellVerdict::Failed(error) => self.fail(id, &error, end_time),
-        ShellVerdict::Completed(code) => self.complete(id, code, end_time),
+        ShellVerdict::Cancelled => self.cancel_with_end(id, end.clone(), end_time),
+        ShellVerdict::Failed(error) => {
+          if let Some(entry) = self.running_mut(id) {
+            entry.error = Some(error);
+          }
+          self.settle(id, ShellStatus::Failed, end.clone(), end_time)
+        }
+        ShellVerdict::Completed(code) => {
+          if let Some(entry) = self.running_mut(id) {
+            entry.exit_code = Some(code);
+          }
+          self.settle(id, ShellStatus::Completed, end.clone(), end_time)
+        }
       };
     }
     if let Some(settled) = self.runs.take_settled(token) {
       return (effects, settled);
     }
     if let Some(mut entry) = self.runs.take_detached(token) {
-      verdict.apply(&mut entry, end_time);
+      verdict.apply(&mut entry, end, end_time);
       write_status_sidecar(&entry, self.owner_pid);
       return (effects, ShellSettled::of(&entry));
     }
-    (effects, verdict.into())
+    let mut settled: ShellSettled = verdict.into();
+    settled.end = Some(end);
+    (effects, settled)
   }
 
   /// A caller wrote `pid` on its entry object.
@@ -255,8 +276,14 @@ impl ShellRegistry {
 
   /// The common tail of complete, fail and cancel (§2.19): fields, sidecar,
   /// abort (cancel only), notification, prune, status-change.
-  fn settle(&mut self, id: &str, status: ShellStatus, end_time: f64) -> Vec<ShellEffect> {
-    self.mark_settled(id, status, end_time);
+  fn settle(
+    &mut self,
+    id: &str,
+    status: ShellStatus,
+    end: TaskEnd,
+    end_time: f64,
+  ) -> Vec<ShellEffect> {
+    self.mark_settled(id, status, end, end_time);
     let mut effects = Vec::with_capacity(4);
     if status == ShellStatus::Cancelled {
       effects.push(ShellEffect::Abort(id.to_owned()));
@@ -268,11 +295,12 @@ impl ShellRegistry {
   }
 
   /// Sets the terminal status and `endTime`, then writes the sidecar.
-  fn mark_settled(&mut self, id: &str, status: ShellStatus, end_time: f64) {
+  fn mark_settled(&mut self, id: &str, status: ShellStatus, end: TaskEnd, end_time: f64) {
     let owner_pid = self.owner_pid;
     if let Some(entry) = self.entries.iter_mut().find(|e| e.id == id) {
       entry.status = status;
       entry.end_time = Some(end_time);
+      entry.end = Some(entry.ending.take().unwrap_or(end));
       write_status_sidecar(entry, owner_pid);
       self.runs.on_settled(entry);
     }

@@ -10,13 +10,18 @@
 
 use std::io;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use super::output::{OutputCounters, OutputWriter, Stream};
 use super::runs::ShellVerdict;
+use super::signals::{RunSignal, RunSignals};
+use crate::core::clock;
+use crate::core::end::{EndVia, TaskEnd};
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::reactor::{ExitHandler, PipeHandler, Reactor};
 use crate::core::sync::lock;
+use crate::core::wait::{WaitOutcome, WaitSpec};
 /// What must end before the run settles: the leader, stdout and stderr.
 const PARTS: u8 = 3;
 /// The exit of a leader that could not be waited for.
@@ -31,6 +36,8 @@ pub struct ShellOutcome {
   pub exit: ExitStatusInfo,
   /// [`ShellRun::cancel`] ran before the run settled.
   pub aborted: bool,
+  /// Who asked for that cancel, when known (see [`ShellRun::cancel_via`]).
+  pub cancelled_via: Option<EndVia>,
   /// A pipe read, wait or output-file write error, by its message.
   pub spawn_or_io_error: Option<String>,
   pub counters: OutputCounters,
@@ -54,6 +61,21 @@ impl ShellOutcome {
       ShellVerdict::Completed(self.exit.code.unwrap_or(0))
     }
   }
+
+  /// Who ended the run (API.md §6.3), in the order of [`Self::verdict`]. A
+  /// cancel whose asker is unknown was an abort of the shell's controller or
+  /// of the caller's signal: `via: 'signal'`.
+  pub fn end(&self) -> TaskEnd {
+    if self.aborted {
+      TaskEnd::cancelled(self.cancelled_via.unwrap_or(EndVia::Signal))
+    } else if let Some(error) = &self.spawn_or_io_error {
+      TaskEnd::io_error(error)
+    } else if let Some(signal) = self.exit.signal {
+      TaskEnd::signaled(&process::signal_name(signal))
+    } else {
+      TaskEnd::exited(Some(self.exit.code.unwrap_or(0)))
+    }
+  }
 }
 
 type OnSettle = Box<dyn FnOnce(ShellOutcome) + Send>;
@@ -63,16 +85,26 @@ struct RunState {
   exit: ExitStatusInfo,
   io_error: Option<String>,
   aborted: bool,
+  cancelled_via: Option<EndVia>,
   settled: bool,
   on_settle: Option<OnSettle>,
 }
 
+type OnSignal = Box<dyn Fn(RunSignal) + Send + Sync>;
+
 /// The process side of one background shell.
 pub struct ShellRun {
+  me: Weak<Self>,
   pid: u32,
   group: ProcessGroup,
   writer: Mutex<OutputWriter>,
   state: Mutex<RunState>,
+  /// Waits and the settle timer; locked before `writer` when both are held.
+  signals: Mutex<RunSignals>,
+  /// When the timer for `signals` is set to fire, if it is.
+  timer_at: Mutex<Option<i64>>,
+  on_signal: OnSignal,
+  reactor: Mutex<Option<Arc<Reactor>>>,
 }
 
 impl ShellRun {
@@ -84,6 +116,18 @@ impl ShellRun {
     writer: OutputWriter,
     on_settle: Box<dyn FnOnce(ShellOutcome) + Send>,
   ) -> io::Result<Arc<Self>> {
+    Self::start_with_signals(spawned, writer, None, Box::new(|_| {}), on_settle)
+  }
+
+  /// [`Self::start`] with a settled notification after `settle_ms` without
+  /// output, and `on_signal` told of every [`RunSignal`] (waits, settles).
+  pub fn start_with_signals(
+    spawned: SpawnedProcess,
+    writer: OutputWriter,
+    settle_ms: Option<u64>,
+    on_signal: OnSignal,
+    on_settle: Box<dyn FnOnce(ShellOutcome) + Send>,
+  ) -> io::Result<Arc<Self>> {
     let SpawnedProcess {
       pid,
       group,
@@ -91,7 +135,8 @@ impl ShellRun {
       stderr,
       child,
     } = spawned;
-    let run = Arc::new(Self {
+    let run = Arc::new_cyclic(|me| Self {
+      me: me.clone(),
       pid,
       group,
       writer: Mutex::new(writer),
@@ -100,11 +145,17 @@ impl ShellRun {
         exit: NO_EXIT,
         io_error: None,
         aborted: false,
+        cancelled_via: None,
         settled: false,
         on_settle: Some(on_settle),
       }),
+      signals: Mutex::new(RunSignals::new(settle_ms)),
+      timer_at: Mutex::new(None),
+      on_signal,
+      reactor: Mutex::new(None),
     });
     let watched = Reactor::pick().and_then(|reactor| {
+      *lock(&run.reactor) = Some(Arc::clone(&reactor));
       for (stream, pipe) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {
         reactor.watch_pipe(pipe, stream as u8, run.clone());
       }
@@ -130,6 +181,62 @@ impl ShellRun {
     }
   }
 
+  /// Records who is about to cancel the run (the caller's `signal`), for its
+  /// [`ShellOutcome::end`]; the first one named wins.
+  pub fn cancel_via(&self, via: EndVia) {
+    let mut state = lock(&self.state);
+    if !state.settled && !state.aborted {
+      state.cancelled_via.get_or_insert(via);
+    }
+  }
+
+  /// A `waitFor` on this run (API.md §6.1): `match`, `quiet` and `timeout`
+  /// are judged here; the binding resolves `exit` at the settle.
+  pub fn add_wait(&self, id: u64, spec: WaitSpec) {
+    lock(&self.signals).add_wait(id, spec, clock::mono_ms());
+    self.schedule_timer();
+  }
+
+  /// A wait's signal fired: its `aborted` outcome, if it was pending here.
+  pub fn abort_wait(&self, id: u64) -> Option<WaitOutcome> {
+    lock(&self.signals).abort_wait(id, clock::mono_ms())
+  }
+
+  /// Makes sure the reactor's timer fires by the signals' next deadline.
+  fn schedule_timer(&self) {
+    let Some(deadline) = lock(&self.signals).next_deadline() else {
+      return;
+    };
+    {
+      let mut timer_at = lock(&self.timer_at);
+      if timer_at.is_some_and(|at| at <= deadline) {
+        return;
+      }
+      *timer_at = Some(deadline);
+    }
+    let Some(reactor) = lock(&self.reactor).clone() else {
+      return;
+    };
+    let delay = (deadline - clock::mono_ms()).max(0) as u64;
+    let me = self.me.clone();
+    reactor.after(Duration::from_millis(delay), move || {
+      if let Some(run) = me.upgrade() {
+        run.tick();
+      }
+    });
+  }
+
+  /// The timer fired: what is due is told, and the next deadline scheduled.
+  fn tick(&self) {
+    *lock(&self.timer_at) = None;
+    let mut out = Vec::new();
+    lock(&self.signals).take_due(clock::mono_ms(), &mut out);
+    for signal in out {
+      (self.on_signal)(signal);
+    }
+    self.schedule_timer();
+  }
+
   pub fn pid(&self) -> u32 {
     self.pid
   }
@@ -151,11 +258,13 @@ impl ShellRun {
       state.settled = true;
       (
         state.exit,
-        state.aborted,
+        (state.aborted, state.cancelled_via),
         state.io_error.take(),
         state.on_settle.take(),
       )
     };
+    lock(&self.signals).stop();
+    let (aborted, cancelled_via) = aborted;
     let counters = {
       let mut writer = lock(&self.writer);
       writer.finish();
@@ -164,6 +273,7 @@ impl ShellRun {
     let outcome = ShellOutcome {
       exit,
       aborted,
+      cancelled_via,
       spawn_or_io_error: io_error.or_else(|| counters.write_error.clone()),
       counters,
     };
@@ -185,7 +295,24 @@ impl PipeHandler for ShellRun {
     } else {
       Stream::Stdout
     };
-    lock(&self.writer).write(stream, bytes);
+    let now = clock::mono_ms();
+    let mut out = Vec::new();
+    let armed = {
+      let mut signals = lock(&self.signals);
+      if signals.observes_lines() {
+        let mut tap = |text: &str| signals.on_text(stream, text, now, &mut out);
+        lock(&self.writer).write_tapped(stream, bytes, Some(&mut tap));
+      } else {
+        lock(&self.writer).write(stream, bytes);
+      }
+      signals.on_read(now)
+    };
+    if armed {
+      self.schedule_timer();
+    }
+    for signal in out {
+      (self.on_signal)(signal);
+    }
   }
 
   fn closed(&self, _tag: u8, error: Option<io::Error>) {

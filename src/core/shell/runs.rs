@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use super::entry::{ShellEntry, ShellStatus};
+use crate::core::end::TaskEnd;
 
 /// How a run's end settles its entry (§2.15 step 9, items 3–5).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +35,7 @@ pub struct ShellSettled {
   pub status: ShellStatus,
   pub exit_code: Option<i32>,
   pub error: Option<String>,
+  pub end: Option<TaskEnd>,
 }
 
 impl ShellSettled {
@@ -42,13 +44,15 @@ impl ShellSettled {
       status: entry.status,
       exit_code: entry.exit_code,
       error: entry.error.clone(),
+      end: entry.end.clone(),
     }
   }
 }
 
 impl ShellVerdict {
   /// Settles `entry` (not held by the registry) with this verdict.
-  pub(super) fn apply(self, entry: &mut ShellEntry, end_time: f64) {
+  pub(super) fn apply(self, entry: &mut ShellEntry, end: TaskEnd, end_time: f64) {
+    entry.end = Some(entry.ending.take().unwrap_or(end));
     match self {
       Self::Cancelled => entry.status = ShellStatus::Cancelled,
       Self::Failed(error) => {
@@ -71,16 +75,19 @@ impl From<ShellVerdict> for ShellSettled {
         status: ShellStatus::Cancelled,
         exit_code: None,
         error: None,
+        end: None,
       },
       ShellVerdict::Failed(error) => Self {
         status: ShellStatus::Failed,
         exit_code: None,
         error: Some(error),
+        end: None,
       },
       ShellVerdict::Completed(code) => Self {
         status: ShellStatus::Completed,
         exit_code: Some(code),
         error: None,
+        end: None,
       },
     }
   }

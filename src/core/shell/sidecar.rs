@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::entry::ShellEntry;
+use crate::core::end::TaskEnd;
 use super::iso_time::iso_8601;
 use super::private_file::{open_private, Existing};
 use crate::core::ids::random_hex;
@@ -34,6 +35,9 @@ struct StatusRecord<'a> {
   #[serde(skip_serializing_if = "Option::is_none")]
   error: Option<&'a str>,
   owner_pid: u32,
+  /// Who ended it (API.md §6.3); after `ownerPid`, so the keys of §2.14 keep their order.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  end: Option<&'a TaskEnd>,
 }
 
 /// Room kept for a sidecar beyond a running record (see [`write_status_sidecar`]).
@@ -58,6 +62,7 @@ const SETTLE_ROOM: u64 = 4096;
 /// systems need new blocks even for that; the log line then names both
 /// errors.
 pub fn write_status_sidecar(entry: &ShellEntry, owner_pid: u32) {
+  running::track(entry, owner_pid);
   let path = PathBuf::from(status_file_path_for(&entry.output_path));
   let room = if entry.is_running() { SETTLE_ROOM } else { 0 };
   let written = render(entry, owner_pid).and_then(|json| {
@@ -95,6 +100,7 @@ fn render(entry: &ShellEntry, owner_pid: u32) -> io::Result<String> {
     exit_code: entry.exit_code,
     error: entry.error.as_deref(),
     owner_pid,
+    end: entry.end.as_ref(),
   };
   let mut json = serde_json::to_string_pretty(&record).map_err(io::Error::other)?;
   json.push('\n');
@@ -207,6 +213,60 @@ fn temp_path_beside(path: &Path) -> PathBuf {
   ))
 }
 
+/// The sidecars that say `running`, so the host's exit hook can record why
+/// those shells ended (API.md §6.3: a CLI that starts again reads `host-exit`).
+mod running {
+  use std::collections::HashMap;
+  use std::sync::Mutex;
+
+  use super::ShellEntry;
+  use crate::core::sync::lock;
+
+  static RUNNING: Mutex<Option<HashMap<String, (ShellEntry, u32)>>> = Mutex::new(None);
+
+  /// Called with every sidecar written: a running record is remembered, any
+  /// other forgotten.
+  pub(super) fn track(entry: &ShellEntry, owner_pid: u32) {
+    let mut running = lock(&RUNNING);
+    let map = running.get_or_insert_with(HashMap::new);
+    if entry.is_running() {
+      map.insert(entry.output_path.clone(), (entry.clone(), owner_pid));
+    } else {
+      map.remove(&entry.output_path);
+    }
+  }
+
+  /// The remembered running records `pick` selects, forgotten.
+  pub(super) fn take_where(pick: impl Fn(&ShellEntry) -> bool) -> Vec<(ShellEntry, u32)> {
+    let mut running = lock(&RUNNING);
+    let Some(map) = running.as_mut() else {
+      return Vec::new();
+    };
+    let keys: Vec<String> = map
+      .iter()
+      .filter(|(_, (entry, _))| pick(entry))
+      .map(|(key, _)| key.clone())
+      .collect();
+    keys.iter().filter_map(|key| map.remove(key)).collect()
+  }
+}
+
+/// The host is exiting with shells still running (its exit hook kills them):
+/// each one's sidecar is rewritten `cancelled`, with `end` `host-exit`.
+pub fn record_host_exit(now_ms: f64) {
+  record_host_exit_where(now_ms, |_| true);
+}
+
+/// [`record_host_exit`] for the running shells `pick` selects (tests pick their own).
+pub fn record_host_exit_where(now_ms: f64, pick: impl Fn(&ShellEntry) -> bool) {
+  for (mut entry, owner_pid) in running::take_where(pick) {
+    entry.status = super::entry::ShellStatus::Cancelled;
+    entry.end_time = Some(now_ms);
+    entry.end = Some(TaskEnd::host_exit());
+    write_status_sidecar(&entry, owner_pid);
+  }
+}
+
 #[cfg(all(test, unix))]
 mod tests {
   use std::os::unix::fs::{symlink, PermissionsExt};
@@ -229,6 +289,8 @@ mod tests {
       output_path: output_path.to_string_lossy().into_owned(),
       notified: false,
       todo_work_chain_id: None,
+      end: None,
+      ending: None,
     }
   }
 

@@ -78,6 +78,8 @@ fn completed_golden() {
   assert_eq!(
     n.meta,
     ShellNotificationMeta {
+      kind: "terminal",
+      end: Some(crate::core::end::TaskEnd::exited(Some(0))),
       shell_id: "a".into(),
       status: ShellStatus::Completed,
       exit_code: Some(0),
@@ -438,6 +440,9 @@ fn every_settle_rewrites_the_sidecar() {
   assert!(read().contains(&format!("\"ownerPid\": {OWNER}")));
 }
 
+static END: std::sync::LazyLock<crate::core::end::TaskEnd> =
+  std::sync::LazyLock::new(|| crate::core::end::TaskEnd::exited(Some(0)));
+
 /// `done`'s status for a run: what the registry settled, even after the entry
 /// left it (issue 9).
 fn settled_status(
@@ -446,7 +451,7 @@ fn settled_status(
   token: u64,
   verdict: ShellVerdict,
 ) -> ShellStatus {
-  registry.finish_run(id, token, verdict, 9.0).1.status
+  registry.finish_run(id, token, verdict, END.clone(), 9.0).1.status
 }
 
 #[test]
@@ -458,6 +463,7 @@ fn a_run_ending_settles_its_held_entry_with_its_verdict() {
     "a",
     token,
     ShellVerdict::Failed("exited with code 3".into()),
+    crate::core::end::TaskEnd::exited(Some(3)),
     2.0,
   );
   assert_eq!(effects, notify_effects("a"));
@@ -467,6 +473,7 @@ fn a_run_ending_settles_its_held_entry_with_its_verdict() {
       status: ShellStatus::Failed,
       exit_code: None,
       error: Some("exited with code 3".into()),
+      end: Some(crate::core::end::TaskEnd::exited(Some(3))),
     }
   );
   assert_eq!(registry.get("a").unwrap().status, ShellStatus::Failed);
@@ -495,6 +502,7 @@ fn runs_cancelled_by_abort_all_report_cancelled_even_once_pruned() {
       &id,
       token,
       ShellVerdict::Failed("terminated by signal 15".into()),
+      crate::core::end::TaskEnd::signaled("SIGTERM"),
       101.0,
     );
     assert_eq!(effects, []);
@@ -503,7 +511,51 @@ fn runs_cancelled_by_abort_all_report_cancelled_even_once_pruned() {
       (ShellStatus::Cancelled, None),
       "{id}"
     );
+    assert_eq!(
+      settled.end,
+      Some(crate::core::end::TaskEnd::cancelled(crate::core::end::EndVia::AbortAll)),
+      "who ended it is the registry's abortAll, not the signal that followed"
+    );
   }
+}
+
+#[test]
+fn request_cancel_names_the_caller_whatever_the_run_reports() {
+  let dir = TempDir::new("run-request-cancel");
+  let mut registry = registry_with(registration("a", "x", &dir.path().join("a"), 1.0));
+  let token = registry.track_run("a");
+  registry.request_cancel("a");
+  let end = crate::core::end::TaskEnd::cancelled(crate::core::end::EndVia::Signal);
+  let (_, settled) = registry.finish_run("a", token, ShellVerdict::Cancelled, end, 2.0);
+  assert_eq!(
+    settled.end,
+    Some(crate::core::end::TaskEnd::cancelled(crate::core::end::EndVia::Cancel))
+  );
+  let sidecar: serde_json::Value =
+    serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.status")).unwrap()).unwrap();
+  assert_eq!(sidecar["end"]["reason"], "cancelled");
+  assert_eq!(sidecar["end"]["via"], "cancel");
+}
+
+#[test]
+fn host_exit_rewrites_running_sidecars_only() {
+  let dir = TempDir::new("host-exit");
+  let mut registry = registry_with(registration("a", "x", &dir.path().join("shell-a.output"), 1.0));
+  registry
+    .register(registration("b", "y", &dir.path().join("shell-b.output"), 1.0))
+    .unwrap();
+  registry.complete("b", 0, 2.0);
+  let mine = dir.path().to_string_lossy().into_owned();
+  crate::core::shell::sidecar::record_host_exit_where(3.0, |e| e.output_path.starts_with(&mine));
+  let read = |name: &str| -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.path().join(name)).unwrap()).unwrap()
+  };
+  let a = read("shell-a.status");
+  assert_eq!(a["status"], "cancelled");
+  assert_eq!(a["end"], serde_json::json!({"reason": "host-exit", "by": "host"}));
+  let b = read("shell-b.status");
+  assert_eq!(b["status"], "completed");
+  assert_eq!(b["end"], serde_json::json!({"reason": "exited", "by": "process", "exitCode": 0}));
 }
 
 #[test]
@@ -528,7 +580,7 @@ fn a_run_reset_away_while_running_reports_and_records_its_own_end() {
     ))
     .unwrap();
   let second = registry.track_run("a");
-  let (effects, settled) = registry.finish_run("a", token, ShellVerdict::Completed(0), 3.0);
+  let (effects, settled) = registry.finish_run("a", token, ShellVerdict::Completed(0), END.clone(), 3.0);
   assert_eq!(effects, []);
   assert_eq!(
     (settled.status, settled.exit_code),

@@ -185,7 +185,8 @@ fn a_natural_settle_kills_what_is_left_of_the_tree() {
   assert_eq!(settled.outcome.exit.code, Some(0));
   assert_eq!(started.output(), "started\n");
   assert!(
-    wait_until(Duration::from_secs(2), || tagged_alive(&group.task_tag).is_empty()),
+    wait_until(Duration::from_secs(2), || tagged_alive(&group.task_tag)
+      .is_empty()),
     "left alive after the settle: {:?}",
     tagged_alive(&group.task_tag)
   );

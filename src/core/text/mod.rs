@@ -29,7 +29,9 @@ pub use controls::{
 };
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
-pub use line_count::{count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source};
+pub use line_count::{
+  count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
+};
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
 pub use tail::{clean_output_tail, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
 pub use utf8::Utf8StreamDecoder;

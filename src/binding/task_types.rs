@@ -1,0 +1,64 @@
+//! The TypeScript shapes shared by monitors and shells for API.md §6: waits
+//! and who ended a task. Type-only structs for the generated `index.d.ts`;
+//! values are built field by field.
+#![allow(dead_code)]
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+/// Why a `waitFor` resolved.
+#[napi(string_enum = "lowercase")]
+pub enum WaitReason {
+  Match,
+  Quiet,
+  Exit,
+  Timeout,
+  Aborted,
+}
+
+/// Options of `waitFor` (API.md §6.1). The first condition met wins; with
+/// none, only the settle (`exit`) ends the wait.
+#[napi(object, object_to_js = false)]
+pub struct WaitForOptions {
+  /// A Rust `regex` (linear time), tested on every sanitised output line from
+  /// the call on, lines the throttle drops included.
+  pub r#match: Option<String>,
+  /// 1..86400000: no output byte for this long, counted from the call.
+  pub quiet_ms: Option<u32>,
+  /// 1..86400000.
+  pub timeout_ms: Option<u32>,
+  /// Aborting resolves the wait with `aborted`.
+  #[napi(ts_type = "AbortSignal")]
+  pub signal: Option<Object<'static>>,
+}
+
+/// What a `waitFor` promise resolves with.
+#[napi(object, object_from_js = false)]
+pub struct WaitResult {
+  #[napi(ts_type = "WaitReason")]
+  pub reason: String,
+  /// The matching line, for `match`.
+  pub line: Option<String>,
+  #[napi(ts_type = "'running' | 'completed' | 'failed' | 'cancelled'")]
+  pub status: String,
+  pub elapsed_ms: f64,
+}
+
+/// Who ended a task (API.md §6.3).
+#[napi(object, object_from_js = false)]
+pub struct TaskEnd {
+  #[napi(
+    ts_type = "'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit'"
+  )]
+  pub reason: String,
+  #[napi(ts_type = "'process' | 'caller' | 'limit' | 'host'")]
+  pub by: String,
+  /// For `by: 'caller'`.
+  #[napi(ts_type = "'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal'")]
+  pub via: Option<String>,
+  pub exit_code: Option<i32>,
+  /// `'SIGTERM'`, …
+  pub signal: Option<String>,
+  /// The OS error text, …
+  pub detail: Option<String>,
+}

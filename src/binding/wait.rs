@@ -1,0 +1,183 @@
+//! `waitFor` on both registries (API.md §6.1): option checking, the promise
+//! and its keep-alive, the `AbortSignal`, and the `WaitResult` object. The
+//! conditions themselves are evaluated in Rust (`core::wait`), on the reader
+//! side; this module only resolves promises on the JavaScript thread.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+use napi::bindgen_prelude::*;
+
+use super::args;
+use super::js::{self, release, Persistent};
+use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
+use crate::core::wait::{WaitOutcome, WaitSpec, MAX_WAIT_MS};
+
+/// Checked `WaitForOptions`.
+pub(crate) struct WaitOptions<'a> {
+  pub spec: WaitSpec,
+  pub signal: Option<Object<'a>>,
+}
+
+/// Parses `options` (absent: no condition, only the settle ends the wait).
+pub(crate) fn parse_wait_options<'a>(env: &Env, options: &Unknown<'a>) -> Result<WaitOptions<'a>> {
+  let Some(o) = args::optional_object(env, options, "options")? else {
+    return Ok(WaitOptions {
+      spec: WaitSpec::default(),
+      signal: None,
+    });
+  };
+  let ms = |key: &str| -> Result<Option<u64>> {
+    let path = format!("options.{key}");
+    Ok(
+      args::optional_integer_field(env, &o, key, &path, 1.0, MAX_WAIT_MS as f64)?.map(|n| n as u64),
+    )
+  };
+  let spec = WaitSpec {
+    matcher: args::optional_regex_field(env, &o, "match", "options.match")?,
+    quiet_ms: ms("quietMs")?,
+    timeout_ms: ms("timeoutMs")?,
+  };
+  let signal = args::field(&o, "signal")?;
+  let signal = if args::is_undefined(&signal) {
+    None
+  } else {
+    let object = args::object(env, &signal, "options.signal")?;
+    let listens = object
+      .get_named_property::<Unknown>("addEventListener")?
+      .get_type()?
+      == ValueType::Function;
+    let aborted = object.get_named_property::<Unknown>("aborted")?;
+    if !listens || aborted.get_type()? != ValueType::Boolean {
+      return Err(args::type_error(
+        env,
+        "The \"options.signal\" property must be an instance of AbortSignal".into(),
+      ));
+    }
+    Some(object)
+  };
+  Ok(WaitOptions { spec, signal })
+}
+
+/// Whether an `AbortSignal` has already fired.
+pub(crate) fn signal_aborted(signal: &Object) -> bool {
+  signal
+    .get_named_property::<bool>("aborted")
+    .unwrap_or(false)
+}
+
+/// One pending wait's JavaScript side.
+struct JsWait {
+  /// When `waitFor` was called (monotonic ms).
+  started_ms: i64,
+  resolve: Persistent,
+  keep_alive: KeepAlive,
+  /// The caller's signal and our listener on it.
+  signal: Option<(Persistent, Persistent)>,
+}
+
+/// The pending waits of one registry, by wait id.
+#[derive(Default)]
+pub(crate) struct JsWaits {
+  next_id: Cell<u64>,
+  pending: RefCell<HashMap<u64, JsWait>>,
+}
+
+impl JsWaits {
+  pub(crate) fn next_id(&self) -> u64 {
+    let id = self.next_id.get() + 1;
+    self.next_id.set(id);
+    id
+  }
+
+  /// A promise for wait `id`, holding Node's event loop until it resolves; an
+  /// abort of `signal` runs `aborted` (which resolves it through the registry).
+  pub(crate) fn begin<'a>(
+    &self,
+    env: &'a Env,
+    id: u64,
+    signal: Option<&Object>,
+    aborted: impl Fn(&Env) + 'static,
+  ) -> Result<Object<'a>> {
+    let (promise, resolve) = new_promise(env)?;
+    let keep_alive = KeepAlive::start(env)?;
+    let signal = match signal {
+      None => None,
+      Some(signal) => match on_abort(env, signal, aborted) {
+        Ok(listener) => Some((signal.create_ref::<false>()?, listener)),
+        Err(error) => {
+          keep_alive.stop(env);
+          release(env, resolve);
+          return Err(error);
+        }
+      },
+    };
+    self.pending.borrow_mut().insert(
+      id,
+      JsWait {
+        started_ms: js::mono_ms(),
+        resolve,
+        keep_alive,
+        signal,
+      },
+    );
+    Ok(promise)
+  }
+
+  /// [`Self::resolve`] with `elapsedMs` measured here, from the call.
+  pub(crate) fn resolve_timed(&self, env: &Env, id: u64, outcome: &WaitOutcome) {
+    let Some(started_ms) = self.pending.borrow().get(&id).map(|w| w.started_ms) else {
+      return;
+    };
+    let outcome = WaitOutcome {
+      elapsed_ms: (js::mono_ms() - started_ms).max(0) as f64,
+      ..outcome.clone()
+    };
+    self.resolve(env, id, &outcome);
+  }
+
+  /// Resolves wait `id` with `outcome` (once; later calls do nothing).
+  pub(crate) fn resolve(&self, env: &Env, id: u64, outcome: &WaitOutcome) {
+    let Some(wait) = self.pending.borrow_mut().remove(&id) else {
+      return;
+    };
+    wait.keep_alive.stop(env);
+    if let Some((signal, listener)) = wait.signal {
+      remove_abort_listener(env, &signal, &listener);
+      release(env, signal);
+      release(env, listener);
+    }
+    let resolved = result_object(env, outcome).and_then(|result| {
+      let resolve = wait.resolve.get_value(env)?;
+      let resolve =
+        unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), resolve.raw()) }?;
+      resolve.call(result).map(|_| ())
+    });
+    if let Err(error) = resolved {
+      tracing::warn!(%error, "taskstream: could not resolve a waitFor promise");
+    }
+    release(env, wait.resolve);
+  }
+}
+
+/// A promise already resolved with `outcome` (a settled task, an aborted signal).
+pub(crate) fn resolved_promise<'a>(env: &'a Env, outcome: &WaitOutcome) -> Result<Object<'a>> {
+  let (promise, resolve) = new_promise(env)?;
+  let result = result_object(env, outcome).and_then(|result| {
+    let f = resolve.get_value(env)?;
+    let f = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), f.raw()) }?;
+    f.call(result).map(|_| ())
+  });
+  release(env, resolve);
+  result.map(|_| promise)
+}
+
+/// `WaitResult`.
+fn result_object<'a>(env: &'a Env, outcome: &WaitOutcome) -> Result<Object<'a>> {
+  let mut result = Object::new(env)?;
+  result.set_named_property("reason", outcome.reason.as_str())?;
+  js::set_opt(&mut result, "line", outcome.line.as_deref())?;
+  result.set_named_property("status", outcome.status.as_str())?;
+  result.set_named_property("elapsedMs", outcome.elapsed_ms)?;
+  Ok(result)
+}

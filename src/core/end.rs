@@ -1,0 +1,208 @@
+//! Who ended a task (API.md §6.3): a structured record on every settled
+//! monitor and shell, in terminal notifications' meta, in `done`'s result and
+//! in the shell's status sidecar, so a killed task never reads like one that
+//! finished by itself.
+
+use serde::Serialize;
+
+/// `EndReason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+  Exited,
+  Signaled,
+  IdleTimeout,
+  MaxEvents,
+  Cancelled,
+  SpawnFailed,
+  IoError,
+  HostExit,
+}
+
+/// Who ended the task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndBy {
+  Process,
+  Caller,
+  Limit,
+  Host,
+}
+
+/// Which caller action ended it (for [`EndBy::Caller`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EndVia {
+  Cancel,
+  AbortAll,
+  Reset,
+  Owner,
+  Signal,
+}
+
+/// `TaskEnd`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskEnd {
+  pub reason: EndReason,
+  pub by: EndBy,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub via: Option<EndVia>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub exit_code: Option<i32>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub signal: Option<String>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub detail: Option<String>,
+}
+
+impl TaskEnd {
+  fn new(reason: EndReason, by: EndBy) -> Self {
+    Self {
+      reason,
+      by,
+      via: None,
+      exit_code: None,
+      signal: None,
+      detail: None,
+    }
+  }
+
+  /// The process exited by itself (`code` when it had one).
+  pub fn exited(code: Option<i32>) -> Self {
+    Self {
+      exit_code: code,
+      ..Self::new(EndReason::Exited, EndBy::Process)
+    }
+  }
+
+  /// The process ended itself with an error the caller reported (fed `fail()`).
+  pub fn failed(detail: &str) -> Self {
+    Self {
+      detail: Some(detail.to_owned()),
+      ..Self::new(EndReason::Exited, EndBy::Process)
+    }
+  }
+
+  /// The process died of a signal nobody here sent (`SIGSEGV`, an outside `kill`).
+  pub fn signaled(signal: &str) -> Self {
+    Self {
+      signal: Some(signal.to_owned()),
+      ..Self::new(EndReason::Signaled, EndBy::Process)
+    }
+  }
+
+  /// A caller stopped it.
+  pub fn cancelled(via: EndVia) -> Self {
+    Self {
+      via: Some(via),
+      ..Self::new(EndReason::Cancelled, EndBy::Caller)
+    }
+  }
+
+  pub fn idle_timeout() -> Self {
+    Self::new(EndReason::IdleTimeout, EndBy::Limit)
+  }
+
+  pub fn max_events() -> Self {
+    Self::new(EndReason::MaxEvents, EndBy::Limit)
+  }
+
+  pub fn spawn_failed(detail: &str) -> Self {
+    Self {
+      detail: Some(detail.to_owned()),
+      ..Self::new(EndReason::SpawnFailed, EndBy::Process)
+    }
+  }
+
+  pub fn io_error(detail: &str) -> Self {
+    Self {
+      detail: Some(detail.to_owned()),
+      ..Self::new(EndReason::IoError, EndBy::Process)
+    }
+  }
+
+  /// The host (Node) exited while the task ran; its exit hook stopped it.
+  pub fn host_exit() -> Self {
+    Self::new(EndReason::HostExit, EndBy::Host)
+  }
+
+  /// The JavaScript names of the enum fields.
+  pub fn reason_str(&self) -> &'static str {
+    match self.reason {
+      EndReason::Exited => "exited",
+      EndReason::Signaled => "signaled",
+      EndReason::IdleTimeout => "idle-timeout",
+      EndReason::MaxEvents => "max-events",
+      EndReason::Cancelled => "cancelled",
+      EndReason::SpawnFailed => "spawn-failed",
+      EndReason::IoError => "io-error",
+      EndReason::HostExit => "host-exit",
+    }
+  }
+
+  pub fn by_str(&self) -> &'static str {
+    match self.by {
+      EndBy::Process => "process",
+      EndBy::Caller => "caller",
+      EndBy::Limit => "limit",
+      EndBy::Host => "host",
+    }
+  }
+
+  pub fn via_str(&self) -> Option<&'static str> {
+    self.via.map(|via| match via {
+      EndVia::Cancel => "cancel",
+      EndVia::AbortAll => "abortAll",
+      EndVia::Reset => "reset",
+      EndVia::Owner => "owner",
+      EndVia::Signal => "signal",
+    })
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn serialises_with_the_api_names_and_omits_absent_fields() {
+    let end = TaskEnd::cancelled(EndVia::AbortAll);
+    assert_eq!(
+      serde_json::to_string(&end).unwrap(),
+      r#"{"reason":"cancelled","by":"caller","via":"abortAll"}"#
+    );
+    let end = TaskEnd::exited(Some(3));
+    assert_eq!(
+      serde_json::to_string(&end).unwrap(),
+      r#"{"reason":"exited","by":"process","exitCode":3}"#
+    );
+    assert_eq!(
+      serde_json::to_string(&TaskEnd::idle_timeout()).unwrap(),
+      r#"{"reason":"idle-timeout","by":"limit"}"#
+    );
+    assert_eq!(
+      serde_json::to_string(&TaskEnd::host_exit()).unwrap(),
+      r#"{"reason":"host-exit","by":"host"}"#
+    );
+  }
+
+  #[test]
+  fn string_forms_match_serde() {
+    for end in [
+      TaskEnd::exited(None),
+      TaskEnd::signaled("SIGKILL"),
+      TaskEnd::idle_timeout(),
+      TaskEnd::max_events(),
+      TaskEnd::cancelled(EndVia::Owner),
+      TaskEnd::spawn_failed("spawn x ENOENT"),
+      TaskEnd::io_error("EIO"),
+      TaskEnd::host_exit(),
+    ] {
+      let value = serde_json::to_value(&end).unwrap();
+      assert_eq!(value["reason"], end.reason_str());
+      assert_eq!(value["by"], end.by_str());
+      assert_eq!(value.get("via").and_then(|v| v.as_str()), end.via_str());
+    }
+  }
+}

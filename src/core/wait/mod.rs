@@ -1,0 +1,301 @@
+//! Bounded waits (API.md §6.1) and the settle timer (§6.2), as pure state
+//! with an injected monotonic clock (milliseconds).
+//!
+//! A task holds one [`WaitSet`]. Its reader side calls [`WaitSet::on_line`]
+//! with every sanitised non-blank line (throttled-out ones included) and
+//! [`WaitSet::on_activity`] for every read; a timer calls
+//! [`WaitSet::take_due`] at [`WaitSet::next_deadline`]; the settle calls
+//! [`WaitSet::finish`]. Each call returns the waits it resolved, each exactly
+//! once: a resolved wait leaves the set.
+
+mod settle;
+
+pub use settle::{SettleTimer, MAX_SETTLE_MS, MIN_SETTLE_MS};
+
+use regex::Regex;
+
+use crate::core::task::TaskStatus;
+
+/// The longest `quietMs` and `timeoutMs`: one day.
+pub const MAX_WAIT_MS: u64 = 86_400_000;
+
+/// What a wait waits for; with no condition, only the settle ends it.
+#[derive(Debug, Clone, Default)]
+pub struct WaitSpec {
+  pub matcher: Option<Regex>,
+  pub quiet_ms: Option<u64>,
+  pub timeout_ms: Option<u64>,
+}
+
+/// `WaitReason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitReason {
+  Match,
+  Quiet,
+  Exit,
+  Timeout,
+  Aborted,
+}
+
+impl WaitReason {
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Self::Match => "match",
+      Self::Quiet => "quiet",
+      Self::Exit => "exit",
+      Self::Timeout => "timeout",
+      Self::Aborted => "aborted",
+    }
+  }
+}
+
+/// `WaitResult`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitOutcome {
+  pub reason: WaitReason,
+  /// The matching line, for [`WaitReason::Match`].
+  pub line: Option<String>,
+  pub status: TaskStatus,
+  pub elapsed_ms: f64,
+}
+
+/// A wait resolved, by its id.
+pub type Resolved = (u64, WaitOutcome);
+
+#[derive(Debug, Clone)]
+struct Pending {
+  id: u64,
+  spec: WaitSpec,
+  started_ms: i64,
+}
+
+impl Pending {
+  fn outcome(&self, reason: WaitReason, status: TaskStatus, now_ms: i64) -> WaitOutcome {
+    WaitOutcome {
+      reason,
+      line: None,
+      status,
+      elapsed_ms: now_ms.saturating_sub(self.started_ms).max(0) as f64,
+    }
+  }
+
+  /// When `quietMs` is met: no activity since the later of the call and the last read.
+  fn quiet_deadline(&self, last_activity_ms: Option<i64>) -> Option<i64> {
+    let from = last_activity_ms.map_or(self.started_ms, |a| a.max(self.started_ms));
+    self.spec.quiet_ms.map(|q| from.saturating_add(q as i64))
+  }
+
+  fn timeout_deadline(&self) -> Option<i64> {
+    self
+      .spec
+      .timeout_ms
+      .map(|t| self.started_ms.saturating_add(t as i64))
+  }
+}
+
+/// The pending waits of one task.
+#[derive(Debug, Clone, Default)]
+pub struct WaitSet {
+  pending: Vec<Pending>,
+  last_activity_ms: Option<i64>,
+}
+
+impl WaitSet {
+  pub fn is_empty(&self) -> bool {
+    self.pending.is_empty()
+  }
+
+  pub fn len(&self) -> usize {
+    self.pending.len()
+  }
+
+  /// Adds a wait started at `now_ms`.
+  pub fn add(&mut self, id: u64, spec: WaitSpec, now_ms: i64) {
+    self.pending.push(Pending {
+      id,
+      spec,
+      started_ms: now_ms,
+    });
+  }
+
+  /// Whether some wait needs every line (the reader must not only count them).
+  pub fn wants_lines(&self) -> bool {
+    self.pending.iter().any(|p| p.spec.matcher.is_some())
+  }
+
+  /// Output arrived: quiet periods start again.
+  pub fn on_activity(&mut self, now_ms: i64) {
+    self.last_activity_ms = Some(now_ms);
+  }
+
+  /// A sanitised line: every wait whose regex matches it resolves with it.
+  pub fn on_line(&mut self, line: &str, now_ms: i64) -> Vec<Resolved> {
+    self.resolve_where(
+      |p| p.spec.matcher.as_ref().is_some_and(|m| m.is_match(line)),
+      |p| WaitOutcome {
+        line: Some(line.to_owned()),
+        ..p.outcome(WaitReason::Match, TaskStatus::Running, now_ms)
+      },
+    )
+  }
+
+  /// Waits whose quiet period or timeout has passed at `now_ms`. When both
+  /// passed, the earlier deadline names the reason (a tie is `quiet`).
+  pub fn take_due(&mut self, now_ms: i64) -> Vec<Resolved> {
+    let last = self.last_activity_ms;
+    let due = |p: &Pending| -> Option<WaitReason> {
+      let quiet = p.quiet_deadline(last).filter(|d| *d <= now_ms);
+      let timeout = p.timeout_deadline().filter(|d| *d <= now_ms);
+      match (quiet, timeout) {
+        (Some(q), Some(t)) if t < q => Some(WaitReason::Timeout),
+        (Some(_), _) => Some(WaitReason::Quiet),
+        (None, Some(_)) => Some(WaitReason::Timeout),
+        (None, None) => None,
+      }
+    };
+    self.resolve_where(
+      |p| due(p).is_some(),
+      |p| {
+        let reason = due(p).unwrap_or(WaitReason::Timeout);
+        p.outcome(reason, TaskStatus::Running, now_ms)
+      },
+    )
+  }
+
+  /// The earliest quiet or timeout deadline of any pending wait.
+  pub fn next_deadline(&self) -> Option<i64> {
+    self
+      .pending
+      .iter()
+      .flat_map(|p| {
+        [
+          p.quiet_deadline(self.last_activity_ms),
+          p.timeout_deadline(),
+        ]
+      })
+      .flatten()
+      .min()
+  }
+
+  /// The task settled with `status`: every wait resolves with `exit`.
+  pub fn finish(&mut self, status: TaskStatus, now_ms: i64) -> Vec<Resolved> {
+    self.resolve_where(|_| true, |p| p.outcome(WaitReason::Exit, status, now_ms))
+  }
+
+  /// The wait's signal fired: it resolves `aborted`, if it is still pending.
+  pub fn abort(&mut self, id: u64, status: TaskStatus, now_ms: i64) -> Option<WaitOutcome> {
+    let index = self.pending.iter().position(|p| p.id == id)?;
+    let pending = self.pending.remove(index);
+    Some(pending.outcome(WaitReason::Aborted, status, now_ms))
+  }
+
+  fn resolve_where(
+    &mut self,
+    hit: impl Fn(&Pending) -> bool,
+    outcome: impl Fn(&Pending) -> WaitOutcome,
+  ) -> Vec<Resolved> {
+    if !self.pending.iter().any(&hit) {
+      return Vec::new();
+    }
+    let mut resolved = Vec::new();
+    self.pending.retain(|p| {
+      if hit(p) {
+        resolved.push((p.id, outcome(p)));
+        false
+      } else {
+        true
+      }
+    });
+    resolved
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn spec(matcher: Option<&str>, quiet: Option<u64>, timeout: Option<u64>) -> WaitSpec {
+    WaitSpec {
+      matcher: matcher.map(|m| Regex::new(m).unwrap()),
+      quiet_ms: quiet,
+      timeout_ms: timeout,
+    }
+  }
+
+  #[test]
+  fn a_match_resolves_only_the_waits_it_matches_once() {
+    let mut set = WaitSet::default();
+    set.add(1, spec(Some("ready"), None, None), 0);
+    set.add(2, spec(Some("^listening on \\d+$"), None, None), 5);
+    assert!(set.wants_lines());
+    assert!(set.on_line("starting", 10).is_empty());
+    let hit = set.on_line("server ready", 20);
+    assert_eq!(hit.len(), 1);
+    assert_eq!(hit[0].0, 1);
+    assert_eq!(hit[0].1.reason, WaitReason::Match);
+    assert_eq!(hit[0].1.line.as_deref(), Some("server ready"));
+    assert_eq!(hit[0].1.elapsed_ms, 20.0);
+    assert!(set.on_line("server ready", 21).is_empty(), "resolved once");
+    let hit = set.on_line("listening on 8080", 30);
+    assert_eq!((hit[0].0, hit[0].1.elapsed_ms), (2, 25.0));
+    assert!(set.is_empty() && !set.wants_lines());
+  }
+
+  #[test]
+  fn quiet_counts_from_the_call_and_restarts_with_output() {
+    let mut set = WaitSet::default();
+    set.on_activity(0);
+    set.add(1, spec(None, Some(100), None), 50);
+    assert_eq!(
+      set.next_deadline(),
+      Some(150),
+      "from the call, not the older read"
+    );
+    set.on_activity(120);
+    assert!(set.take_due(150).is_empty());
+    assert_eq!(set.next_deadline(), Some(220));
+    let due = set.take_due(220);
+    assert_eq!(due[0].1.reason, WaitReason::Quiet);
+    assert_eq!(due[0].1.status, TaskStatus::Running);
+    assert_eq!(due[0].1.elapsed_ms, 170.0);
+    assert_eq!(set.next_deadline(), None);
+  }
+
+  #[test]
+  fn timeout_and_quiet_race_by_deadline() {
+    let mut set = WaitSet::default();
+    set.add(1, spec(None, Some(100), Some(80)), 0);
+    set.add(2, spec(None, Some(50), Some(80)), 0);
+    set.add(3, spec(Some("x"), None, Some(1000)), 0);
+    let due = set.take_due(200);
+    assert_eq!(due.len(), 2);
+    assert_eq!((due[0].0, due[0].1.reason), (1, WaitReason::Timeout));
+    assert_eq!((due[1].0, due[1].1.reason), (2, WaitReason::Quiet));
+    assert_eq!(set.next_deadline(), Some(1000));
+  }
+
+  #[test]
+  fn finish_resolves_every_wait_with_exit_and_the_status() {
+    let mut set = WaitSet::default();
+    set.add(1, spec(Some("x"), None, None), 0);
+    set.add(2, WaitSpec::default(), 10);
+    let done = set.finish(TaskStatus::Failed, 30);
+    assert_eq!(done.len(), 2);
+    assert!(done
+      .iter()
+      .all(|(_, o)| o.reason == WaitReason::Exit && o.status == TaskStatus::Failed));
+    assert_eq!(done[1].1.elapsed_ms, 20.0);
+    assert!(set.finish(TaskStatus::Failed, 40).is_empty());
+  }
+
+  #[test]
+  fn abort_removes_one_wait() {
+    let mut set = WaitSet::default();
+    set.add(1, WaitSpec::default(), 0);
+    set.add(2, WaitSpec::default(), 0);
+    let outcome = set.abort(1, TaskStatus::Running, 7).unwrap();
+    assert_eq!(outcome.reason, WaitReason::Aborted);
+    assert!(set.abort(1, TaskStatus::Running, 8).is_none());
+    assert_eq!(set.len(), 1);
+  }
+}
