@@ -142,6 +142,7 @@ mod tests {
         owner_agent_id: None,
         todo_work_chain_id: None,
         mode: EntryMode::Native,
+        settle_ms: None,
       },
       0,
     );
