@@ -7,6 +7,7 @@ pub mod hub;
 pub mod native;
 pub mod notification;
 pub mod pipeline;
+pub mod reader;
 pub mod registry;
 pub mod signal;
 pub mod splitter;

@@ -149,8 +149,17 @@ impl DropDigest {
 /// 200 units (already cut by [`DropDigest::record`]), without a cut marker, display controls
 /// stripped as in an event `<result>`, then escaped.
 pub fn digest_line(note: &DigestNote) -> String {
+  format_digest(note, escape_xml)
+}
+
+/// [`digest_line`] for a display text: the same line, not escaped.
+pub fn digest_display_line(note: &DigestNote) -> String {
+  format_digest(note, str::to_owned)
+}
+
+fn format_digest(note: &DigestNote, finish: impl Fn(&str) -> String) -> String {
   let quote = |line: &str| {
-    escape_xml(&strip_display_control_chars(truncate_utf16(
+    finish(&strip_display_control_chars(truncate_utf16(
       line,
       DIGEST_LINE_UNITS,
     )))

@@ -16,6 +16,6 @@ pub mod text;
 mod tests;
 
 pub use config::{SignalConfig, SignalConfigError, SignalOptions};
-pub use digest::{digest_line, result_with_digest, DigestNote, DropDigest};
+pub use digest::{digest_display_line, digest_line, result_with_digest, DigestNote, DropDigest};
 pub use lane::{LineText, Out, SignalLane, IMPORTANT_BUCKET};
 pub use text::{batch_display_text, batch_meta_lines, batch_result, batch_summary};
