@@ -326,7 +326,7 @@ impl MonitorHub {
         }
         host.status_changed(id.as_deref());
       }
-      Effect::Notify(n) => host.notify(n),
+      Effect::Notify(n) => host.notify(*n),
       Effect::Terminal { id, detail } => {
         host.before_terminal(self, &id);
         let built = lock(&self.registry).take_terminal(&id, detail.as_deref());

@@ -770,10 +770,14 @@ mod tests {
 
   impl Twins {
     fn new(throttle: Option<ThrottleConfig>) -> Self {
-      let mut exact = LinePipeline::new(throttle, 0);
+      Self::with_signal(throttle, SignalConfig::default())
+    }
+
+    fn with_signal(throttle: Option<ThrottleConfig>, signal: SignalConfig) -> Self {
+      let mut exact = LinePipeline::with_signal(throttle, signal.clone(), 1_000_000, 0);
       exact.fast_paths = false;
       Self {
-        fast: LinePipeline::new(throttle, 0),
+        fast: LinePipeline::with_signal(throttle, signal, 1_000_000, 0),
         exact,
         fast_out: Collect::default(),
         exact_out: Collect::default(),
@@ -972,6 +976,73 @@ mod tests {
       truncated += u64::from(twins.fast.truncated_bytes() > 0);
     }
     assert!(truncated > 50, "{truncated} rounds truncated");
+  }
+
+  /// With a signal lane in place of the bucket (§6.7), the counting fast
+  /// path (allowed while the lane `counts_only`) gives the exact path's lines,
+  /// in the same windows, and the same drops; with `important` or `digest`
+  /// nothing is only counted, and the two agree all the same.
+  #[test]
+  fn fast_paths_match_the_exact_path_with_a_signal_lane() {
+    use crate::core::monitor::signal::SignalOptions;
+    let signals = [
+      (Some(10.0), Some(1.0), None, false),
+      (Some(200.0), None, None, false),
+      (Some(1000.0), Some(3.0), None, false),
+      (Some(200.0), None, Some("(?i)err|y"), true),
+      (None, None, Some("x"), false),
+      (None, None, None, true),
+    ];
+    let mut rng = XorShift(0x51C_4A1E);
+    let mut counted_rounds = 0;
+    for round in 0..240 {
+      let (batch_ms, max_batch_lines, important, digest) = signals[round % signals.len()];
+      let signal = SignalConfig::new(SignalOptions {
+        batch_ms,
+        max_batch_lines,
+        important,
+        digest,
+      })
+      .unwrap();
+      let throttle = match round % 5 {
+        0 => None,
+        1 => Some(ThrottleConfig {
+          burst: 2,
+          refill_ms: 10,
+        }),
+        _ => Some(ThrottleConfig::default()),
+      };
+      let mut twins = Twins::with_signal(throttle, signal);
+      let mut now = 0;
+      for read in 0..(1 + rng.below(10)) {
+        let mut chunk = Vec::new();
+        let bound = [64, 4096, 70_000][rng.below(3)];
+        let size = rng.below(bound);
+        while chunk.len() < size {
+          let shape = rng.below(5);
+          chunk.extend(shape_pieces(shape, &mut rng));
+        }
+        now += [0, 0, 1, 5, 300, 1000][rng.below(6)];
+        if rng.below(3) == 0 {
+          twins.fast.poll(now, &mut twins.fast_out);
+          twins.exact.poll(now, &mut twins.exact_out);
+        }
+        let stream = if rng.below(4) == 0 {
+          Stream::Stderr
+        } else {
+          Stream::Stdout
+        };
+        let cut = rng.below(chunk.len() + 1);
+        for (part, bytes) in [&chunk[..cut], &chunk[cut..]].into_iter().enumerate() {
+          twins.feed(stream, bytes, now, &|| {
+            format!("round {round}, read {read}.{part}")
+          });
+        }
+        counted_rounds += usize::from(twins.fast.admission.counts_only(now));
+      }
+      twins.flush(now, &|| format!("round {round}, flush"));
+    }
+    assert!(counted_rounds > 50, "{counted_rounds} reads ended counting");
   }
 
   /// Two-read splits of inputs of each shape (every one near the cap and the

@@ -137,7 +137,9 @@ impl Reader {
     if self.pipeline.is_closed() {
       return None;
     }
-    self.pipeline.set_observing(observing.load(Ordering::Acquire));
+    self
+      .pipeline
+      .set_observing(observing.load(Ordering::Acquire));
     let mut decisions = Decisions::default();
     self
       .pipeline

@@ -50,8 +50,8 @@ pub enum Effect {
   Registered(String),
   /// Fire status-change with this entry, or with no argument (`reset`).
   StatusChanged(Option<String>),
-  /// Deliver an event notification.
-  Notify(Notification),
+  /// Deliver an event notification (boxed: the other effects are small).
+  Notify(Box<Notification>),
   /// Deliver this entry's terminal notification through [`MonitorRegistry::take_terminal`],
   /// which builds it at delivery time (fields written by abort listeners are seen) and
   /// applies the `notified` gate.
@@ -244,7 +244,9 @@ impl MonitorRegistry {
         .as_mut()
         .and_then(|timer| timer.take_fired(now_mono_ms).then(|| timer.settle_ms()));
       if let Some(settle_ms) = fired {
-        effects.push(Effect::Notify(settled_notification(entry, settle_ms, None)));
+        effects.push(Effect::Notify(Box::new(settled_notification(
+          entry, settle_ms, None,
+        ))));
       }
     }
     effects
@@ -258,7 +260,12 @@ impl MonitorRegistry {
       .entries
       .iter()
       .filter(|e| e.signal_lane && e.is_running() && !e.detached)
-      .filter(|e| e.settle.as_ref().and_then(|t| t.deadline()).is_some_and(|d| d <= now_mono_ms))
+      .filter(|e| {
+        e.settle
+          .as_ref()
+          .and_then(|t| t.deadline())
+          .is_some_and(|d| d <= now_mono_ms)
+      })
       .map(|e| e.id.clone())
       .collect()
   }
@@ -276,7 +283,11 @@ impl MonitorRegistry {
     self.get(id).is_some_and(|e| {
       e.is_running()
         && !e.detached
-        && e.settle.as_ref().and_then(|t| t.deadline()).is_some_and(|d| d <= now_mono_ms)
+        && e
+          .settle
+          .as_ref()
+          .and_then(|t| t.deadline())
+          .is_some_and(|d| d <= now_mono_ms)
     })
   }
 
@@ -299,11 +310,11 @@ impl MonitorRegistry {
       _ => None,
     };
     match fired {
-      Some(settle_ms) => vec![Effect::Notify(settled_notification(
+      Some(settle_ms) => vec![Effect::Notify(Box::new(settled_notification(
         entry,
         settle_ms,
         digest.as_ref(),
-      ))],
+      )))],
       None => {
         self.set_end_digest(id, digest);
         Vec::new()
@@ -482,11 +493,11 @@ impl MonitorRegistry {
       }
     }
     let line = truncate_event_line(line);
-    let mut effects = vec![Effect::Notify(event_notification_with_digest(
+    let mut effects = vec![Effect::Notify(Box::new(event_notification_with_digest(
       entry,
       &line,
       digest.as_ref(),
-    ))];
+    )))];
     effects.extend(
       waits
         .into_iter()
@@ -522,12 +533,12 @@ impl MonitorRegistry {
     let first = entry.event_count + 1;
     entry.event_count += lines.len() as u64;
     entry.last_event_time = now_wall_ms;
-    let mut effects = vec![Effect::Notify(batch_notification(
+    let mut effects = vec![Effect::Notify(Box::new(batch_notification(
       entry,
       first,
       &lines,
       digest.as_ref(),
-    ))];
+    )))];
     effects.extend(self.after_events(id, now_wall_ms));
     effects
   }
