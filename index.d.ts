@@ -33,6 +33,15 @@ export declare class BackgroundShellRegistry {
   fail(id: string, error: string, endTime: number): void
   /** Settles a running shell `cancelled` (sidecar first, then the abort). */
   cancel(id: string, endTime: number): void
+  /**
+   * Resolves when the first condition is met (API.md §6.1). For a shell
+   * `executeBackground` started, `match` (every sanitised line of its
+   * output), `quietMs` and `timeoutMs` are judged in Rust where its output is
+   * read; `exit` follows the settle. A shell registered from JavaScript has
+   * no output through taskstream: `match` never fires and `quietMs` counts
+   * from the call. A pending wait keeps Node alive.
+   */
+  waitFor(shellId: string, options?: WaitForOptions): Promise<WaitResult>
   /** Only aborts a running shell; its spawn's settle path records the outcome. */
   requestCancel(id: string): void
   /** Shutdown: cancels every running shell, notifications suppressed. */
@@ -82,6 +91,13 @@ export declare class MonitorRegistry {
    * (with `id`, `kind`, `outputOffset` and `notified` filled in).
    */
   register(registration: MonitorRegistration): MonitorTask
+  /**
+   * Resolves when the first condition is met (API.md §6.1): a line matching
+   * `match` (tested in Rust on every sanitised line, throttled-out ones
+   * included), `quietMs` without output, `timeoutMs`, the settle (`exit`),
+   * or an abort of `signal`. A pending wait keeps Node alive.
+   */
+  waitFor(monitorId: string, options?: WaitForOptions): Promise<WaitResult>
   /** Accepts one event line for a running monitor (CONTRACT.md §2.1 emitEvent). */
   emitEvent(monitorId: string, line: string): void
   /** Settles a running monitor `completed`; a numeric code is stored and shown. */
@@ -177,6 +193,8 @@ export interface BackgroundShellResult {
    */
   bytesNotWritten: number
   binaryDetected: boolean
+  /** Who ended the shell (API.md §6.3). */
+  end: TaskEnd
 }
 
 /** `running` leads to exactly one of the other three. */
@@ -230,6 +248,11 @@ export interface ExecuteBackgroundOptions {
   maxOutputBytes?: number
   /** Default `bg_` + 8 hex characters. */
   shellId?: string
+  /**
+   * 100..3600000: after output, once no byte arrived for this long, one
+   * notification with `meta.type === 'settled'` (re-armed by the next byte).
+   */
+  settleMs?: number
 }
 
 /** The process-wide registry `executeBackground` uses when no `registry` is given. */
@@ -266,12 +289,26 @@ export interface MonitorCancelOptions {
 
 /** The third argument of a monitor notification callback. */
 export interface MonitorNotificationMeta {
+  /** Which notification this is: an event, a settled notice (`settleMs`) or the terminal one. */
+  type: 'event' | 'settled' | 'terminal'
+  /** Terminal notifications: who ended the task. */
+  end?: TaskEnd
   monitorId: string
   status: MonitorStatus
   eventCount: number
   toolUseId?: string
   ownerAgentId?: string
   todoWorkChainId?: string
+  /**
+   * A batch (`batchMs`): the window's lines, each cut as an event line
+   * (2000 UTF-16 units + `...[truncated]`), not escaped.
+   */
+  lines?: Array<string>
+  /**
+   * `digest`: lines dropped since the previous notification of this monitor
+   * (the `<result>` then ends with the digest line).
+   */
+  droppedSince?: number
 }
 
 /** What the fed-mode `register()` takes: the TypeScript registration shape. */
@@ -326,6 +363,40 @@ export interface MonitorStartOptions {
   todoWorkChainId?: string
   /** Default `mon_` + 16 hex characters. */
   monitorId?: string
+  /**
+   * 100..3600000: after output, once no byte arrived for this long, one
+   * notification with `meta.type === 'settled'` (re-armed by the next byte).
+   */
+  settleMs?: number
+  /** Hold Node's event loop while the monitor runs (default false). */
+  keepAlive?: boolean
+  /**
+   * 10..10000: accepted lines leave in windows: the first accepted line opens
+   * one; it closes after this many ms, at `maxBatchLines` lines, or when the
+   * task stops (before any settled or terminal notification), and its lines
+   * leave as one notification (`meta.lines`, `eventCount` counting each line,
+   * summary `emitted events #a–b.`). The throttle then spends one token per
+   * window, taken when it opens; a window opened on an empty bucket is
+   * dropped whole. Default: one notification per line.
+   */
+  batchMs?: number
+  /** 1..1000, default 20: a window closes when it holds this many lines. */
+  maxBatchLines?: number
+  /**
+   * A regex (Rust `regex` syntax, linear time), tested on the sanitised line
+   * before the throttle: a matching line takes a token from the main bucket
+   * or, when it is empty, from a bucket of its own (burst 10, one more per
+   * second), so it reaches the model inside a burst. An invalid one is a
+   * SyntaxError. Turns off the counting fast path for throttled-out lines.
+   */
+  important?: string
+  /**
+   * When lines were dropped since the previous notification, the next one
+   * (event, settled or terminal) carries `meta.droppedSince` and its
+   * `<result>` ends with `[N lines dropped since the last notification;
+   * first: …; last: …]`. Turns off the counting fast path.
+   */
+  digest?: boolean
 }
 
 /** `running` leads to exactly one of the other three. */
@@ -377,6 +448,8 @@ export interface MonitorTask {
    * the 4096-unit cut, up to the line's newline (0 in fed mode).
    */
   truncatedBytes: number
+  /** Who ended it, once settled (also on entries `reset()` removed). */
+  end?: TaskEnd
 }
 
 /** The model-facing parameters of the `monitor` tool, in its snake_case schema. */
@@ -438,6 +511,10 @@ export declare function sanitizeMonitorLine(line: string): string
 
 /** The third argument of a shell notification callback. */
 export interface ShellNotificationMeta {
+  /** `'terminal'`, or `'settled'` for the notice of `settleMs`. */
+  type: 'settled' | 'terminal'
+  /** Terminal notifications: who ended the shell. */
+  end?: TaskEnd
   shellId: string
   status: BackgroundShellStatus
   exitCode?: number
@@ -469,6 +546,8 @@ export interface ShellTask {
   notified: boolean
   abortController: AbortController
   todoWorkChainId?: string
+  /** Who ended it, once settled. */
+  end?: TaskEnd
 }
 
 /** What `BackgroundShellRegistry.register()` takes. */
@@ -508,6 +587,19 @@ export declare function stripShellWrapper(command: string): string
  */
 export declare function stripTrailingBackgroundAmp(command: string): string
 
+/** Who ended a task (API.md §6.3). */
+export interface TaskEnd {
+  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit'
+  by: 'process' | 'caller' | 'limit' | 'host'
+  /** For `by: 'caller'`. */
+  via?: 'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal'
+  exitCode?: number
+  /** `'SIGTERM'`, … */
+  signal?: string
+  /** The OS error text, … */
+  detail?: string
+}
+
 /** The token bucket applied to native monitor lines. */
 export interface ThrottleOptions {
   /** Tokens at start and at most (default 5). */
@@ -531,3 +623,33 @@ export declare function truncateNotificationLabel(label: string): string
  * never clamped; the command-substitution check comes last on purpose.
  */
 export declare function validateMonitorParams(params: MonitorToolParams, ctx: MonitorValidationContext): string | null
+
+/**
+ * Options of `waitFor` (API.md §6.1). The first condition met wins; with
+ * none, only the settle (`exit`) ends the wait.
+ */
+export interface WaitForOptions {
+  /**
+   * A Rust `regex` (linear time), tested on every sanitised output line from
+   * the call on, lines the throttle drops included.
+   */
+  match?: string
+  /** 1..86400000: no output byte for this long, counted from the call. */
+  quietMs?: number
+  /** 1..86400000. */
+  timeoutMs?: number
+  /** Aborting resolves the wait with `aborted`. */
+  signal?: AbortSignal
+}
+
+/** Why a `waitFor` resolved. */
+export type WaitReason = 'match' | 'quiet' | 'exit' | 'timeout' | 'aborted'
+
+/** What a `waitFor` promise resolves with. */
+export interface WaitResult {
+  reason: WaitReason
+  /** The matching line, for `match`. */
+  line?: string
+  status: 'running' | 'completed' | 'failed' | 'cancelled'
+  elapsedMs: number
+}
