@@ -29,7 +29,7 @@
 use super::config::SignalConfig;
 use super::digest::{DigestNote, DropDigest};
 use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
-use crate::core::text::sanitize_monitor_line;
+use crate::core::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
 
 /// The importance bucket: burst 10, one more token per second.
 pub const IMPORTANT_BUCKET: ThrottleConfig = ThrottleConfig {
@@ -58,8 +58,12 @@ impl<'a> LineText<'a> {
     }
   }
 
-  /// The sanitised line.
+  /// The sanitised line; a raw line the sanitiser would leave alone (the
+  /// usual log line) is not copied.
   pub fn text(&mut self) -> &str {
+    if self.clean.is_none() && sanitize_monitor_line_keeps(self.raw) {
+      return self.raw;
+    }
     let raw = self.raw;
     self.clean.get_or_insert_with(|| sanitize_monitor_line(raw))
   }
