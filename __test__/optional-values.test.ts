@@ -64,6 +64,7 @@ const INPUT_ONLY = new Set([
   'MonitorValidationContext',
   'ShellTaskRegistration',
   'ThrottleOptions',
+  'WaitForOptions',
 ])
 
 const scratch = mkdtempSync(join(tmpdir(), 'taskstream-optional-'))
@@ -88,8 +89,17 @@ async function samples(): Promise<Map<string, object[]>> {
   add('MonitorTask', completed)
   monitors.complete('fed', null)
   add('MonitorTask', fed)
+  // A wait that times out (no line) and one on a settled entry (exit).
+  add('WaitResult', await monitors.waitFor(running.id, { timeoutMs: 1 }), await monitors.waitFor(completed.id))
+  // A batch window with a digest: meta.lines and meta.droppedSince present.
+  const lane = new MonitorRegistry({ throttle: { burst: 1, refillMs: 600_000 } })
+  lane.setNotificationCallback((_d, _m, meta) => monitorMetas.push(meta))
+  const batched = lane.start({ command: "printf 'a\\nb\\n'", batchMs: 10_000, maxBatchLines: 1, digest: true })
+  await waitFor(() => monitorMetas.some((m) => m.monitorId === batched.id && m.type === 'terminal'), 10_000, 'batched monitor')
   monitors.abortAll({ notify: false })
   add('MonitorNotificationMeta', ...monitorMetas)
+  add('TaskEnd', completed.end!, spawnFailed.end!, fed.end!, batched.end!)
+  add('TaskEnd', ...monitorMetas.flatMap((m) => (m.end ? [m.end] : [])))
 
   // Shells: executeBackground running, completed, cancelled, spawn failure; a fed entry; notifications.
   const shells = new BackgroundShellRegistry()
@@ -103,6 +113,11 @@ async function samples(): Promise<Map<string, object[]>> {
   add('ShellTask', { ...shells.get(long.shellId)! }, shells.get(broken.shellId)!)
   shells.requestCancel(long.shellId)
   add('BackgroundShellResult', await ok.done, await long.done, await broken.done)
+  // A settled notification (no `end`).
+  const settling = executeBackground({ command: 'echo hi; sleep 30', cwd: '/tmp', outputDir: dir, registry: shells, settleMs: 100 })
+  await waitFor(() => shellMetas.some((m) => m.shellId === settling.shellId && m.type === 'settled'), 10_000, 'settled shell')
+  shells.requestCancel(settling.shellId)
+  add('BackgroundShellResult', await settling.done)
   add('ShellTask', ...shells.getAll())
   writeFileSync(join(scratch, 'fed.output'), '')
   const fedShell = shells.register({

@@ -86,7 +86,7 @@ describe('executeBackground', () => {
     expect(statSync(h.outputPath).mode & 0o777).toBe(0o600)
     expect(result.bytesWritten).toBe('red line\nerr\nlast\n'.length)
     const settled = JSON.parse(readFileSync(h.statusPath, 'utf8'))
-    expect(Object.keys(settled)).toEqual(['id', 'status', 'command', 'cwd', 'startTime', 'updatedAt', 'pid', 'endTime', 'exitCode', 'ownerPid'])
+    expect(Object.keys(settled)).toEqual(['id', 'status', 'command', 'cwd', 'startTime', 'updatedAt', 'pid', 'endTime', 'exitCode', 'ownerPid', 'end'])
     expect(settled).toMatchObject({ status: 'completed', exitCode: 0 })
     expect(settled.endTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     expect(readdirSync(dir).sort()).toEqual([`shell-${h.shellId}.output`, `shell-${h.shellId}.status`])
