@@ -923,3 +923,4 @@ module.exports.stripTrailingBackgroundAmp = nativeBinding.stripTrailingBackgroun
 module.exports.trimTrailingShellComment = nativeBinding.trimTrailingShellComment
 module.exports.truncateNotificationLabel = nativeBinding.truncateNotificationLabel
 module.exports.validateMonitorParams = nativeBinding.validateMonitorParams
+module.exports.WaitReason = nativeBinding.WaitReason
