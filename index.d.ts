@@ -299,6 +299,16 @@ export interface MonitorNotificationMeta {
   toolUseId?: string
   ownerAgentId?: string
   todoWorkChainId?: string
+  /**
+   * A batch (`batchMs`): the window's lines, each cut as an event line
+   * (2000 UTF-16 units + `...[truncated]`), not escaped.
+   */
+  lines?: Array<string>
+  /**
+   * `digest`: lines dropped since the previous notification of this monitor
+   * (the `<result>` then ends with the digest line).
+   */
+  droppedSince?: number
 }
 
 /** What the fed-mode `register()` takes: the TypeScript registration shape. */
@@ -360,6 +370,33 @@ export interface MonitorStartOptions {
   settleMs?: number
   /** Hold Node's event loop while the monitor runs (default false). */
   keepAlive?: boolean
+  /**
+   * 10..10000: accepted lines leave in windows: the first accepted line opens
+   * one; it closes after this many ms, at `maxBatchLines` lines, or when the
+   * task stops (before any settled or terminal notification), and its lines
+   * leave as one notification (`meta.lines`, `eventCount` counting each line,
+   * summary `emitted events #a–b.`). The throttle then spends one token per
+   * window, taken when it opens; a window opened on an empty bucket is
+   * dropped whole. Default: one notification per line.
+   */
+  batchMs?: number
+  /** 1..1000, default 20: a window closes when it holds this many lines. */
+  maxBatchLines?: number
+  /**
+   * A regex (Rust `regex` syntax, linear time), tested on the sanitised line
+   * before the throttle: a matching line takes a token from the main bucket
+   * or, when it is empty, from a bucket of its own (burst 10, one more per
+   * second), so it reaches the model inside a burst. An invalid one is a
+   * SyntaxError. Turns off the counting fast path for throttled-out lines.
+   */
+  important?: string
+  /**
+   * When lines were dropped since the previous notification, the next one
+   * (event, settled or terminal) carries `meta.droppedSince` and its
+   * `<result>` ends with `[N lines dropped since the last notification;
+   * first: …; last: …]`. Turns off the counting fast path.
+   */
+  digest?: boolean
 }
 
 /** `running` leads to exactly one of the other three. */

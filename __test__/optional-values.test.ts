@@ -89,14 +89,19 @@ async function samples(): Promise<Map<string, object[]>> {
   add('MonitorTask', completed)
   monitors.complete('fed', null)
   add('MonitorTask', fed)
-  // Waits: a match (line present), an exit and a quiet (line absent).
+  // Waits: a match (line present), a timeout, a quiet and an exit (line absent).
   const waiting = monitors.start({ command: 'echo ready; sleep 30' })
   add('WaitResult', await monitors.waitFor(waiting.id, { match: 'ready' }), await monitors.waitFor(completed.id))
-  add('WaitResult', await monitors.waitFor(waiting.id, { quietMs: 50 }))
-  // Ends: exited (no via, signal, detail), cancelled (via), spawn-failed (detail).
-  add('TaskEnd', completed.end!, fed.end!, spawnFailed.end!)
+  add('WaitResult', await monitors.waitFor(waiting.id, { quietMs: 50 }), await monitors.waitFor(running.id, { timeoutMs: 1 }))
+  // A batch window with a digest: meta.lines and meta.droppedSince present.
+  const lane = new MonitorRegistry({ throttle: { burst: 1, refillMs: 600_000 } })
+  lane.setNotificationCallback((_d, _m, meta) => monitorMetas.push(meta))
+  const batched = lane.start({ command: "printf 'a\\nb\\n'", batchMs: 10_000, maxBatchLines: 1, digest: true })
+  await waitFor(() => monitorMetas.some((m) => m.monitorId === batched.id && m.type === 'terminal'), 10_000, 'batched monitor')
   monitors.abortAll({ notify: false })
   add('MonitorNotificationMeta', ...monitorMetas)
+  add('TaskEnd', completed.end!, spawnFailed.end!, fed.end!, batched.end!)
+  add('TaskEnd', ...monitorMetas.flatMap((m) => (m.end ? [m.end] : [])))
 
   // Shells: executeBackground running, completed, cancelled, spawn failure; a fed entry; notifications.
   const shells = new BackgroundShellRegistry()
@@ -109,8 +114,12 @@ async function samples(): Promise<Map<string, object[]>> {
   add('BackgroundShellHandle', ok, long, broken)
   add('ShellTask', { ...shells.get(long.shellId)! }, shells.get(broken.shellId)!)
   shells.requestCancel(long.shellId)
-  const settling = executeBackground({ command: 'echo a; sleep 0.4', cwd: '/tmp', outputDir: dir, registry: shells, settleMs: 100 })
-  add('BackgroundShellResult', await ok.done, await long.done, await broken.done, await settling.done)
+  add('BackgroundShellResult', await ok.done, await long.done, await broken.done)
+  // A settled notification (no `end`).
+  const settling = executeBackground({ command: 'echo hi; sleep 30', cwd: '/tmp', outputDir: dir, registry: shells, settleMs: 100 })
+  await waitFor(() => shellMetas.some((m) => m.shellId === settling.shellId && m.type === 'settled'), 10_000, 'settled shell')
+  shells.requestCancel(settling.shellId)
+  add('BackgroundShellResult', await settling.done)
   add('TaskEnd', (await long.done).end, (await ok.done).end)
   add('ShellTask', ...shells.getAll())
   writeFileSync(join(scratch, 'fed.output'), '')

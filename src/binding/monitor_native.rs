@@ -16,6 +16,10 @@ use crate::core::end::TaskEnd;
 use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::native::NativeMonitor;
+use crate::core::monitor::signal::config::{
+  BATCH_MS_MAX, BATCH_MS_MIN, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
+};
+use crate::core::monitor::signal::{SignalConfig, SignalConfigError, SignalOptions};
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
 use crate::core::process::{self, EnvOptions, SpawnRequest};
 use crate::core::text::sanitize_monitor_line;
@@ -35,6 +39,47 @@ struct StartOptions {
   monitor_id: Option<String>,
   settle_ms: Option<u64>,
   keep_alive: bool,
+  /// `batchMs`, `maxBatchLines`, `important`, `digest` (API.md §6.7).
+  signal: SignalConfig,
+}
+
+/// The §6.7 options: a wrong type is a `TypeError` naming `options.<field>`,
+/// a number out of range a `RangeError`, an `important` the regex parser
+/// refuses a `SyntaxError` quoting it. The regex is compiled here, once.
+fn parse_signal_options(env: &Env, o: &Object) -> Result<SignalConfig> {
+  let batch_ms = args::optional_integer_field(
+    env,
+    o,
+    "batchMs",
+    "options.batchMs",
+    BATCH_MS_MIN as f64,
+    BATCH_MS_MAX as f64,
+  )?;
+  let max_batch_lines = args::optional_integer_field(
+    env,
+    o,
+    "maxBatchLines",
+    "options.maxBatchLines",
+    f64::from(MAX_BATCH_LINES_MIN),
+    f64::from(MAX_BATCH_LINES_MAX),
+  )?;
+  let important = args::optional_string_field(env, o, "important", "options.important")?;
+  let digest = args::optional_bool_field(env, o, "digest", "options.digest")?.unwrap_or(false);
+  SignalConfig::new(SignalOptions {
+    batch_ms,
+    max_batch_lines,
+    important: important.as_deref(),
+    digest,
+  })
+  .map_err(|error| match error {
+    SignalConfigError::InvalidRegex { field, message } => args::syntax_error(
+      env,
+      format!("The \"options.{field}\" property is not a valid regular expression: {message}"),
+    ),
+    out_of_range @ SignalConfigError::OutOfRange { .. } => {
+      args::range_error(env, out_of_range.to_string())
+    }
+  })
 }
 
 fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
@@ -101,6 +146,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
     .map(|n| n as u64),
     keep_alive: args::optional_bool_field(env, &o, "keepAlive", "options.keepAlive")?
       .unwrap_or(false),
+    signal: parse_signal_options(env, &o)?,
   })
 }
 
@@ -226,7 +272,15 @@ impl MonitorRegistry {
       Ok(spawned) => {
         let group = spawned.group.clone();
         super::lifecycle::adopt(&group);
-        match NativeMonitor::start(&self.hub, &id, spawned, self.throttle, RealClock) {
+        match NativeMonitor::start(
+          &self.hub,
+          &id,
+          spawned,
+          self.throttle,
+          opts.signal,
+          opts.max_events,
+          RealClock,
+        ) {
           Ok(monitor) => {
             // The callbacks above may already have stopped the task: an
             // `abort()` of its controller (the child is then killed and the

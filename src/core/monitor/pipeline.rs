@@ -1,8 +1,10 @@
 //! The native monitor's byte-to-event pipeline (CONTRACT.md §2.3 layers 1–5,
 //! §2.10 "Reading", "throttledEmit", "flushPartialLineBuffers"): per stream a
 //! streaming UTF-8 decoder, a streaming ANSI stripper and a line splitter; one
-//! token bucket shared by both streams.
+//! token bucket shared by both streams, or, with the options of API.md §6.7,
+//! one [`SignalLane`] (batch windows, the importance lane, digests) in its place.
 
+use super::signal::{DigestNote, LineText, Out, SignalConfig, SignalLane};
 use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{
@@ -25,6 +27,61 @@ pub trait LineSink {
   fn dropped_many(&mut self, lines: u64) {
     for _ in 0..lines {
       self.dropped();
+    }
+  }
+  /// With a signal lane: a notification the lane lets out (one line, or a
+  /// closed window's lines), in order. Lines the lane drops are reported
+  /// through [`Self::dropped_many`]. By default each line is [`Self::accepted`].
+  fn out(&mut self, out: Out) {
+    match out {
+      Out::Line { line, .. } => self.accepted(&line),
+      Out::Batch { lines, .. } => {
+        for line in &lines {
+          self.accepted(line);
+        }
+      }
+    }
+  }
+}
+
+/// Who decides which lines pass.
+#[derive(Debug)]
+enum Admission {
+  /// The TypeScript `throttledEmit`: one token per line (`None`: no throttle).
+  Bucket(Option<TokenBucket>),
+  /// §6.7 options: batch windows, the importance lane, digests.
+  Lane(Box<SignalLane>),
+}
+
+impl Admission {
+  /// True when no line of a read at `now_mono_ms` can pass and none needs
+  /// its text: the read's lines may only be counted (see [`StreamState::feed`]).
+  fn counts_only(&self, now_mono_ms: i64) -> bool {
+    match self {
+      Self::Bucket(bucket) => bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms)),
+      Self::Lane(lane) => lane.counts_only(now_mono_ms),
+    }
+  }
+
+  /// The end of a read or flush: `counted` lines the fast path only counted,
+  /// and, with a lane, the lines it dropped, go to the sink.
+  fn end_read(&mut self, counted: u64, now_mono_ms: i64, sink: &mut impl LineSink) {
+    match self {
+      Self::Bucket(bucket) => {
+        if let Some(bucket) = bucket.as_mut().filter(|_| counted > 0) {
+          // The counted lines' `try_take`: it fails, but a clock that went back (reader
+          // threads take their time before the pipeline lock) moves the refill point.
+          let taken = bucket.try_take(now_mono_ms);
+          debug_assert!(!taken, "no token at a throttled-out read's time");
+        }
+        sink.dropped_many(counted);
+      }
+      Self::Lane(lane) => {
+        if counted > 0 {
+          lane.count_dropped(counted, now_mono_ms);
+        }
+        sink.dropped_many(lane.take_dropped());
+      }
     }
   }
 }
@@ -145,7 +202,7 @@ const C1_LEAD: u8 = 0xC2;
 
 pub struct LinePipeline {
   streams: [StreamState; 2],
-  bucket: Option<TokenBucket>,
+  admission: Admission,
   closed: bool,
   /// Build every line, dropped ones included, and show it to [`LineSink::seen`].
   observing: bool,
@@ -159,10 +216,72 @@ impl LinePipeline {
   pub fn new(throttle: Option<ThrottleConfig>, start_mono_ms: i64) -> Self {
     Self {
       streams: Default::default(),
-      bucket: throttle.map(|c| TokenBucket::new(c, start_mono_ms)),
+      admission: Admission::Bucket(throttle.map(|c| TokenBucket::new(c, start_mono_ms))),
       closed: false,
       observing: false,
       fast_paths: true,
+    }
+  }
+
+  /// With §6.7 options (`signal` not [`SignalConfig::is_default`]), a
+  /// [`SignalLane`] takes the token bucket's place; `max_events` is the
+  /// entry's `maxEvents`. With default options, [`Self::new`].
+  pub fn with_signal(
+    throttle: Option<ThrottleConfig>,
+    signal: SignalConfig,
+    max_events: u64,
+    start_mono_ms: i64,
+  ) -> Self {
+    let mut pipeline = Self::new(throttle, start_mono_ms);
+    if !signal.is_default() {
+      pipeline.admission = Admission::Lane(Box::new(SignalLane::new(
+        signal,
+        throttle,
+        max_events,
+        start_mono_ms,
+      )));
+    }
+    pipeline
+  }
+
+  /// True when a [`SignalLane`] decides (§6.7 options were given).
+  pub fn has_lane(&self) -> bool {
+    matches!(self.admission, Admission::Lane(_))
+  }
+
+  /// With a lane: closes the open window if it is due at `now_mono_ms` (the
+  /// window timer fired). Ignored once the pipeline is closed.
+  pub fn poll(&mut self, now_mono_ms: i64, sink: &mut impl LineSink) {
+    if let (Admission::Lane(lane), false) = (&mut self.admission, self.closed) {
+      lane.poll(now_mono_ms, &mut |out| sink.out(out));
+      sink.dropped_many(lane.take_dropped());
+    }
+  }
+
+  /// With a lane: when the open window is due, for a timer that then calls
+  /// [`Self::poll`]; `None` when no delivered window is open.
+  pub fn deadline(&self) -> Option<i64> {
+    match &self.admission {
+      Admission::Lane(lane) if !self.closed => lane.deadline(),
+      _ => None,
+    }
+  }
+
+  /// With a lane: closes the open window whatever its age (before a settled
+  /// notification; [`Self::flush`] does it at stop). Partial lines stay.
+  pub fn flush_windows(&mut self, sink: &mut impl LineSink) {
+    if let (Admission::Lane(lane), false) = (&mut self.admission, self.closed) {
+      lane.flush_all(&mut |out| sink.out(out));
+    }
+  }
+
+  /// With a lane and `digest`: the lines dropped since the previous
+  /// notification, for a settled or terminal one (after [`Self::flush_windows`]
+  /// or [`Self::flush`]).
+  pub fn take_digest(&mut self) -> Option<DigestNote> {
+    match &mut self.admission {
+      Admission::Lane(lane) => lane.take_digest(),
+      Admission::Bucket(_) => None,
     }
   }
 
@@ -197,51 +316,56 @@ impl LinePipeline {
       return;
     }
     let state = &mut self.streams[stream as usize];
-    let bucket = &mut self.bucket;
+    let admission = &mut self.admission;
     let observing = self.observing;
+    if let Admission::Lane(lane) = admission {
+      // A window due by now closes before this read's lines are decided.
+      lane.poll(now_mono_ms, &mut |out| sink.out(out));
+    }
     if !self.fast_paths {
       let text = state.text.push(bytes);
       state.splitter.push(text, &mut |line| {
-        throttled_emit(bucket, line, now_mono_ms, observing, sink)
+        admit(admission, line, now_mono_ms, observing, sink)
       });
+      admission.end_read(0, now_mono_ms, sink);
       return;
     }
     // The read's time is fixed, so once the bucket is empty no line of this
     // read can pass: lines then only need counting (the firehose case),
     // unless someone must see them.
-    let counting = !observing && bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms));
+    let counting = !observing && admission.counts_only(now_mono_ms);
     let mut dropped = 0;
     state.feed(bytes, counting, &mut dropped, &mut |line| {
-      throttled_emit(bucket, line, now_mono_ms, observing, sink)
+      admit(admission, line, now_mono_ms, observing, sink)
     });
-    if let Some(bucket) = bucket.as_mut().filter(|_| dropped > 0) {
-      // The counted lines' `try_take`: it fails, but a clock that went back (reader
-      // threads take their time before the pipeline lock) moves the refill point.
-      let taken = bucket.try_take(now_mono_ms);
-      debug_assert!(!taken, "no token at a throttled-out read's time");
-    }
-    sink.dropped_many(dropped);
+    admission.end_read(dropped, now_mono_ms, sink);
   }
 
   /// Finishes decoding (an incomplete UTF-8 sequence becomes U+FFFD) and
   /// releases a still-held escape sequence as unterminated, as `stripAnsi`
   /// resolves the end of a text (CONTRACT.md §3.17: the text after an
   /// unterminated `ESC ]` is never swallowed), then passes on stdout's and
-  /// stderr's partial lines. Idempotent. Does not close the pipeline.
+  /// stderr's partial lines; with a lane, the open window then closes.
+  /// Idempotent. Does not close the pipeline.
   pub fn flush(&mut self, now_mono_ms: i64, sink: &mut impl LineSink) {
     if self.closed {
       return;
     }
-    let bucket = &mut self.bucket;
+    let admission = &mut self.admission;
     let observing = self.observing;
     for state in &mut self.streams {
       let text = state.text.finish();
       state.splitter.push(text, &mut |line| {
-        throttled_emit(bucket, line, now_mono_ms, observing, sink)
+        admit(admission, line, now_mono_ms, observing, sink)
       });
       state
         .splitter
-        .flush(&mut |line| throttled_emit(bucket, line, now_mono_ms, observing, sink));
+        .flush(&mut |line| admit(admission, line, now_mono_ms, observing, sink));
+    }
+    if let Admission::Lane(lane) = admission {
+      // The partial lines joined the open window, which closes now.
+      lane.flush_all(&mut |out| sink.out(out));
+      sink.dropped_many(lane.take_dropped());
     }
   }
 
@@ -285,6 +409,34 @@ fn throttled_emit(
     }
   }
   sink.accepted(&sanitize_monitor_line(line));
+}
+
+/// One line to whoever decides: the bucket ([`throttled_emit`]) or the lane,
+/// which gets it raw (sanitised only if it needs the text) unless the sink
+/// must see it first.
+fn admit(
+  admission: &mut Admission,
+  line: &str,
+  now_mono_ms: i64,
+  observing: bool,
+  sink: &mut impl LineSink,
+) {
+  match admission {
+    Admission::Bucket(bucket) => throttled_emit(bucket, line, now_mono_ms, observing, sink),
+    Admission::Lane(lane) => {
+      if sanitizes_to_blank(line) {
+        return;
+      }
+      let text = if observing {
+        let clean = sanitize_monitor_line(line);
+        sink.seen(&clean);
+        LineText::sanitised(clean)
+      } else {
+        LineText::raw(line)
+      };
+      lane.offer(text, now_mono_ms, &mut |out| sink.out(out));
+    }
+  }
 }
 
 /// True when `sanitize_monitor_line(line)` would be empty or whitespace-only:
@@ -618,10 +770,14 @@ mod tests {
 
   impl Twins {
     fn new(throttle: Option<ThrottleConfig>) -> Self {
-      let mut exact = LinePipeline::new(throttle, 0);
+      Self::with_signal(throttle, SignalConfig::default())
+    }
+
+    fn with_signal(throttle: Option<ThrottleConfig>, signal: SignalConfig) -> Self {
+      let mut exact = LinePipeline::with_signal(throttle, signal.clone(), 1_000_000, 0);
       exact.fast_paths = false;
       Self {
-        fast: LinePipeline::new(throttle, 0),
+        fast: LinePipeline::with_signal(throttle, signal, 1_000_000, 0),
         exact,
         fast_out: Collect::default(),
         exact_out: Collect::default(),
@@ -820,6 +976,73 @@ mod tests {
       truncated += u64::from(twins.fast.truncated_bytes() > 0);
     }
     assert!(truncated > 50, "{truncated} rounds truncated");
+  }
+
+  /// With a signal lane in place of the bucket (§6.7), the counting fast
+  /// path (allowed while the lane `counts_only`) gives the exact path's lines,
+  /// in the same windows, and the same drops; with `important` or `digest`
+  /// nothing is only counted, and the two agree all the same.
+  #[test]
+  fn fast_paths_match_the_exact_path_with_a_signal_lane() {
+    use crate::core::monitor::signal::SignalOptions;
+    let signals = [
+      (Some(10.0), Some(1.0), None, false),
+      (Some(200.0), None, None, false),
+      (Some(1000.0), Some(3.0), None, false),
+      (Some(200.0), None, Some("(?i)err|y"), true),
+      (None, None, Some("x"), false),
+      (None, None, None, true),
+    ];
+    let mut rng = XorShift(0x51C_4A1E);
+    let mut counted_rounds = 0;
+    for round in 0..240 {
+      let (batch_ms, max_batch_lines, important, digest) = signals[round % signals.len()];
+      let signal = SignalConfig::new(SignalOptions {
+        batch_ms,
+        max_batch_lines,
+        important,
+        digest,
+      })
+      .unwrap();
+      let throttle = match round % 5 {
+        0 => None,
+        1 => Some(ThrottleConfig {
+          burst: 2,
+          refill_ms: 10,
+        }),
+        _ => Some(ThrottleConfig::default()),
+      };
+      let mut twins = Twins::with_signal(throttle, signal);
+      let mut now = 0;
+      for read in 0..(1 + rng.below(10)) {
+        let mut chunk = Vec::new();
+        let bound = [64, 4096, 70_000][rng.below(3)];
+        let size = rng.below(bound);
+        while chunk.len() < size {
+          let shape = rng.below(5);
+          chunk.extend(shape_pieces(shape, &mut rng));
+        }
+        now += [0, 0, 1, 5, 300, 1000][rng.below(6)];
+        if rng.below(3) == 0 {
+          twins.fast.poll(now, &mut twins.fast_out);
+          twins.exact.poll(now, &mut twins.exact_out);
+        }
+        let stream = if rng.below(4) == 0 {
+          Stream::Stderr
+        } else {
+          Stream::Stdout
+        };
+        let cut = rng.below(chunk.len() + 1);
+        for (part, bytes) in [&chunk[..cut], &chunk[cut..]].into_iter().enumerate() {
+          twins.feed(stream, bytes, now, &|| {
+            format!("round {round}, read {read}.{part}")
+          });
+        }
+        counted_rounds += usize::from(twins.fast.admission.counts_only(now));
+      }
+      twins.flush(now, &|| format!("round {round}, flush"));
+    }
+    assert!(counted_rounds > 50, "{counted_rounds} reads ended counting");
   }
 
   /// Two-read splits of inputs of each shape (every one near the cap and the

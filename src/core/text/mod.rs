@@ -25,8 +25,8 @@ pub use binary::{is_binary, DEFAULT_BINARY_SAMPLE_SIZE};
 pub use bytes::{find_either, find_line_end_or_not_plain};
 pub use clean_stream::CleanTextStream;
 pub use controls::{
-  sanitize_monitor_line, strip_display_control_chars, strip_terminal_control_sequences,
-  truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,
+  sanitize_monitor_line, sanitize_monitor_line_keeps, strip_display_control_chars,
+  strip_terminal_control_sequences, truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,
 };
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
