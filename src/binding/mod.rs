@@ -12,6 +12,7 @@ pub mod lifecycle;
 pub mod monitor;
 #[cfg(unix)]
 pub mod monitor_native;
+pub mod monitor_terminal;
 pub mod monitor_types;
 mod pending;
 pub mod shell;
@@ -19,5 +20,6 @@ pub mod shell;
 pub mod shell_execute;
 pub mod shell_types;
 pub mod task_types;
+mod terminal;
 pub mod text;
 mod wait;

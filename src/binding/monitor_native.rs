@@ -38,6 +38,8 @@ struct StartOptions {
   todo_work_chain_id: Option<String>,
   monitor_id: Option<String>,
   settle_ms: Option<u64>,
+  /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
+  terminal: Option<crate::core::terminal::TerminalSize>,
   keep_alive: bool,
   /// `batchMs`, `maxBatchLines`, `important`, `digest` (API.md §6.7).
   signal: SignalConfig,
@@ -147,6 +149,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
     keep_alive: args::optional_bool_field(env, &o, "keepAlive", "options.keepAlive")?
       .unwrap_or(false),
     signal: parse_signal_options(env, &o)?,
+    terminal: super::terminal::parse_terminal_option(env, &o)?,
   })
 }
 
@@ -209,13 +212,17 @@ impl MonitorRegistry {
             std::env::vars_os(),
             &EnvOptions {
               remove: self.remove_env.clone(),
-              term: "dumb",
+              term: if opts.terminal.is_some() {
+                crate::core::terminal::TERMINAL_TERM
+              } else {
+                "dumb"
+              },
               overrides: opts.env.clone(),
               task_tag: task_tag.clone(),
             },
           ),
           task_tag,
-          terminal: None,
+          terminal: opts.terminal,
         })
       });
 
@@ -243,7 +250,8 @@ impl MonitorRegistry {
       owner_agent_id: opts.owner_agent_id,
       todo_work_chain_id: opts.todo_work_chain_id,
       mode: EntryMode::Native,
-      settle_ms: opts.settle_ms,
+      // A terminal's settle is judged on its screen, by the native monitor.
+      settle_ms: opts.settle_ms.filter(|_| opts.terminal.is_none()),
     };
     // The JavaScript objects come first: if anything fails before `register`,
     // nothing is registered and the child is killed (CONTRACT.md §4 item 21).
@@ -279,6 +287,7 @@ impl MonitorRegistry {
           self.throttle,
           opts.signal,
           opts.max_events,
+          opts.settle_ms.filter(|_| opts.terminal.is_some()),
           RealClock,
         ) {
           Ok(monitor) => {

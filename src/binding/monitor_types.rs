@@ -160,6 +160,10 @@ pub struct MonitorStartOptions {
   pub settle_ms: Option<u32>,
   /// Hold Node's event loop while the monitor runs (default false).
   pub keep_alive: Option<bool>,
+  /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+  /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+  #[napi(ts_type = "TerminalOptions | boolean")]
+  pub terminal: Option<bool>,
   /// 10..10000: accepted lines leave in windows: the first accepted line opens
   /// one; it closes after this many ms, at `maxBatchLines` lines, or when the
   /// task stops (before any settled or terminal notification), and its lines

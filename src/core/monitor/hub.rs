@@ -93,6 +93,21 @@ pub trait NativeTask: Send + Sync {
   /// Whether the reader must build every line (for waits and `settleMs`)
   /// rather than only count the ones the throttle drops.
   fn observe_lines(&self, _on: bool) {}
+  /// Terminal mode (API.md §6.5): the screen, `None` without a terminal.
+  fn screen(&self) -> Option<crate::core::terminal::ScreenSnapshot> {
+    None
+  }
+  /// Input for the terminal; `None` without a terminal.
+  fn write_terminal(&self, _bytes: &[u8]) -> Option<Result<(), crate::core::terminal::TerminalError>> {
+    None
+  }
+  /// A new size for the terminal; `None` without a terminal.
+  fn resize_terminal(
+    &self,
+    _size: crate::core::terminal::TerminalSize,
+  ) -> Option<Result<(), crate::core::terminal::TerminalError>> {
+    None
+  }
   /// With a signal lane (API.md §6.7): the settled notification is due, per
   /// [`MonitorRegistry::lane_settles_due`]; flush the open window, then send
   /// it through [`MonitorRegistry::fire_settled`] (or disarm it if reading stopped).

@@ -22,6 +22,7 @@ use super::throttle::ThrottleConfig;
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
 use crate::core::sync::lock;
+use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 
 /// How long a monitor keeps reading after its leader exited (§2.10 "Exit and settle").
 pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
@@ -54,6 +55,9 @@ pub struct NativeMonitor<C: Clock> {
   /// The pipeline must build every line (see [`NativeTask::observe_lines`]).
   observing: AtomicBool,
   io: Mutex<Io>,
+  /// Terminal mode (API.md §6.5): the terminal and its screen, and the
+  /// `settleMs` judged on that screen.
+  terminal: Option<(TaskTerminal, Option<u64>)>,
 }
 
 fn stream_of(tag: u8) -> Stream {
@@ -76,10 +80,16 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     throttle: Option<ThrottleConfig>,
     signal: SignalConfig,
     max_events: u64,
+    screen_settle_ms: Option<u64>,
     clock: C,
   ) -> std::io::Result<Arc<Self>> {
     let observing = hub.registry().observes_lines(id);
-    let reader = Reader::new(id, throttle, signal, max_events, clock.mono_ms());
+    let mut reader = Reader::new(id, throttle, signal, max_events, clock.mono_ms());
+    let terminal = spawned.terminal.clone().map(|handle| {
+      reader.set_frames(true);
+      let now = clock.wall_ms() as u64;
+      (TaskTerminal::new(handle, screen_settle_ms, now), screen_settle_ms)
+    });
     if reader.has_lane() {
       hub.registry().set_signal_lane(id);
     }
@@ -103,6 +113,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       killed: AtomicBool::new(false),
       observing: AtomicBool::new(observing),
       io: Mutex::new(Io::default()),
+      terminal,
     });
     hub.add_native(id, monitor.clone());
     let pipes = [(Stream::Stdout, stdout), (Stream::Stderr, stderr)]
@@ -121,9 +132,42 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   fn ingest(&self, hub: &MonitorHub, stream: Stream, bytes: &[u8]) {
     let now = self.clock.mono_ms();
     let wall = self.clock.wall_ms();
+    if let Some((terminal, _)) = &self.terminal {
+      if let Some(at) = terminal.feed(bytes, wall as u64) {
+        self.arm_screen_timer(at, wall as u64);
+      }
+    }
     let outcome = lock(&self.reader).read(hub, stream, bytes, &self.observing, now, wall);
     if let Some(outcome) = outcome {
       self.follow_up(hub, outcome, now);
+    }
+  }
+
+  fn arm_screen_timer(&self, at: u64, now: u64) {
+    let me = self.me.clone();
+    let delay = Duration::from_millis(at.saturating_sub(now).max(1));
+    self.reactor.after(delay, move || {
+      if let Some(me) = me.upgrade() {
+        me.screen_due();
+      }
+    });
+  }
+
+  /// The screen's timer fired: a pending check runs, and a settled screen
+  /// sends its settled notification.
+  fn screen_due(&self) {
+    let Some((terminal, settle_ms)) = &self.terminal else {
+      return;
+    };
+    let wall = self.clock.wall_ms();
+    let tick = terminal.tick(wall as u64);
+    if let (Some(text), Some(settle_ms), Some(hub)) = (&tick.settled_text, settle_ms, self.hub.upgrade()) {
+      let now = self.clock.mono_ms();
+      let outcome = lock(&self.reader).screen_settled(&hub, *settle_ms, text, now, wall);
+      self.follow_up(&hub, outcome, now);
+    }
+    if let Some(at) = tick.next {
+      self.arm_screen_timer(at, wall as u64);
     }
   }
 
@@ -175,6 +219,9 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       io.finished = true;
       (exit, std::mem::take(&mut io.pipes))
     };
+    if let Some((terminal, _)) = &self.terminal {
+      terminal.finish();
+    }
     if let Some(hub) = self.hub.upgrade() {
       self.cleanup(&hub);
       let exit = ExitInfo {
@@ -291,6 +338,24 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
 
   fn observe_lines(&self, on: bool) {
     self.observing.store(on, Ordering::Release);
+  }
+
+  fn screen(&self) -> Option<ScreenSnapshot> {
+    self.terminal.as_ref().map(|(t, _)| t.snapshot())
+  }
+
+  fn write_terminal(&self, bytes: &[u8]) -> Option<Result<(), TerminalError>> {
+    self.terminal.as_ref().map(|(t, _)| t.write(bytes))
+  }
+
+  fn resize_terminal(&self, size: TerminalSize) -> Option<Result<(), TerminalError>> {
+    let (terminal, _) = self.terminal.as_ref()?;
+    let now = self.clock.wall_ms() as u64;
+    Some(terminal.resize(size, now).map(|arm| {
+      if let Some(at) = arm {
+        self.arm_screen_timer(at, now);
+      }
+    }))
   }
 
   fn settle_due(&self, hub: &MonitorHub) {

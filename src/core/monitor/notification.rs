@@ -152,6 +152,17 @@ pub fn settled_notification(
   settle_ms: u64,
   digest: Option<&DigestNote>,
 ) -> Notification {
+  settled_notification_with(entry, settle_ms, None, digest)
+}
+
+/// [`settled_notification`]; for a terminal task (API.md §6.5) `screen` is
+/// the screen's text, the `<result>` in place of the last line.
+pub fn settled_notification_with(
+  entry: &MonitorEntry,
+  settle_ms: u64,
+  screen: Option<&str>,
+  digest: Option<&DigestNote>,
+) -> Notification {
   let desc = truncate_notification_label(&entry.description);
   let summary = format!("Monitor \"{desc}\" output settled: no output for {settle_ms} ms.");
   let mut model = envelope_head(entry, MonitorStatus::Running);
@@ -159,10 +170,13 @@ pub fn settled_notification(
     "<summary>Monitor \"{}\" output settled: no output for {settle_ms} ms.</summary>",
     escape_xml(&desc)
   ));
-  let last = entry.last_line.as_deref().map(|line| {
-    let shown = strip_display_control_chars(&truncate_event_line(line));
-    escape_xml(&shown)
-  });
+  let last = match screen {
+    Some(screen) => (!screen.is_empty()).then(|| escape_xml(screen)),
+    None => entry.last_line.as_deref().map(|line| {
+      let shown = strip_display_control_chars(&truncate_event_line(line));
+      escape_xml(&shown)
+    }),
+  };
   push_result(&mut model, last, digest);
   model.push("</task-notification>".to_owned());
   let mut notification = build(

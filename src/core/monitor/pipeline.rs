@@ -9,6 +9,7 @@ use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{
   count_lines, find_either, find_line_end_or_not_plain, incomplete_utf8_tail, is_ecma_whitespace,
+  FrameCollapser, FramePiece,
   sanitize_monitor_line, scan_discarded, CleanTextStream, Source, MAX_HELD_SEQUENCE_CHARS,
 };
 
@@ -90,6 +91,19 @@ impl Admission {
 struct StreamState {
   text: CleanTextStream,
   splitter: LineSplitter,
+  /// Terminal output: `\r` redraws keep their last frame ([`LinePipeline::set_frames`]).
+  frames: FrameCollapser,
+}
+
+impl StreamState {
+  /// Text of a read through the frame rule into the splitter.
+  fn push_frames(&mut self, text: &str, emit: &mut impl FnMut(&str)) {
+    let splitter = &mut self.splitter;
+    self.frames.push(text, &mut |piece| match piece {
+      FramePiece::Text(text) => splitter.push_text(text, emit),
+      FramePiece::ResetLine => splitter.reset_line(),
+    });
+  }
 }
 
 /// Bytes an exact piece of a read starts with while the decoder or the
@@ -206,6 +220,8 @@ pub struct LinePipeline {
   closed: bool,
   /// Build every line, dropped ones included, and show it to [`LineSink::seen`].
   observing: bool,
+  /// Terminal output: each line keeps the last frame of its `\r` redraws.
+  frames: bool,
   /// Take the fast paths ([`StreamState::feed`]); off only in tests that
   /// compare them with the exact path.
   fast_paths: bool,
@@ -219,6 +235,7 @@ impl LinePipeline {
       admission: Admission::Bucket(throttle.map(|c| TokenBucket::new(c, start_mono_ms))),
       closed: false,
       observing: false,
+      frames: false,
       fast_paths: true,
     }
   }
@@ -310,6 +327,13 @@ impl LinePipeline {
     self.observing = on;
   }
 
+  /// Terminal output (API.md §6.5): a `\r` redraw keeps only its last frame
+  /// and `\r\n` ends a line, as a person reads the screen. Reads then take the
+  /// exact path.
+  pub fn set_frames(&mut self, on: bool) {
+    self.frames = on;
+  }
+
   /// Processes one read. Ignored once the pipeline is closed.
   pub fn feed(&mut self, stream: Stream, bytes: &[u8], now_mono_ms: i64, sink: &mut impl LineSink) {
     if self.closed {
@@ -321,6 +345,14 @@ impl LinePipeline {
     if let Admission::Lane(lane) = admission {
       // A window due by now closes before this read's lines are decided.
       lane.poll(now_mono_ms, &mut |out| sink.out(out));
+    }
+    if self.frames {
+      let text = state.text.push(bytes).to_owned();
+      let mut emit = |line: &str| admit(admission, line, now_mono_ms, observing, sink);
+      state.push_frames(&text, &mut emit);
+      state.splitter.end_read(&mut emit);
+      admission.end_read(0, now_mono_ms, sink);
+      return;
     }
     if !self.fast_paths {
       let text = state.text.push(bytes);
@@ -353,11 +385,17 @@ impl LinePipeline {
     }
     let admission = &mut self.admission;
     let observing = self.observing;
+    let frames = self.frames;
     for state in &mut self.streams {
-      let text = state.text.finish();
-      state.splitter.push(text, &mut |line| {
-        admit(admission, line, now_mono_ms, observing, sink)
-      });
+      let text = state.text.finish().to_owned();
+      let mut emit = |line: &str| admit(admission, line, now_mono_ms, observing, sink);
+      if frames {
+        state.push_frames(&text, &mut emit);
+        state.frames.finish();
+      } else {
+        state.splitter.push_text(&text, &mut emit);
+      }
+      state.splitter.end_read(&mut emit);
       state
         .splitter
         .flush(&mut |line| admit(admission, line, now_mono_ms, observing, sink));
@@ -661,6 +699,20 @@ mod tests {
           "{input:x?} cut at {cuts:?}"
         );
       }
+    }
+  }
+
+  #[test]
+  fn terminal_frames_give_the_last_frame_of_each_line_for_any_cut() {
+    let bytes = b"\x1b[2K\rprogress 10%\x1b[0K\rprogress 20%\r\n\x1b[32mdone\x1b[0m\r\nprompt> ";
+    for cut in 0..=bytes.len() {
+      let mut p = unthrottled();
+      p.set_frames(true);
+      let mut c = Collect::default();
+      p.feed(Stream::Stdout, &bytes[..cut], 0, &mut c);
+      p.feed(Stream::Stdout, &bytes[cut..], 0, &mut c);
+      p.flush(0, &mut c);
+      assert_eq!(c.lines, ["progress 20%", "done", "prompt>"], "cut at {cut}");
     }
   }
 

@@ -236,6 +236,42 @@ impl Reader {
     outcome
   }
 
+  /// A terminal task's screen settled (API.md §6.5): the open window leaves
+  /// first, then the settled notification with the screen and the digest.
+  pub fn screen_settled(
+    &mut self,
+    hub: &MonitorHub,
+    settle_ms: u64,
+    screen: &str,
+    now_mono_ms: i64,
+    wall_ms: f64,
+  ) -> ReadOutcome {
+    let mut outcome = ReadOutcome::default();
+    if self.pipeline.is_closed() {
+      return outcome;
+    }
+    let id = self.id.as_str();
+    let pipeline = &mut self.pipeline;
+    hub.apply(|r| {
+      if !r.is_running(id) {
+        return Vec::new();
+      }
+      let mut decisions = Decisions::default();
+      pipeline.flush_windows(&mut decisions);
+      let digest = pipeline.take_digest();
+      let mut effects = decisions.apply(r, id, wall_ms, now_mono_ms);
+      effects.extend(r.fire_screen_settled(id, settle_ms, screen, digest));
+      outcome.settled = !r.is_running(id);
+      effects
+    });
+    outcome
+  }
+
+  /// Terminal output: lines keep the last frame of `\r` redraws.
+  pub fn set_frames(&mut self, on: bool) {
+    self.pipeline.set_frames(on);
+  }
+
   fn timer_to_arm(&mut self) -> Option<i64> {
     match (self.pipeline.deadline(), self.timer_at) {
       (Some(deadline), None) => {

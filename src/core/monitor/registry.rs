@@ -8,7 +8,7 @@
 
 use super::entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
 use super::notification::{
-  batch_notification, event_notification_with_digest, settled_notification, terminal_notification,
+  batch_notification, event_notification_with_digest, settled_notification, settled_notification_with, terminal_notification,
   truncate_event_line, Notification,
 };
 use super::signal::DigestNote;
@@ -319,6 +319,26 @@ impl MonitorRegistry {
         self.set_end_digest(id, digest);
         Vec::new()
       }
+    }
+  }
+
+  /// A terminal task's screen settled (API.md §6.5): its settled
+  /// notification, with the screen's text as the result.
+  pub fn fire_screen_settled(
+    &mut self,
+    id: &str,
+    settle_ms: u64,
+    screen: &str,
+    digest: Option<DigestNote>,
+  ) -> Vec<Effect> {
+    match self.running_mut(id).filter(|e| !e.detached) {
+      Some(entry) => vec![Effect::Notify(Box::new(settled_notification_with(
+        entry,
+        settle_ms,
+        Some(screen),
+        digest.as_ref(),
+      )))],
+      None => Vec::new(),
     }
   }
 
