@@ -60,6 +60,18 @@ export declare class BackgroundShellRegistry {
   setStatusChangeCallback(cb?: (entry?: ShellTask) => void): void
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: ShellTask) => void): void
+  /**
+   * The screen of a shell started with `terminal` (also after it ended,
+   * until its entry is pruned); `undefined` for any other shell.
+   */
+  screen(shellId: string): ScreenSnapshot | undefined
+  /**
+   * Sends `data` (a string, as UTF-8, or bytes) to the terminal's input;
+   * never blocks (a bounded 1 MiB queue; past it the write is refused whole).
+   */
+  write(shellId: string, data: string | Uint8Array): void
+  /** Resizes the terminal (the program gets SIGWINCH) and its screen. */
+  resize(shellId: string, cols: number, rows: number): void
 }
 
 /**
@@ -149,6 +161,19 @@ export declare class MonitorRegistry {
    * entry (and its notification) rather than a throw.
    */
   start(options: MonitorStartOptions): MonitorTask
+  /**
+   * The screen of a monitor started with `terminal` (also after it ended,
+   * until its entry is pruned); `undefined` for any other monitor.
+   */
+  screen(monitorId: string): ScreenSnapshot | undefined
+  /**
+   * Sends `data` (a string, as UTF-8, or bytes) to the terminal's input.
+   * Never blocks: bytes the terminal cannot take yet wait in a bounded queue
+   * (1 MiB); past it the write is refused whole with an `Error`.
+   */
+  write(monitorId: string, data: string | Uint8Array): void
+  /** Resizes the terminal (the program gets SIGWINCH) and its screen. */
+  resize(monitorId: string, cols: number, rows: number): void
 }
 
 /** What `executeBackground()` returns at once. */
@@ -206,6 +231,12 @@ export type BackgroundShellStatus = 'running' | 'completed' | 'failed' | 'cancel
  */
 export declare function blockedSleepMessage(command: string): string | null
 
+/** 0-based. */
+export interface CursorPosition {
+  row: number
+  col: number
+}
+
 /**
  * Returns `null` when the command is allowed; otherwise the description of the
  * blocked sleep (for example `standalone sleep 5`), exactly as the TypeScript
@@ -253,6 +284,11 @@ export interface ExecuteBackgroundOptions {
    * notification with `meta.type === 'settled'` (re-armed by the next byte).
    */
   settleMs?: number
+  /**
+   * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+   * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+   */
+  terminal?: TerminalOptions | boolean
 }
 
 /** The process-wide registry `executeBackground` uses when no `registry` is given. */
@@ -370,6 +406,11 @@ export interface MonitorStartOptions {
   settleMs?: number
   /** Hold Node's event loop while the monitor runs (default false). */
   keepAlive?: boolean
+  /**
+   * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+   * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+   */
+  terminal?: TerminalOptions | boolean
   /**
    * 10..10000: accepted lines leave in windows: the first accepted line opens
    * one; it closes after this many ms, at `maxBatchLines` lines, or when the
@@ -509,6 +550,22 @@ export declare function sanitizeFilenameComponent(value: string): string
  */
 export declare function sanitizeMonitorLine(line: string): string
 
+/** A terminal task's screen (API.md §6.5). */
+export interface ScreenSnapshot {
+  /**
+   * The visible rows joined by `\n`, each row's trailing spaces and the
+   * trailing empty rows trimmed.
+   */
+  text: string
+  cursor: CursorPosition
+  cols: number
+  rows: number
+  /** The last title the program set (OSC 0 or 2). */
+  title?: string
+  /** Epoch ms of the last visible change. */
+  changedAt: number
+}
+
 /** The third argument of a shell notification callback. */
 export interface ShellNotificationMeta {
   /** `'terminal'`, or `'settled'` for the notice of `settleMs`. */
@@ -598,6 +655,17 @@ export interface TaskEnd {
   signal?: string
   /** The OS error text, … */
   detail?: string
+}
+
+/**
+ * `terminal: true | { cols, rows }` (API.md §6.5): the command gets a
+ * pseudo-terminal as stdin, stdout and stderr.
+ */
+export interface TerminalOptions {
+  /** 1..1000, default 120. */
+  cols?: number
+  /** 1..1000, default 40. */
+  rows?: number
 }
 
 /** The token bucket applied to native monitor lines. */

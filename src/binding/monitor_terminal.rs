@@ -8,6 +8,7 @@ use super::args;
 use super::monitor::MonitorRegistry;
 use super::terminal::{data_arg, no_terminal, screen_object, size_args, terminal_error};
 use crate::core::monitor::hub::NativeTask;
+use crate::core::terminal::TerminalError;
 use std::sync::Arc;
 
 impl MonitorRegistry {
@@ -17,6 +18,16 @@ impl MonitorRegistry {
       return Err(Error::from_reason(format!("Monitor \"{id}\" is not registered.")));
     }
     Ok(self.hub.native(id))
+  }
+
+  /// `write()`/`resize()` on a terminal monitor that settled (its process may
+  /// still be on its way out): it ended.
+  fn refuse_if_settled(&self, id: &str, task: &Option<Arc<dyn NativeTask>>, what: &str) -> Result<()> {
+    let settled = !self.hub.registry().is_running(id);
+    if settled && task.as_ref().is_some_and(|t| t.screen().is_some()) {
+      return Err(terminal_error(what, &TerminalError::Ended));
+    }
+    Ok(())
   }
 }
 
@@ -46,6 +57,7 @@ impl MonitorRegistry {
     let data = data_arg(&env, &data)?;
     let what = format!("Monitor \"{id}\"");
     let task = self.terminal_task(&id)?;
+    self.refuse_if_settled(&id, &task, &what)?;
     match task.as_ref().and_then(|task| task.write_terminal(&data)) {
       Some(result) => result.map_err(|e| terminal_error(&what, &e)),
       None => Err(no_terminal(&what)),
@@ -59,6 +71,7 @@ impl MonitorRegistry {
     let size = size_args(&env, &cols, &rows)?;
     let what = format!("Monitor \"{id}\"");
     let task = self.terminal_task(&id)?;
+    self.refuse_if_settled(&id, &task, &what)?;
     match task.as_ref().and_then(|task| task.resize_terminal(size)) {
       Some(result) => result.map_err(|e| terminal_error(&what, &e)),
       None => Err(no_terminal(&what)),

@@ -840,6 +840,7 @@ impl BackgroundShellRegistry {
     let data = super::terminal::data_arg(&env, &data)?;
     self.known(&id)?;
     let what = format!("Background shell \"{id}\"");
+    self.refuse_if_settled(&id, &what)?;
     match self.inner.run_of(&id).and_then(|run| run.write_terminal(&data)) {
       Some(result) => result.map_err(|e| super::terminal::terminal_error(&what, &e)),
       None => Err(self.no_live_terminal(&id, &what)),
@@ -853,6 +854,7 @@ impl BackgroundShellRegistry {
     let size = super::terminal::size_args(&env, &cols, &rows)?;
     self.known(&id)?;
     let what = format!("Background shell \"{id}\"");
+    self.refuse_if_settled(&id, &what)?;
     match self.inner.run_of(&id).and_then(|run| run.resize_terminal(size)) {
       Some(result) => result.map_err(|e| super::terminal::terminal_error(&what, &e)),
       None => Err(self.no_live_terminal(&id, &what)),
@@ -866,6 +868,16 @@ impl BackgroundShellRegistry {
       Some(_) => Ok(()),
       None => Err(Error::from_reason(format!("Background shell \"{id}\" is not registered."))),
     }
+  }
+
+  /// A settled shell whose terminal is still closing: it ended.
+  fn refuse_if_settled(&self, id: &str, what: &str) -> Result<()> {
+    let settled = !self.inner.entry(id).is_some_and(|e| e.is_running());
+    let has_terminal = self.inner.run_of(id).is_some_and(|run| run.screen().is_some());
+    if settled && has_terminal {
+      return Err(super::terminal::terminal_error(what, &crate::core::terminal::TerminalError::Ended));
+    }
+    Ok(())
   }
 
   /// A shell with no running terminal: one that ended, or one without a terminal.
