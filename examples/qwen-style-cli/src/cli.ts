@@ -4,7 +4,7 @@ import { join } from 'node:path'
 
 import { BackgroundShellRegistry, MonitorRegistry, type MonitorRegistryOptions } from 'taskstream'
 
-import { MonitorTool } from './monitorTool.js'
+import { MonitorTool, RECOMMENDED_MONITOR_SIGNAL, type MonitorSignalOptions } from './monitorTool.js'
 import { NonInteractiveSession, type Model } from './session.js'
 import { ShellTool, type ShellToolOptions } from './shellTool.js'
 import { TaskStopTool } from './taskStopTool.js'
@@ -21,6 +21,8 @@ export interface CliOptions {
   extraWorkspaceDirs?: string[]
   userSkillsDirs?: string[]
   monitorRegistry?: MonitorRegistryOptions
+  /** Batches, the importance lane and digests for the monitor tool (e.g. `RECOMMENDED_MONITOR_SIGNAL`). */
+  monitorSignal?: MonitorSignalOptions
   shell?: ShellToolOptions
 }
 
@@ -46,7 +48,7 @@ export function createCli(options: CliOptions): Cli {
     backgroundOutputDir: join(options.projectTempDir, 'background-shells', options.conversationId),
   }
   const maxConcurrent = options.monitorRegistry?.maxConcurrent
-  const monitorTool = new MonitorTool(context, maxConcurrent)
+  const monitorTool = new MonitorTool(context, maxConcurrent, options.monitorSignal)
   const shellTool = new ShellTool(context, options.shell)
   const taskStopTool = new TaskStopTool(context)
   const waitForTool = new WaitForTool(context)
@@ -62,5 +64,5 @@ export function createCli(options: CliOptions): Cli {
   }
 }
 
-export { MonitorTool, ShellTool, TaskStopTool, WaitForTool, NonInteractiveSession, tasksText }
+export { MonitorTool, ShellTool, TaskStopTool, WaitForTool, NonInteractiveSession, tasksText, RECOMMENDED_MONITOR_SIGNAL }
 export type { Model }

@@ -51,7 +51,10 @@ import {
   type ShellNotificationMeta,
   type ShellTask,
   type ShellTaskRegistration,
+  type CursorPosition,
+  type ScreenSnapshot,
   type TaskEnd,
+  type TerminalOptions,
   type ThrottleOptions,
   type WaitForOptions,
   type WaitReason,
@@ -175,6 +178,12 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
     const shellResult: BackgroundShellResult = await handle.done
     const status: BackgroundShellStatus = shellResult.status
     void status
+    const terminalOptions: TerminalOptions = { cols: 80, rows: 24 }
+    const tty = executeBackground({ command: 'echo on a terminal', cwd: dir, outputDir: dir, registry: shells, terminal: terminalOptions })
+    await tty.done
+    const screen: ScreenSnapshot | undefined = shells.screen(tty.shellId)
+    const cursor: CursorPosition | undefined = screen?.cursor
+    void cursor
     const end: TaskEnd = shellResult.end
     void end
     const waitOptions: WaitForOptions = { timeoutMs: 50 }
