@@ -9,7 +9,9 @@ mod controls;
 mod length;
 mod line_buffer;
 mod line_count;
+mod output_file;
 mod paths;
+mod read_output;
 #[cfg(test)]
 mod stream_tests;
 mod tail;
@@ -31,7 +33,14 @@ pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
 pub use line_count::{count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source};
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
-pub use tail::{clean_output_tail, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
+pub use read_output::{
+  read_task_output, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
+  MIN_READ_OUTPUT_MAX_BYTES,
+};
+pub use tail::{
+  clean_output_tail, clean_output_text, read_task_output_tail, OutputTail,
+  MAX_TASK_OUTPUT_TAIL_BYTES,
+};
 pub use utf8::Utf8StreamDecoder;
 pub use whitespace::{ecma_trim, ecma_trim_end, ecma_trim_start, is_ecma_whitespace};
 pub use xml::escape_xml;
