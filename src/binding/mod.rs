@@ -13,6 +13,7 @@ pub mod monitor;
 #[cfg(unix)]
 pub mod monitor_native;
 pub mod monitor_types;
+pub mod read_output;
 pub mod shell;
 #[cfg(unix)]
 pub mod shell_execute;

@@ -1,0 +1,108 @@
+//! Binding of `readTaskOutput` (API.md §6.4): argument checking and type mapping. The reading,
+//! and where each read stops, is `core::text::read_task_output`.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use regex::Regex;
+
+use super::args;
+use super::text::OutputTailError;
+use crate::core::text as core;
+
+/// Options of `readTaskOutput()`.
+#[allow(dead_code)] // type-only: generates the index.d.ts interface
+#[napi(object)]
+pub struct ReadTaskOutputOptions {
+  /// Byte offset to start at (default 0): the `nextOffset` of the previous read.
+  pub offset: Option<f64>,
+  /// Bytes of the file read at most, 4..16 MiB (default 65536).
+  pub max_bytes: Option<u32>,
+  /// Keep only the lines matching this regex (Rust `regex` syntax: linear time).
+  pub grep: Option<String>,
+}
+
+/// One bounded read of an output file.
+#[napi(object)]
+pub struct TaskOutputRead {
+  /// The sanitised text of `offset..nextOffset` (with `grep`, its matching lines), not trimmed.
+  pub text: String,
+  /// Where the text starts: the requested offset, past the rest of a character it pointed into.
+  pub offset: f64,
+  /// Where the next read starts; equal to `offset` at the end of the file.
+  pub next_offset: f64,
+  /// The file's size when it was read.
+  pub total_bytes: f64,
+  /// True when `maxBytes` stopped the read before the end of the file.
+  pub truncated: bool,
+  /// With `grep`: how many lines matched.
+  pub matched_lines: Option<f64>,
+}
+
+/// Reads what is new in an output file, bounded: the text from `offset` on (at most
+/// `maxBytes` bytes of the file), sanitised like `readTaskOutputTail` but not trimmed, and the
+/// `nextOffset` to poll from next; the texts of successive reads concatenate to the sanitised
+/// file. A read stops after the last line end it holds (at the end of the file: at the end,
+/// less an unfinished UTF-8 character); a line longer than `maxBytes` skips the frames a
+/// carriage-return redraw overwrites, or is cut. With `grep`, only complete lines are tested
+/// and returned. Never follows a symlink, never blocks on a FIFO; `{ error }` when the file
+/// cannot be read (API.md §6.4).
+#[napi(
+  catch_unwind,
+  ts_args_type = "outputFile: string, options?: ReadTaskOutputOptions",
+  ts_return_type = "TaskOutputRead | OutputTailError"
+)]
+pub fn read_task_output(
+  env: Env,
+  output_file: Unknown,
+  options: Unknown,
+) -> Result<Either<TaskOutputRead, OutputTailError>> {
+  let output_file = args::string(&env, &output_file, "outputFile")?;
+  let (offset, max_bytes, grep) = match args::optional_object(&env, &options, "options")? {
+    Some(options) => (
+      args::optional_integer_field(
+        &env,
+        &options,
+        "offset",
+        "options.offset",
+        0.0,
+        args::MAX_SAFE_INTEGER,
+      )?,
+      args::optional_integer_field(
+        &env,
+        &options,
+        "maxBytes",
+        "options.maxBytes",
+        core::MIN_READ_OUTPUT_MAX_BYTES as f64,
+        core::MAX_READ_OUTPUT_MAX_BYTES as f64,
+      )?,
+      args::optional_string_field(&env, &options, "grep", "options.grep")?,
+    ),
+    None => (None, None, None),
+  };
+  let grep = match grep {
+    Some(pattern) => Some(Regex::new(&pattern).map_err(|error| {
+      args::syntax_error(
+        &env,
+        format!("The \"options.grep\" property is not a valid regular expression: {error}"),
+      )
+    })?),
+    None => None,
+  };
+  let read = core::read_task_output(
+    std::path::Path::new(&output_file),
+    offset.map_or(0, |n| n as u64),
+    max_bytes.map_or(core::DEFAULT_READ_OUTPUT_MAX_BYTES, |n| n as usize),
+    grep.as_ref(),
+  );
+  Ok(match read {
+    Ok(read) => Either::A(TaskOutputRead {
+      text: read.text,
+      offset: read.offset as f64,
+      next_offset: read.next_offset as f64,
+      total_bytes: read.total_bytes as f64,
+      truncated: read.truncated,
+      matched_lines: read.matched_lines.map(|n| n as f64),
+    }),
+    Err(error) => Either::B(OutputTailError { error }),
+  })
+}
