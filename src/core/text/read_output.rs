@@ -412,9 +412,9 @@ fn sequence_may_grow(sequence: &[u8]) -> bool {
   }
 }
 
-/// Decodes (invalid sequences become U+FFFD) and sanitises (§2.14 steps 5–7). Only the lines
-/// holding a byte the sanitiser may change go through [`clean_output_text`]: it keeps to its
-/// lines, so the rest is copied as it is, and a clean window is handed back without a copy.
+/// Decodes (invalid sequences become U+FFFD) and sanitises (§2.14 steps 5–7). The sanitiser
+/// keeps to its lines, so it runs line by line, and only on the lines holding a byte it may
+/// change: the rest is copied as it is, and a clean window is handed back without a copy.
 fn sanitize(bytes: Vec<u8>) -> String {
   let text = match String::from_utf8(bytes) {
     Ok(text) => text,
@@ -424,18 +424,95 @@ fn sanitize(bytes: Vec<u8>) -> String {
   let Some(first) = find_dirty(raw) else {
     return text;
   };
-  let last = rfind_dirty(raw).unwrap_or(first);
-  let from = rfind(&raw[..first], b'\n').map_or(0, |newline| newline + 1);
-  let to = raw[last..]
+  let mut out = Vec::with_capacity(raw.len());
+  let mut at = 0;
+  let mut dirty = Some(first);
+  while let Some(found) = dirty {
+    let start = rfind(&raw[at..found], b'\n').map_or(at, |newline| at + newline + 1);
+    let end = raw[found..]
+      .iter()
+      .position(|&b| b == b'\n')
+      .map_or(raw.len(), |newline| found + newline + 1);
+    out.extend_from_slice(&raw[at..start]);
+    clean_line(&text[start..end], &mut out);
+    at = end;
+    dirty = find_dirty(&raw[at..]).map(|next| at + next);
+  }
+  out.extend_from_slice(&raw[at..]);
+  // Only whole characters were left out.
+  String::from_utf8(out)
+    .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
+/// Appends the sanitised `line` (its `\n`, if any, included) to `out`. A line whose escape
+/// sequences are all CSI (every ESC followed by `[`: colours, erase-line) is cleaned in one
+/// pass, which is what the four passes of §2.14 step 5 come to for it: no OSC, string or
+/// `ESC`-intermediate sequence can start, a complete CSI is removed, and the ESC of an
+/// incomplete one is a control character. Any other line goes through [`clean_output_text`].
+fn clean_line(line: &str, out: &mut Vec<u8>) {
+  let bytes = line.as_bytes();
+  let (body, newline) = match bytes.split_last() {
+    Some((b'\n', body)) => (body, true),
+    _ => (bytes, false),
+  };
+  let only_csi = body
     .iter()
-    .position(|&b| b == b'\n')
-    .map_or(raw.len(), |newline| last + newline + 1);
-  let cleaned = clean_output_text(&text[from..to]);
-  let mut out = String::with_capacity(from + cleaned.len() + (raw.len() - to));
-  out.push_str(&text[..from]);
-  out.push_str(&cleaned);
-  out.push_str(&text[to..]);
-  out
+    .enumerate()
+    .all(|(i, &b)| b != ESC || body.get(i + 1) == Some(&b'['));
+  if !only_csi {
+    out.extend_from_slice(clean_output_text(line).as_bytes());
+    return;
+  }
+  let start = out.len();
+  let mut redrawn = false;
+  let mut at = 0;
+  while at < body.len() {
+    let run = body[at..]
+      .iter()
+      .position(|&b| is_candidate(b))
+      .unwrap_or(body.len() - at);
+    out.extend_from_slice(&body[at..at + run]);
+    at += run;
+    let Some(&byte) = body.get(at) else { break };
+    at += match byte {
+      ESC => csi_len(&body[at..]).unwrap_or(1),
+      b'\r' => {
+        redrawn = true;
+        out.push(b'\r');
+        1
+      }
+      0xC2 | 0xE2 if !is_dirty_at(body, at) => {
+        out.push(byte);
+        1
+      }
+      0xC2 => 2,
+      0xE2 => 3,
+      // Any other C0 control.
+      _ => 1,
+    };
+  }
+  if redrawn {
+    // The last non-empty `\r` frame (a trailing `\r`, as in CRLF, makes an empty one).
+    let cleaned = &out[start..];
+    let mut frame = 0..0;
+    let mut end = cleaned.len();
+    loop {
+      let begin = rfind(&cleaned[..end], b'\r').map_or(0, |cr| cr + 1);
+      if begin < end {
+        frame = start + begin..start + end;
+        break;
+      }
+      if begin == 0 {
+        break;
+      }
+      end = begin - 1;
+    }
+    out.copy_within(frame.clone(), start);
+    out.truncate(start + frame.len());
+  }
+  if newline {
+    out.push(b'\n');
+  }
 }
 
 /// A byte that may start something the sanitiser changes: a C0 control other than TAB and LF
@@ -474,24 +551,6 @@ fn find_dirty(text: &[u8]) -> Option<usize> {
       }
     }
     base += block.len();
-  }
-  None
-}
-
-/// The last byte of `text` the sanitiser changes, 32 bytes at a time.
-fn rfind_dirty(text: &[u8]) -> Option<usize> {
-  const BLOCK: usize = 32;
-  let mut end = text.len();
-  for block in text.rchunks(BLOCK) {
-    let base = end - block.len();
-    if block.iter().fold(false, |any, &b| any | is_candidate(b)) {
-      for i in (0..block.len()).rev() {
-        if is_candidate(block[i]) && is_dirty_at(text, base + i) {
-          return Some(base + i);
-        }
-      }
-    }
-    end = base;
   }
   None
 }

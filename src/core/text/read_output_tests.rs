@@ -516,7 +516,7 @@ fn grep_polls_concatenate_to_the_matching_lines_at_every_max_bytes() {
 }
 
 #[test]
-fn clean_windows_are_returned_without_a_copy_and_dirty_lines_are_cleaned() {
+fn clean_windows_are_returned_as_they_are_and_dirty_lines_are_cleaned() {
   let text = "plain ✓ text\nmore ─ lines\n".repeat(100);
   assert_eq!(sanitize(text.clone().into_bytes()), text);
   let dirty = format!("{text}red \x1b[31mX\x1b[0m\r\nbidi \u{202e}x\n{text}");
@@ -528,10 +528,38 @@ fn clean_windows_are_returned_without_a_copy_and_dirty_lines_are_cleaned() {
     let mut bytes = vec![b'x'; 100];
     bytes[at] = 0x1B;
     assert_eq!(find_dirty(&bytes), Some(at));
-    assert_eq!(rfind_dirty(&bytes), Some(at));
     bytes[at] = 0xC2;
     bytes[at + 1] = 0xA0; // U+00A0: not a control.
-    assert_eq!((find_dirty(&bytes), rfind_dirty(&bytes)), (None, None));
+    assert_eq!(find_dirty(&bytes), None);
+  }
+}
+
+#[test]
+fn the_line_by_line_sanitiser_is_the_tail_sanitiser() {
+  let mut rng = XorShift(0x5A71);
+  for round in 0..20_000 {
+    let length = rng.below(80);
+    let bytes = random_output(&mut rng, TOKENS, length, round % 3 == 0);
+    assert_eq!(
+      sanitize(bytes.clone()),
+      sanitized(&bytes),
+      "{:?}",
+      String::from_utf8_lossy(&bytes)
+    );
+  }
+  for sample in [
+    "a\rb\r\r\n",
+    "\r\r\n\r",
+    "x\x1b[3\x1b[0my",
+    "x\x1b[3\x07m\x1b[",
+    "\x1b[1;2 3mz\u{9b}\u{202a}\u{2069}\u{2028}",
+    "one\x1b[K\rtwo\x1b[\rthree\x1b[0m\r\x1b[K\n",
+  ] {
+    assert_eq!(
+      sanitize(sample.as_bytes().to_vec()),
+      sanitized(sample.as_bytes()),
+      "{sample:?}"
+    );
   }
 }
 
