@@ -10,6 +10,7 @@ mod length;
 mod line_buffer;
 mod line_count;
 mod output_file;
+mod output_text;
 mod paths;
 mod read_output;
 #[cfg(test)]

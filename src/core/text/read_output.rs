@@ -62,7 +62,7 @@ use regex::Regex;
 use super::controls::{classify_control, Control};
 use super::line_count::incomplete_utf8_tail;
 use super::output_file::{open_no_follow, read_at, OutputFileError};
-use super::tail::clean_output_text;
+use super::output_text::{csi_len, sanitize_output};
 
 /// `maxBytes` when the caller gives none.
 pub const DEFAULT_READ_OUTPUT_MAX_BYTES: usize = 64 * 1024;
@@ -190,7 +190,7 @@ fn read_source(
     Cut::Nothing | Cut::Overwritten => String::new(),
     Cut::Lines | Cut::Rest | Cut::Piece => {
       window.truncate(end);
-      let text = sanitize(window);
+      let text = sanitize_output(window);
       match grep {
         Some(regex) => {
           let (kept, count) = grep_lines(&text, regex);
@@ -360,25 +360,6 @@ fn frame_is_visible(frame: &[u8]) -> bool {
   invalid_follows
 }
 
-/// The length of the complete CSI sequence (`ESC [`, parameter bytes 0x30–0x3F, intermediate
-/// bytes 0x20–0x2F, a final byte 0x40–0x7E) at the start of `bytes`, as §2.14 step 5 matches it.
-fn csi_len(bytes: &[u8]) -> Option<usize> {
-  if bytes.len() < 3 || bytes[0] != ESC || bytes[1] != b'[' {
-    return None;
-  }
-  let mut at = 2;
-  while bytes.get(at).is_some_and(|b| (0x30..=0x3F).contains(b)) {
-    at += 1;
-  }
-  while bytes.get(at).is_some_and(|b| (0x20..=0x2F).contains(b)) {
-    at += 1;
-  }
-  bytes
-    .get(at)
-    .is_some_and(|b| (0x40..=0x7E).contains(b))
-    .then_some(at + 1)
-}
-
 /// Where a piece of an over-long line ends (rule 3, second case): the window's end, moved back
 /// to the start of an unfinished UTF-8 character, then to the window's last ESC when the escape
 /// sequence it starts may still be growing (see [`sequence_may_grow`]), no `\r` follows it (no
@@ -410,149 +391,6 @@ fn sequence_may_grow(sequence: &[u8]) -> bool {
     Some(0x20..=0x2F) => sequence[1..].iter().all(|b| (0x20..=0x2F).contains(b)),
     Some(_) => false,
   }
-}
-
-/// Decodes (invalid sequences become U+FFFD) and sanitises (§2.14 steps 5–7). The sanitiser
-/// keeps to its lines, so it runs line by line, and only on the lines holding a byte it may
-/// change: the rest is copied as it is, and a clean window is handed back without a copy.
-fn sanitize(bytes: Vec<u8>) -> String {
-  let text = match String::from_utf8(bytes) {
-    Ok(text) => text,
-    Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
-  };
-  let raw = text.as_bytes();
-  let Some(first) = find_dirty(raw) else {
-    return text;
-  };
-  let mut out = Vec::with_capacity(raw.len());
-  let mut at = 0;
-  let mut dirty = Some(first);
-  while let Some(found) = dirty {
-    let start = rfind(&raw[at..found], b'\n').map_or(at, |newline| at + newline + 1);
-    let end = raw[found..]
-      .iter()
-      .position(|&b| b == b'\n')
-      .map_or(raw.len(), |newline| found + newline + 1);
-    out.extend_from_slice(&raw[at..start]);
-    clean_line(&text[start..end], &mut out);
-    at = end;
-    dirty = find_dirty(&raw[at..]).map(|next| at + next);
-  }
-  out.extend_from_slice(&raw[at..]);
-  // Only whole characters were left out.
-  String::from_utf8(out)
-    .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
-}
-
-/// Appends the sanitised `line` (its `\n`, if any, included) to `out`. A line whose escape
-/// sequences are all CSI (every ESC followed by `[`: colours, erase-line) is cleaned in one
-/// pass, which is what the four passes of §2.14 step 5 come to for it: no OSC, string or
-/// `ESC`-intermediate sequence can start, a complete CSI is removed, and the ESC of an
-/// incomplete one is a control character. Any other line goes through [`clean_output_text`].
-fn clean_line(line: &str, out: &mut Vec<u8>) {
-  let bytes = line.as_bytes();
-  let (body, newline) = match bytes.split_last() {
-    Some((b'\n', body)) => (body, true),
-    _ => (bytes, false),
-  };
-  let only_csi = body
-    .iter()
-    .enumerate()
-    .all(|(i, &b)| b != ESC || body.get(i + 1) == Some(&b'['));
-  if !only_csi {
-    out.extend_from_slice(clean_output_text(line).as_bytes());
-    return;
-  }
-  let start = out.len();
-  let mut redrawn = false;
-  let mut at = 0;
-  while at < body.len() {
-    let run = body[at..]
-      .iter()
-      .position(|&b| is_candidate(b))
-      .unwrap_or(body.len() - at);
-    out.extend_from_slice(&body[at..at + run]);
-    at += run;
-    let Some(&byte) = body.get(at) else { break };
-    at += match byte {
-      ESC => csi_len(&body[at..]).unwrap_or(1),
-      b'\r' => {
-        redrawn = true;
-        out.push(b'\r');
-        1
-      }
-      0xC2 | 0xE2 if !is_dirty_at(body, at) => {
-        out.push(byte);
-        1
-      }
-      0xC2 => 2,
-      0xE2 => 3,
-      // Any other C0 control.
-      _ => 1,
-    };
-  }
-  if redrawn {
-    // The last non-empty `\r` frame (a trailing `\r`, as in CRLF, makes an empty one).
-    let cleaned = &out[start..];
-    let mut frame = 0..0;
-    let mut end = cleaned.len();
-    loop {
-      let begin = rfind(&cleaned[..end], b'\r').map_or(0, |cr| cr + 1);
-      if begin < end {
-        frame = start + begin..start + end;
-        break;
-      }
-      if begin == 0 {
-        break;
-      }
-      end = begin - 1;
-    }
-    out.copy_within(frame.clone(), start);
-    out.truncate(start + frame.len());
-  }
-  if newline {
-    out.push(b'\n');
-  }
-}
-
-/// A byte that may start something the sanitiser changes: a C0 control other than TAB and LF
-/// (ESC and CR included), or the lead byte of the C1 controls (`C2`) or of the bidi controls
-/// (`E2`). [`is_dirty_at`] looks closer at the lead bytes.
-#[inline]
-fn is_candidate(byte: u8) -> bool {
-  (byte < 0x20 && byte != b'\t' && byte != b'\n') | (byte == 0xC2) | (byte == 0xE2)
-}
-
-/// True when the character at `at` (a candidate, in valid UTF-8) is one the sanitiser changes.
-fn is_dirty_at(text: &[u8], at: usize) -> bool {
-  match text[at] {
-    // U+0080–U+009F.
-    0xC2 => text.get(at + 1).is_some_and(|b| (0x80..=0x9F).contains(b)),
-    // U+202A–U+202E and U+2066–U+2069.
-    0xE2 => matches!(
-      (text.get(at + 1), text.get(at + 2)),
-      (Some(0x80), Some(0xAA..=0xAE)) | (Some(0x81), Some(0xA6..=0xA9))
-    ),
-    _ => true,
-  }
-}
-
-/// The first byte of `text` the sanitiser changes, 32 bytes at a time.
-fn find_dirty(text: &[u8]) -> Option<usize> {
-  const BLOCK: usize = 32;
-  let mut base = 0;
-  for block in text.chunks(BLOCK) {
-    // A branch-free OR over the block, which the compiler vectorises.
-    if block.iter().fold(false, |any, &b| any | is_candidate(b)) {
-      for (i, _) in block.iter().enumerate().filter(|(_, &b)| is_candidate(b)) {
-        if is_dirty_at(text, base + i) {
-          return Some(base + i);
-        }
-      }
-    }
-    base += block.len();
-  }
-  None
 }
 
 /// The lines of `text` (sanitised) that `regex` matches, each ending with `\n`, and how many.

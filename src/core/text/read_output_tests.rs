@@ -2,6 +2,7 @@
 //! from 4 to 64, the stopping rules one by one, grep, and the file-opening rules on real files.
 
 use super::*;
+use crate::core::text::clean_output_text;
 use crate::core::text::test_support::XorShift;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,11 +29,6 @@ fn read_bytes(
 /// What the whole of `bytes` sanitises to: the reference every concatenation is held to.
 fn sanitized(bytes: &[u8]) -> String {
   clean_output_text(&String::from_utf8_lossy(bytes))
-}
-
-/// The sanitised lines of `bytes` that `regex` matches, each ending with `\n`.
-fn grepped(bytes: &[u8], regex: &Regex) -> (String, u64) {
-  grep_lines(&sanitized(bytes), regex)
 }
 
 /// A whole poll, from `from` until a read returns `nextOffset === offset`.
@@ -516,32 +512,27 @@ fn grep_polls_concatenate_to_the_matching_lines_at_every_max_bytes() {
 }
 
 #[test]
-fn clean_windows_are_returned_as_they_are_and_dirty_lines_are_cleaned() {
-  let text = "plain ✓ text\nmore ─ lines\n".repeat(100);
-  assert_eq!(sanitize(text.clone().into_bytes()), text);
-  let dirty = format!("{text}red \x1b[31mX\x1b[0m\r\nbidi \u{202e}x\n{text}");
-  assert_eq!(
-    sanitize(dirty.clone().into_bytes()),
-    sanitized(dirty.as_bytes())
-  );
-  for at in [0, 31, 32, 33, 63, 64, 65] {
-    let mut bytes = vec![b'x'; 100];
-    bytes[at] = 0x1B;
-    assert_eq!(find_dirty(&bytes), Some(at));
-    bytes[at] = 0xC2;
-    bytes[at + 1] = 0xA0; // U+00A0: not a control.
-    assert_eq!(find_dirty(&bytes), None);
-  }
-}
-
-#[test]
 fn the_line_by_line_sanitiser_is_the_tail_sanitiser() {
   let mut rng = XorShift(0x5A71);
   for round in 0..20_000 {
     let length = rng.below(80);
     let bytes = random_output(&mut rng, TOKENS, length, round % 3 == 0);
     assert_eq!(
-      sanitize(bytes.clone()),
+      sanitize_output(bytes.clone()),
+      sanitized(&bytes),
+      "{:?}",
+      String::from_utf8_lossy(&bytes)
+    );
+  }
+  // Sequences cut, nested and adjacent: short strings over the bytes they are made of.
+  let alphabet: &[u8] = b"\x1b\x1b\x1b[]\\(P_#7\x07\r\n a0;mK\x08";
+  for _ in 0..50_000 {
+    let length = rng.below(24);
+    let bytes: Vec<u8> = (0..length)
+      .map(|_| alphabet[rng.below(alphabet.len())])
+      .collect();
+    assert_eq!(
+      sanitize_output(bytes.clone()),
       sanitized(&bytes),
       "{:?}",
       String::from_utf8_lossy(&bytes)
@@ -556,7 +547,7 @@ fn the_line_by_line_sanitiser_is_the_tail_sanitiser() {
     "one\x1b[K\rtwo\x1b[\rthree\x1b[0m\r\x1b[K\n",
   ] {
     assert_eq!(
-      sanitize(sample.as_bytes().to_vec()),
+      sanitize_output(sample.as_bytes().to_vec()),
       sanitized(sample.as_bytes()),
       "{sample:?}"
     );
@@ -576,8 +567,6 @@ fn frames_are_visible_only_when_nothing_can_remove_them() {
   assert!(!frame_is_visible(b"\x1bPq"));
   assert!(!frame_is_visible("\u{85}\u{202e}".as_bytes()));
   assert!(!frame_is_visible(&"€".as_bytes()[..2]));
-  assert_eq!(csi_len(b"\x1b[1;2 m!"), Some(7));
-  assert_eq!(csi_len(b"\x1b[1;2 3m"), None);
 }
 
 // Real files: the opening rules of readTaskOutputTail.
