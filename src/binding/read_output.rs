@@ -4,7 +4,6 @@
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
-use regex::Regex;
 
 use super::args;
 use super::text::OutputTailError;
@@ -82,7 +81,7 @@ pub fn read_task_output(
     None => (None, None, None),
   };
   let grep = match grep {
-    Some(pattern) => Some(Regex::new(&pattern).map_err(|error| {
+    Some(pattern) => Some(core::Grep::new(&pattern).map_err(|error| {
       args::syntax_error(
         &env,
         format!("The \"options.grep\" property is not a valid regular expression: {error}"),
@@ -137,28 +136,55 @@ impl ToNapiValue for ReadText {
   }
 }
 
-/// `text.encode_utf16()`, eight ASCII bytes at a time.
+/// `text.encode_utf16()`, fast: runs of ASCII are widened as blocks (which the compiler
+/// vectorises), the characters between them decoded in place.
 fn utf16_units(text: &str) -> Vec<u16> {
   let bytes = text.as_bytes();
   let mut units = Vec::with_capacity(bytes.len());
+  let continuation = |at: usize| u32::from(bytes[at] & 0x3F);
   let mut at = 0;
   while at < bytes.len() {
-    if let Some(word) = bytes.get(at..at + 8) {
-      if word.iter().all(u8::is_ascii) {
-        units.extend(word.iter().map(|&b| u16::from(b)));
-        at += 8;
-        continue;
+    let run = ascii_run(&bytes[at..]);
+    units.extend(bytes[at..at + run].iter().map(|&b| u16::from(b)));
+    at += run;
+    // `text` is valid UTF-8: each lead byte says how many continuation bytes follow.
+    while let Some(&lead) = bytes.get(at).filter(|b| !b.is_ascii()) {
+      let lead = u32::from(lead);
+      if lead < 0xE0 {
+        units.push(((lead & 0x1F) << 6 | continuation(at + 1)) as u16);
+        at += 2;
+      } else if lead < 0xF0 {
+        units.push(((lead & 0x0F) << 12 | continuation(at + 1) << 6 | continuation(at + 2)) as u16);
+        at += 3;
+      } else {
+        let c = ((lead & 0x07) << 18
+          | continuation(at + 1) << 12
+          | continuation(at + 2) << 6
+          | continuation(at + 3))
+          - 0x1_0000;
+        units.push(0xD800 | (c >> 10) as u16);
+        units.push(0xDC00 | (c & 0x3FF) as u16);
+        at += 4;
       }
-    }
-    if bytes[at].is_ascii() {
-      units.push(u16::from(bytes[at]));
-      at += 1;
-    } else if let Some(c) = text[at..].chars().next() {
-      units.extend_from_slice(c.encode_utf16(&mut [0; 2]));
-      at += c.len_utf8();
     }
   }
   units
+}
+
+/// How many bytes at the start of `bytes` are ASCII, 16 at a time.
+fn ascii_run(bytes: &[u8]) -> usize {
+  let mut run = 0;
+  for block in bytes.chunks_exact(16) {
+    if block.iter().fold(0, |any, &b| any | b) & 0x80 != 0 {
+      break;
+    }
+    run += 16;
+  }
+  run
+    + bytes[run..]
+      .iter()
+      .position(|b| !b.is_ascii())
+      .unwrap_or(bytes.len() - run)
 }
 
 #[cfg(test)]
@@ -174,6 +200,7 @@ mod tests {
       "ab€cdefghijk𝄞lmnop你好qrstuvwx",
       "𝄞𝄞𝄞𝄞𝄞𝄞𝄞𝄞𝄞",
       "12345678é12345678\u{FFFD}",
+      "\u{7F}\u{80}\u{7FF}\u{800}\u{FFFF}\u{10000}\u{10FFFF}",
     ] {
       assert_eq!(
         utf16_units(text),

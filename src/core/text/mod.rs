@@ -35,7 +35,7 @@ pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUN
 pub use line_count::{count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source};
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
 pub use read_output::{
-  read_task_output, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
+  read_task_output, Grep, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
   MIN_READ_OUTPUT_MAX_BYTES,
 };
 pub use tail::{

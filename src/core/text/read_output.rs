@@ -45,8 +45,8 @@
 //! # grep
 //!
 //! With a regex, the sanitised lines of the window are tested one by one (without their `\n`;
-//! the regex is compiled once per call and runs in linear time) and `text` is the matching lines,
-//! each ending with `\n`; `matchedLines` counts them. A line is tested once, when it is
+//! the regex runs in linear time, and is compiled once and kept for the next reads) and `text`
+//! is the matching lines, each ending with `\n`; `matchedLines` counts them. A line is tested once, when it is
 //! complete: rule 2 does not apply, so an unfinished last line is left for a later read
 //! (`nextOffset` stops at its start) and a poller never sees half a line matched, then the whole
 //! line again. A line longer than `maxBytes` that had to be cut is tested piece by piece, each
@@ -56,8 +56,9 @@
 use std::fs::File;
 use std::io;
 use std::path::Path;
+use std::sync::Mutex;
 
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 
 use super::controls::{classify_control, Control};
 use super::line_count::incomplete_utf8_tail;
@@ -114,7 +115,7 @@ pub fn read_task_output(
   path: &Path,
   offset: u64,
   max_bytes: usize,
-  grep: Option<&Regex>,
+  grep: Option<&Grep>,
 ) -> Result<OutputRead, String> {
   read_with_cut(path, offset, max_bytes, grep)
     .map(|(read, _)| read)
@@ -125,7 +126,7 @@ fn read_with_cut(
   path: &Path,
   offset: u64,
   max_bytes: usize,
-  grep: Option<&Regex>,
+  grep: Option<&Grep>,
 ) -> Result<(OutputRead, Cut), OutputFileError> {
   let file = open_no_follow(path).map_err(OutputFileError::at("open"))?;
   let metadata = file.metadata().map_err(OutputFileError::at("fstat"))?;
@@ -153,7 +154,7 @@ fn read_source(
   total: u64,
   offset: u64,
   max_bytes: usize,
-  grep: Option<&Regex>,
+  grep: Option<&Grep>,
 ) -> Result<(OutputRead, Cut), OutputFileError> {
   let max_bytes = max_bytes.clamp(MIN_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES);
   let nothing = |offset: u64| {
@@ -192,8 +193,8 @@ fn read_source(
       window.truncate(end);
       let text = sanitize_output(window);
       match grep {
-        Some(regex) => {
-          let (kept, count) = grep_lines(&text, regex);
+        Some(grep) => {
+          let (kept, count) = grep_lines(&text, grep);
           matched_lines = Some(count);
           kept
         }
@@ -393,16 +394,110 @@ fn sequence_may_grow(sequence: &[u8]) -> bool {
   }
 }
 
-/// The lines of `text` (sanitised) that `regex` matches, each ending with `\n`, and how many.
-fn grep_lines(text: &str, regex: &Regex) -> (String, u64) {
+/// The `grep` of a read: the regex compiled for testing a line, and when it can be, for finding
+/// the candidate lines in the whole text at once (see [`grep_lines`]).
+#[derive(Clone, Debug)]
+pub struct Grep {
+  line: Regex,
+  scan: Option<Regex>,
+}
+
+/// How many compiled patterns are kept: a poller sends the same `grep` on every read, and
+/// compiling costs more than reading 64 KiB (55–190 µs for an alternation or a case-insensitive
+/// word).
+const GREP_CACHE_SIZE: usize = 16;
+/// Patterns longer than this are compiled on every call, never kept.
+const GREP_CACHE_MAX_PATTERN: usize = 1024;
+
+impl Grep {
+  /// Compiles `pattern` (Rust `regex` syntax), or takes it from the cache of the last 16.
+  pub fn new(pattern: &str) -> Result<Self, regex::Error> {
+    static CACHE: Mutex<Vec<(String, Grep)>> = Mutex::new(Vec::new());
+    let mut cache = CACHE
+      .lock()
+      .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(at) = cache.iter().position(|(kept, _)| kept == pattern) {
+      let entry = cache.remove(at);
+      let grep = entry.1.clone();
+      cache.push(entry);
+      return Ok(grep);
+    }
+    let grep = Self::compile(pattern)?;
+    if pattern.len() <= GREP_CACHE_MAX_PATTERN {
+      if cache.len() == GREP_CACHE_SIZE {
+        cache.remove(0);
+      }
+      cache.push((pattern.to_owned(), grep.clone()));
+    }
+    Ok(grep)
+  }
+
+  fn compile(pattern: &str) -> Result<Self, regex::Error> {
+    let line = Regex::new(pattern)?;
+    let scan = if scans_like_lines(pattern) {
+      RegexBuilder::new(pattern).multi_line(true).build().ok()
+    } else {
+      None
+    };
+    Ok(Self { line, scan })
+  }
+}
+
+/// True when the pattern, compiled multi-line and run on the whole text, finds a match starting
+/// in every line that it matches alone: `^` and `$` then match at line ends, and `\b` sees the
+/// same non-word character (`\n`) at a line end as the end of a line tested alone. Not so with
+/// `\A` and `\z` (only at the ends of the text) or with `m` turned off by a flag group:
+/// conservatively, any `\A`, `\z`, or `(?` group with a `-` among its flags.
+fn scans_like_lines(pattern: &str) -> bool {
+  if pattern.contains("\\A") || pattern.contains("\\z") {
+    return false;
+  }
+  !pattern.match_indices("(?").any(|(at, _)| {
+    pattern[at + 2..]
+      .split([':', ')'])
+      .next()
+      .is_some_and(|flags| flags.contains('-'))
+  })
+}
+
+/// The lines of `text` (sanitised; a last line without `\n` counts) that the grep matches,
+/// each ending with `\n`, and how many. A line is tested alone. With a scan regex, only the
+/// lines where the scan of the whole text finds a match are tested (a match may also cross a
+/// line end, hence the test), so a window costs one search, not one per line.
+fn grep_lines(text: &str, grep: &Grep) -> (String, u64) {
   let mut kept = String::new();
   let mut count = 0;
-  for line in text.split_inclusive('\n') {
-    let line = line.strip_suffix('\n').unwrap_or(line);
-    if regex.is_match(line) {
+  let mut keep = |line: &str| {
+    if grep.line.is_match(line) {
       kept.push_str(line);
       kept.push('\n');
       count += 1;
+    }
+  };
+  match &grep.scan {
+    None => {
+      for line in text.split_inclusive('\n') {
+        keep(line.strip_suffix('\n').unwrap_or(line));
+      }
+    }
+    Some(scan) => {
+      let mut at = 0;
+      while let Some(found) = scan.find_at(text, at) {
+        let start = text[..found.start()]
+          .rfind('\n')
+          .map_or(0, |newline| newline + 1);
+        if start >= text.len() {
+          break;
+        }
+        let end = text[found.start()..]
+          .find('\n')
+          .map_or(text.len(), |newline| found.start() + newline);
+        keep(&text[start.max(at)..end]);
+        at = end + 1;
+        if at >= text.len() {
+          break;
+        }
+      }
     }
   }
   (kept, count)

@@ -21,7 +21,7 @@ fn read_bytes(
   bytes: &[u8],
   offset: u64,
   max_bytes: usize,
-  grep: Option<&Regex>,
+  grep: Option<&Grep>,
 ) -> (OutputRead, Cut) {
   read_source(bytes, bytes.len() as u64, offset, max_bytes, grep).unwrap_or_else(|_| unreachable!())
 }
@@ -29,6 +29,20 @@ fn read_bytes(
 /// What the whole of `bytes` sanitises to: the reference every concatenation is held to.
 fn sanitized(bytes: &[u8]) -> String {
   clean_output_text(&String::from_utf8_lossy(bytes))
+}
+
+/// The lines of `text` that `regex` matches alone, each ending with `\n`, and how many.
+fn reference_grep(text: &str, regex: &Regex) -> (String, u64) {
+  let lines: Vec<&str> = text
+    .split_inclusive('\n')
+    .map(|line| line.strip_suffix('\n').unwrap_or(line))
+    .filter(|line| regex.is_match(line))
+    .collect();
+  let count = lines.len() as u64;
+  (
+    lines.into_iter().map(|line| format!("{line}\n")).collect(),
+    count,
+  )
 }
 
 /// A whole poll, from `from` until a read returns `nextOffset === offset`.
@@ -45,7 +59,7 @@ struct Poll {
   reads: usize,
 }
 
-fn poll(bytes: &[u8], from: u64, max_bytes: usize, grep: Option<&Regex>) -> Poll {
+fn poll(bytes: &[u8], from: u64, max_bytes: usize, grep: Option<&Grep>) -> Poll {
   let mut out = Poll {
     text: String::new(),
     start: from,
@@ -164,7 +178,7 @@ fn expected(bytes: &[u8], poll: &Poll, grep: Option<&Regex>) -> (String, u64) {
         } else {
           &segment
         };
-        let (kept, count) = grep_lines(complete, regex);
+        let (kept, count) = reference_grep(complete, regex);
         text.push_str(&kept);
         matched += count;
       }
@@ -407,7 +421,7 @@ fn an_offset_past_the_end_reads_nothing_and_says_where_the_end_is() {
     }
   );
   assert_eq!(cut, Cut::Nothing);
-  let (read, _) = read_bytes(b"", 0, 64, Some(&Regex::new("x").unwrap()));
+  let (read, _) = read_bytes(b"", 0, 64, Some(&Grep::new("x").unwrap()));
   assert_eq!((read.next_offset, read.matched_lines), (0, Some(0)));
 }
 
@@ -444,7 +458,7 @@ fn a_cut_line_keeps_escape_sequences_and_characters_whole() {
 
 #[test]
 fn grep_keeps_matching_complete_lines() {
-  let regex = Regex::new(r"^(error|warn)").unwrap();
+  let regex = Grep::new(r"^(error|warn)").unwrap();
   let bytes = b"ok 1\nerror: \x1b[31mboom\x1b[0m\nwarn\r\nok 2\nerror: half";
   let (read, cut) = read_bytes(bytes, 0, 4096, Some(&regex));
   assert_eq!(read.text, "error: boom\nwarn\n");
@@ -476,27 +490,28 @@ fn grep_keeps_matching_complete_lines() {
     b"build 10%\rbuild error\n",
     0,
     64,
-    Some(&Regex::new("error").unwrap()),
+    Some(&Grep::new("error").unwrap()),
   );
   assert_eq!(read.text, "build error\n");
   let (read, _) = read_bytes(
     b"error 10%\rbuild done\n",
     0,
     64,
-    Some(&Regex::new("error").unwrap()),
+    Some(&Grep::new("error").unwrap()),
   );
   assert_eq!((read.text.as_str(), read.matched_lines), ("", Some(0)));
 }
 
 #[test]
 fn grep_polls_concatenate_to_the_matching_lines_at_every_max_bytes() {
-  let regex = Regex::new(r"[0-9]%|word$|^$|好").unwrap();
+  let pattern = r"[0-9]%|word$|^$|好";
+  let (grep, regex) = (Grep::new(pattern).unwrap(), Regex::new(pattern).unwrap());
   let mut rng = XorShift(0xA11CE);
   for round in 0..60 {
     let length = 20 + rng.below(200);
     let bytes = random_output(&mut rng, TOKENS, length, round % 5 == 4);
     for max_bytes in 4..=64 {
-      let result = poll(&bytes, 0, max_bytes, Some(&regex));
+      let result = poll(&bytes, 0, max_bytes, Some(&grep));
       let (text, matched) = expected(&bytes, &result, Some(&regex));
       assert_eq!(
         result.text,
@@ -552,6 +567,56 @@ fn the_line_by_line_sanitiser_is_the_tail_sanitiser() {
       "{sample:?}"
     );
   }
+}
+
+#[test]
+fn grep_by_scanning_the_whole_text_keeps_the_lines_tested_alone() {
+  let patterns = [
+    r"error",
+    r"^(error|warning)\b",
+    r"^$",
+    r"^",
+    r"$",
+    r"x*",
+    r"\s",
+    r"(?s)a.b",
+    r"a\nb",
+    r"\bb\b",
+    r"b$",
+    r"^a|b$",
+    r"(?-m)^a",
+    r"(?m-s:^a)",
+    r"\Aa",
+    r"b\z",
+    r"(?i-u)B",
+    r"[^a]+",
+    r"好|é",
+  ];
+  assert!(!scans_like_lines(r"(?-m)^a") && !scans_like_lines(r"(?m-s:^a)"));
+  assert!(!scans_like_lines(r"\Aa") && !scans_like_lines(r"b\z"));
+  assert!(scans_like_lines(r"(?i)b") && scans_like_lines(r"(?P<x>a)|(?:b)"));
+  let alphabet = ["a", "b", " ", "\n", "\n", "é", "好", "ab", "x"];
+  let mut rng = XorShift(0x96E9);
+  for pattern in patterns {
+    let (grep, regex) = (Grep::new(pattern).unwrap(), Regex::new(pattern).unwrap());
+    for _ in 0..2000 {
+      let length = rng.below(20);
+      let text: String = (0..length)
+        .map(|_| alphabet[rng.below(alphabet.len())])
+        .collect();
+      assert_eq!(
+        grep_lines(&text, &grep),
+        reference_grep(&text, &regex),
+        "{pattern:?} on {text:?}"
+      );
+    }
+  }
+  // The cache hands back the same compiled pattern.
+  assert_eq!(
+    format!("{:?}", Grep::new("error").unwrap()),
+    format!("{:?}", Grep::new("error").unwrap())
+  );
+  assert!(Grep::new("(unclosed").is_err());
 }
 
 #[test]
