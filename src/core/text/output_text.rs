@@ -49,8 +49,9 @@ fn clean(text: &str) -> Vec<u8> {
     output_start: 0,
     redrawn: false,
   };
+  let mut specials = Specials::new(raw);
   let mut at = 0;
-  while let Some(found) = find_special::<true>(raw, at) {
+  while let Some(found) = specials.next_from(at) {
     out.extend_from_slice(&raw[at..found]);
     at = found + 1;
     match raw[found] {
@@ -209,6 +210,67 @@ fn scalar_find_special<const NEWLINE: bool>(bytes: &[u8], from: usize) -> Option
   (from..bytes.len()).find(|&at| is_special_at::<NEWLINE>(bytes, at))
 }
 
+/// The bytes [`is_special_at`] accepts (LF included), block by block: a bit mask of 64 bytes at a
+/// time, so that text with a control or an escape sequence on every line pays a bit scan per
+/// byte found, not a search.
+struct Specials<'a> {
+  bytes: &'a [u8],
+  /// Where the block of `mask` starts.
+  base: usize,
+  mask: u64,
+}
+
+impl<'a> Specials<'a> {
+  fn new(bytes: &'a [u8]) -> Self {
+    Self {
+      bytes,
+      base: 0,
+      mask: block_mask(bytes, 0),
+    }
+  }
+
+  /// The first special byte at or after `at`. `at` never goes back, so the blocks before the
+  /// current one, scanned already, hold nothing at or after it.
+  fn next_from(&mut self, at: usize) -> Option<usize> {
+    let mut at = at.max(self.base);
+    loop {
+      if at >= self.bytes.len() {
+        return None;
+      }
+      if at >= self.base + 64 {
+        // A sequence or a line taken whole jumped past the block.
+        self.base = at;
+        self.mask = block_mask(self.bytes, at);
+      }
+      let mask = self.mask & (!0u64 << (at - self.base));
+      if mask != 0 {
+        return Some(self.base + mask.trailing_zeros() as usize);
+      }
+      self.base += 64;
+      at = self.base;
+      self.mask = block_mask(self.bytes, self.base);
+    }
+  }
+}
+
+/// Bit `i` set when `bytes[base + i]` is special (LF included), for the (up to) 64 bytes from
+/// `base`.
+fn block_mask(bytes: &[u8], base: usize) -> u64 {
+  #[cfg(target_arch = "x86_64")]
+  if base + 64 + 2 <= bytes.len() {
+    // SAFETY: SSE2 is part of the x86_64 baseline; the block and the two bytes after it exist.
+    return unsafe { sse2::block_mask(bytes, base) };
+  }
+  scalar_block_mask(bytes, base)
+}
+
+fn scalar_block_mask(bytes: &[u8], base: usize) -> u64 {
+  let end = bytes.len().min(base + 64);
+  (base..end)
+    .filter(|&at| is_special_at::<true>(bytes, at))
+    .fold(0, |mask, at| mask | 1 << (at - base))
+}
+
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
   use std::arch::x86_64::{
@@ -232,56 +294,71 @@ mod sse2 {
     _mm_set1_epi8(byte as i8)
   }
 
-  /// [`super::find_special`], 16 bytes at a time. The lead bytes `C2` and `E2` are common in
-  /// text (`é`, `“`, `✓`, box drawing): only a block holding one looks at the next two bytes.
+  /// The special bytes of the 16 bytes at `at` as a bit mask (the two bytes after them must
+  /// exist). The lead bytes `C2` and `E2` are common in text (`é`, `“`, `✓`, box drawing):
+  /// only a lane holding one looks at the next two bytes.
+  #[inline]
+  #[target_feature(enable = "sse2")]
+  fn lane<const NEWLINE: bool>(bytes: &[u8], at: usize) -> u32 {
+    let v = load(bytes, at);
+    // Signed compares: 0x00..=0x1F is `> -1 && < 0x20`.
+    let control = _mm_and_si128(
+      _mm_cmpgt_epi8(v, splat(0xFF)),
+      _mm_cmplt_epi8(v, splat(0x20)),
+    );
+    let mut kept = _mm_cmpeq_epi8(v, splat(b'\t'));
+    if !NEWLINE {
+      kept = _mm_or_si128(kept, _mm_cmpeq_epi8(v, splat(b'\n')));
+    }
+    let mut special = _mm_andnot_si128(kept, control);
+    let c2 = _mm_cmpeq_epi8(v, splat(0xC2));
+    let e2 = _mm_cmpeq_epi8(v, splat(0xE2));
+    if _mm_movemask_epi8(_mm_or_si128(c2, e2)) != 0 {
+      let next = load(bytes, at + 1);
+      let after = load(bytes, at + 2);
+      // C2 80..=9F: the next byte, signed, is below 0xA0.
+      let c1 = _mm_and_si128(c2, _mm_cmplt_epi8(next, splat(0xA0)));
+      // E2 80 AA..=AE and E2 81 A6..=A9.
+      let embedding = _mm_and_si128(
+        _mm_cmpeq_epi8(next, splat(0x80)),
+        _mm_and_si128(
+          _mm_cmpgt_epi8(after, splat(0xA9)),
+          _mm_cmplt_epi8(after, splat(0xAF)),
+        ),
+      );
+      let isolate = _mm_and_si128(
+        _mm_cmpeq_epi8(next, splat(0x81)),
+        _mm_and_si128(
+          _mm_cmpgt_epi8(after, splat(0xA5)),
+          _mm_cmplt_epi8(after, splat(0xAA)),
+        ),
+      );
+      let bidi = _mm_and_si128(e2, _mm_or_si128(embedding, isolate));
+      special = _mm_or_si128(special, _mm_or_si128(c1, bidi));
+    }
+    _mm_movemask_epi8(special) as u32
+  }
+
+  /// [`super::find_special`], 16 bytes at a time.
   #[target_feature(enable = "sse2")]
   pub(super) fn find_special<const NEWLINE: bool>(bytes: &[u8], from: usize) -> Option<usize> {
     let mut at = from;
-    // The next two bytes are loaded too.
     while at + 18 <= bytes.len() {
-      let v = load(bytes, at);
-      // Signed compares: 0x00..=0x1F is `> -1 && < 0x20`.
-      let control = _mm_and_si128(
-        _mm_cmpgt_epi8(v, splat(0xFF)),
-        _mm_cmplt_epi8(v, splat(0x20)),
-      );
-      let mut kept = _mm_cmpeq_epi8(v, splat(b'\t'));
-      if !NEWLINE {
-        kept = _mm_or_si128(kept, _mm_cmpeq_epi8(v, splat(b'\n')));
-      }
-      let mut special = _mm_andnot_si128(kept, control);
-      let c2 = _mm_cmpeq_epi8(v, splat(0xC2));
-      let e2 = _mm_cmpeq_epi8(v, splat(0xE2));
-      if _mm_movemask_epi8(_mm_or_si128(c2, e2)) != 0 {
-        let next = load(bytes, at + 1);
-        let after = load(bytes, at + 2);
-        // C2 80..=9F: the next byte, signed, is below 0xA0.
-        let c1 = _mm_and_si128(c2, _mm_cmplt_epi8(next, splat(0xA0)));
-        // E2 80 AA..=AE and E2 81 A6..=A9.
-        let embedding = _mm_and_si128(
-          _mm_cmpeq_epi8(next, splat(0x80)),
-          _mm_and_si128(
-            _mm_cmpgt_epi8(after, splat(0xA9)),
-            _mm_cmplt_epi8(after, splat(0xAF)),
-          ),
-        );
-        let isolate = _mm_and_si128(
-          _mm_cmpeq_epi8(next, splat(0x81)),
-          _mm_and_si128(
-            _mm_cmpgt_epi8(after, splat(0xA5)),
-            _mm_cmplt_epi8(after, splat(0xAA)),
-          ),
-        );
-        let bidi = _mm_and_si128(e2, _mm_or_si128(embedding, isolate));
-        special = _mm_or_si128(special, _mm_or_si128(c1, bidi));
-      }
-      let hits = _mm_movemask_epi8(special);
+      let hits = lane::<NEWLINE>(bytes, at);
       if hits != 0 {
         return Some(at + hits.trailing_zeros() as usize);
       }
       at += 16;
     }
     scalar_find_special::<NEWLINE>(bytes, at)
+  }
+
+  /// [`super::block_mask`] of the 64 bytes at `base` (the two bytes after them must exist).
+  #[target_feature(enable = "sse2")]
+  pub(super) fn block_mask(bytes: &[u8], base: usize) -> u64 {
+    (0..4).fold(0, |mask, lane_no| {
+      mask | u64::from(lane::<true>(bytes, base + 16 * lane_no)) << (16 * lane_no)
+    })
   }
 }
 
@@ -348,6 +425,45 @@ mod tests {
           scalar_find_special::<false>(&bytes, from),
           "{bytes:x?} from {from}"
         );
+      }
+    }
+  }
+
+  #[test]
+  fn block_masks_and_the_scan_from_any_position() {
+    let mut rng = XorShift(0xB10C);
+    let pieces: [&[u8]; 8] = [
+      b"x",
+      b"\n",
+      b"\x1b",
+      b"\t",
+      "\u{85}".as_bytes(),
+      "\u{202e}".as_bytes(),
+      "✓".as_bytes(),
+      "é".as_bytes(),
+    ];
+    for _ in 0..500 {
+      let mut bytes = Vec::new();
+      let length = rng.below(300);
+      while bytes.len() < length {
+        bytes.extend_from_slice(pieces[rng.below(pieces.len())]);
+      }
+      for base in 0..bytes.len() {
+        assert_eq!(
+          block_mask(&bytes, base),
+          scalar_block_mask(&bytes, base),
+          "{bytes:x?} at {base}"
+        );
+      }
+      let mut specials = Specials::new(&bytes);
+      let mut at = 0;
+      while at <= bytes.len() {
+        assert_eq!(
+          specials.next_from(at),
+          scalar_find_special::<true>(&bytes, at),
+          "{bytes:x?} from {at}"
+        );
+        at += 1 + rng.below(70);
       }
     }
   }
