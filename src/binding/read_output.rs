@@ -1,6 +1,8 @@
 //! Binding of `readTaskOutput` (API.md §6.4): argument checking and type mapping. The reading,
 //! and where each read stops, is `core::text::read_task_output`.
 
+use std::cell::RefCell;
+
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
@@ -117,14 +119,25 @@ impl ToNapiValue for ReadText {
   unsafe fn to_napi_value(env: sys::napi_env, text: Self) -> Result<sys::napi_value> {
     let mut value = std::ptr::null_mut();
     let bytes = text.0.as_bytes();
-    // SAFETY: `env` is the live env of this call; each pointer is valid for the length given.
-    let status = unsafe {
-      if bytes.is_ascii() {
+    let status = if bytes.is_ascii() {
+      // SAFETY: `env` is the live env of this call; `bytes` is valid for its length.
+      unsafe {
         sys::napi_create_string_latin1(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut value)
-      } else {
-        let units = utf16_units(&text.0);
-        sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut value)
       }
+    } else {
+      UTF16.with(|units| {
+        let mut units = units.borrow_mut();
+        units.clear();
+        push_utf16(&text.0, &mut units);
+        // SAFETY: as above; V8 copies the units before the call returns.
+        let status = unsafe {
+          sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut value)
+        };
+        if units.capacity() > KEPT_UTF16_UNITS {
+          *units = Vec::new();
+        }
+        status
+      })
     };
     if status != sys::Status::napi_ok {
       return Err(Error::new(
@@ -136,11 +149,20 @@ impl ToNapiValue for ReadText {
   }
 }
 
-/// `text.encode_utf16()`, fast: runs of ASCII are widened as blocks (which the compiler
-/// vectorises), the characters between them decoded in place.
-fn utf16_units(text: &str) -> Vec<u16> {
+thread_local! {
+  /// The UTF-16 of the last non-ASCII text, kept for the next: a fresh 128 KiB buffer per read
+  /// is a fresh mapping from the allocator, and its page faults cost more than the conversion.
+  static UTF16: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The largest UTF-16 buffer kept between reads (units): 2 MiB.
+const KEPT_UTF16_UNITS: usize = 1 << 20;
+
+/// Appends `text.encode_utf16()` to `units`, fast: runs of ASCII are widened as blocks (which
+/// the compiler vectorises), the characters between them decoded in place.
+fn push_utf16(text: &str, units: &mut Vec<u16>) {
   let bytes = text.as_bytes();
-  let mut units = Vec::with_capacity(bytes.len());
+  units.reserve(bytes.len());
   let continuation = |at: usize| u32::from(bytes[at] & 0x3F);
   let mut at = 0;
   while at < bytes.len() {
@@ -168,7 +190,6 @@ fn utf16_units(text: &str) -> Vec<u16> {
       }
     }
   }
-  units
 }
 
 /// How many bytes at the start of `bytes` are ASCII, 16 at a time.
@@ -189,7 +210,13 @@ fn ascii_run(bytes: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
-  use super::utf16_units;
+  use super::push_utf16;
+
+  fn utf16_units(text: &str) -> Vec<u16> {
+    let mut units = vec![0xFFFF];
+    push_utf16(text, &mut units);
+    units.split_off(1)
+  }
 
   #[test]
   fn utf16_units_are_the_standard_ones() {
