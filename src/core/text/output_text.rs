@@ -51,14 +51,23 @@ fn clean(text: &str) -> Vec<u8> {
   };
   let mut specials = Specials::new(raw);
   let mut at = 0;
-  while let Some(found) = specials.next_from(at) {
+  let mut next = 0;
+  while let Some(found) = specials.next_from(next) {
+    next = found + 1;
+    if raw[found] == b'\n' && !line.redrawn {
+      // Nothing to do at this line end: the copy waits for the next special byte.
+      line = Line {
+        input_start: next,
+        output_start: out.len() + (next - at),
+        redrawn: false,
+      };
+      continue;
+    }
     out.extend_from_slice(&raw[at..found]);
     at = found + 1;
     match raw[found] {
       b'\n' => {
-        if line.redrawn {
-          keep_last_frame(&mut out, line.output_start);
-        }
+        keep_last_frame(&mut out, line.output_start);
         out.push(b'\n');
         line = Line {
           input_start: at,
@@ -94,6 +103,7 @@ fn clean(text: &str) -> Vec<u8> {
       // Any other C0 control.
       _ => {}
     }
+    next = at;
   }
   out.extend_from_slice(&raw[at..]);
   if line.redrawn {
