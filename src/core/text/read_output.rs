@@ -46,11 +46,11 @@
 //!
 //! With a regex, the sanitised lines of the window are tested one by one (without their `\n`;
 //! the regex runs in linear time, and is compiled once and kept for the next reads) and `text`
-//! is the matching lines, each ending with `\n`; `matchedLines` counts them. A line is tested once, when it is
-//! complete: rule 2 does not apply, so an unfinished last line is left for a later read
-//! (`nextOffset` stops at its start) and a poller never sees half a line matched, then the whole
-//! line again. A line longer than `maxBytes` that had to be cut is tested piece by piece, each
-//! piece as a line. With grep, an empty `text` is no sign of the end of the file:
+//! is the matching lines, each ending with `\n`; `matchedLines` counts them. A line is tested
+//! once, when it is complete: rule 2 does not apply, so an unfinished last line is left for a
+//! later read (`nextOffset` stops at its start) and a poller never sees half a line matched,
+//! then the whole line again. A line longer than `maxBytes` that had to be cut is tested piece
+//! by piece, each piece as a line. With grep, an empty `text` is no sign of the end of the file:
 //! `nextOffset === offset` is.
 
 use std::fs::File;
