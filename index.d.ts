@@ -523,6 +523,7 @@ export interface NormalizedMonitorCommand {
 /** Parses an optional env prefix and shell wrapper and strips one bare trailing `&`. */
 export declare function normalizeMonitorCommand(command: string): NormalizedMonitorCommand
 
+/** `{ error }`: why `readTaskOutputTail` or `readTaskOutput` could not read the file. */
 export interface OutputTailError {
   error: string
 }
@@ -531,6 +532,28 @@ export interface OutputTailError {
 export interface OutputTailText {
   text: string
   truncated: boolean
+}
+
+/**
+ * Reads what is new in an output file, bounded: the text from `offset` on (at most
+ * `maxBytes` bytes of the file), sanitised like `readTaskOutputTail` but not trimmed, and the
+ * `nextOffset` to poll from next; the texts of successive reads concatenate to the sanitised
+ * file. A read stops after the last line end it holds (at the end of the file: at the end,
+ * less an unfinished UTF-8 character); a line longer than `maxBytes` skips the frames a
+ * carriage-return redraw overwrites, or is cut. With `grep`, only complete lines are tested
+ * and returned. Never follows a symlink, never blocks on a FIFO; `{ error }` when the file
+ * cannot be read (API.md §6.4).
+ */
+export declare function readTaskOutput(outputFile: string, options?: ReadTaskOutputOptions): TaskOutputRead | OutputTailError
+
+/** Options of `readTaskOutput()`. */
+export interface ReadTaskOutputOptions {
+  /** Byte offset to start at (default 0): the `nextOffset` of the previous read. */
+  offset?: number
+  /** Bytes of the file read at most, 4..16 MiB (default 65536). */
+  maxBytes?: number
+  /** Keep only the lines matching this regex (Rust `regex` syntax: linear time). */
+  grep?: string
 }
 
 /**
@@ -655,6 +678,22 @@ export interface TaskEnd {
   signal?: string
   /** The OS error text, … */
   detail?: string
+}
+
+/** One bounded read of an output file. */
+export interface TaskOutputRead {
+  /** The sanitised text of `offset..nextOffset` (with `grep`, its matching lines), not trimmed. */
+  text: string
+  /** Where the text starts: the requested offset, past the rest of a character it pointed into. */
+  offset: number
+  /** Where the next read starts; equal to `offset` at the end of the file. */
+  nextOffset: number
+  /** The file's size when it was read. */
+  totalBytes: number
+  /** True when `maxBytes` stopped the read before the end of the file. */
+  truncated: boolean
+  /** With `grep`: how many lines matched. */
+  matchedLines?: number
 }
 
 /**

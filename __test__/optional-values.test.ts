@@ -12,6 +12,7 @@ import {
   executeBackground,
   MonitorRegistry,
   normalizeMonitorCommand,
+  readTaskOutput,
   readTaskOutputTail,
   type MonitorNotificationMeta,
   type ShellNotificationMeta,
@@ -62,6 +63,7 @@ const INPUT_ONLY = new Set([
   'MonitorStartOptions',
   'MonitorToolParams',
   'MonitorValidationContext',
+  'ReadTaskOutputOptions',
   'ShellTaskRegistration',
   'ThrottleOptions',
   'WaitForOptions',
@@ -143,6 +145,8 @@ async function samples(): Promise<Map<string, object[]>> {
   writeFileSync(file, 'some output\n')
   add('OutputTailText', readTaskOutputTail(file)!)
   add('OutputTailError', readTaskOutputTail(join(scratch, 'missing', 'x'))!)
+  add('TaskOutputRead', readTaskOutput(file), readTaskOutput(file, { grep: 'some' }))
+  add('OutputTailError', readTaskOutput(join(scratch, 'missing', 'x')))
   return out
 }
 

@@ -15,6 +15,7 @@ pub mod monitor_native;
 pub mod monitor_terminal;
 pub mod monitor_types;
 mod pending;
+pub mod read_output;
 pub mod shell;
 #[cfg(unix)]
 pub mod shell_execute;

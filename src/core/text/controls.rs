@@ -45,7 +45,7 @@ pub(crate) enum Control {
 
 /// The one classifier behind every control-character rule of CONTRACT.md §1.7, §2.14 step 6
 /// and §3.7: `None` for an ordinary character.
-fn classify_control(c: char) -> Option<Control> {
+pub(crate) fn classify_control(c: char) -> Option<Control> {
   match c {
     '\t' => Some(Control::Tab),
     '\n' | '\r' => Some(Control::LineBreak),

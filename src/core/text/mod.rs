@@ -10,7 +10,10 @@ mod frames;
 mod length;
 mod line_buffer;
 mod line_count;
+mod output_file;
+mod output_text;
 mod paths;
+mod read_output;
 #[cfg(test)]
 mod stream_tests;
 mod tail;
@@ -35,7 +38,14 @@ pub use line_count::{
 };
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
 pub use frames::{FrameCollapser, FramePiece};
-pub use tail::{clean_output_tail, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
+pub use read_output::{
+  read_task_output, Grep, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
+  MIN_READ_OUTPUT_MAX_BYTES,
+};
+pub use tail::{
+  clean_output_tail, clean_output_text, read_task_output_tail, OutputTail,
+  MAX_TASK_OUTPUT_TAIL_BYTES,
+};
 pub use utf8::Utf8StreamDecoder;
 pub use whitespace::{ecma_trim, ecma_trim_end, ecma_trim_start, is_ecma_whitespace};
 pub use xml::escape_xml;
