@@ -65,6 +65,7 @@ const INPUT_ONLY = new Set([
   'MonitorValidationContext',
   'ReadTaskOutputOptions',
   'ShellTaskRegistration',
+  'TerminalOptions',
   'ThrottleOptions',
   'WaitForOptions',
 ])
@@ -123,6 +124,12 @@ async function samples(): Promise<Map<string, object[]>> {
   shells.requestCancel(settling.shellId)
   add('BackgroundShellResult', await settling.done)
   add('TaskEnd', (await long.done).end, (await ok.done).end)
+  // A terminal shell's screen (no title set) and its cursor.
+  const tty = executeBackground({ command: 'echo on a terminal', cwd: '/tmp', outputDir: dir, registry: shells, terminal: true })
+  await tty.done
+  const screen = shells.screen(tty.shellId)!
+  add('ScreenSnapshot', screen)
+  add('CursorPosition', screen.cursor)
   add('ShellTask', ...shells.getAll())
   writeFileSync(join(scratch, 'fed.output'), '')
   const fedShell = shells.register({
@@ -153,6 +160,24 @@ async function samples(): Promise<Map<string, object[]>> {
 /** How each `… | undefined` result is asked for something it does not have. */
 const ABSENT_CASES: Record<string, () => unknown[]> = {
   'BackgroundShellRegistry.get': () => [new BackgroundShellRegistry().get('nope')],
+  'MonitorRegistry.screen': () => {
+    const registry = new MonitorRegistry()
+    registry.register(registration({ monitorId: 'fed' }))
+    return [registry.screen('fed')]
+  },
+  'BackgroundShellRegistry.screen': () => {
+    const registry = new BackgroundShellRegistry()
+    registry.register({
+      shellId: 'fed',
+      command: 'npm test',
+      cwd: '/repo',
+      status: 'running',
+      startTime: 1,
+      outputPath: join(scratch, 'screen.output'),
+      abortController: new AbortController(),
+    })
+    return [registry.screen('fed')]
+  },
   'MonitorRegistry.get': () => {
     const registry = new MonitorRegistry()
     registry.register(registration({ monitorId: 'other' }))
