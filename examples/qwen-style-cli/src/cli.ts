@@ -8,6 +8,7 @@ import { MonitorTool, RECOMMENDED_MONITOR_SIGNAL, type MonitorSignalOptions } fr
 import { NonInteractiveSession, type Model } from './session.js'
 import { ShellTool, type ShellToolOptions } from './shellTool.js'
 import { TaskStopTool } from './taskStopTool.js'
+import { ReadOutputTool } from './readOutputTool.js'
 import { WaitForTool } from './waitForTool.js'
 import { tasksText, type TasksTextOptions } from './tasksCommand.js'
 import type { CliContext } from './types.js'
@@ -32,6 +33,7 @@ export interface Cli {
   shellTool: ShellTool
   taskStopTool: TaskStopTool
   waitForTool: WaitForTool
+  readOutputTool: ReadOutputTool
   /** A non-interactive run of one prompt with this model. */
   session(model: Model, options?: { maxWaitMs?: number }): NonInteractiveSession
   /** `/tasks`. */
@@ -52,17 +54,19 @@ export function createCli(options: CliOptions): Cli {
   const shellTool = new ShellTool(context, options.shell)
   const taskStopTool = new TaskStopTool(context)
   const waitForTool = new WaitForTool(context)
+  const readOutputTool = new ReadOutputTool(context)
   return {
     context,
     monitorTool,
     shellTool,
     taskStopTool,
     waitForTool,
+    readOutputTool,
     session: (model, sessionOptions = {}) =>
-      new NonInteractiveSession({ context, tools: [monitorTool, shellTool, taskStopTool, waitForTool], model, ...sessionOptions }),
+      new NonInteractiveSession({ context, tools: [monitorTool, shellTool, taskStopTool, waitForTool, readOutputTool], model, ...sessionOptions }),
     tasks: (textOptions) => tasksText(context, textOptions),
   }
 }
 
-export { MonitorTool, ShellTool, TaskStopTool, WaitForTool, NonInteractiveSession, tasksText, RECOMMENDED_MONITOR_SIGNAL }
+export { MonitorTool, ShellTool, TaskStopTool, WaitForTool, ReadOutputTool, NonInteractiveSession, tasksText, RECOMMENDED_MONITOR_SIGNAL }
 export type { Model }
