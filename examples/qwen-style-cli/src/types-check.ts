@@ -20,6 +20,7 @@ import {
   LineBuffer,
   MonitorRegistry,
   normalizeMonitorCommand,
+  readTaskOutput,
   readTaskOutputTail,
   sanitizeFilenameComponent,
   sanitizeMonitorLine,
@@ -53,7 +54,9 @@ import {
   type ShellTaskRegistration,
   type CursorPosition,
   type ScreenSnapshot,
+  type ReadTaskOutputOptions,
   type TaskEnd,
+  type TaskOutputRead,
   type TerminalOptions,
   type ThrottleOptions,
   type WaitForOptions,
@@ -190,6 +193,10 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
     const waited: WaitResult = await shells.waitFor(handle.shellId, waitOptions)
     const reason: WaitReason = waited.reason
     void reason
+    const readOptions: ReadTaskOutputOptions = { offset: 0, maxBytes: 4096 }
+    const read = readTaskOutput(handle.outputPath, readOptions)
+    const readText: TaskOutputRead | undefined = 'error' in read ? undefined : read
+    void readText
     const tail = readTaskOutputTail(handle.outputPath)
     const defaultRegistryIsShared = getDefaultBackgroundShellRegistry() === getDefaultBackgroundShellRegistry()
 
