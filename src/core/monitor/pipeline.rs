@@ -4,13 +4,14 @@
 //! token bucket shared by both streams, or, with the options of API.md §6.7,
 //! one [`SignalLane`] (batch windows, the importance lane, digests) in its place.
 
+use super::signal::plain::plain_lines;
 use super::signal::{DigestNote, LineText, Out, SignalConfig, SignalLane};
 use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{
   count_lines, find_either, find_line_end_or_not_plain, incomplete_utf8_tail, is_ecma_whitespace,
-  FrameCollapser, FramePiece,
-  sanitize_monitor_line, scan_discarded, CleanTextStream, Source, MAX_HELD_SEQUENCE_CHARS,
+  sanitize_monitor_line, scan_discarded, CleanTextStream, FrameCollapser, FramePiece, LineCount,
+  Source, MAX_HELD_SEQUENCE_CHARS,
 };
 
 pub use crate::core::task::Stream;
@@ -54,6 +55,19 @@ enum Admission {
   Lane(Box<SignalLane>),
 }
 
+/// What the fast paths of a read may do with complete lines ([`StreamState::feed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counting {
+  /// Every line takes the exact path.
+  Off,
+  /// No line of the read can pass and none needs its text: lines are only counted.
+  All,
+  /// A lane with `important` or `digest` that drops every line `important` does not match:
+  /// runs of plain lines none of which may be important are counted (and their first and last
+  /// lines quoted), the rest take the exact path; checked again after each exact line.
+  Plain { tight: bool },
+}
+
 impl Admission {
   /// True when no line of a read at `now_mono_ms` can pass and none needs
   /// its text: the read's lines may only be counted (see [`StreamState::feed`]).
@@ -61,6 +75,18 @@ impl Admission {
     match self {
       Self::Bucket(bucket) => bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms)),
       Self::Lane(lane) => lane.counts_only(now_mono_ms),
+    }
+  }
+
+  /// [`Counting::Plain`] when it applies at `now_mono_ms`.
+  fn counts_plain(&self, now_mono_ms: i64) -> Counting {
+    match self {
+      Self::Lane(lane) if lane.counts_plain(now_mono_ms) => Counting::Plain {
+        tight: lane
+          .plain_important()
+          .is_some_and(|important| important.needs_tight_lines()),
+      },
+      _ => Counting::Off,
     }
   }
 
@@ -83,6 +109,99 @@ impl Admission {
         }
         sink.dropped_many(lane.take_dropped());
       }
+    }
+  }
+}
+
+/// Where [`StreamState::feed`] sends what it decides about a read's lines.
+trait Decide {
+  /// A line of the exact path, to admit.
+  fn line(&mut self, line: &str);
+  /// What the fast paths may count from here on.
+  fn counting(&self) -> Counting;
+  /// With [`Counting::Plain`]: how much of `lines` (complete plain lines) may be counted, up
+  /// to the first line that may be important.
+  fn countable(&self, lines: &[u8]) -> usize;
+  /// `count` of the complete lines `lines` were counted (their pieces and truncated bytes are
+  /// the splitter's): `count.non_blank` are dropped.
+  fn counted(&mut self, count: LineCount, lines: &[u8]);
+}
+
+/// [`Decide`] for one read at a fixed time.
+struct ReadDecider<'a, S: LineSink> {
+  admission: &'a mut Admission,
+  now_mono_ms: i64,
+  observing: bool,
+  sink: &'a mut S,
+  /// The read's counting mode, fixed at its start but for [`Counting::Plain`], which ends when
+  /// the lane lets a line pass.
+  counting: Counting,
+  /// Lines counted in [`Counting::All`], for [`Admission::end_read`].
+  dropped: u64,
+}
+
+impl<'a, S: LineSink> ReadDecider<'a, S> {
+  fn new(admission: &'a mut Admission, now_mono_ms: i64, observing: bool, sink: &'a mut S) -> Self {
+    // The read's time is fixed, so once the bucket is empty no line of this
+    // read can pass: lines then only need counting (the firehose case),
+    // unless someone must see them.
+    let counting = if observing {
+      Counting::Off
+    } else if admission.counts_only(now_mono_ms) {
+      Counting::All
+    } else {
+      admission.counts_plain(now_mono_ms)
+    };
+    Self {
+      admission,
+      now_mono_ms,
+      observing,
+      sink,
+      counting,
+      dropped: 0,
+    }
+  }
+
+  fn end_read(self) {
+    self
+      .admission
+      .end_read(self.dropped, self.now_mono_ms, self.sink);
+  }
+}
+
+impl<S: LineSink> Decide for ReadDecider<'_, S> {
+  fn line(&mut self, line: &str) {
+    admit(
+      self.admission,
+      line,
+      self.now_mono_ms,
+      self.observing,
+      self.sink,
+    );
+    if let Counting::Plain { .. } = self.counting {
+      self.counting = self.admission.counts_plain(self.now_mono_ms);
+    }
+  }
+
+  fn counting(&self) -> Counting {
+    self.counting
+  }
+
+  fn countable(&self, lines: &[u8]) -> usize {
+    match &*self.admission {
+      Admission::Lane(lane) => lane.plain_important().map_or(lines.len(), |important| {
+        important.first_candidate(lines).unwrap_or(lines.len())
+      }),
+      Admission::Bucket(_) => lines.len(),
+    }
+  }
+
+  fn counted(&mut self, count: LineCount, lines: &[u8]) {
+    match (self.counting, &mut *self.admission) {
+      (Counting::Plain { .. }, Admission::Lane(lane)) => {
+        lane.count_plain(count.non_blank, lines, self.now_mono_ms);
+      }
+      _ => self.dropped += count.non_blank,
     }
   }
 }
@@ -127,11 +246,15 @@ impl StreamState {
   /// (each keeps [`CleanTextStream::held_chars`] plus its length within
   /// [`MAX_HELD_SEQUENCE_CHARS`]), and the fast paths end only where it holds
   /// nothing; the splitter caps the partial line only at the end of the read.
-  fn feed(&mut self, bytes: &[u8], counting: bool, dropped: &mut u64, emit: &mut impl FnMut(&str)) {
+  fn feed(&mut self, bytes: &[u8], decide: &mut impl Decide) {
     // The fast paths never see a char the decoder would hold for the next read.
     let scan_end = bytes.len() - incomplete_utf8_tail(bytes);
+    // With `Counting::Plain`: `bytes[..plain_end]` ends a run of plain lines that starts at or
+    // before `at` (so each line search looks at each byte once).
+    let mut plain_end = 0;
     let mut at = 0;
     while at < bytes.len() {
+      let counting = decide.counting();
       if self.text.is_idle() && at < scan_end {
         let scannable = &bytes[at..scan_end];
         if self.splitter.is_discarding() {
@@ -143,9 +266,20 @@ impl StreamState {
           if discarded.consumed > 0 {
             continue;
           }
-        } else if counting && !self.splitter.mid_line() {
-          let (count, consumed) = count_lines(scannable, PARTIAL_LINE_CAP_UNITS, Source::Raw);
-          self.splitter.add_counted(count, dropped);
+        } else if counting != Counting::Off && !self.splitter.mid_line() {
+          let limit = match counting {
+            Counting::Plain { tight } => {
+              if plain_end <= at {
+                plain_end = at + plain_lines(scannable, tight);
+              }
+              decide.countable(&bytes[at..plain_end])
+            }
+            _ => scannable.len(),
+          };
+          let (count, consumed) =
+            count_lines(&scannable[..limit], PARTIAL_LINE_CAP_UNITS, Source::Raw);
+          self.splitter.add_counted(count, &mut 0);
+          decide.counted(count, &scannable[..consumed]);
           at += consumed;
           if consumed > 0 {
             continue;
@@ -153,9 +287,10 @@ impl StreamState {
         }
       }
       let rest = &bytes[at..];
-      let len = self.exact_piece_len(rest, counting);
+      let len = self.exact_piece_len(rest, counting != Counting::Off);
       let piece = &rest[..len];
       at += len;
+      let mut emit = |line: &str| decide.line(line);
       if at == bytes.len()
         && len > PARTIAL_LINE_CAP_UNITS
         && self.text.is_idle()
@@ -164,17 +299,27 @@ impl StreamState {
       {
         // A plain partial line over the cap ends the read: cut at once.
         let text = std::str::from_utf8(piece).expect("ASCII is UTF-8");
-        self.splitter.push_last_partial(text, emit);
+        self.splitter.push_last_partial(text, &mut emit);
         break;
       }
       let text = self.text.push(piece);
-      if counting {
-        self.splitter.push_text_counting(text, dropped, emit);
+      if counting == Counting::All {
+        let mut dropped = 0;
+        self
+          .splitter
+          .push_text_counting(text, &mut dropped, &mut emit);
+        decide.counted(
+          LineCount {
+            non_blank: dropped,
+            ..LineCount::default()
+          },
+          &[],
+        );
       } else {
-        self.splitter.push_text(text, emit);
+        self.splitter.push_text(text, &mut emit);
       }
     }
-    self.splitter.end_read(emit);
+    self.splitter.end_read(&mut |line| decide.line(line));
   }
 
   /// How much of `rest` (the rest of a read) the exact path takes next: all of
@@ -362,15 +507,9 @@ impl LinePipeline {
       admission.end_read(0, now_mono_ms, sink);
       return;
     }
-    // The read's time is fixed, so once the bucket is empty no line of this
-    // read can pass: lines then only need counting (the firehose case),
-    // unless someone must see them.
-    let counting = !observing && admission.counts_only(now_mono_ms);
-    let mut dropped = 0;
-    state.feed(bytes, counting, &mut dropped, &mut |line| {
-      admit(admission, line, now_mono_ms, observing, sink)
-    });
-    admission.end_read(dropped, now_mono_ms, sink);
+    let mut decide = ReadDecider::new(admission, now_mono_ms, observing, sink);
+    state.feed(bytes, &mut decide);
+    decide.end_read();
   }
 
   /// Finishes decoding (an incomplete UTF-8 sequence becomes U+FFFD) and
@@ -496,6 +635,8 @@ mod tests {
   struct Collect {
     lines: Vec<String>,
     dropped: u64,
+    /// With a lane: each notification's shape (one line or a batch of how many) and digest.
+    notes: Vec<(Option<usize>, Option<DigestNote>)>,
   }
 
   impl LineSink for Collect {
@@ -504,6 +645,18 @@ mod tests {
     }
     fn dropped(&mut self) {
       self.dropped += 1;
+    }
+    fn out(&mut self, out: Out) {
+      match out {
+        Out::Line { line, digest } => {
+          self.notes.push((None, digest));
+          self.lines.push(line);
+        }
+        Out::Batch { lines, digest } => {
+          self.notes.push((Some(lines.len()), digest));
+          self.lines.extend(lines);
+        }
+      }
     }
   }
 
@@ -846,6 +999,18 @@ mod tests {
       self.fast.flush(now, &mut self.fast_out);
       self.exact.flush(now, &mut self.exact_out);
       self.check(what);
+      assert_eq!(
+        self.fast.take_digest(),
+        self.exact.take_digest(),
+        "the terminal digest; {}",
+        what()
+      );
+    }
+
+    fn poll(&mut self, now: i64, what: &dyn Fn() -> String) {
+      self.fast.poll(now, &mut self.fast_out);
+      self.exact.poll(now, &mut self.exact_out);
+      self.check(what);
     }
 
     fn check(&self, what: &dyn Fn() -> String) {
@@ -865,6 +1030,7 @@ mod tests {
         );
       }
       assert_eq!(a.dropped, b.dropped, "droppedLines; {}", what());
+      assert_eq!(a.notes, b.notes, "notifications and digests; {}", what());
       assert_eq!(
         self.fast.lines_seen(),
         self.exact.lines_seen(),
@@ -1032,8 +1198,9 @@ mod tests {
 
   /// With a signal lane in place of the bucket (§6.7), the counting fast
   /// path (allowed while the lane `counts_only`) gives the exact path's lines,
-  /// in the same windows, and the same drops; with `important` or `digest`
-  /// nothing is only counted, and the two agree all the same.
+  /// in the same windows, and the same drops and digests; with `important` or
+  /// `digest`, runs of plain lines are counted (the plain-lines path, see
+  /// `plain_fast_path_matches_the_exact_path_with_important_and_digest`).
   #[test]
   fn fast_paths_match_the_exact_path_with_a_signal_lane() {
     use crate::core::monitor::signal::SignalOptions;
@@ -1095,6 +1262,208 @@ mod tests {
       twins.flush(now, &|| format!("round {round}, flush"));
     }
     assert!(counted_rounds > 50, "{counted_rounds} reads ended counting");
+  }
+
+  /// Lines a lane with `important` and `digest` meets: a firehose (`y`), important lines plain
+  /// and padded, and lines that are important only after sanitising (controls inside, a final
+  /// `\r`, ANSI, C1 and Unicode whitespace at the ends), or that look important raw and are not
+  /// (a `\r` redraw), tags, long lines around the cap, blank lines and partial lines.
+  fn signal_piece(rng: &mut XorShift) -> Vec<u8> {
+    let pieces: [&[u8]; 34] = [
+      b"ready\n",
+      b"  ready  \n",
+      b"\tERROR: boom\t\n",
+      b"server listening on 3000\n",
+      b"errors\n",
+      b"readying\n",
+      b"not ready yet\n",
+      b"fail",
+      b"\x1b[31merror\x1b[0m\n",
+      b"\x1b[32mINFO\x1b[0m y\n",
+      b"err\x01or\n",
+      b"fa\x7fil\n",
+      b"<result>fail</result>\n",
+      b"x <b> y\n",
+      b"ready\r\n",
+      b"y\r\n",
+      b"x\rready\n",
+      b"ready\rx\n",
+      b"\r\n",
+      b"\xc2\x85panic\xc2\x85\n",
+      "\u{a0}ready\u{3000}\n".as_bytes(),
+      "é error\n".as_bytes(),
+      b"\xff panic\n",
+      b"   \n",
+      b"\t\t\n",
+      b"\n",
+      b"\x01\n",
+      b"y y\n",
+      b" y\n",
+      b"y \n",
+      b"P\n",
+      b"\x1b]0;ready\x07y\n",
+      b"\x1b[",
+      b"ERROR",
+    ];
+    match rng.below(40) {
+      0..=24 => b"y\n".to_vec(),
+      25 => {
+        let mut long = vec![b'a'; 4094 + rng.below(5)];
+        if rng.below(2) == 0 {
+          long.extend_from_slice(b" ready");
+        }
+        long.push(b'\n');
+        long
+      }
+      26 => [b"ready".as_slice(), &vec![b' '; 4093 + rng.below(5)], b"\n"].concat(),
+      _ => pieces[rng.below(pieces.len())].to_vec(),
+    }
+  }
+
+  /// A lane with `important` and/or `digest` on firehose-like and adversarial text, read in
+  /// pieces cut anywhere (inside lines, chars and escape sequences), with the throttle empty
+  /// most of the time: the plain-lines fast path gives the exact path's notifications, lines,
+  /// drops and digests, for patterns with and without anchors and word boundaries.
+  #[test]
+  fn plain_fast_path_matches_the_exact_path_with_important_and_digest() {
+    use crate::core::monitor::signal::SignalOptions;
+    let patterns = [
+      "(?i)error|fail|exception|panic|listening|ready",
+      "^ready$",
+      "^error",
+      "(?i)fail$",
+      r"\bpanic\b",
+      r"\Aready\z",
+      "(?m)^y$",
+      "(?i)^p$",
+      "^$|x*",
+      "\u{200B}",
+      "ERROR",
+      "y",
+      r"y\s",
+      r"\ty",
+    ];
+    let mut rng = XorShift(0x00DE_C1DE);
+    let mut plain_reads = 0;
+    for round in 0..400 {
+      let pattern = patterns[round % patterns.len()];
+      let (batch_ms, max_batch_lines, important, digest) = match (round / patterns.len()) % 6 {
+        0 => (None, None, Some(pattern), true),
+        1 => (Some(200.0), None, Some(pattern), true),
+        2 => (Some(10.0), Some(3.0), Some(pattern), false),
+        3 => (None, None, Some(pattern), false),
+        4 => (Some(200.0), Some(1.0), None, true),
+        _ => (None, None, None, true),
+      };
+      let signal = SignalConfig::new(SignalOptions {
+        batch_ms,
+        max_batch_lines,
+        important,
+        digest,
+      })
+      .unwrap();
+      let throttle = match round % 9 {
+        0 => None,
+        1 | 2 => Some(ThrottleConfig {
+          burst: 2,
+          refill_ms: 10,
+        }),
+        _ => Some(ThrottleConfig::default()),
+      };
+      let mut twins = Twins::with_signal(throttle, signal);
+      let mut now = 0;
+      for read in 0..(1 + rng.below(12)) {
+        let mut chunk = Vec::new();
+        let bound = [64, 4096, 70_000][rng.below(3)];
+        let size = rng.below(bound);
+        while chunk.len() < size {
+          chunk.extend(signal_piece(&mut rng));
+        }
+        now += [0, 0, 0, 1, 5, 300, 1000][rng.below(7)];
+        if rng.below(4) == 0 {
+          twins.poll(now, &|| format!("round {round} ({pattern}), poll {read}"));
+        }
+        let stream = if rng.below(4) == 0 {
+          Stream::Stderr
+        } else {
+          Stream::Stdout
+        };
+        let mut start = 0;
+        loop {
+          let end = if rng.below(3) == 0 {
+            start + rng.below(80)
+          } else {
+            start + 1 + rng.below(65_536)
+          }
+          .min(chunk.len());
+          plain_reads += usize::from(
+            twins.fast.admission.counts_plain(now) != Counting::Off
+              && !twins.fast.admission.counts_only(now),
+          );
+          twins.feed(stream, &chunk[start..end], now, &|| {
+            format!(
+              "round {round} ({pattern}, {batch_ms:?}, digest {digest}), read {read}, bytes {start}..{end} of {}",
+              chunk.len()
+            )
+          });
+          start = end;
+          if start >= chunk.len() {
+            break;
+          }
+        }
+      }
+      twins.flush(now, &|| format!("round {round} ({pattern}), flush"));
+    }
+    assert!(plain_reads > 500, "{plain_reads} reads took the plain path");
+  }
+
+  /// The same, with a two-read split at every offset of one input, after the burst is spent.
+  #[test]
+  fn plain_fast_path_matches_the_exact_path_at_every_split() {
+    use crate::core::monitor::signal::SignalOptions;
+    let input = [
+      "y\n".repeat(40).as_str(),
+      "  ready  \ny\ny\n",
+      "err\x01or\n",
+      "y\r\n".repeat(10).as_str(),
+      "\x1b[31mpanic\x1b[0m\ny\n",
+      "fail\n",
+      &format!("{}\ny\n", "x".repeat(4097)),
+      "\u{a0}listening\n",
+      &"y\n".repeat(30),
+      "not ready",
+    ]
+    .concat();
+    let input = input.as_bytes();
+    for pattern in [
+      "(?i)error|fail|panic|listening|ready",
+      "^ready$",
+      r"\bfail\b",
+      "y$",
+    ] {
+      for (batch_ms, digest) in [(None, true), (Some(200.0), true), (Some(10.0), false)] {
+        let signal = SignalConfig::new(SignalOptions {
+          batch_ms,
+          max_batch_lines: None,
+          important: Some(pattern),
+          digest,
+        })
+        .unwrap();
+        // Every cut in the firehose and around the lines after it; a few in the long line.
+        let x = input.windows(4).position(|w| w == b"xxxx").unwrap();
+        let long = x + 8..x + 4088;
+        let near = |cut: usize| !long.contains(&cut) || (cut - long.start) % 97 == 0;
+        for cut in (0..=input.len()).filter(|&cut| near(cut)) {
+          let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
+          let what = || format!("{pattern}, {batch_ms:?}, digest {digest}, cut at {cut}");
+          twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &what);
+          twins.feed(Stream::Stdout, &input[..cut], 1, &what);
+          twins.feed(Stream::Stdout, &input[cut..], 1, &what);
+          twins.feed(Stream::Stdout, b"tail\n", 2, &what);
+          twins.flush(2, &what);
+        }
+      }
+    }
   }
 
   /// Two-read splits of inputs of each shape (every one near the cap and the

@@ -25,7 +25,7 @@ mod xml;
 
 pub use ansi::{strip_ansi, AnsiStreamStripper, MAX_HELD_SEQUENCE_CHARS};
 pub use binary::{is_binary, DEFAULT_BINARY_SAMPLE_SIZE};
-pub use bytes::{find_either, find_line_end_or_not_plain};
+pub use bytes::{find_either, find_line_end_or_not_plain, plain_masks, PlainMasks};
 pub use clean_stream::CleanTextStream;
 pub use controls::{
   sanitize_monitor_line, sanitize_monitor_line_keeps, strip_display_control_chars,

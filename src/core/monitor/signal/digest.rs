@@ -113,6 +113,19 @@ impl DropDigest {
     self.record(raw_prefix(line), true);
   }
 
+  /// `lines` dropped lines given raw (not sanitised), of which only the first and the last
+  /// matter: the same as [`Self::record_raw`] for each of them.
+  pub fn record_run(&mut self, lines: u64, first: &str, last: &str) {
+    if lines == 0 {
+      return;
+    }
+    self.record_raw(first);
+    if lines > 1 {
+      self.count += lines - 2;
+      self.record_raw(last);
+    }
+  }
+
   fn record(&mut self, text: &str, raw: bool) {
     if self.count == 0 {
       self.first.set(text, raw);

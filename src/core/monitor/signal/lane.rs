@@ -28,6 +28,7 @@
 
 use super::config::SignalConfig;
 use super::digest::{DigestNote, DropDigest};
+use super::plain::{first_and_last, PlainImportant};
 use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
 
@@ -130,6 +131,8 @@ pub struct SignalLane {
   important: Option<TokenBucket>,
   window: Option<Window>,
   digest: Option<DropDigest>,
+  /// `important`, for runs of plain lines ([`Self::count_plain`]).
+  plain_important: Option<PlainImportant>,
   events_left: u64,
   dropped: u64,
 }
@@ -153,6 +156,10 @@ impl SignalLane {
       important,
       window: None,
       digest: config.digest.then(DropDigest::new),
+      plain_important: config
+        .important
+        .as_ref()
+        .and_then(|regex| PlainImportant::new(regex.as_str())),
       events_left: max_events,
       dropped: 0,
       config,
@@ -262,11 +269,50 @@ impl SignalLane {
   /// a run of lines may be passed to [`Self::count_dropped`] instead of [`Self::offer`] (the
   /// pipeline's counting fast path); call [`Self::poll`] at `now_ms` first.
   pub fn counts_only(&self, now_ms: i64) -> bool {
+    self.config.important.is_none() && self.digest.is_none() && self.drops_unimportant(now_ms)
+  }
+
+  /// True when every non-blank line offered at `now_ms` that `important` does not match would
+  /// be dropped (the regex is the only thing about a line that could change that): the
+  /// throttle is on and its bucket empty, no delivered window is open, and the lane still
+  /// takes lines.
+  fn drops_unimportant(&self, now_ms: i64) -> bool {
     self.events_left > 0
-      && self.config.important.is_none()
-      && self.digest.is_none()
       && !self.window.as_ref().is_some_and(|w| w.delivered)
       && self.main.as_ref().is_some_and(|b| !b.has_token(now_ms))
+  }
+
+  /// With `important` or `digest` (else [`Self::counts_only`] applies): whether runs of plain
+  /// lines (see [`super::plain`]) offered at `now_ms` may go to [`Self::count_plain`], as long
+  /// as none is a candidate of [`Self::plain_important`]. Re-check after every line offered:
+  /// an important line may open a delivered window.
+  pub fn counts_plain(&self, now_ms: i64) -> bool {
+    (self.config.important.is_none() || self.plain_important.is_some())
+      && self.drops_unimportant(now_ms)
+  }
+
+  /// `important` for runs of plain lines, when set.
+  pub fn plain_important(&self) -> Option<&PlainImportant> {
+    self.plain_important.as_ref()
+  }
+
+  /// `non_blank` lines at `now_ms`: the non-blank ones of `lines`, complete plain lines none of
+  /// which is a candidate of [`Self::plain_important`], decided exactly as that many
+  /// [`Self::offer`] calls would while [`Self::counts_plain`] holds: dropped, the digest
+  /// recording the first and the last.
+  pub fn count_plain(&mut self, non_blank: u64, lines: &[u8], now_ms: i64) {
+    debug_assert!(
+      self.counts_plain(now_ms),
+      "count_plain while a line could pass"
+    );
+    if non_blank == 0 {
+      return;
+    }
+    if let Some(digest) = &mut self.digest {
+      let (first, last) = first_and_last(lines).expect("non-blank lines");
+      digest.record_run(non_blank, first, last);
+    }
+    self.drop_counted(non_blank, now_ms);
   }
 
   /// `lines` non-blank lines at `now_ms`, exactly as that many [`Self::offer`] calls would
@@ -277,6 +323,11 @@ impl SignalLane {
       self.counts_only(now_ms),
       "count_dropped while a line could pass"
     );
+    self.drop_counted(lines, now_ms);
+  }
+
+  /// [`Self::count_dropped`] without the check (the digest is the caller's).
+  fn drop_counted(&mut self, lines: u64, now_ms: i64) {
     if lines == 0 {
       return;
     }
