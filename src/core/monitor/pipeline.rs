@@ -232,13 +232,18 @@ const RESYNC_BYTES: usize = 64;
 
 impl StreamState {
   /// One read, through the fast paths where they apply and the exact path
-  /// elsewhere. With `counting`, no line of the read can be accepted (the
+  /// elsewhere; `decide` gets the exact path's lines and the counted ones.
+  /// With [`Counting::All`], no line of the read can be accepted (the
   /// throttle has no token and the read's time is fixed), so lines are only
-  /// counted: non-blank ones in `dropped`.
+  /// counted. With [`Counting::Plain`] (a lane with `important` or `digest`),
+  /// only runs of plain lines are counted, up to the first line that may be
+  /// important ([`super::signal::plain`]); that line and every line that is not
+  /// plain take the exact path, and `decide` says after each whether counting
+  /// goes on.
   ///
   /// The read is cut into pieces. Where the decoder and the stripper hold
   /// nothing, the rest of an over-long line is skipped up to its end
-  /// ([`scan_discarded`]) and, when `counting`, lines are counted
+  /// ([`scan_discarded`]) and, when counting, lines are counted
   /// ([`count_lines`]), both straight from the raw bytes, without building
   /// text. Everything else takes the exact path, in pieces that change nothing:
   /// the decoder is streaming; the stripper gives the same output for any cut

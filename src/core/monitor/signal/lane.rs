@@ -23,7 +23,9 @@
 //!   through [`SignalLane::take_digest`].
 //!
 //! The regex runs only when its answer can change the decision: on a line that found no main
-//! token, or that meets a dropped window. A line is sanitised only when it is accepted, tested
+//! token, or that meets a dropped window. While the lane drops every line the regex does not
+//! match, the pipeline may hand it runs of plain lines at once ([`SignalLane::count_plain`]; see
+//! [`super::plain`]). A line is sanitised only when it is accepted, tested
 //! against the regex, or (digest on) quoted (see [`LineText`]).
 
 use super::config::SignalConfig;

@@ -312,6 +312,7 @@ mod tests {
       "é",
     ];
     let mut rng = XorShift(0x1_4907_7A47);
+    let mut with_important = 0;
     for pattern in patterns {
       let regex = Regex::new(pattern).unwrap();
       let plain = PlainImportant::new(pattern).expect(pattern);
@@ -320,6 +321,7 @@ mod tests {
         let lines = &text[..plain_lines(&text, plain.needs_tight_lines())];
         let important = important_lines(&regex, lines);
         let candidate = plain.first_candidate(lines);
+        with_important += usize::from(!important.is_empty());
         match (important.first(), candidate) {
           (None, _) => {}
           (Some(&first), Some(candidate)) => assert!(
@@ -334,6 +336,10 @@ mod tests {
         }
       }
     }
+    assert!(
+      with_important > 500,
+      "{with_important} runs with an important line"
+    );
   }
 
   #[test]
