@@ -179,7 +179,7 @@ async function runParent() {
       const n = SCENARIOS[name].errors
       return `- ${name}: error lines to the model ${d.errorsDelivered}/${n} → ${r.errorsDelivered}/${n}; notifications ${d.notifications} → ${r.notifications} (${ratio(r.notifications, d.notifications)}); model text ${ratio(r.modelBytes, d.modelBytes)}; longest notification ${r.maxModelBytes} B (at most ${r.maxLines} lines).`
     }),
-    `- firehose: notifications ${base.notifications} → ${results['firehose/recommended'].notifications}; JS-thread CPU ${fmt(base.jsThreadCpuMs)} → ${fmt(results['firehose/recommended'].jsThreadCpuMs)} ms; ingest ${ratio(results['firehose/recommended'].ingestMBps, base.ingestMBps)} of the default (\`important\` and \`digest\` build, sanitise and test every line: no counting fast path), ${ratio(results['firehose/batch'].ingestMBps, base.ingestMBps)} with \`batchMs\` alone (the counting fast path stays).`,
+    `- firehose: notifications ${base.notifications} → ${results['firehose/recommended'].notifications}; JS-thread CPU ${fmt(base.jsThreadCpuMs)} → ${fmt(results['firehose/recommended'].jsThreadCpuMs)} ms; ingest ${ratio(results['firehose/recommended'].ingestMBps, base.ingestMBps)} of the default (plain lines are counted from the raw bytes with \`important\` and \`digest\` too; a window per token moves the refill point), ${ratio(results['firehose/batch'].ingestMBps, base.ingestMBps)} with \`batchMs\` alone (the counting fast path stays).`,
     '- "No more notifications than the default" does not hold where important lines are spread out: each one outside a window the main bucket paid for opens its own window on the importance bucket (§6.7), on top of the main bucket\'s windows.',
   ].join('\n')
   const markdown = [
