@@ -12,7 +12,7 @@
 //! started, so `worker.terminate()` or a Worker that ends takes its tasks
 //! along while the rest of the process goes on.
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -37,14 +37,14 @@ pub fn init(_exports: Object, env: Env) -> Result<()> {
   Ok(())
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 thread_local! {
   /// The process trees started from this thread's Node environment (each
   /// environment has a thread of its own).
   static ENVIRONMENT_TASKS: RefCell<EnvironmentTasks> = RefCell::new(EnvironmentTasks::default());
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 #[derive(Default)]
 struct EnvironmentTasks {
   groups: Vec<crate::core::process::ProcessGroup>,
@@ -53,7 +53,7 @@ struct EnvironmentTasks {
 }
 
 /// Records a tree started from the current environment.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub(crate) fn adopt(group: &crate::core::process::ProcessGroup) {
   ENVIRONMENT_TASKS.with(|tasks| {
     let mut tasks = tasks.borrow_mut();
@@ -68,7 +68,7 @@ pub(crate) fn adopt(group: &crate::core::process::ProcessGroup) {
 
 /// The environment is being torn down: SIGKILL every tree it started.
 fn kill_environment_tasks() {
-  #[cfg(unix)]
+  #[cfg(any(unix, windows))]
   {
     let groups = ENVIRONMENT_TASKS.with(|tasks| std::mem::take(&mut tasks.borrow_mut().groups));
     crate::core::process::kill_now_all(&groups);
@@ -107,6 +107,6 @@ fn install_exit_hook(env: &Env) -> Result<()> {
 }
 
 fn kill_all_children() {
-  #[cfg(unix)]
+  #[cfg(any(unix, windows))]
   crate::core::process::kill_all_sync();
 }

@@ -46,7 +46,7 @@ pub(crate) struct ShellInner {
   entries: RefCell<HashMap<String, ShellJsEntry>>,
   callbacks: RefCell<ShellCallbacks>,
   /// The processes `executeBackground` started, by shell id, until they settle.
-  #[cfg(unix)]
+  #[cfg(any(unix, windows))]
   processes: RefCell<HashMap<String, std::sync::Arc<crate::core::shell::ShellRun>>>,
   /// `waitFor` promises, and which are pending for which shell.
   waits: JsWaits,
@@ -64,7 +64,7 @@ impl ShellInner {
       )),
       entries: RefCell::default(),
       callbacks: RefCell::default(),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       processes: RefCell::default(),
       waits: JsWaits::default(),
       shell_waits: RefCell::default(),
@@ -80,9 +80,9 @@ impl ShellInner {
 
   /// The run of shell `id`, while it has one.
   fn run_of(&self, id: &str) -> Option<std::sync::Arc<crate::core::shell::ShellRun>> {
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     return self.processes.borrow().get(id).cloned();
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, windows)))]
     {
       let _ = id;
       None
@@ -165,13 +165,13 @@ impl ShellInner {
   }
 
   /// Links a started process to its entry (see [`Self::stop_process_if_settled`]).
-  #[cfg(unix)]
+  #[cfg(any(unix, windows))]
   pub(crate) fn attach_process(&self, id: &str, run: std::sync::Arc<crate::core::shell::ShellRun>) {
     self.processes.borrow_mut().insert(id.to_owned(), run);
   }
 
   /// Unlinks a process that settled.
-  #[cfg(unix)]
+  #[cfg(any(unix, windows))]
   pub(crate) fn detach_process(
     &self,
     id: &str,
@@ -190,7 +190,7 @@ impl ShellInner {
   /// started: the process is stopped too (SIGTERM to its tree, SIGKILL 200 ms
   /// later), never left running unreachable.
   fn stop_process_if_settled(&self, id: &str) {
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     {
       if self.entry(id).is_some_and(|e| e.is_running()) {
         return;
@@ -200,7 +200,7 @@ impl ShellInner {
         run.cancel();
       }
     }
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, windows)))]
     let _ = id;
   }
 
@@ -298,9 +298,9 @@ impl ShellInner {
   }
 
   fn has_process(&self, id: &str) -> bool {
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     return self.processes.borrow().contains_key(id);
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, windows)))]
     {
       let _ = id;
       false

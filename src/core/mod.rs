@@ -10,6 +10,9 @@ pub mod monitor;
 pub mod process;
 #[cfg(unix)]
 pub mod reactor;
+#[cfg(windows)]
+#[path = "reactor/windows.rs"]
+pub mod reactor;
 pub mod shell;
 pub mod sync;
 pub mod task;

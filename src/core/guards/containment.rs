@@ -7,38 +7,64 @@
 //! `/srv/project-a`, and a symlink under the root that points elsewhere is outside. On Windows the
 //! comparison ignores case.
 
+use std::ffi::OsString;
 use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path, PathBuf, MAIN_SEPARATOR_STR};
+
+/// The path made of `components`, built in one pass. `PathBuf::push` is not used component by
+/// component: on Windows each push onto a verbatim (`\\?\`) path, which `canonicalize` returns,
+/// re-parses the whole path, so a path of n segments would cost O(n²) (minutes for a 1 MiB path).
+fn join_components(components: &[Component<'_>]) -> PathBuf {
+  let mut joined = OsString::new();
+  let mut need_separator = false;
+  for component in components {
+    match component {
+      Component::Prefix(_) => {
+        joined.push(component.as_os_str());
+        need_separator = false;
+      }
+      Component::RootDir => {
+        joined.push(MAIN_SEPARATOR_STR);
+        need_separator = false;
+      }
+      _ => {
+        if need_separator {
+          joined.push(MAIN_SEPARATOR_STR);
+        }
+        joined.push(component.as_os_str());
+        need_separator = true;
+      }
+    }
+  }
+  PathBuf::from(joined)
+}
 
 /// `path.resolve(path)`: absolute against the current directory, `.` and `..` removed without
-/// touching the file system (`..` never climbs above the root).
+/// touching the file system (`..` never climbs above the root). Linear in the path's length.
 fn resolve_lexically(path: &Path) -> PathBuf {
   let absolute = if path.is_absolute() {
     path.to_path_buf()
   } else {
     std::env::current_dir().unwrap_or_default().join(path)
   };
-  let mut resolved = PathBuf::new();
+  let mut resolved: Vec<Component<'_>> = Vec::new();
   for component in absolute.components() {
     match component {
       Component::CurDir => {}
       Component::ParentDir => {
-        if matches!(
-          resolved.components().next_back(),
-          Some(Component::Normal(_))
-        ) {
+        if matches!(resolved.last(), Some(Component::Normal(_))) {
           resolved.pop();
         }
       }
       other => resolved.push(other),
     }
   }
-  resolved
+  join_components(&resolved)
 }
 
 /// The path made of the first `count` components.
 fn prefix_of(components: &[Component<'_>], count: usize) -> PathBuf {
-  components[..count].iter().collect()
+  join_components(&components[..count])
 }
 
 /// `realpath` of the longest existing prefix of `path` (already lexically resolved), with the
@@ -60,7 +86,10 @@ fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
   }
   match base {
     Some(mut real) => {
-      real.extend(&components[good..]);
+      // One push of the whole rest (see `join_components`).
+      if good < components.len() {
+        real.push(join_components(&components[good..]));
+      }
       real
     }
     None => path.to_path_buf(),
@@ -112,21 +141,55 @@ mod tests {
 
   #[test]
   fn resolves_dot_segments_lexically() {
+    // On Windows a rooted path without a drive is on the current directory's drive.
+    let cwd = std::env::current_dir().unwrap();
+    let drive = match cwd.components().next() {
+      Some(prefix @ Component::Prefix(_)) => prefix.as_os_str().to_string_lossy().into_owned(),
+      _ => String::new(),
+    };
     let cases = [
       ("/srv/a/../b", "/srv/b"),
       ("/srv/./a/", "/srv/a"),
       ("/../..", "/"),
-      ("//srv//a", "/srv/a"),
     ];
     for (input, want) in cases {
       assert_eq!(
         resolve_lexically(Path::new(input)),
-        Path::new(want),
+        Path::new(&format!("{drive}{want}")),
         "{input:?}"
       );
     }
-    let cwd = std::env::current_dir().unwrap();
+    // On Windows `//srv//a` names the UNC share `\\srv\a`, not a rooted path.
+    #[cfg(unix)]
+    assert_eq!(resolve_lexically(Path::new("//srv//a")), Path::new("/srv/a"));
+    #[cfg(windows)]
+    {
+      let cases = [
+        (r"C:\srv\a\..\b", r"C:\srv\b"),
+        (r"C:\srv\.\a\", r"C:\srv\a"),
+        (r"C:\..\..", r"C:\"),
+        (r"\\server\share\a\..\..", r"\\server\share\"),
+      ];
+      for (input, want) in cases {
+        assert_eq!(resolve_lexically(Path::new(input)), Path::new(want), "{input:?}");
+      }
+    }
     assert_eq!(resolve_lexically(Path::new("x/..")), cwd);
+  }
+
+  #[test]
+  fn joins_components_as_push_does() {
+    for path in ["/", "/a", "/a/b/c", "a/b", "//srv//a/"] {
+      let components: Vec<Component<'_>> = Path::new(path).components().collect();
+      let pushed: PathBuf = components.iter().collect();
+      assert_eq!(join_components(&components).as_os_str(), pushed.as_os_str(), "{path:?}");
+    }
+    #[cfg(windows)]
+    for path in [r"C:\", r"C:\a\b", r"C:a", r"\\?\C:\a\b", r"\\server\share\x", r"\\?\UNC\s\h\x"] {
+      let components: Vec<Component<'_>> = Path::new(path).components().collect();
+      let pushed: PathBuf = components.iter().collect();
+      assert_eq!(join_components(&components).as_os_str(), pushed.as_os_str(), "{path:?}");
+    }
   }
 
   #[test]

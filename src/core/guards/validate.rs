@@ -263,6 +263,13 @@ mod tests {
       let mut ctx = ctx_from(&case["input"]["ctx"]);
       let mut want = case["expected"].as_str().map(str::to_owned);
       let requirement = case["note"].as_str().filter(|n| n.starts_with("requires:"));
+      // The one setup a vector requires is a symlink, which Windows allows
+      // only with privileges (Developer Mode or admin): such vectors run on
+      // Unix, and the symlink rule is tested there.
+      #[cfg(not(unix))]
+      if requirement.is_some() {
+        return Ok(());
+      }
       let _tree = match requirement {
         Some(note) => Some(apply_requirement(note, &mut params, &mut ctx, &mut want)?),
         None => None,

@@ -3,7 +3,7 @@
 
 pub mod entry;
 pub mod hub;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub mod native;
 pub mod notification;
 pub mod pipeline;

@@ -3,14 +3,29 @@
 //! new session, tree kills, and the guarantees that every child dies with its
 //! task and with the host process, however the host ends.
 //!
-//! Unix only for now; on Windows `spawn` returns an `Unsupported` error until
-//! Job Objects exist. Tree tracking reads the process table through
-//! `proc_table` (procfs on Linux, libproc and `sysctl` on macOS).
+//! The platform seam: every platform provides the same five things under the
+//! same names, re-exported below, and nothing above this module knows which
+//! one runs:
+//! * **spawn contained**: [`spawn`] starts a task's leader already inside its
+//!   containment, with stdin from the null device and stdout/stderr pipes;
+//! * **the tree**: [`ProcessGroup`], what a stop reaches ([`tree_alive`]);
+//! * **stop**: [`terminate`] (graceful where the platform has a way, then
+//!   hard), [`terminate_leftovers`] after a task settled, [`kill_now`];
+//! * **host death**: [`kill_all_sync`] from `process.on('exit')`, and what
+//!   covers deaths that run no JavaScript;
+//! * **the tracked set**: [`tracked_groups`], [`forget_if_dead`].
+//!
+//! Unix (Linux and macOS): the files at this level; a new session and group
+//! per task, a cgroup where possible, tree scans through `proc_table`
+//! (procfs on Linux, libproc and `sysctl` on macOS), SIGTERM then SIGKILL,
+//! and the watchdog process for host deaths. Windows: `windows/`, a Job
+//! Object per task with kill-on-close (its `mod.rs` tells the whole story).
 
 #[cfg(unix)]
 pub mod cgroup;
 mod env;
 mod exit;
+#[cfg(not(windows))]
 mod group;
 mod priority;
 mod shell;
@@ -31,7 +46,7 @@ mod proc_darwin_parse;
 pub mod proc_table;
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod procfs;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod timer;
 #[cfg(unix)]
 mod tracker;
@@ -39,9 +54,12 @@ mod tracker;
 mod tree;
 #[cfg(unix)]
 mod watchdog;
+#[cfg(windows)]
+mod windows;
 
 pub use env::{child_env, EnvOptions, DEFAULT_REMOVE_ENV};
 pub use exit::{signal_name, ExitStatusInfo};
+#[cfg(not(windows))]
 pub use group::ProcessGroup;
 pub use priority::{enlarge_pipe, lower_current_thread_priority, EnlargedPipe};
 pub use shell::{resolve_program, shell_config, shell_config_for, ShellConfig, ShellKind};
@@ -56,6 +74,14 @@ pub use kill::{
 pub use nix::sys::signal::Signal;
 #[cfg(unix)]
 pub use tracker::{forget_if_dead, kill_all_sync, tracked_groups, watchdog_pid};
+/// The timer thread (the reactor's timers on Windows run there too).
+#[cfg(windows)]
+pub(crate) use timer::schedule as schedule_timer;
+#[cfg(windows)]
+pub use windows::{
+  forget_if_dead, kill_all_sync, kill_now, kill_now_all, terminate, terminate_leftovers,
+  tracked_groups, tree_alive, Job, ProcessGroup, SIGKILL_GRACE,
+};
 
 #[cfg(all(test, unix))]
 mod tests_darwin;
@@ -75,3 +101,7 @@ mod tests_support;
 mod tests_tree;
 #[cfg(all(test, unix))]
 mod tests_watchdog;
+// The Windows command line and environment block are pure: checked everywhere.
+#[cfg(all(test, not(windows)))]
+#[path = "windows/cmdline.rs"]
+mod windows_cmdline;

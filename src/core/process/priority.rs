@@ -29,9 +29,17 @@ const READER_SLICE_NS: u64 = 4_000_000;
 
 /// Lowers the calling thread's scheduling priority (Linux: per-thread nice and
 /// time slice; macOS: the `utility` QoS class, below the JavaScript thread's
-/// default class but without the I/O throttling of `background`). Best effort;
-/// elsewhere a no-op.
+/// default class but without the I/O throttling of `background`; Windows:
+/// `THREAD_PRIORITY_BELOW_NORMAL`). Best effort; elsewhere a no-op.
 pub fn lower_current_thread_priority() {
+  #[cfg(windows)]
+  // SAFETY: changes the calling thread's priority only (a pseudo-handle).
+  unsafe {
+    use windows_sys::Win32::System::Threading::{
+      GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL,
+    };
+    SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL);
+  }
   #[cfg(target_vendor = "apple")]
   // SAFETY: changes the calling thread's QoS class only; no memory is passed.
   unsafe {

