@@ -60,6 +60,18 @@ export declare class BackgroundShellRegistry {
   setStatusChangeCallback(cb?: (entry?: ShellTask) => void): void
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: ShellTask) => void): void
+  /**
+   * The screen of a shell started with `terminal` (also after it ended,
+   * until its entry is pruned); `undefined` for any other shell.
+   */
+  screen(shellId: string): ScreenSnapshot | undefined
+  /**
+   * Sends `data` (a string, as UTF-8, or bytes) to the terminal's input;
+   * never blocks (a bounded 1 MiB queue; past it the write is refused whole).
+   */
+  write(shellId: string, data: string | Uint8Array): void
+  /** Resizes the terminal (the program gets SIGWINCH) and its screen. */
+  resize(shellId: string, cols: number, rows: number): void
 }
 
 /**
@@ -149,6 +161,19 @@ export declare class MonitorRegistry {
    * entry (and its notification) rather than a throw.
    */
   start(options: MonitorStartOptions): MonitorTask
+  /**
+   * The screen of a monitor started with `terminal` (also after it ended,
+   * until its entry is pruned); `undefined` for any other monitor.
+   */
+  screen(monitorId: string): ScreenSnapshot | undefined
+  /**
+   * Sends `data` (a string, as UTF-8, or bytes) to the terminal's input.
+   * Never blocks: bytes the terminal cannot take yet wait in a bounded queue
+   * (1 MiB); past it the write is refused whole with an `Error`.
+   */
+  write(monitorId: string, data: string | Uint8Array): void
+  /** Resizes the terminal (the program gets SIGWINCH) and its screen. */
+  resize(monitorId: string, cols: number, rows: number): void
 }
 
 /** What `executeBackground()` returns at once. */
@@ -206,6 +231,12 @@ export type BackgroundShellStatus = 'running' | 'completed' | 'failed' | 'cancel
  */
 export declare function blockedSleepMessage(command: string): string | null
 
+/** 0-based. */
+export interface CursorPosition {
+  row: number
+  col: number
+}
+
 /**
  * Returns `null` when the command is allowed; otherwise the description of the
  * blocked sleep (for example `standalone sleep 5`), exactly as the TypeScript
@@ -253,6 +284,11 @@ export interface ExecuteBackgroundOptions {
    * notification with `meta.type === 'settled'` (re-armed by the next byte).
    */
   settleMs?: number
+  /**
+   * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+   * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+   */
+  terminal?: TerminalOptions | boolean
 }
 
 /** The process-wide registry `executeBackground` uses when no `registry` is given. */
@@ -299,6 +335,16 @@ export interface MonitorNotificationMeta {
   toolUseId?: string
   ownerAgentId?: string
   todoWorkChainId?: string
+  /**
+   * A batch (`batchMs`): the window's lines, each cut as an event line
+   * (2000 UTF-16 units + `...[truncated]`), not escaped.
+   */
+  lines?: Array<string>
+  /**
+   * `digest`: lines dropped since the previous notification of this monitor
+   * (the `<result>` then ends with the digest line).
+   */
+  droppedSince?: number
 }
 
 /** What the fed-mode `register()` takes: the TypeScript registration shape. */
@@ -360,6 +406,38 @@ export interface MonitorStartOptions {
   settleMs?: number
   /** Hold Node's event loop while the monitor runs (default false). */
   keepAlive?: boolean
+  /**
+   * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+   * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+   */
+  terminal?: TerminalOptions | boolean
+  /**
+   * 10..10000: accepted lines leave in windows: the first accepted line opens
+   * one; it closes after this many ms, at `maxBatchLines` lines, or when the
+   * task stops (before any settled or terminal notification), and its lines
+   * leave as one notification (`meta.lines`, `eventCount` counting each line,
+   * summary `emitted events #a–b.`). The throttle then spends one token per
+   * window, taken when it opens; a window opened on an empty bucket is
+   * dropped whole. Default: one notification per line.
+   */
+  batchMs?: number
+  /** 1..1000, default 20: a window closes when it holds this many lines. */
+  maxBatchLines?: number
+  /**
+   * A regex (Rust `regex` syntax, linear time), tested on the sanitised line
+   * before the throttle: a matching line takes a token from the main bucket
+   * or, when it is empty, from a bucket of its own (burst 10, one more per
+   * second), so it reaches the model inside a burst. An invalid one is a
+   * SyntaxError. Turns off the counting fast path for throttled-out lines.
+   */
+  important?: string
+  /**
+   * When lines were dropped since the previous notification, the next one
+   * (event, settled or terminal) carries `meta.droppedSince` and its
+   * `<result>` ends with `[N lines dropped since the last notification;
+   * first: …; last: …]`. Turns off the counting fast path.
+   */
+  digest?: boolean
 }
 
 /** `running` leads to exactly one of the other three. */
@@ -445,6 +523,7 @@ export interface NormalizedMonitorCommand {
 /** Parses an optional env prefix and shell wrapper and strips one bare trailing `&`. */
 export declare function normalizeMonitorCommand(command: string): NormalizedMonitorCommand
 
+/** `{ error }`: why `readTaskOutputTail` or `readTaskOutput` could not read the file. */
 export interface OutputTailError {
   error: string
 }
@@ -453,6 +532,28 @@ export interface OutputTailError {
 export interface OutputTailText {
   text: string
   truncated: boolean
+}
+
+/**
+ * Reads what is new in an output file, bounded: the text from `offset` on (at most
+ * `maxBytes` bytes of the file), sanitised like `readTaskOutputTail` but not trimmed, and the
+ * `nextOffset` to poll from next; the texts of successive reads concatenate to the sanitised
+ * file. A read stops after the last line end it holds (at the end of the file: at the end,
+ * less an unfinished UTF-8 character); a line longer than `maxBytes` skips the frames a
+ * carriage-return redraw overwrites, or is cut. With `grep`, only complete lines are tested
+ * and returned. Never follows a symlink, never blocks on a FIFO; `{ error }` when the file
+ * cannot be read (API.md §6.4).
+ */
+export declare function readTaskOutput(outputFile: string, options?: ReadTaskOutputOptions): TaskOutputRead | OutputTailError
+
+/** Options of `readTaskOutput()`. */
+export interface ReadTaskOutputOptions {
+  /** Byte offset to start at (default 0): the `nextOffset` of the previous read. */
+  offset?: number
+  /** Bytes of the file read at most, 4..16 MiB (default 65536). */
+  maxBytes?: number
+  /** Keep only the lines matching this regex (Rust `regex` syntax: linear time). */
+  grep?: string
 }
 
 /**
@@ -471,6 +572,22 @@ export declare function sanitizeFilenameComponent(value: string): string
  * notification envelope's structural tags with U+200B (CONTRACT.md §3.7).
  */
 export declare function sanitizeMonitorLine(line: string): string
+
+/** A terminal task's screen (API.md §6.5). */
+export interface ScreenSnapshot {
+  /**
+   * The visible rows joined by `\n`, each row's trailing spaces and the
+   * trailing empty rows trimmed.
+   */
+  text: string
+  cursor: CursorPosition
+  cols: number
+  rows: number
+  /** The last title the program set (OSC 0 or 2). */
+  title?: string
+  /** Epoch ms of the last visible change. */
+  changedAt: number
+}
 
 /** The third argument of a shell notification callback. */
 export interface ShellNotificationMeta {
@@ -561,6 +678,33 @@ export interface TaskEnd {
   signal?: string
   /** The OS error text, … */
   detail?: string
+}
+
+/** One bounded read of an output file. */
+export interface TaskOutputRead {
+  /** The sanitised text of `offset..nextOffset` (with `grep`, its matching lines), not trimmed. */
+  text: string
+  /** Where the text starts: the requested offset, past the rest of a character it pointed into. */
+  offset: number
+  /** Where the next read starts; equal to `offset` at the end of the file. */
+  nextOffset: number
+  /** The file's size when it was read. */
+  totalBytes: number
+  /** True when `maxBytes` stopped the read before the end of the file. */
+  truncated: boolean
+  /** With `grep`: how many lines matched. */
+  matchedLines?: number
+}
+
+/**
+ * `terminal: true | { cols, rows }` (API.md §6.5): the command gets a
+ * pseudo-terminal as stdin, stdout and stderr.
+ */
+export interface TerminalOptions {
+  /** 1..1000, default 120. */
+  cols?: number
+  /** 1..1000, default 40. */
+  rows?: number
 }
 
 /** The token bucket applied to native monitor lines. */

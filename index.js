@@ -912,6 +912,7 @@ module.exports.hasTopLevelTrailingBackgroundOperator = nativeBinding.hasTopLevel
 module.exports.isBinary = nativeBinding.isBinary
 module.exports.MonitorStatus = nativeBinding.MonitorStatus
 module.exports.normalizeMonitorCommand = nativeBinding.normalizeMonitorCommand
+module.exports.readTaskOutput = nativeBinding.readTaskOutput
 module.exports.readTaskOutputTail = nativeBinding.readTaskOutputTail
 module.exports.sanitizeFilenameComponent = nativeBinding.sanitizeFilenameComponent
 module.exports.sanitizeMonitorLine = nativeBinding.sanitizeMonitorLine

@@ -26,6 +26,7 @@ const stringFunctions = [
   ['sanitizeFilenameComponent', 'value'],
   ['statusFilePathFor', 'outputFile'],
   ['readTaskOutputTail', 'outputFile'],
+  ['readTaskOutput', 'outputFile'],
 ] as const
 
 describe('wrong argument types', () => {
@@ -214,6 +215,7 @@ describe('generated typings', () => {
       'class LineBuffer',
       'class MonitorRegistry',
       'readTaskOutputTail',
+      'readTaskOutput',
       'statusFilePathFor',
     ]) {
       expect(code, name).toContain(name)

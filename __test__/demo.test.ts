@@ -39,6 +39,16 @@ describe('examples/demo.mjs', () => {
     expect(run.stdout).toContain('meta.end: {"reason":"idle-timeout","by":"limit"}')
     expect(run.stdout).toContain('dev server: ')
     expect(run.stdout).toMatch(/dev server: .*ended by caller \(cancelled, via cancel\)/)
+    // The recommended signal setting: the failed request inside the burst gets
+    // through the throttle, with a digest of what was dropped before it.
+    expect(run.stdout).toMatch(/Monitor "api service logs" events #\d+–\d+: \[api\] ERROR GET \/api\/items\/97 500/)
+    expect(run.stdout).toMatch(/\[\d+ lines dropped since the last notification; first: \[api\] INFO  GET \/api\/items\/\d+ 200/)
+    // Terminal mode: the prompt read from the screen, answered, the settled screen.
+    expect(run.stdout).toContain('agent reads registry.screen(): "setup: checking environment... ok\\nInstall 3 packages into ./vendor? [y/N]"')
+    expect(run.stdout).toContain('Monitor "installer" event #2: Install 3 packages into ./vendor? [y/N] y')
+    expect(run.stdout).toContain('Monitor "installer" event #3: installing [##########] 100%')
+    expect(run.stdout).toContain('Monitor "installer" output settled: no output for 400 ms.')
+    expect(run.stdout).toMatch(/<result>setup: checking environment\.\.\. ok\n *Install 3 packages into \.\/vendor\? \[y\/N\] y\n *installing \[##########\] 100%\n *setup: done, 3 packages installed<\/result>/)
     // The /tasks table in the CLI's format (CONTRACT.md §2.17).
     expect(run.stdout).toContain('Background tasks (3 total)')
     expect(run.stdout).toMatch(/^ *\[mon_[0-9a-f]{16}\] failed: Exit code 3 \(\d+ events\)  \S+ pid=\d+  api service logs$/m)

@@ -21,7 +21,7 @@ afterEach(() => {
   for (const child of hosts.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
 
-function runHost(mode: string, kind: 'monitor' | 'shell', extra?: 'kill-watchdog'): Promise<HostRun> {
+function runHost(mode: string, kind: 'monitor' | 'shell' | 'terminal', extra?: 'kill-watchdog'): Promise<HostRun> {
   const child = spawn(process.execPath, [host, mode, kind, ...(extra ? [extra] : [])], { stdio: ['ignore', 'pipe', 'pipe'] })
   hosts.push(child)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -50,7 +50,7 @@ async function expectAllDead(pids: number[]) {
   }
 }
 
-describe.each(['monitor', 'shell'] as const)('%s children die with the host', (kind) => {
+describe.each(['monitor', 'shell', 'terminal'] as const)('%s children die with the host', (kind) => {
   it('normal end: the host exits by itself (monitors never hold it; an unref\'d shell does not) and kills them', async () => {
     const run = await runHost('normal', kind)
     const result = await Promise.race([

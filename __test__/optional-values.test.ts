@@ -12,6 +12,7 @@ import {
   executeBackground,
   MonitorRegistry,
   normalizeMonitorCommand,
+  readTaskOutput,
   readTaskOutputTail,
   type MonitorNotificationMeta,
   type ShellNotificationMeta,
@@ -62,7 +63,9 @@ const INPUT_ONLY = new Set([
   'MonitorStartOptions',
   'MonitorToolParams',
   'MonitorValidationContext',
+  'ReadTaskOutputOptions',
   'ShellTaskRegistration',
+  'TerminalOptions',
   'ThrottleOptions',
   'WaitForOptions',
 ])
@@ -89,14 +92,19 @@ async function samples(): Promise<Map<string, object[]>> {
   add('MonitorTask', completed)
   monitors.complete('fed', null)
   add('MonitorTask', fed)
-  // Waits: a match (line present), an exit and a quiet (line absent).
+  // Waits: a match (line present), a timeout, a quiet and an exit (line absent).
   const waiting = monitors.start({ command: 'echo ready; sleep 30' })
   add('WaitResult', await monitors.waitFor(waiting.id, { match: 'ready' }), await monitors.waitFor(completed.id))
-  add('WaitResult', await monitors.waitFor(waiting.id, { quietMs: 50 }))
-  // Ends: exited (no via, signal, detail), cancelled (via), spawn-failed (detail).
-  add('TaskEnd', completed.end!, fed.end!, spawnFailed.end!)
+  add('WaitResult', await monitors.waitFor(waiting.id, { quietMs: 50 }), await monitors.waitFor(running.id, { timeoutMs: 1 }))
+  // A batch window with a digest: meta.lines and meta.droppedSince present.
+  const lane = new MonitorRegistry({ throttle: { burst: 1, refillMs: 600_000 } })
+  lane.setNotificationCallback((_d, _m, meta) => monitorMetas.push(meta))
+  const batched = lane.start({ command: "printf 'a\\nb\\n'", batchMs: 10_000, maxBatchLines: 1, digest: true })
+  await waitFor(() => monitorMetas.some((m) => m.monitorId === batched.id && m.type === 'terminal'), 10_000, 'batched monitor')
   monitors.abortAll({ notify: false })
   add('MonitorNotificationMeta', ...monitorMetas)
+  add('TaskEnd', completed.end!, spawnFailed.end!, fed.end!, batched.end!)
+  add('TaskEnd', ...monitorMetas.flatMap((m) => (m.end ? [m.end] : [])))
 
   // Shells: executeBackground running, completed, cancelled, spawn failure; a fed entry; notifications.
   const shells = new BackgroundShellRegistry()
@@ -109,9 +117,19 @@ async function samples(): Promise<Map<string, object[]>> {
   add('BackgroundShellHandle', ok, long, broken)
   add('ShellTask', { ...shells.get(long.shellId)! }, shells.get(broken.shellId)!)
   shells.requestCancel(long.shellId)
-  const settling = executeBackground({ command: 'echo a; sleep 0.4', cwd: '/tmp', outputDir: dir, registry: shells, settleMs: 100 })
-  add('BackgroundShellResult', await ok.done, await long.done, await broken.done, await settling.done)
+  add('BackgroundShellResult', await ok.done, await long.done, await broken.done)
+  // A settled notification (no `end`).
+  const settling = executeBackground({ command: 'echo hi; sleep 30', cwd: '/tmp', outputDir: dir, registry: shells, settleMs: 100 })
+  await waitFor(() => shellMetas.some((m) => m.shellId === settling.shellId && m.type === 'settled'), 10_000, 'settled shell')
+  shells.requestCancel(settling.shellId)
+  add('BackgroundShellResult', await settling.done)
   add('TaskEnd', (await long.done).end, (await ok.done).end)
+  // A terminal shell's screen (no title set) and its cursor.
+  const tty = executeBackground({ command: 'echo on a terminal', cwd: '/tmp', outputDir: dir, registry: shells, terminal: true })
+  await tty.done
+  const screen = shells.screen(tty.shellId)!
+  add('ScreenSnapshot', screen)
+  add('CursorPosition', screen.cursor)
   add('ShellTask', ...shells.getAll())
   writeFileSync(join(scratch, 'fed.output'), '')
   const fedShell = shells.register({
@@ -134,12 +152,32 @@ async function samples(): Promise<Map<string, object[]>> {
   writeFileSync(file, 'some output\n')
   add('OutputTailText', readTaskOutputTail(file)!)
   add('OutputTailError', readTaskOutputTail(join(scratch, 'missing', 'x'))!)
+  add('TaskOutputRead', readTaskOutput(file), readTaskOutput(file, { grep: 'some' }))
+  add('OutputTailError', readTaskOutput(join(scratch, 'missing', 'x')))
   return out
 }
 
 /** How each `… | undefined` result is asked for something it does not have. */
 const ABSENT_CASES: Record<string, () => unknown[]> = {
   'BackgroundShellRegistry.get': () => [new BackgroundShellRegistry().get('nope')],
+  'MonitorRegistry.screen': () => {
+    const registry = new MonitorRegistry()
+    registry.register(registration({ monitorId: 'fed' }))
+    return [registry.screen('fed')]
+  },
+  'BackgroundShellRegistry.screen': () => {
+    const registry = new BackgroundShellRegistry()
+    registry.register({
+      shellId: 'fed',
+      command: 'npm test',
+      cwd: '/repo',
+      status: 'running',
+      startTime: 1,
+      outputPath: join(scratch, 'screen.output'),
+      abortController: new AbortController(),
+    })
+    return [registry.screen('fed')]
+  },
   'MonitorRegistry.get': () => {
     const registry = new MonitorRegistry()
     registry.register(registration({ monitorId: 'other' }))

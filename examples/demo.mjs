@@ -11,7 +11,10 @@
 //      Rust instead of a `sleep`/`until` loop) and a settled notification
 //      when its output stops moving;
 //   4. the `/tasks` listing, before and after the dev server is stopped, with
-//      who ended each task.
+//      who ended each task;
+//   5. terminal mode: an installer that only asks its question on a terminal;
+//      the agent sees the prompt on the screen, answers it with write(), and
+//      gets the settled screen as the model would see it.
 //
 // Run: `npm run demo` (builds first) or `node examples/demo.mjs`.
 import http from 'node:http'
@@ -87,12 +90,18 @@ function showTasks(registry) {
 
 console.log('taskstream demo: an agent CLI with three background monitors')
 
+// The recommended setting for agent CLIs (API.md §6.7): lines leave in 200 ms
+// batches, lines that look important get through an empty throttle, and what
+// was dropped is summarised in the next notification.
+const SIGNAL = { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true }
+
 // Commands run with cwd = the package root, so the fixture paths stay short.
 const monitors = {
   logs: {
     command: 'bash ./examples/fixtures/noisy-logs.sh',
     description: 'api service logs',
     idleTimeoutMs: 10_000,
+    ...SIGNAL,
   },
   silent: {
     command: 'sleep 30',
@@ -215,7 +224,35 @@ await devSettled
 heading('3. Final state')
 showTasks(registry)
 
-const stats = Object.values(started)
+// ---------------------------------------------------------------- 5. terminal
+
+heading('4. Terminal mode: a program that only asks on a terminal')
+
+const installer = registry.start({
+  command: 'bash ./examples/fixtures/installer.sh',
+  description: 'installer',
+  cwd: root,
+  env,
+  terminal: { cols: 60, rows: 8 },
+  settleMs: 400,
+})
+console.log(`${stamp()}  Monitor started: installer (${installer.id}), under a 60x8 pseudo-terminal`)
+// The question has no newline: no line event carries it. The agent waits for
+// the output to go quiet, then reads the screen.
+await registry.waitFor(installer.id, { quietMs: 300, timeoutMs: 10_000 })
+const asked = registry.screen(installer.id)
+say(`agent reads registry.screen(): ${JSON.stringify(asked.text)} (cursor row ${asked.cursor.row}, col ${asked.cursor.col})`)
+if (asked.text.includes('[y/N]')) {
+  say("agent answers: registry.write(id, 'y\\r')")
+  registry.write(installer.id, 'y\r')
+}
+await registry.waitFor(installer.id, { match: 'setup: done', timeoutMs: 10_000 })
+await registry.waitFor(installer.id, { quietMs: 600, timeoutMs: 10_000 })
+say(`the installer keeps running: registry.cancel('${installer.id}')`)
+registry.cancel(installer.id)
+await settled(installer.id)
+
+const stats = Object.values({ ...started, installer })
   .map(
     (e) =>
       `${e.description}: ${e.bytesRead} bytes read, ${e.linesSeen} lines seen, ${e.eventCount} delivered, ${e.droppedLines} dropped; ended by ${e.end?.by} (${e.end?.reason}${e.end?.via ? `, via ${e.end.via}` : ''})`,

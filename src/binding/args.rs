@@ -24,6 +24,20 @@ pub fn value_error(env: &Env, message: String) -> Error {
   Error::new(Status::PendingException, message)
 }
 
+/// Throws a JavaScript `SyntaxError` (an invalid regex) and returns the error that tells
+/// napi-rs it is pending. N-API has no `napi_throw_syntax_error` before version 9, so it is made
+/// with the global `SyntaxError` constructor (a plain `Error` if that fails).
+pub fn syntax_error(env: &Env, message: String) -> Error {
+  let thrown = env.get_global().and_then(|global| {
+    let constructor: Function<String, Unknown> = global.get_named_property("SyntaxError")?;
+    env.throw(constructor.new_instance(message.clone())?)
+  });
+  if thrown.is_err() {
+    let _ = env.throw_error(&message, None);
+  }
+  Error::new(Status::PendingException, message)
+}
+
 /// A number as JavaScript prints it in a message (`NaN`, `Infinity`, `-Infinity`, `42`).
 pub fn js_number(n: f64) -> String {
   if n.is_nan() {
@@ -527,21 +541,6 @@ mod tests {
     assert_eq!(js_number(1.5), "1.5");
     assert_eq!(js_number(MAX_TIME_MS), "8640000000000000");
   }
-}
-
-/// Throws a JavaScript `SyntaxError` (a regular expression that does not
-/// compile) and returns the error that tells napi-rs it is pending.
-pub fn syntax_error(env: &Env, message: String) -> Error {
-  let thrown = (|| -> Result<()> {
-    let constructor: Function<String, Unknown> =
-      env.get_global()?.get_named_property("SyntaxError")?;
-    let error = constructor.new_instance(message.clone())?;
-    env.throw(error)
-  })();
-  if let Err(error) = thrown {
-    return Error::from_reason(format!("{message} ({error})"));
-  }
-  Error::new(Status::PendingException, message)
 }
 
 /// An optional string property compiled as a Rust `regex` (linear time); a

@@ -12,12 +12,15 @@ pub mod lifecycle;
 pub mod monitor;
 #[cfg(any(unix, windows))]
 pub mod monitor_native;
+pub mod monitor_terminal;
 pub mod monitor_types;
 mod pending;
+pub mod read_output;
 pub mod shell;
 #[cfg(any(unix, windows))]
 pub mod shell_execute;
 pub mod shell_types;
 pub mod task_types;
+mod terminal;
 pub mod text;
 mod wait;

@@ -406,6 +406,16 @@ fn meta_object<'a>(env: &'a Env, n: &Notification) -> Result<Object<'a>> {
     "todoWorkChainId",
     n.meta.todo_work_chain_id.as_deref(),
   )?;
+  if let Some(lines) = &n.meta.lines {
+    let mut array = env.create_array(lines.len() as u32)?;
+    for (index, line) in lines.iter().enumerate() {
+      array.set(index as u32, line.as_str())?;
+    }
+    meta.set_named_property("lines", array)?;
+  }
+  if let Some(dropped) = n.meta.dropped_since {
+    meta.set_named_property("droppedSince", dropped as f64)?;
+  }
   Ok(meta)
 }
 

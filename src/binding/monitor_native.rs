@@ -16,6 +16,10 @@ use crate::core::end::TaskEnd;
 use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::native::NativeMonitor;
+use crate::core::monitor::signal::config::{
+  BATCH_MS_MAX, BATCH_MS_MIN, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
+};
+use crate::core::monitor::signal::{SignalConfig, SignalConfigError, SignalOptions};
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
 use crate::core::process::{self, EnvOptions, SpawnRequest};
 use crate::core::text::sanitize_monitor_line;
@@ -34,7 +38,50 @@ struct StartOptions {
   todo_work_chain_id: Option<String>,
   monitor_id: Option<String>,
   settle_ms: Option<u64>,
+  /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
+  terminal: Option<crate::core::terminal::TerminalSize>,
   keep_alive: bool,
+  /// `batchMs`, `maxBatchLines`, `important`, `digest` (API.md §6.7).
+  signal: SignalConfig,
+}
+
+/// The §6.7 options: a wrong type is a `TypeError` naming `options.<field>`,
+/// a number out of range a `RangeError`, an `important` the regex parser
+/// refuses a `SyntaxError` quoting it. The regex is compiled here, once.
+fn parse_signal_options(env: &Env, o: &Object) -> Result<SignalConfig> {
+  let batch_ms = args::optional_integer_field(
+    env,
+    o,
+    "batchMs",
+    "options.batchMs",
+    BATCH_MS_MIN as f64,
+    BATCH_MS_MAX as f64,
+  )?;
+  let max_batch_lines = args::optional_integer_field(
+    env,
+    o,
+    "maxBatchLines",
+    "options.maxBatchLines",
+    f64::from(MAX_BATCH_LINES_MIN),
+    f64::from(MAX_BATCH_LINES_MAX),
+  )?;
+  let important = args::optional_string_field(env, o, "important", "options.important")?;
+  let digest = args::optional_bool_field(env, o, "digest", "options.digest")?.unwrap_or(false);
+  SignalConfig::new(SignalOptions {
+    batch_ms,
+    max_batch_lines,
+    important: important.as_deref(),
+    digest,
+  })
+  .map_err(|error| match error {
+    SignalConfigError::InvalidRegex { field, message } => args::syntax_error(
+      env,
+      format!("The \"options.{field}\" property is not a valid regular expression: {message}"),
+    ),
+    out_of_range @ SignalConfigError::OutOfRange { .. } => {
+      args::range_error(env, out_of_range.to_string())
+    }
+  })
 }
 
 fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
@@ -101,6 +148,8 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
     .map(|n| n as u64),
     keep_alive: args::optional_bool_field(env, &o, "keepAlive", "options.keepAlive")?
       .unwrap_or(false),
+    signal: parse_signal_options(env, &o)?,
+    terminal: super::terminal::parse_terminal_option(env, &o)?,
   })
 }
 
@@ -163,13 +212,17 @@ impl MonitorRegistry {
             std::env::vars_os(),
             &EnvOptions {
               remove: self.remove_env.clone(),
-              term: "dumb",
+              term: if opts.terminal.is_some() {
+                crate::core::terminal::TERMINAL_TERM
+              } else {
+                "dumb"
+              },
               overrides: opts.env.clone(),
               task_tag: task_tag.clone(),
             },
           ),
           task_tag,
-          terminal: None,
+          terminal: opts.terminal,
         })
       });
 
@@ -197,7 +250,8 @@ impl MonitorRegistry {
       owner_agent_id: opts.owner_agent_id,
       todo_work_chain_id: opts.todo_work_chain_id,
       mode: EntryMode::Native,
-      settle_ms: opts.settle_ms,
+      // A terminal's settle is judged on its screen, by the native monitor.
+      settle_ms: opts.settle_ms.filter(|_| opts.terminal.is_none()),
     };
     // The JavaScript objects come first: if anything fails before `register`,
     // nothing is registered and the child is killed (CONTRACT.md §4 item 21).
@@ -226,7 +280,16 @@ impl MonitorRegistry {
       Ok(spawned) => {
         let group = spawned.group.clone();
         super::lifecycle::adopt(&group);
-        match NativeMonitor::start(&self.hub, &id, spawned, self.throttle, RealClock) {
+        match NativeMonitor::start(
+          &self.hub,
+          &id,
+          spawned,
+          self.throttle,
+          opts.signal,
+          opts.max_events,
+          opts.settle_ms.filter(|_| opts.terminal.is_some()),
+          RealClock,
+        ) {
           Ok(monitor) => {
             // The callbacks above may already have stopped the task: an
             // `abort()` of its controller (the child is then killed and the

@@ -105,6 +105,12 @@ pub struct MonitorNotificationMeta {
   pub tool_use_id: Option<String>,
   pub owner_agent_id: Option<String>,
   pub todo_work_chain_id: Option<String>,
+  /// A batch (`batchMs`): the window's lines, each cut as an event line
+  /// (2000 UTF-16 units + `...[truncated]`), not escaped.
+  pub lines: Option<Vec<String>>,
+  /// `digest`: lines dropped since the previous notification of this monitor
+  /// (the `<result>` then ends with the digest line).
+  pub dropped_since: Option<f64>,
 }
 
 /// The token bucket applied to native monitor lines.
@@ -154,6 +160,31 @@ pub struct MonitorStartOptions {
   pub settle_ms: Option<u32>,
   /// Hold Node's event loop while the monitor runs (default false).
   pub keep_alive: Option<bool>,
+  /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+  /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+  #[napi(ts_type = "TerminalOptions | boolean")]
+  pub terminal: Option<bool>,
+  /// 10..10000: accepted lines leave in windows: the first accepted line opens
+  /// one; it closes after this many ms, at `maxBatchLines` lines, or when the
+  /// task stops (before any settled or terminal notification), and its lines
+  /// leave as one notification (`meta.lines`, `eventCount` counting each line,
+  /// summary `emitted events #a–b.`). The throttle then spends one token per
+  /// window, taken when it opens; a window opened on an empty bucket is
+  /// dropped whole. Default: one notification per line.
+  pub batch_ms: Option<u32>,
+  /// 1..1000, default 20: a window closes when it holds this many lines.
+  pub max_batch_lines: Option<u32>,
+  /// A regex (Rust `regex` syntax, linear time), tested on the sanitised line
+  /// before the throttle: a matching line takes a token from the main bucket
+  /// or, when it is empty, from a bucket of its own (burst 10, one more per
+  /// second), so it reaches the model inside a burst. An invalid one is a
+  /// SyntaxError. Turns off the counting fast path for throttled-out lines.
+  pub important: Option<String>,
+  /// When lines were dropped since the previous notification, the next one
+  /// (event, settled or terminal) carries `meta.droppedSince` and its
+  /// `<result>` ends with `[N lines dropped since the last notification;
+  /// first: …; last: …]`. Turns off the counting fast path.
+  pub digest: Option<bool>,
 }
 
 /// `{ notify?: boolean }`; `notify` defaults to true.

@@ -51,6 +51,8 @@ pub(crate) struct ShellInner {
   /// `waitFor` promises, and which are pending for which shell.
   waits: JsWaits,
   shell_waits: RefCell<HashMap<String, Vec<u64>>>,
+  /// The last screen of terminal shells that ended, until their entry leaves.
+  last_screens: RefCell<HashMap<String, crate::core::terminal::ScreenSnapshot>>,
 }
 
 impl ShellInner {
@@ -66,6 +68,13 @@ impl ShellInner {
       processes: RefCell::default(),
       waits: JsWaits::default(),
       shell_waits: RefCell::default(),
+      last_screens: RefCell::default(),
+    }
+  }
+
+  pub(crate) fn keep_last_screen(&self, id: &str, screen: crate::core::terminal::ScreenSnapshot) {
+    if self.entry(id).is_some() {
+      self.last_screens.borrow_mut().insert(id.to_owned(), screen);
     }
   }
 
@@ -116,14 +125,14 @@ impl ShellInner {
 
   /// A settled notification from a shell's run (API.md §6.2): not gated by
   /// `notified` and never replayed; dropped when no callback is installed.
-  pub(crate) fn notify_settled(&self, env: &Env, id: &str, settle_ms: u64) {
+  pub(crate) fn notify_settled(&self, env: &Env, id: &str, settle_ms: u64, screen: Option<&str>) {
     let Some(entry) = self.entry(id).filter(ShellEntry::is_running) else {
       return;
     };
     let Some(cb) = self.callback(env, |c| c.notification.as_ref()) else {
       return;
     };
-    let n = shell_settled_notification(&entry, settle_ms);
+    let n = shell_settled_notification(&entry, settle_ms, screen);
     self.call_notification(env, cb, n);
   }
 
@@ -326,6 +335,12 @@ impl ShellInner {
   }
 
   fn forget(&self, env: &Env, ids: &[String]) {
+    {
+      let mut screens = self.last_screens.borrow_mut();
+      for id in ids {
+        screens.remove(id);
+      }
+    }
     let removed: Vec<ShellJsEntry> = {
       let mut entries = self.entries.borrow_mut();
       ids.iter().filter_map(|id| entries.remove(id)).collect()
@@ -794,4 +809,83 @@ fn set_unref_timeout(env: &Env, ms: u64, job: impl Fn(&Env) + 'static) -> Result
     }
   }
   Ok(())
+}
+
+/// `screen()`, `write()` and `resize()` (API.md §6.5) of terminal shells.
+#[napi]
+impl BackgroundShellRegistry {
+  /// The screen of a shell started with `terminal` (also after it ended,
+  /// until its entry is pruned); `undefined` for any other shell.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "shellId: string",
+    ts_return_type = "ScreenSnapshot | undefined"
+  )]
+  pub fn screen(&self, env: Env, shell_id: Unknown) -> Result<Unknown<'static>> {
+    let id = args::string(&env, &shell_id, "shellId")?;
+    self.known(&id)?;
+    let live = self.inner.run_of(&id).and_then(|run| run.screen());
+    let snapshot = live.or_else(|| self.inner.last_screens.borrow().get(&id).cloned());
+    match snapshot {
+      Some(snapshot) => Ok(args::out(&env, &super::terminal::screen_object(&env, &snapshot)?)),
+      None => args::undefined(&env),
+    }
+  }
+
+  /// Sends `data` (a string, as UTF-8, or bytes) to the terminal's input;
+  /// never blocks (a bounded 1 MiB queue; past it the write is refused whole).
+  #[napi(catch_unwind, ts_args_type = "shellId: string, data: string | Uint8Array")]
+  pub fn write(&self, env: Env, shell_id: Unknown, data: Unknown) -> Result<()> {
+    let id = args::string(&env, &shell_id, "shellId")?;
+    let data = super::terminal::data_arg(&env, &data)?;
+    self.known(&id)?;
+    let what = format!("Background shell \"{id}\"");
+    self.refuse_if_settled(&id, &what)?;
+    match self.inner.run_of(&id).and_then(|run| run.write_terminal(&data)) {
+      Some(result) => result.map_err(|e| super::terminal::terminal_error(&what, &e)),
+      None => Err(self.no_live_terminal(&id, &what)),
+    }
+  }
+
+  /// Resizes the terminal (the program gets SIGWINCH) and its screen.
+  #[napi(catch_unwind, ts_args_type = "shellId: string, cols: number, rows: number")]
+  pub fn resize(&self, env: Env, shell_id: Unknown, cols: Unknown, rows: Unknown) -> Result<()> {
+    let id = args::string(&env, &shell_id, "shellId")?;
+    let size = super::terminal::size_args(&env, &cols, &rows)?;
+    self.known(&id)?;
+    let what = format!("Background shell \"{id}\"");
+    self.refuse_if_settled(&id, &what)?;
+    match self.inner.run_of(&id).and_then(|run| run.resize_terminal(size)) {
+      Some(result) => result.map_err(|e| super::terminal::terminal_error(&what, &e)),
+      None => Err(self.no_live_terminal(&id, &what)),
+    }
+  }
+}
+
+impl BackgroundShellRegistry {
+  fn known(&self, id: &str) -> Result<()> {
+    match self.inner.entry(id) {
+      Some(_) => Ok(()),
+      None => Err(Error::from_reason(format!("Background shell \"{id}\" is not registered."))),
+    }
+  }
+
+  /// A settled shell whose terminal is still closing: it ended.
+  fn refuse_if_settled(&self, id: &str, what: &str) -> Result<()> {
+    let settled = !self.inner.entry(id).is_some_and(|e| e.is_running());
+    let has_terminal = self.inner.run_of(id).is_some_and(|run| run.screen().is_some());
+    if settled && has_terminal {
+      return Err(super::terminal::terminal_error(what, &crate::core::terminal::TerminalError::Ended));
+    }
+    Ok(())
+  }
+
+  /// A shell with no running terminal: one that ended, or one without a terminal.
+  fn no_live_terminal(&self, id: &str, what: &str) -> Error {
+    if self.inner.last_screens.borrow().contains_key(id) {
+      super::terminal::terminal_error(what, &crate::core::terminal::TerminalError::Ended)
+    } else {
+      super::terminal::no_terminal(what)
+    }
+  }
 }

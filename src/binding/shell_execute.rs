@@ -36,6 +36,8 @@ struct Options {
   max_output_bytes: u64,
   shell_id: Option<String>,
   settle_ms: Option<u64>,
+  /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
+  terminal: Option<crate::core::terminal::TerminalSize>,
 }
 
 fn parse_options(env: &Env, o: &Object) -> Result<Options> {
@@ -88,6 +90,7 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     )?
     .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
     shell_id,
+    terminal: super::terminal::parse_terminal_option(env, o)?,
     settle_ms: args::optional_integer_field(
       env,
       o,
@@ -433,7 +436,7 @@ fn spawn_shell(command: &str, opts: &Options) -> std::io::Result<process::Spawne
       },
     ),
     task_tag,
-    terminal: None,
+    terminal: opts.terminal,
   })
 }
 
@@ -500,6 +503,10 @@ impl Settle {
   fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
     self.keep_alive.stop(env);
     if let Some(process) = self.process.take() {
+      // `screen()` keeps answering with the last screen until the entry is pruned.
+      if let Some(screen) = process.screen() {
+        self.inner.keep_last_screen(&self.shell_id, screen);
+      }
       self.inner.detach_process(&self.shell_id, &process);
     }
     if let Some((signal, listener)) = self.signal.take() {
@@ -580,7 +587,10 @@ fn settle_function(
           inner.resolve_wait(&ctx.env, &shell_id, wait, &outcome)
         }
         RunEvent::Signal(RunSignal::Settled { settle_ms }) => {
-          inner.notify_settled(&ctx.env, &shell_id, settle_ms)
+          inner.notify_settled(&ctx.env, &shell_id, settle_ms, None)
+        }
+        RunEvent::Signal(RunSignal::ScreenSettled { settle_ms, screen }) => {
+          inner.notify_settled(&ctx.env, &shell_id, settle_ms, Some(&screen))
         }
         RunEvent::Settled(outcome) => {
           if let Some(settle) = settle.borrow_mut().take() {

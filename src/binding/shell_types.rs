@@ -105,6 +105,10 @@ pub struct ExecuteBackgroundOptions {
   /// 100..3600000: after output, once no byte arrived for this long, one
   /// notification with `meta.type === 'settled'` (re-armed by the next byte).
   pub settle_ms: Option<u32>,
+  /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+  /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+  #[napi(ts_type = "TerminalOptions | boolean")]
+  pub terminal: Option<bool>,
 }
 
 /// What `done` resolves with, once the output file is flushed and closed.

@@ -62,3 +62,35 @@ pub struct TaskEnd {
   /// The OS error text, …
   pub detail: Option<String>,
 }
+
+/// `terminal: true | { cols, rows }` (API.md §6.5): the command gets a
+/// pseudo-terminal as stdin, stdout and stderr.
+#[napi(object, object_to_js = false)]
+pub struct TerminalOptions {
+  /// 1..1000, default 120.
+  pub cols: Option<u32>,
+  /// 1..1000, default 40.
+  pub rows: Option<u32>,
+}
+
+/// 0-based.
+#[napi(object, object_from_js = false)]
+pub struct CursorPosition {
+  pub row: u32,
+  pub col: u32,
+}
+
+/// A terminal task's screen (API.md §6.5).
+#[napi(object, object_from_js = false)]
+pub struct ScreenSnapshot {
+  /// The visible rows joined by `\n`, each row's trailing spaces and the
+  /// trailing empty rows trimmed.
+  pub text: String,
+  pub cursor: CursorPosition,
+  pub cols: u32,
+  pub rows: u32,
+  /// The last title the program set (OSC 0 or 2).
+  pub title: Option<String>,
+  /// Epoch ms of the last visible change.
+  pub changed_at: f64,
+}

@@ -159,6 +159,7 @@ pub struct OutputTailText {
   pub truncated: bool,
 }
 
+/// `{ error }`: why `readTaskOutputTail` or `readTaskOutput` could not read the file.
 #[napi(object)]
 pub struct OutputTailError {
   pub error: String,

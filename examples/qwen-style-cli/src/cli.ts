@@ -4,10 +4,11 @@ import { join } from 'node:path'
 
 import { BackgroundShellRegistry, MonitorRegistry, type MonitorRegistryOptions } from 'taskstream'
 
-import { MonitorTool } from './monitorTool.js'
+import { MonitorTool, RECOMMENDED_MONITOR_SIGNAL, type MonitorSignalOptions } from './monitorTool.js'
 import { NonInteractiveSession, type Model } from './session.js'
 import { ShellTool, type ShellToolOptions } from './shellTool.js'
 import { TaskStopTool } from './taskStopTool.js'
+import { ReadOutputTool } from './readOutputTool.js'
 import { WaitForTool } from './waitForTool.js'
 import { tasksText, type TasksTextOptions } from './tasksCommand.js'
 import type { CliContext } from './types.js'
@@ -21,6 +22,8 @@ export interface CliOptions {
   extraWorkspaceDirs?: string[]
   userSkillsDirs?: string[]
   monitorRegistry?: MonitorRegistryOptions
+  /** Batches, the importance lane and digests for the monitor tool (e.g. `RECOMMENDED_MONITOR_SIGNAL`). */
+  monitorSignal?: MonitorSignalOptions
   shell?: ShellToolOptions
 }
 
@@ -30,6 +33,7 @@ export interface Cli {
   shellTool: ShellTool
   taskStopTool: TaskStopTool
   waitForTool: WaitForTool
+  readOutputTool: ReadOutputTool
   /** A non-interactive run of one prompt with this model. */
   session(model: Model, options?: { maxWaitMs?: number }): NonInteractiveSession
   /** `/tasks`. */
@@ -46,21 +50,23 @@ export function createCli(options: CliOptions): Cli {
     backgroundOutputDir: join(options.projectTempDir, 'background-shells', options.conversationId),
   }
   const maxConcurrent = options.monitorRegistry?.maxConcurrent
-  const monitorTool = new MonitorTool(context, maxConcurrent)
+  const monitorTool = new MonitorTool(context, maxConcurrent, options.monitorSignal)
   const shellTool = new ShellTool(context, options.shell)
   const taskStopTool = new TaskStopTool(context)
   const waitForTool = new WaitForTool(context)
+  const readOutputTool = new ReadOutputTool(context)
   return {
     context,
     monitorTool,
     shellTool,
     taskStopTool,
     waitForTool,
+    readOutputTool,
     session: (model, sessionOptions = {}) =>
-      new NonInteractiveSession({ context, tools: [monitorTool, shellTool, taskStopTool, waitForTool], model, ...sessionOptions }),
+      new NonInteractiveSession({ context, tools: [monitorTool, shellTool, taskStopTool, waitForTool, readOutputTool], model, ...sessionOptions }),
     tasks: (textOptions) => tasksText(context, textOptions),
   }
 }
 
-export { MonitorTool, ShellTool, TaskStopTool, WaitForTool, NonInteractiveSession, tasksText }
+export { MonitorTool, ShellTool, TaskStopTool, WaitForTool, ReadOutputTool, NonInteractiveSession, tasksText, RECOMMENDED_MONITOR_SIGNAL }
 export type { Model }

@@ -14,6 +14,20 @@ export const MAX_DISPLAY_DESCRIPTION_LENGTH = 80
 export const TASKS_INSPECT_HINT =
   'To inspect: /tasks (text) or the interactive Background tasks dialog (focus the footer Background tasks pill, then Enter — detail view + live updates).'
 
+/**
+ * taskstream's recommended setting for agent CLIs (API.md §6.7): lines leave in 200 ms batches,
+ * lines that look important get through an empty throttle, and what was dropped is summarised in
+ * the next notification. Off by default here, so the drop-in texts stay Qwen's; `createCli({
+ * monitorSignal: RECOMMENDED_MONITOR_SIGNAL })` turns it on.
+ */
+export const RECOMMENDED_MONITOR_SIGNAL: MonitorSignalOptions = {
+  important: '(?i)error|fail|exception|panic|listening|ready',
+  batchMs: 200,
+  digest: true,
+}
+
+export type MonitorSignalOptions = Pick<MonitorStartOptions, 'batchMs' | 'maxBatchLines' | 'important' | 'digest'>
+
 /** The tool display's description: at most 80 characters (79 + `…`). */
 export function displayDescription(description: string): string {
   return description.length <= MAX_DISPLAY_DESCRIPTION_LENGTH
@@ -27,6 +41,7 @@ export class MonitorTool implements Tool<MonitorToolParams> {
   constructor(
     private readonly ctx: CliContext,
     private readonly maxConcurrent = MAX_CONCURRENT_MONITORS,
+    private readonly signal: MonitorSignalOptions = {},
   ) {}
 
   validate(params: MonitorToolParams): string | null {
@@ -61,6 +76,7 @@ export class MonitorTool implements Tool<MonitorToolParams> {
       idleTimeoutMs: params.idle_timeout_ms ?? DEFAULT_IDLE_TIMEOUT_MS,
       toolUseId: callId,
       env: { QWEN_CODE: '1' },
+      ...this.signal,
     }
     if (params.description) options.description = params.description
     if (this.ctx.ownerAgentId !== undefined) options.ownerAgentId = this.ctx.ownerAgentId

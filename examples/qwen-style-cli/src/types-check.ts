@@ -20,6 +20,7 @@ import {
   LineBuffer,
   MonitorRegistry,
   normalizeMonitorCommand,
+  readTaskOutput,
   readTaskOutputTail,
   sanitizeFilenameComponent,
   sanitizeMonitorLine,
@@ -51,7 +52,12 @@ import {
   type ShellNotificationMeta,
   type ShellTask,
   type ShellTaskRegistration,
+  type CursorPosition,
+  type ScreenSnapshot,
+  type ReadTaskOutputOptions,
   type TaskEnd,
+  type TaskOutputRead,
+  type TerminalOptions,
   type ThrottleOptions,
   type WaitForOptions,
   type WaitReason,
@@ -175,12 +181,22 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
     const shellResult: BackgroundShellResult = await handle.done
     const status: BackgroundShellStatus = shellResult.status
     void status
+    const terminalOptions: TerminalOptions = { cols: 80, rows: 24 }
+    const tty = executeBackground({ command: 'echo on a terminal', cwd: dir, outputDir: dir, registry: shells, terminal: terminalOptions })
+    await tty.done
+    const screen: ScreenSnapshot | undefined = shells.screen(tty.shellId)
+    const cursor: CursorPosition | undefined = screen?.cursor
+    void cursor
     const end: TaskEnd = shellResult.end
     void end
     const waitOptions: WaitForOptions = { timeoutMs: 50 }
     const waited: WaitResult = await shells.waitFor(handle.shellId, waitOptions)
     const reason: WaitReason = waited.reason
     void reason
+    const readOptions: ReadTaskOutputOptions = { offset: 0, maxBytes: 4096 }
+    const read = readTaskOutput(handle.outputPath, readOptions)
+    const readText: TaskOutputRead | undefined = 'error' in read ? undefined : read
+    void readText
     const tail = readTaskOutputTail(handle.outputPath)
     const defaultRegistryIsShared = getDefaultBackgroundShellRegistry() === getDefaultBackgroundShellRegistry()
 

@@ -156,7 +156,8 @@ describe('src/types-check.ts', () => {
     expect(summary.fedNotifications.map(([, meta]) => meta.status)).toEqual(['running', 'cancelled'])
     expect(summary.nativeEntry).toMatchObject({ kind: 'monitor', maxEvents: 3 })
     expect(summary.shellResult).toMatchObject({ status: 'completed', exitCode: 0, bytesWritten: 5 })
-    expect(summary.shellNotifications.map(([, meta]) => meta.status)).toEqual(['completed', 'completed'])
+    // The fed shell, executeBackground's and the terminal shell's.
+    expect(summary.shellNotifications.map(([, meta]) => meta.status)).toEqual(['completed', 'completed', 'completed'])
     expect(summary.tail).toEqual({ text: 'done', truncated: false })
     expect(summary.statusPath).toMatch(/shell-bg_[0-9a-f]{8}\.status$/)
   })

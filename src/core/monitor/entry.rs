@@ -1,5 +1,6 @@
 //! A monitor entry as the registry holds it (CONTRACT.md §1.1, §1.2).
 
+use super::signal::DigestNote;
 use crate::core::end::TaskEnd;
 pub use crate::core::task::TaskStatus as MonitorStatus;
 use crate::core::wait::{SettleTimer, WaitSet};
@@ -83,6 +84,12 @@ pub struct MonitorEntry {
   pub settle: Option<SettleTimer>,
   /// The last sanitised line, accepted or dropped (kept with `settleMs`).
   pub last_line: Option<String>,
+  /// Native with §6.7 options: its reader's signal lane decides the lines and
+  /// sends the settled notifications (after flushing the open window).
+  pub signal_lane: bool,
+  /// `digest` (§6.7): lines dropped since the last notification, left by the
+  /// reader's flush at stop for the terminal notification.
+  pub end_digest: Option<DigestNote>,
 }
 
 impl MonitorEntry {
@@ -120,6 +127,8 @@ impl MonitorEntry {
       waits: WaitSet::default(),
       settle: reg.settle_ms.map(SettleTimer::new),
       last_line: None,
+      signal_lane: false,
+      end_digest: None,
     }
   }
 

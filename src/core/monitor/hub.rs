@@ -93,6 +93,25 @@ pub trait NativeTask: Send + Sync {
   /// Whether the reader must build every line (for waits and `settleMs`)
   /// rather than only count the ones the throttle drops.
   fn observe_lines(&self, _on: bool) {}
+  /// Terminal mode (API.md §6.5): the screen, `None` without a terminal.
+  fn screen(&self) -> Option<crate::core::terminal::ScreenSnapshot> {
+    None
+  }
+  /// Input for the terminal; `None` without a terminal.
+  fn write_terminal(&self, _bytes: &[u8]) -> Option<Result<(), crate::core::terminal::TerminalError>> {
+    None
+  }
+  /// A new size for the terminal; `None` without a terminal.
+  fn resize_terminal(
+    &self,
+    _size: crate::core::terminal::TerminalSize,
+  ) -> Option<Result<(), crate::core::terminal::TerminalError>> {
+    None
+  }
+  /// With a signal lane (API.md §6.7): the settled notification is due, per
+  /// [`MonitorRegistry::lane_settles_due`]; flush the open window, then send
+  /// it through [`MonitorRegistry::fire_settled`] (or disarm it if reading stopped).
+  fn settle_due(&self, _hub: &MonitorHub) {}
   /// [`Self::stop_reading`], then [`Self::kill`].
   fn abort(&self, hub: &MonitorHub, kind: AbortKind) {
     self.stop_reading(hub, kind);
@@ -322,7 +341,7 @@ impl MonitorHub {
         }
         host.status_changed(id.as_deref());
       }
-      Effect::Notify(n) => host.notify(n),
+      Effect::Notify(n) => host.notify(*n),
       Effect::Terminal { id, detail } => {
         host.before_terminal(self, &id);
         let built = lock(&self.registry).take_terminal(&id, detail.as_deref());
@@ -505,7 +524,18 @@ fn idle_watch_loop<C: Clock>(weak: Weak<MonitorHub>, clock: C) {
     for (id, _native) in due {
       hub.native_idle_timeout(&clock, &id);
     }
-    // Waits' quiet periods and timeouts, and settled notifications.
+    // Settled notifications of monitors with a signal lane: their windows first.
+    let lane_settles = hub.registry().lane_settles_due(now);
+    for id in lane_settles {
+      match hub.native(&id) {
+        Some(native) => native.settle_due(&hub),
+        None => hub.apply(|r| {
+          r.disarm_settle(&id);
+          Vec::new()
+        }),
+      }
+    }
+    // Waits' quiet periods and timeouts, and the other settled notifications.
     hub.apply(|r| r.take_due_timers(now));
     hub.wake_js();
     let next = {

@@ -7,7 +7,9 @@ pub mod hub;
 pub mod native;
 pub mod notification;
 pub mod pipeline;
+pub mod reader;
 pub mod registry;
+pub mod signal;
 pub mod splitter;
 pub mod throttle;
 

@@ -4,58 +4,28 @@
 //! when a descendant still holds one; then the monitor flushes, settles
 //! through the hub and kills whatever of the tree is left. No thread of its
 //! own: the reactor reads the pipes, learns of the exit and runs the drain
-//! deadline (see `core::reactor`).
+//! deadline and, with `batchMs` (API.md §6.7), the window timer (see
+//! `core::reactor`). What is read goes through a [`Reader`].
 
 use std::io;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use super::hub::{Clock, MonitorHub, NativeTask};
-use super::pipeline::{LinePipeline, LineSink, Stream};
-use super::registry::{AbortKind, Effect, ExitInfo, MonitorRegistry};
+use super::pipeline::Stream;
+use super::reader::{ReadOutcome, Reader};
+use super::registry::{AbortKind, ExitInfo};
+use super::signal::SignalConfig;
 use super::throttle::ThrottleConfig;
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
 use crate::core::sync::lock;
+use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 
 /// How long a monitor keeps reading after its leader exited (§2.10 "Exit and settle").
 pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
-
-/// Collects a batch of pipeline decisions, applied to the registry at once.
-#[derive(Default)]
-struct Batch {
-  accepted: Vec<String>,
-  dropped: u64,
-  /// Every line, accepted or dropped, while the pipeline observes lines.
-  seen: Vec<String>,
-}
-
-impl Batch {
-  /// Shows the lines to the entry's waits, runs the accepted lines through
-  /// `emitEvent` and counts the dropped ones.
-  fn apply(&self, r: &mut MonitorRegistry, id: &str, wall_ms: f64, mono_ms: i64) -> Vec<Effect> {
-    let mut effects = r.observe_lines(id, &self.seen, mono_ms);
-    for line in &self.accepted {
-      effects.extend(r.emit_event(id, line, wall_ms, mono_ms));
-    }
-    r.record_dropped(id, self.dropped);
-    effects
-  }
-}
-
-impl LineSink for Batch {
-  fn seen(&mut self, line: &str) {
-    self.seen.push(line.to_owned());
-  }
-  fn accepted(&mut self, line: &str) {
-    self.accepted.push(line.to_owned());
-  }
-  fn dropped(&mut self) {
-    self.dropped += 1;
-  }
-}
 
 /// Where the monitor's process side stands.
 #[derive(Default)]
@@ -77,13 +47,17 @@ pub struct NativeMonitor<C: Clock> {
   group: ProcessGroup,
   hub: Weak<MonitorHub>,
   reactor: Arc<Reactor>,
-  pipeline: Mutex<LinePipeline>,
+  /// The pipeline and its signal lane; see [`Reader`] for the lock order.
+  reader: Mutex<Reader>,
   clock: C,
   aborted: AtomicBool,
   killed: AtomicBool,
   /// The pipeline must build every line (see [`NativeTask::observe_lines`]).
   observing: AtomicBool,
   io: Mutex<Io>,
+  /// Terminal mode (API.md §6.5): the terminal and its screen, and the
+  /// `settleMs` judged on that screen.
+  terminal: Option<(TaskTerminal, Option<u64>)>,
 }
 
 fn stream_of(tag: u8) -> Stream {
@@ -96,15 +70,29 @@ fn stream_of(tag: u8) -> Stream {
 
 impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   /// Wraps a spawned process whose entry is already registered in `hub`, adds
-  /// it to the hub and hands its pipes and its exit to a reactor.
+  /// it to the hub and hands its pipes and its exit to a reactor. `signal`:
+  /// the §6.7 options (default: the token bucket alone); `max_events`: the
+  /// entry's `maxEvents`.
   pub fn start(
     hub: &Arc<MonitorHub>,
     id: &str,
     spawned: SpawnedProcess,
     throttle: Option<ThrottleConfig>,
+    signal: SignalConfig,
+    max_events: u64,
+    screen_settle_ms: Option<u64>,
     clock: C,
   ) -> std::io::Result<Arc<Self>> {
     let observing = hub.registry().observes_lines(id);
+    let mut reader = Reader::new(id, throttle, signal, max_events, clock.mono_ms());
+    let terminal = spawned.terminal.clone().map(|handle| {
+      reader.set_frames(true);
+      let now = clock.wall_ms() as u64;
+      (TaskTerminal::new(handle, screen_settle_ms, now), screen_settle_ms)
+    });
+    if reader.has_lane() {
+      hub.registry().set_signal_lane(id);
+    }
     let reactor = Reactor::pick()?;
     let SpawnedProcess {
       group,
@@ -119,12 +107,13 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       group,
       hub: Arc::downgrade(hub),
       reactor: Arc::clone(&reactor),
-      pipeline: Mutex::new(LinePipeline::new(throttle, clock.mono_ms())),
+      reader: Mutex::new(reader),
       clock,
       aborted: AtomicBool::new(false),
       killed: AtomicBool::new(false),
       observing: AtomicBool::new(observing),
       io: Mutex::new(Io::default()),
+      terminal,
     });
     hub.add_native(id, monitor.clone());
     let pipes = [(Stream::Stdout, stdout), (Stream::Stderr, stderr)]
@@ -139,39 +128,76 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     Ok(monitor)
   }
 
-  /// One read: bytes counted (the idle deadline moves), lines decided, then the
-  /// accepted ones run through `emitEvent`, all under the pipeline lock so the
-  /// two streams' effects reach the outbox in the order their lines completed.
+  /// One read, decided and queued under the reader lock (see [`Reader::read`]).
   fn ingest(&self, hub: &MonitorHub, stream: Stream, bytes: &[u8]) {
     let now = self.clock.mono_ms();
-    let mut settled_now = false;
-    let mut settle_armed = false;
-    {
-      let mut pipeline = lock(&self.pipeline);
-      if pipeline.is_closed() {
-        return;
+    let wall = self.clock.wall_ms();
+    if let Some((terminal, _)) = &self.terminal {
+      if let Some(at) = terminal.feed(bytes, wall as u64) {
+        self.arm_screen_timer(at, wall as u64);
       }
-      pipeline.set_observing(self.observing.load(Ordering::Acquire));
-      let mut batch = Batch::default();
-      pipeline.feed(stream, bytes, now, &mut batch);
-      let (lines_seen, truncated) = (pipeline.lines_seen(), pipeline.truncated_bytes());
-      let wall = self.clock.wall_ms();
-      hub.apply(|r| {
-        settle_armed = r.record_bytes(&self.id, bytes.len() as u64, now);
-        r.record_splitter_counts(&self.id, lines_seen, truncated);
-        let effects = batch.apply(r, &self.id, wall, now);
-        settled_now = !r.is_running(&self.id);
-        // A wait that resolved may have been the last one that needed lines.
-        self
-          .observing
-          .store(r.observes_lines(&self.id), Ordering::Release);
-        effects
-      });
     }
-    if settle_armed {
+    let outcome = lock(&self.reader).read(hub, stream, bytes, &self.observing, now, wall);
+    if let Some(outcome) = outcome {
+      self.follow_up(hub, outcome, now);
+    }
+  }
+
+  fn arm_screen_timer(&self, at: u64, now: u64) {
+    let me = self.me.clone();
+    let delay = Duration::from_millis(at.saturating_sub(now).max(1));
+    self.reactor.after(delay, move || {
+      if let Some(me) = me.upgrade() {
+        me.screen_due();
+      }
+    });
+  }
+
+  /// The screen's timer fired: a pending check runs, and a settled screen
+  /// sends its settled notification.
+  fn screen_due(&self) {
+    let Some((terminal, settle_ms)) = &self.terminal else {
+      return;
+    };
+    let wall = self.clock.wall_ms();
+    let tick = terminal.tick(wall as u64);
+    if let (Some(text), Some(settle_ms), Some(hub)) = (&tick.settled_text, settle_ms, self.hub.upgrade()) {
+      let now = self.clock.mono_ms();
+      let outcome = lock(&self.reader).screen_settled(&hub, *settle_ms, text, now, wall);
+      self.follow_up(&hub, outcome, now);
+    }
+    if let Some(at) = tick.next {
+      self.arm_screen_timer(at, wall as u64);
+    }
+  }
+
+  /// The window timer (§6.7 `batchMs`) fired.
+  fn window_due(&self) {
+    let Some(hub) = self.hub.upgrade() else {
+      return;
+    };
+    let now = self.clock.mono_ms();
+    let outcome = lock(&self.reader).on_timer(&hub, now, self.clock.wall_ms());
+    self.follow_up(&hub, outcome, now);
+  }
+
+  /// What a read, a timer or a settled notification leaves to do, with the
+  /// reader lock released.
+  fn follow_up(&self, hub: &MonitorHub, outcome: ReadOutcome, now: i64) {
+    if outcome.settle_armed {
       hub.poke_idle_watcher();
     }
-    if settled_now {
+    if let Some(at) = outcome.timer {
+      let me = self.me.clone();
+      // At least 1 ms: the reactor's clock and ours round differently.
+      let delay = Duration::from_millis(at.saturating_sub(now).max(1) as u64);
+      self.reactor.after(delay, move || {
+        if let Some(me) = me.upgrade() {
+          me.window_due();
+        }
+      });
+    }
+    if outcome.settled {
       // Max events: the kill must not wait for the JavaScript thread.
       self.abort(hub, AbortKind::Flush);
     }
@@ -193,6 +219,9 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       io.finished = true;
       (exit, std::mem::take(&mut io.pipes))
     };
+    if let Some((terminal, _)) = &self.terminal {
+      terminal.finish();
+    }
     if let Some(hub) = self.hub.upgrade() {
       self.cleanup(&hub);
       let exit = ExitInfo {
@@ -214,24 +243,16 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
 
   /// `cleanup()`, at most once: flush what was read, then close the pipeline.
   fn cleanup(&self, hub: &MonitorHub) {
-    let mut pipeline = lock(&self.pipeline);
-    if !pipeline.is_closed() {
-      self.flush_locked(hub, &mut pipeline);
-      pipeline.close();
+    let mut reader = lock(&self.reader);
+    if !reader.is_closed() {
+      self.flush_locked(hub, &mut reader);
+      reader.close();
     }
   }
 
-  fn flush_locked(&self, hub: &MonitorHub, pipeline: &mut LinePipeline) {
-    let now = self.clock.mono_ms();
-    let mut batch = Batch::default();
-    pipeline.set_observing(self.observing.load(Ordering::Acquire));
-    pipeline.flush(now, &mut batch);
-    let (lines_seen, truncated) = (pipeline.lines_seen(), pipeline.truncated_bytes());
-    let wall = self.clock.wall_ms();
-    hub.apply(|r| {
-      r.record_splitter_counts(&self.id, lines_seen, truncated);
-      batch.apply(r, &self.id, wall, now)
-    });
+  fn flush_locked(&self, hub: &MonitorHub, reader: &mut MutexGuard<'_, Reader>) {
+    let observing = self.observing.load(Ordering::Acquire);
+    reader.flush(hub, observing, self.clock.mono_ms(), self.clock.wall_ms());
     let dropped = hub.registry().get(&self.id).map_or(0, |e| e.dropped_lines);
     if dropped > 0 {
       tracing::debug!(
@@ -300,12 +321,12 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
     if self.aborted.swap(true, Ordering::AcqRel) {
       return;
     }
-    let mut pipeline = lock(&self.pipeline);
-    if !pipeline.is_closed() {
+    let mut reader = lock(&self.reader);
+    if !reader.is_closed() {
       if kind == AbortKind::Flush {
-        self.flush_locked(hub, &mut pipeline);
+        self.flush_locked(hub, &mut reader);
       }
-      pipeline.close();
+      reader.close();
     }
   }
 
@@ -317,5 +338,29 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
 
   fn observe_lines(&self, on: bool) {
     self.observing.store(on, Ordering::Release);
+  }
+
+  fn screen(&self) -> Option<ScreenSnapshot> {
+    self.terminal.as_ref().map(|(t, _)| t.snapshot())
+  }
+
+  fn write_terminal(&self, bytes: &[u8]) -> Option<Result<(), TerminalError>> {
+    self.terminal.as_ref().map(|(t, _)| t.write(bytes))
+  }
+
+  fn resize_terminal(&self, size: TerminalSize) -> Option<Result<(), TerminalError>> {
+    let (terminal, _) = self.terminal.as_ref()?;
+    let now = self.clock.wall_ms() as u64;
+    Some(terminal.resize(size, now).map(|arm| {
+      if let Some(at) = arm {
+        self.arm_screen_timer(at, now);
+      }
+    }))
+  }
+
+  fn settle_due(&self, hub: &MonitorHub) {
+    let now = self.clock.mono_ms();
+    let outcome = lock(&self.reader).settle_due(hub, now, self.clock.wall_ms());
+    self.follow_up(hub, outcome, now);
   }
 }

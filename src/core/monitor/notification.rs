@@ -1,6 +1,10 @@
 //! The exact texts of monitor notifications (CONTRACT.md §2.2).
 
 use super::entry::{MonitorEntry, MonitorStatus};
+use super::signal::{
+  batch_display_text, batch_meta_lines, batch_result, batch_summary, digest_display_line,
+  result_with_digest, DigestNote,
+};
 use crate::core::end::TaskEnd;
 use crate::core::text::{
   escape_xml, strip_display_control_chars, truncate_notification_label, truncate_utf16, utf16_len,
@@ -47,6 +51,10 @@ pub struct NotificationMeta {
   pub tool_use_id: Option<String>,
   pub owner_agent_id: Option<String>,
   pub todo_work_chain_id: Option<String>,
+  /// A batch notification (API.md §6.7 `batchMs`): its lines, each cut as an event line.
+  pub lines: Option<Vec<String>>,
+  /// `digest` (§6.7): lines dropped since the previous notification of this monitor.
+  pub dropped_since: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +78,17 @@ pub fn truncate_event_line(line: &str) -> std::borrow::Cow<'_, str> {
 
 /// The notification for accepted event number `entry.event_count`; `line` is already truncated.
 pub fn event_notification(entry: &MonitorEntry, line: &str) -> Notification {
+  event_notification_with_digest(entry, line, None)
+}
+
+/// [`event_notification`] with, under `digest` (API.md §6.7), the lines
+/// dropped since the previous notification: `meta.droppedSince` and the digest
+/// line at the end of `<result>` (and of the display text, unescaped).
+pub fn event_notification_with_digest(
+  entry: &MonitorEntry,
+  line: &str,
+  digest: Option<&DigestNote>,
+) -> Notification {
   let desc = truncate_notification_label(&entry.description);
   let shown = strip_display_control_chars(line);
   let n = entry.event_count;
@@ -79,21 +98,71 @@ pub fn event_notification(entry: &MonitorEntry, line: &str) -> Notification {
     "<summary>Monitor \"{}\" emitted event #{n}.</summary>",
     escape_xml(&desc)
   ));
-  model.push(format!("<result>{}</result>", escape_xml(&shown)));
+  push_result(&mut model, Some(escape_xml(&shown)), digest);
   model.push("</task-notification>".to_owned());
-  build(
+  let mut notification = build(
     entry,
     MonitorStatus::Running,
-    display_text,
+    with_digest_display(display_text, digest),
     model,
     NotificationKind::Event,
-  )
+  );
+  notification.meta.dropped_since = digest.map(|d| d.count);
+  notification
+}
+
+/// A closed batch window (API.md §6.7): lines `first..=entry.event_count` in
+/// one event notification. `<summary>Monitor "<label>" emitted events
+/// #<first>–<last>.</summary>` (one line: the singular summary of an event),
+/// `<result>` the lines joined by `\n`, each cut, stripped and escaped as an
+/// event result, then the digest line; `meta.lines` the cut lines. A batch of
+/// one reads as the event notification of its line, `meta.lines` aside.
+pub fn batch_notification<S: AsRef<str>>(
+  entry: &MonitorEntry,
+  first: u64,
+  lines: &[S],
+  digest: Option<&DigestNote>,
+) -> Notification {
+  let desc = truncate_notification_label(&entry.description);
+  let last = entry.event_count;
+  let mut model = envelope_head(entry, MonitorStatus::Running);
+  model.push(format!(
+    "<summary>{}</summary>",
+    batch_summary(&desc, first, last)
+  ));
+  push_result(&mut model, Some(batch_result(lines)), digest);
+  model.push("</task-notification>".to_owned());
+  let mut notification = build(
+    entry,
+    MonitorStatus::Running,
+    with_digest_display(batch_display_text(&desc, first, last, lines), digest),
+    model,
+    NotificationKind::Event,
+  );
+  notification.meta.lines = Some(batch_meta_lines(lines));
+  notification.meta.dropped_since = digest.map(|d| d.count);
+  notification
 }
 
 /// The settled notification (API.md §6.2): no output byte for `settle_ms`;
 /// `<result>` quotes the last line read, accepted or dropped, cut and
-/// escaped as an event result is.
-pub fn settled_notification(entry: &MonitorEntry, settle_ms: u64) -> Notification {
+/// escaped as an event result is, then, under `digest` (§6.7), the digest line.
+pub fn settled_notification(
+  entry: &MonitorEntry,
+  settle_ms: u64,
+  digest: Option<&DigestNote>,
+) -> Notification {
+  settled_notification_with(entry, settle_ms, None, digest)
+}
+
+/// [`settled_notification`]; for a terminal task (API.md §6.5) `screen` is
+/// the screen's text, the `<result>` in place of the last line.
+pub fn settled_notification_with(
+  entry: &MonitorEntry,
+  settle_ms: u64,
+  screen: Option<&str>,
+  digest: Option<&DigestNote>,
+) -> Notification {
   let desc = truncate_notification_label(&entry.description);
   let summary = format!("Monitor \"{desc}\" output settled: no output for {settle_ms} ms.");
   let mut model = envelope_head(entry, MonitorStatus::Running);
@@ -101,22 +170,34 @@ pub fn settled_notification(entry: &MonitorEntry, settle_ms: u64) -> Notificatio
     "<summary>Monitor \"{}\" output settled: no output for {settle_ms} ms.</summary>",
     escape_xml(&desc)
   ));
-  if let Some(line) = entry.last_line.as_deref() {
-    let shown = strip_display_control_chars(&truncate_event_line(line));
-    model.push(format!("<result>{}</result>", escape_xml(&shown)));
-  }
+  let last = match screen {
+    Some(screen) => (!screen.is_empty()).then(|| escape_xml(screen)),
+    None => entry.last_line.as_deref().map(|line| {
+      let shown = strip_display_control_chars(&truncate_event_line(line));
+      escape_xml(&shown)
+    }),
+  };
+  push_result(&mut model, last, digest);
   model.push("</task-notification>".to_owned());
-  build(
+  let mut notification = build(
     entry,
     MonitorStatus::Running,
-    summary,
+    with_digest_display(summary, digest),
     model,
     NotificationKind::Settled,
-  )
+  );
+  notification.meta.dropped_since = digest.map(|d| d.count);
+  notification
 }
 
-/// The terminal notification of a settled entry, with the detail of its terminal path.
-pub fn terminal_notification(entry: &MonitorEntry, detail: Option<&str>) -> Notification {
+/// The terminal notification of a settled entry, with the detail of its
+/// terminal path and, under `digest` (API.md §6.7), the lines dropped since
+/// the previous notification at the end of `<result>`.
+pub fn terminal_notification(
+  entry: &MonitorEntry,
+  detail: Option<&str>,
+  digest: Option<&DigestNote>,
+) -> Notification {
   let desc = truncate_notification_label(&entry.description);
   let status = entry.status;
   let status_text = status.status_text();
@@ -141,22 +222,39 @@ pub fn terminal_notification(entry: &MonitorEntry, detail: Option<&str>) -> Noti
     "<command>{}</command>",
     escape_xml(&strip_display_control_chars(&entry.command))
   ));
-  if let Some(detail) = detail.filter(|d| !d.is_empty()) {
-    model.push(format!(
-      "<result>{}</result>",
-      escape_xml(&strip_display_control_chars(detail))
-    ));
-  }
+  let detail = detail
+    .filter(|d| !d.is_empty())
+    .map(|detail| escape_xml(&strip_display_control_chars(detail)));
+  push_result(&mut model, detail, digest);
   model.push("</task-notification>".to_owned());
   let mut n = build(
     entry,
     status,
-    display_text,
+    with_digest_display(display_text, digest),
     model,
     NotificationKind::Terminal,
   );
   n.meta.end = entry.end.clone();
+  n.meta.dropped_since = digest.map(|d| d.count);
   n
+}
+
+/// `<result>…</result>` from escaped content, the digest line at its end; no
+/// element when there is neither.
+fn push_result(model: &mut Vec<String>, result: Option<String>, digest: Option<&DigestNote>) {
+  if let Some(result) = result_with_digest(result, digest) {
+    model.push(format!("<result>{result}</result>"));
+  }
+}
+
+/// The display text with the digest line on a line of its own (not escaped:
+/// display texts never are).
+fn with_digest_display(mut display: String, digest: Option<&DigestNote>) -> String {
+  if let Some(note) = digest {
+    display.push('\n');
+    display.push_str(&digest_display_line(note));
+  }
+  display
 }
 
 fn envelope_head(entry: &MonitorEntry, status: MonitorStatus) -> Vec<String> {
@@ -195,6 +293,8 @@ fn build(
       tool_use_id: entry.tool_use_id.clone(),
       owner_agent_id: entry.owner_agent_id.clone(),
       todo_work_chain_id: entry.todo_work_chain_id.clone(),
+      lines: None,
+      dropped_since: None,
     },
     route: match entry.owner() {
       Some(owner) => Route::Agent(owner.to_owned()),

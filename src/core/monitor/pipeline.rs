@@ -1,13 +1,17 @@
 //! The native monitor's byte-to-event pipeline (CONTRACT.md §2.3 layers 1–5,
 //! §2.10 "Reading", "throttledEmit", "flushPartialLineBuffers"): per stream a
 //! streaming UTF-8 decoder, a streaming ANSI stripper and a line splitter; one
-//! token bucket shared by both streams.
+//! token bucket shared by both streams, or, with the options of API.md §6.7,
+//! one [`SignalLane`] (batch windows, the importance lane, digests) in its place.
 
+use super::signal::plain::plain_lines;
+use super::signal::{DigestNote, LineText, Out, SignalConfig, SignalLane};
 use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{
   count_lines, find_either, find_line_end_or_not_plain, incomplete_utf8_tail, is_ecma_whitespace,
-  sanitize_monitor_line, scan_discarded, CleanTextStream, Source, MAX_HELD_SEQUENCE_CHARS,
+  sanitize_monitor_line, scan_discarded, CleanTextStream, FrameCollapser, FramePiece, LineCount,
+  Source, MAX_HELD_SEQUENCE_CHARS,
 };
 
 pub use crate::core::task::Stream;
@@ -27,12 +31,198 @@ pub trait LineSink {
       self.dropped();
     }
   }
+  /// With a signal lane: a notification the lane lets out (one line, or a
+  /// closed window's lines), in order. Lines the lane drops are reported
+  /// through [`Self::dropped_many`]. By default each line is [`Self::accepted`].
+  fn out(&mut self, out: Out) {
+    match out {
+      Out::Line { line, .. } => self.accepted(&line),
+      Out::Batch { lines, .. } => {
+        for line in &lines {
+          self.accepted(line);
+        }
+      }
+    }
+  }
+}
+
+/// Who decides which lines pass.
+#[derive(Debug)]
+enum Admission {
+  /// The TypeScript `throttledEmit`: one token per line (`None`: no throttle).
+  Bucket(Option<TokenBucket>),
+  /// §6.7 options: batch windows, the importance lane, digests.
+  Lane(Box<SignalLane>),
+}
+
+/// What the fast paths of a read may do with complete lines ([`StreamState::feed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counting {
+  /// Every line takes the exact path.
+  Off,
+  /// No line of the read can pass and none needs its text: lines are only counted.
+  All,
+  /// A lane with `important` or `digest` that drops every line `important` does not match:
+  /// runs of plain lines none of which may be important are counted (and their first and last
+  /// lines quoted), the rest take the exact path; checked again after each exact line.
+  Plain { tight: bool },
+}
+
+impl Admission {
+  /// True when no line of a read at `now_mono_ms` can pass and none needs
+  /// its text: the read's lines may only be counted (see [`StreamState::feed`]).
+  fn counts_only(&self, now_mono_ms: i64) -> bool {
+    match self {
+      Self::Bucket(bucket) => bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms)),
+      Self::Lane(lane) => lane.counts_only(now_mono_ms),
+    }
+  }
+
+  /// [`Counting::Plain`] when it applies at `now_mono_ms`.
+  fn counts_plain(&self, now_mono_ms: i64) -> Counting {
+    match self {
+      Self::Lane(lane) if lane.counts_plain(now_mono_ms) => Counting::Plain {
+        tight: lane
+          .plain_important()
+          .is_some_and(|important| important.needs_tight_lines()),
+      },
+      _ => Counting::Off,
+    }
+  }
+
+  /// The end of a read or flush: `counted` lines the fast path only counted,
+  /// and, with a lane, the lines it dropped, go to the sink.
+  fn end_read(&mut self, counted: u64, now_mono_ms: i64, sink: &mut impl LineSink) {
+    match self {
+      Self::Bucket(bucket) => {
+        if let Some(bucket) = bucket.as_mut().filter(|_| counted > 0) {
+          // The counted lines' `try_take`: it fails, but a clock that went back (reader
+          // threads take their time before the pipeline lock) moves the refill point.
+          let taken = bucket.try_take(now_mono_ms);
+          debug_assert!(!taken, "no token at a throttled-out read's time");
+        }
+        sink.dropped_many(counted);
+      }
+      Self::Lane(lane) => {
+        if counted > 0 {
+          lane.count_dropped(counted, now_mono_ms);
+        }
+        sink.dropped_many(lane.take_dropped());
+      }
+    }
+  }
+}
+
+/// Where [`StreamState::feed`] sends what it decides about a read's lines.
+trait Decide {
+  /// A line of the exact path, to admit.
+  fn line(&mut self, line: &str);
+  /// What the fast paths may count from here on.
+  fn counting(&self) -> Counting;
+  /// With [`Counting::Plain`]: how much of `lines` (complete plain lines) may be counted, up
+  /// to the first line that may be important.
+  fn countable(&self, lines: &[u8]) -> usize;
+  /// `count` of the complete lines `lines` were counted (their pieces and truncated bytes are
+  /// the splitter's): `count.non_blank` are dropped.
+  fn counted(&mut self, count: LineCount, lines: &[u8]);
+}
+
+/// [`Decide`] for one read at a fixed time.
+struct ReadDecider<'a, S: LineSink> {
+  admission: &'a mut Admission,
+  now_mono_ms: i64,
+  observing: bool,
+  sink: &'a mut S,
+  /// The read's counting mode, fixed at its start but for [`Counting::Plain`], which ends when
+  /// the lane lets a line pass.
+  counting: Counting,
+  /// Lines counted in [`Counting::All`], for [`Admission::end_read`].
+  dropped: u64,
+}
+
+impl<'a, S: LineSink> ReadDecider<'a, S> {
+  fn new(admission: &'a mut Admission, now_mono_ms: i64, observing: bool, sink: &'a mut S) -> Self {
+    // The read's time is fixed, so once the bucket is empty no line of this
+    // read can pass: lines then only need counting (the firehose case),
+    // unless someone must see them.
+    let counting = if observing {
+      Counting::Off
+    } else if admission.counts_only(now_mono_ms) {
+      Counting::All
+    } else {
+      admission.counts_plain(now_mono_ms)
+    };
+    Self {
+      admission,
+      now_mono_ms,
+      observing,
+      sink,
+      counting,
+      dropped: 0,
+    }
+  }
+
+  fn end_read(self) {
+    self
+      .admission
+      .end_read(self.dropped, self.now_mono_ms, self.sink);
+  }
+}
+
+impl<S: LineSink> Decide for ReadDecider<'_, S> {
+  fn line(&mut self, line: &str) {
+    admit(
+      self.admission,
+      line,
+      self.now_mono_ms,
+      self.observing,
+      self.sink,
+    );
+    if let Counting::Plain { .. } = self.counting {
+      self.counting = self.admission.counts_plain(self.now_mono_ms);
+    }
+  }
+
+  fn counting(&self) -> Counting {
+    self.counting
+  }
+
+  fn countable(&self, lines: &[u8]) -> usize {
+    match &*self.admission {
+      Admission::Lane(lane) => lane.plain_important().map_or(lines.len(), |important| {
+        important.first_candidate(lines).unwrap_or(lines.len())
+      }),
+      Admission::Bucket(_) => lines.len(),
+    }
+  }
+
+  fn counted(&mut self, count: LineCount, lines: &[u8]) {
+    match (self.counting, &mut *self.admission) {
+      (Counting::Plain { .. }, Admission::Lane(lane)) => {
+        lane.count_plain(count.non_blank, lines, self.now_mono_ms);
+      }
+      _ => self.dropped += count.non_blank,
+    }
+  }
 }
 
 #[derive(Default)]
 struct StreamState {
   text: CleanTextStream,
   splitter: LineSplitter,
+  /// Terminal output: `\r` redraws keep their last frame ([`LinePipeline::set_frames`]).
+  frames: FrameCollapser,
+}
+
+impl StreamState {
+  /// Text of a read through the frame rule into the splitter.
+  fn push_frames(&mut self, text: &str, emit: &mut impl FnMut(&str)) {
+    let splitter = &mut self.splitter;
+    self.frames.push(text, &mut |piece| match piece {
+      FramePiece::Text(text) => splitter.push_text(text, emit),
+      FramePiece::ResetLine => splitter.reset_line(),
+    });
+  }
 }
 
 /// Bytes an exact piece of a read starts with while the decoder or the
@@ -42,13 +232,18 @@ const RESYNC_BYTES: usize = 64;
 
 impl StreamState {
   /// One read, through the fast paths where they apply and the exact path
-  /// elsewhere. With `counting`, no line of the read can be accepted (the
+  /// elsewhere; `decide` gets the exact path's lines and the counted ones.
+  /// With [`Counting::All`], no line of the read can be accepted (the
   /// throttle has no token and the read's time is fixed), so lines are only
-  /// counted: non-blank ones in `dropped`.
+  /// counted. With [`Counting::Plain`] (a lane with `important` or `digest`),
+  /// only runs of plain lines are counted, up to the first line that may be
+  /// important ([`super::signal::plain`]); that line and every line that is not
+  /// plain take the exact path, and `decide` says after each whether counting
+  /// goes on.
   ///
   /// The read is cut into pieces. Where the decoder and the stripper hold
   /// nothing, the rest of an over-long line is skipped up to its end
-  /// ([`scan_discarded`]) and, when `counting`, lines are counted
+  /// ([`scan_discarded`]) and, when counting, lines are counted
   /// ([`count_lines`]), both straight from the raw bytes, without building
   /// text. Everything else takes the exact path, in pieces that change nothing:
   /// the decoder is streaming; the stripper gives the same output for any cut
@@ -56,11 +251,15 @@ impl StreamState {
   /// (each keeps [`CleanTextStream::held_chars`] plus its length within
   /// [`MAX_HELD_SEQUENCE_CHARS`]), and the fast paths end only where it holds
   /// nothing; the splitter caps the partial line only at the end of the read.
-  fn feed(&mut self, bytes: &[u8], counting: bool, dropped: &mut u64, emit: &mut impl FnMut(&str)) {
+  fn feed(&mut self, bytes: &[u8], decide: &mut impl Decide) {
     // The fast paths never see a char the decoder would hold for the next read.
     let scan_end = bytes.len() - incomplete_utf8_tail(bytes);
+    // With `Counting::Plain`: `bytes[..plain_end]` ends a run of plain lines that starts at or
+    // before `at` (so each line search looks at each byte once).
+    let mut plain_end = 0;
     let mut at = 0;
     while at < bytes.len() {
+      let counting = decide.counting();
       if self.text.is_idle() && at < scan_end {
         let scannable = &bytes[at..scan_end];
         if self.splitter.is_discarding() {
@@ -72,9 +271,20 @@ impl StreamState {
           if discarded.consumed > 0 {
             continue;
           }
-        } else if counting && !self.splitter.mid_line() {
-          let (count, consumed) = count_lines(scannable, PARTIAL_LINE_CAP_UNITS, Source::Raw);
-          self.splitter.add_counted(count, dropped);
+        } else if counting != Counting::Off && !self.splitter.mid_line() {
+          let limit = match counting {
+            Counting::Plain { tight } => {
+              if plain_end <= at {
+                plain_end = at + plain_lines(scannable, tight);
+              }
+              decide.countable(&bytes[at..plain_end])
+            }
+            _ => scannable.len(),
+          };
+          let (count, consumed) =
+            count_lines(&scannable[..limit], PARTIAL_LINE_CAP_UNITS, Source::Raw);
+          self.splitter.add_counted(count, &mut 0);
+          decide.counted(count, &scannable[..consumed]);
           at += consumed;
           if consumed > 0 {
             continue;
@@ -82,9 +292,10 @@ impl StreamState {
         }
       }
       let rest = &bytes[at..];
-      let len = self.exact_piece_len(rest, counting);
+      let len = self.exact_piece_len(rest, counting != Counting::Off);
       let piece = &rest[..len];
       at += len;
+      let mut emit = |line: &str| decide.line(line);
       if at == bytes.len()
         && len > PARTIAL_LINE_CAP_UNITS
         && self.text.is_idle()
@@ -93,17 +304,27 @@ impl StreamState {
       {
         // A plain partial line over the cap ends the read: cut at once.
         let text = std::str::from_utf8(piece).expect("ASCII is UTF-8");
-        self.splitter.push_last_partial(text, emit);
+        self.splitter.push_last_partial(text, &mut emit);
         break;
       }
       let text = self.text.push(piece);
-      if counting {
-        self.splitter.push_text_counting(text, dropped, emit);
+      if counting == Counting::All {
+        let mut dropped = 0;
+        self
+          .splitter
+          .push_text_counting(text, &mut dropped, &mut emit);
+        decide.counted(
+          LineCount {
+            non_blank: dropped,
+            ..LineCount::default()
+          },
+          &[],
+        );
       } else {
-        self.splitter.push_text(text, emit);
+        self.splitter.push_text(text, &mut emit);
       }
     }
-    self.splitter.end_read(emit);
+    self.splitter.end_read(&mut |line| decide.line(line));
   }
 
   /// How much of `rest` (the rest of a read) the exact path takes next: all of
@@ -145,10 +366,12 @@ const C1_LEAD: u8 = 0xC2;
 
 pub struct LinePipeline {
   streams: [StreamState; 2],
-  bucket: Option<TokenBucket>,
+  admission: Admission,
   closed: bool,
   /// Build every line, dropped ones included, and show it to [`LineSink::seen`].
   observing: bool,
+  /// Terminal output: each line keeps the last frame of its `\r` redraws.
+  frames: bool,
   /// Take the fast paths ([`StreamState::feed`]); off only in tests that
   /// compare them with the exact path.
   fast_paths: bool,
@@ -159,10 +382,73 @@ impl LinePipeline {
   pub fn new(throttle: Option<ThrottleConfig>, start_mono_ms: i64) -> Self {
     Self {
       streams: Default::default(),
-      bucket: throttle.map(|c| TokenBucket::new(c, start_mono_ms)),
+      admission: Admission::Bucket(throttle.map(|c| TokenBucket::new(c, start_mono_ms))),
       closed: false,
       observing: false,
+      frames: false,
       fast_paths: true,
+    }
+  }
+
+  /// With §6.7 options (`signal` not [`SignalConfig::is_default`]), a
+  /// [`SignalLane`] takes the token bucket's place; `max_events` is the
+  /// entry's `maxEvents`. With default options, [`Self::new`].
+  pub fn with_signal(
+    throttle: Option<ThrottleConfig>,
+    signal: SignalConfig,
+    max_events: u64,
+    start_mono_ms: i64,
+  ) -> Self {
+    let mut pipeline = Self::new(throttle, start_mono_ms);
+    if !signal.is_default() {
+      pipeline.admission = Admission::Lane(Box::new(SignalLane::new(
+        signal,
+        throttle,
+        max_events,
+        start_mono_ms,
+      )));
+    }
+    pipeline
+  }
+
+  /// True when a [`SignalLane`] decides (§6.7 options were given).
+  pub fn has_lane(&self) -> bool {
+    matches!(self.admission, Admission::Lane(_))
+  }
+
+  /// With a lane: closes the open window if it is due at `now_mono_ms` (the
+  /// window timer fired). Ignored once the pipeline is closed.
+  pub fn poll(&mut self, now_mono_ms: i64, sink: &mut impl LineSink) {
+    if let (Admission::Lane(lane), false) = (&mut self.admission, self.closed) {
+      lane.poll(now_mono_ms, &mut |out| sink.out(out));
+      sink.dropped_many(lane.take_dropped());
+    }
+  }
+
+  /// With a lane: when the open window is due, for a timer that then calls
+  /// [`Self::poll`]; `None` when no delivered window is open.
+  pub fn deadline(&self) -> Option<i64> {
+    match &self.admission {
+      Admission::Lane(lane) if !self.closed => lane.deadline(),
+      _ => None,
+    }
+  }
+
+  /// With a lane: closes the open window whatever its age (before a settled
+  /// notification; [`Self::flush`] does it at stop). Partial lines stay.
+  pub fn flush_windows(&mut self, sink: &mut impl LineSink) {
+    if let (Admission::Lane(lane), false) = (&mut self.admission, self.closed) {
+      lane.flush_all(&mut |out| sink.out(out));
+    }
+  }
+
+  /// With a lane and `digest`: the lines dropped since the previous
+  /// notification, for a settled or terminal one (after [`Self::flush_windows`]
+  /// or [`Self::flush`]).
+  pub fn take_digest(&mut self) -> Option<DigestNote> {
+    match &mut self.admission {
+      Admission::Lane(lane) => lane.take_digest(),
+      Admission::Bucket(_) => None,
     }
   }
 
@@ -191,57 +477,77 @@ impl LinePipeline {
     self.observing = on;
   }
 
+  /// Terminal output (API.md §6.5): a `\r` redraw keeps only its last frame
+  /// and `\r\n` ends a line, as a person reads the screen. Reads then take the
+  /// exact path.
+  pub fn set_frames(&mut self, on: bool) {
+    self.frames = on;
+  }
+
   /// Processes one read. Ignored once the pipeline is closed.
   pub fn feed(&mut self, stream: Stream, bytes: &[u8], now_mono_ms: i64, sink: &mut impl LineSink) {
     if self.closed {
       return;
     }
     let state = &mut self.streams[stream as usize];
-    let bucket = &mut self.bucket;
+    let admission = &mut self.admission;
     let observing = self.observing;
+    if let Admission::Lane(lane) = admission {
+      // A window due by now closes before this read's lines are decided.
+      lane.poll(now_mono_ms, &mut |out| sink.out(out));
+    }
+    if self.frames {
+      let text = state.text.push(bytes).to_owned();
+      let mut emit = |line: &str| admit(admission, line, now_mono_ms, observing, sink);
+      state.push_frames(&text, &mut emit);
+      state.splitter.end_read(&mut emit);
+      admission.end_read(0, now_mono_ms, sink);
+      return;
+    }
     if !self.fast_paths {
       let text = state.text.push(bytes);
       state.splitter.push(text, &mut |line| {
-        throttled_emit(bucket, line, now_mono_ms, observing, sink)
+        admit(admission, line, now_mono_ms, observing, sink)
       });
+      admission.end_read(0, now_mono_ms, sink);
       return;
     }
-    // The read's time is fixed, so once the bucket is empty no line of this
-    // read can pass: lines then only need counting (the firehose case),
-    // unless someone must see them.
-    let counting = !observing && bucket.as_ref().is_some_and(|b| !b.has_token(now_mono_ms));
-    let mut dropped = 0;
-    state.feed(bytes, counting, &mut dropped, &mut |line| {
-      throttled_emit(bucket, line, now_mono_ms, observing, sink)
-    });
-    if let Some(bucket) = bucket.as_mut().filter(|_| dropped > 0) {
-      // The counted lines' `try_take`: it fails, but a clock that went back (reader
-      // threads take their time before the pipeline lock) moves the refill point.
-      let taken = bucket.try_take(now_mono_ms);
-      debug_assert!(!taken, "no token at a throttled-out read's time");
-    }
-    sink.dropped_many(dropped);
+    let mut decide = ReadDecider::new(admission, now_mono_ms, observing, sink);
+    state.feed(bytes, &mut decide);
+    decide.end_read();
   }
 
   /// Finishes decoding (an incomplete UTF-8 sequence becomes U+FFFD) and
   /// releases a still-held escape sequence as unterminated, as `stripAnsi`
   /// resolves the end of a text (CONTRACT.md §3.17: the text after an
   /// unterminated `ESC ]` is never swallowed), then passes on stdout's and
-  /// stderr's partial lines. Idempotent. Does not close the pipeline.
+  /// stderr's partial lines; with a lane, the open window then closes.
+  /// Idempotent. Does not close the pipeline.
   pub fn flush(&mut self, now_mono_ms: i64, sink: &mut impl LineSink) {
     if self.closed {
       return;
     }
-    let bucket = &mut self.bucket;
+    let admission = &mut self.admission;
     let observing = self.observing;
+    let frames = self.frames;
     for state in &mut self.streams {
-      let text = state.text.finish();
-      state.splitter.push(text, &mut |line| {
-        throttled_emit(bucket, line, now_mono_ms, observing, sink)
-      });
+      let text = state.text.finish().to_owned();
+      let mut emit = |line: &str| admit(admission, line, now_mono_ms, observing, sink);
+      if frames {
+        state.push_frames(&text, &mut emit);
+        state.frames.finish();
+      } else {
+        state.splitter.push_text(&text, &mut emit);
+      }
+      state.splitter.end_read(&mut emit);
       state
         .splitter
-        .flush(&mut |line| throttled_emit(bucket, line, now_mono_ms, observing, sink));
+        .flush(&mut |line| admit(admission, line, now_mono_ms, observing, sink));
+    }
+    if let Admission::Lane(lane) = admission {
+      // The partial lines joined the open window, which closes now.
+      lane.flush_all(&mut |out| sink.out(out));
+      sink.dropped_many(lane.take_dropped());
     }
   }
 
@@ -287,6 +593,34 @@ fn throttled_emit(
   sink.accepted(&sanitize_monitor_line(line));
 }
 
+/// One line to whoever decides: the bucket ([`throttled_emit`]) or the lane,
+/// which gets it raw (sanitised only if it needs the text) unless the sink
+/// must see it first.
+fn admit(
+  admission: &mut Admission,
+  line: &str,
+  now_mono_ms: i64,
+  observing: bool,
+  sink: &mut impl LineSink,
+) {
+  match admission {
+    Admission::Bucket(bucket) => throttled_emit(bucket, line, now_mono_ms, observing, sink),
+    Admission::Lane(lane) => {
+      if sanitizes_to_blank(line) {
+        return;
+      }
+      let text = if observing {
+        let clean = sanitize_monitor_line(line);
+        sink.seen(&clean);
+        LineText::sanitised(clean)
+      } else {
+        LineText::raw(line)
+      };
+      lane.offer(text, now_mono_ms, &mut |out| sink.out(out));
+    }
+  }
+}
+
 /// True when `sanitize_monitor_line(line)` would be empty or whitespace-only:
 /// every char is a removed control (C0 but TAB, C1) or ECMAScript whitespace.
 fn sanitizes_to_blank(line: &str) -> bool {
@@ -306,6 +640,8 @@ mod tests {
   struct Collect {
     lines: Vec<String>,
     dropped: u64,
+    /// With a lane: each notification's shape (one line or a batch of how many) and digest.
+    notes: Vec<(Option<usize>, Option<DigestNote>)>,
   }
 
   impl LineSink for Collect {
@@ -314,6 +650,18 @@ mod tests {
     }
     fn dropped(&mut self) {
       self.dropped += 1;
+    }
+    fn out(&mut self, out: Out) {
+      match out {
+        Out::Line { line, digest } => {
+          self.notes.push((None, digest));
+          self.lines.push(line);
+        }
+        Out::Batch { lines, digest } => {
+          self.notes.push((Some(lines.len()), digest));
+          self.lines.extend(lines);
+        }
+      }
     }
   }
 
@@ -513,6 +861,20 @@ mod tests {
   }
 
   #[test]
+  fn terminal_frames_give_the_last_frame_of_each_line_for_any_cut() {
+    let bytes = b"\x1b[2K\rprogress 10%\x1b[0K\rprogress 20%\r\n\x1b[32mdone\x1b[0m\r\nprompt> ";
+    for cut in 0..=bytes.len() {
+      let mut p = unthrottled();
+      p.set_frames(true);
+      let mut c = Collect::default();
+      p.feed(Stream::Stdout, &bytes[..cut], 0, &mut c);
+      p.feed(Stream::Stdout, &bytes[cut..], 0, &mut c);
+      p.flush(0, &mut c);
+      assert_eq!(c.lines, ["progress 20%", "done", "prompt>"], "cut at {cut}");
+    }
+  }
+
+  #[test]
   fn closed_pipeline_discards() {
     let mut p = unthrottled();
     let mut c = Collect::default();
@@ -618,10 +980,14 @@ mod tests {
 
   impl Twins {
     fn new(throttle: Option<ThrottleConfig>) -> Self {
-      let mut exact = LinePipeline::new(throttle, 0);
+      Self::with_signal(throttle, SignalConfig::default())
+    }
+
+    fn with_signal(throttle: Option<ThrottleConfig>, signal: SignalConfig) -> Self {
+      let mut exact = LinePipeline::with_signal(throttle, signal.clone(), 1_000_000, 0);
       exact.fast_paths = false;
       Self {
-        fast: LinePipeline::new(throttle, 0),
+        fast: LinePipeline::with_signal(throttle, signal, 1_000_000, 0),
         exact,
         fast_out: Collect::default(),
         exact_out: Collect::default(),
@@ -637,6 +1003,18 @@ mod tests {
     fn flush(&mut self, now: i64, what: &dyn Fn() -> String) {
       self.fast.flush(now, &mut self.fast_out);
       self.exact.flush(now, &mut self.exact_out);
+      self.check(what);
+      assert_eq!(
+        self.fast.take_digest(),
+        self.exact.take_digest(),
+        "the terminal digest; {}",
+        what()
+      );
+    }
+
+    fn poll(&mut self, now: i64, what: &dyn Fn() -> String) {
+      self.fast.poll(now, &mut self.fast_out);
+      self.exact.poll(now, &mut self.exact_out);
       self.check(what);
     }
 
@@ -657,6 +1035,7 @@ mod tests {
         );
       }
       assert_eq!(a.dropped, b.dropped, "droppedLines; {}", what());
+      assert_eq!(a.notes, b.notes, "notifications and digests; {}", what());
       assert_eq!(
         self.fast.lines_seen(),
         self.exact.lines_seen(),
@@ -820,6 +1199,276 @@ mod tests {
       truncated += u64::from(twins.fast.truncated_bytes() > 0);
     }
     assert!(truncated > 50, "{truncated} rounds truncated");
+  }
+
+  /// With a signal lane in place of the bucket (§6.7), the counting fast
+  /// path (allowed while the lane `counts_only`) gives the exact path's lines,
+  /// in the same windows, and the same drops and digests; with `important` or
+  /// `digest`, runs of plain lines are counted (the plain-lines path, see
+  /// `plain_fast_path_matches_the_exact_path_with_important_and_digest`).
+  #[test]
+  fn fast_paths_match_the_exact_path_with_a_signal_lane() {
+    use crate::core::monitor::signal::SignalOptions;
+    let signals = [
+      (Some(10.0), Some(1.0), None, false),
+      (Some(200.0), None, None, false),
+      (Some(1000.0), Some(3.0), None, false),
+      (Some(200.0), None, Some("(?i)err|y"), true),
+      (None, None, Some("x"), false),
+      (None, None, None, true),
+    ];
+    let mut rng = XorShift(0x51C_4A1E);
+    let mut counted_rounds = 0;
+    for round in 0..240 {
+      let (batch_ms, max_batch_lines, important, digest) = signals[round % signals.len()];
+      let signal = SignalConfig::new(SignalOptions {
+        batch_ms,
+        max_batch_lines,
+        important,
+        digest,
+      })
+      .unwrap();
+      let throttle = match round % 5 {
+        0 => None,
+        1 => Some(ThrottleConfig {
+          burst: 2,
+          refill_ms: 10,
+        }),
+        _ => Some(ThrottleConfig::default()),
+      };
+      let mut twins = Twins::with_signal(throttle, signal);
+      let mut now = 0;
+      for read in 0..(1 + rng.below(10)) {
+        let mut chunk = Vec::new();
+        let bound = [64, 4096, 70_000][rng.below(3)];
+        let size = rng.below(bound);
+        while chunk.len() < size {
+          let shape = rng.below(5);
+          chunk.extend(shape_pieces(shape, &mut rng));
+        }
+        now += [0, 0, 1, 5, 300, 1000][rng.below(6)];
+        if rng.below(3) == 0 {
+          twins.fast.poll(now, &mut twins.fast_out);
+          twins.exact.poll(now, &mut twins.exact_out);
+        }
+        let stream = if rng.below(4) == 0 {
+          Stream::Stderr
+        } else {
+          Stream::Stdout
+        };
+        let cut = rng.below(chunk.len() + 1);
+        for (part, bytes) in [&chunk[..cut], &chunk[cut..]].into_iter().enumerate() {
+          twins.feed(stream, bytes, now, &|| {
+            format!("round {round}, read {read}.{part}")
+          });
+        }
+        counted_rounds += usize::from(twins.fast.admission.counts_only(now));
+      }
+      twins.flush(now, &|| format!("round {round}, flush"));
+    }
+    assert!(counted_rounds > 50, "{counted_rounds} reads ended counting");
+  }
+
+  /// Lines a lane with `important` and `digest` meets: a firehose (`y`), important lines plain
+  /// and padded, and lines that are important only after sanitising (controls inside, a final
+  /// `\r`, ANSI, C1 and Unicode whitespace at the ends), or that look important raw and are not
+  /// (a `\r` redraw), tags, long lines around the cap, blank lines and partial lines.
+  fn signal_piece(rng: &mut XorShift) -> Vec<u8> {
+    let pieces: [&[u8]; 34] = [
+      b"ready\n",
+      b"  ready  \n",
+      b"\tERROR: boom\t\n",
+      b"server listening on 3000\n",
+      b"errors\n",
+      b"readying\n",
+      b"not ready yet\n",
+      b"fail",
+      b"\x1b[31merror\x1b[0m\n",
+      b"\x1b[32mINFO\x1b[0m y\n",
+      b"err\x01or\n",
+      b"fa\x7fil\n",
+      b"<result>fail</result>\n",
+      b"x <b> y\n",
+      b"ready\r\n",
+      b"y\r\n",
+      b"x\rready\n",
+      b"ready\rx\n",
+      b"\r\n",
+      b"\xc2\x85panic\xc2\x85\n",
+      "\u{a0}ready\u{3000}\n".as_bytes(),
+      "é error\n".as_bytes(),
+      b"\xff panic\n",
+      b"   \n",
+      b"\t\t\n",
+      b"\n",
+      b"\x01\n",
+      b"y y\n",
+      b" y\n",
+      b"y \n",
+      b"P\n",
+      b"\x1b]0;ready\x07y\n",
+      b"\x1b[",
+      b"ERROR",
+    ];
+    match rng.below(40) {
+      0..=24 => b"y\n".to_vec(),
+      25 => {
+        let mut long = vec![b'a'; 4094 + rng.below(5)];
+        if rng.below(2) == 0 {
+          long.extend_from_slice(b" ready");
+        }
+        long.push(b'\n');
+        long
+      }
+      26 => [b"ready".as_slice(), &vec![b' '; 4093 + rng.below(5)], b"\n"].concat(),
+      _ => pieces[rng.below(pieces.len())].to_vec(),
+    }
+  }
+
+  /// A lane with `important` and/or `digest` on firehose-like and adversarial text, read in
+  /// pieces cut anywhere (inside lines, chars and escape sequences), with the throttle empty
+  /// most of the time: the plain-lines fast path gives the exact path's notifications, lines,
+  /// drops and digests, for patterns with and without anchors and word boundaries.
+  #[test]
+  fn plain_fast_path_matches_the_exact_path_with_important_and_digest() {
+    use crate::core::monitor::signal::SignalOptions;
+    let patterns = [
+      "(?i)error|fail|exception|panic|listening|ready",
+      "^ready$",
+      "^error",
+      "(?i)fail$",
+      r"\bpanic\b",
+      r"\Aready\z",
+      "(?m)^y$",
+      "(?i)^p$",
+      "^$|x*",
+      "\u{200B}",
+      "ERROR",
+      "y",
+      r"y\s",
+      r"\ty",
+    ];
+    let mut rng = XorShift(0x00DE_C1DE);
+    let mut plain_reads = 0;
+    for round in 0..400 {
+      let pattern = patterns[round % patterns.len()];
+      let (batch_ms, max_batch_lines, important, digest) = match (round / patterns.len()) % 6 {
+        0 => (None, None, Some(pattern), true),
+        1 => (Some(200.0), None, Some(pattern), true),
+        2 => (Some(10.0), Some(3.0), Some(pattern), false),
+        3 => (None, None, Some(pattern), false),
+        4 => (Some(200.0), Some(1.0), None, true),
+        _ => (None, None, None, true),
+      };
+      let signal = SignalConfig::new(SignalOptions {
+        batch_ms,
+        max_batch_lines,
+        important,
+        digest,
+      })
+      .unwrap();
+      let throttle = match round % 9 {
+        0 => None,
+        1 | 2 => Some(ThrottleConfig {
+          burst: 2,
+          refill_ms: 10,
+        }),
+        _ => Some(ThrottleConfig::default()),
+      };
+      let mut twins = Twins::with_signal(throttle, signal);
+      let mut now = 0;
+      for read in 0..(1 + rng.below(12)) {
+        let mut chunk = Vec::new();
+        let bound = [64, 4096, 70_000][rng.below(3)];
+        let size = rng.below(bound);
+        while chunk.len() < size {
+          chunk.extend(signal_piece(&mut rng));
+        }
+        now += [0, 0, 0, 1, 5, 300, 1000][rng.below(7)];
+        if rng.below(4) == 0 {
+          twins.poll(now, &|| format!("round {round} ({pattern}), poll {read}"));
+        }
+        let stream = if rng.below(4) == 0 {
+          Stream::Stderr
+        } else {
+          Stream::Stdout
+        };
+        let mut start = 0;
+        loop {
+          let end = if rng.below(3) == 0 {
+            start + rng.below(80)
+          } else {
+            start + 1 + rng.below(65_536)
+          }
+          .min(chunk.len());
+          plain_reads += usize::from(
+            twins.fast.admission.counts_plain(now) != Counting::Off
+              && !twins.fast.admission.counts_only(now),
+          );
+          twins.feed(stream, &chunk[start..end], now, &|| {
+            format!(
+              "round {round} ({pattern}, {batch_ms:?}, digest {digest}), read {read}, bytes {start}..{end} of {}",
+              chunk.len()
+            )
+          });
+          start = end;
+          if start >= chunk.len() {
+            break;
+          }
+        }
+      }
+      twins.flush(now, &|| format!("round {round} ({pattern}), flush"));
+    }
+    assert!(plain_reads > 500, "{plain_reads} reads took the plain path");
+  }
+
+  /// The same, with a two-read split at every offset of one input, after the burst is spent.
+  #[test]
+  fn plain_fast_path_matches_the_exact_path_at_every_split() {
+    use crate::core::monitor::signal::SignalOptions;
+    let input = [
+      "y\n".repeat(40).as_str(),
+      "  ready  \ny\ny\n",
+      "err\x01or\n",
+      "y\r\n".repeat(10).as_str(),
+      "\x1b[31mpanic\x1b[0m\ny\n",
+      "fail\n",
+      &format!("{}\ny\n", "x".repeat(4097)),
+      "\u{a0}listening\n",
+      &"y\n".repeat(30),
+      "not ready",
+    ]
+    .concat();
+    let input = input.as_bytes();
+    for pattern in [
+      "(?i)error|fail|panic|listening|ready",
+      "^ready$",
+      r"\bfail\b",
+      "y$",
+    ] {
+      for (batch_ms, digest) in [(None, true), (Some(200.0), true), (Some(10.0), false)] {
+        let signal = SignalConfig::new(SignalOptions {
+          batch_ms,
+          max_batch_lines: None,
+          important: Some(pattern),
+          digest,
+        })
+        .unwrap();
+        // Every cut in the firehose and around the lines after it; a few in the long line.
+        let x = input.windows(4).position(|w| w == b"xxxx").unwrap();
+        let long = x + 8..x + 4088;
+        let near = |cut: usize| !long.contains(&cut) || (cut - long.start) % 97 == 0;
+        for cut in (0..=input.len()).filter(|&cut| near(cut)) {
+          let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
+          let what = || format!("{pattern}, {batch_ms:?}, digest {digest}, cut at {cut}");
+          twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &what);
+          twins.feed(Stream::Stdout, &input[..cut], 1, &what);
+          twins.feed(Stream::Stdout, &input[cut..], 1, &what);
+          twins.feed(Stream::Stdout, b"tail\n", 2, &what);
+          twins.flush(2, &what);
+        }
+      }
+    }
   }
 
   /// Two-read splits of inputs of each shape (every one near the cap and the

@@ -8,9 +8,10 @@
 
 use super::entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
 use super::notification::{
-  event_notification, settled_notification, terminal_notification, truncate_event_line,
-  Notification,
+  batch_notification, event_notification_with_digest, settled_notification, settled_notification_with, terminal_notification,
+  truncate_event_line, Notification,
 };
+use super::signal::DigestNote;
 use crate::core::clock;
 use crate::core::end::{EndVia, TaskEnd};
 use crate::core::task::{prune_ids, TerminalKey};
@@ -49,8 +50,8 @@ pub enum Effect {
   Registered(String),
   /// Fire status-change with this entry, or with no argument (`reset`).
   StatusChanged(Option<String>),
-  /// Deliver an event notification.
-  Notify(Notification),
+  /// Deliver an event notification (boxed: the other effects are small).
+  Notify(Box<Notification>),
   /// Deliver this entry's terminal notification through [`MonitorRegistry::take_terminal`],
   /// which builds it at delivery time (fields written by abort listeners are seen) and
   /// applies the `notified` gate.
@@ -234,15 +235,137 @@ impl MonitorRegistry {
           outcome,
         });
       }
+      if entry.signal_lane {
+        // Its reader flushes the window first ([`Self::fire_settled`]).
+        continue;
+      }
       let fired = entry
         .settle
         .as_mut()
         .and_then(|timer| timer.take_fired(now_mono_ms).then(|| timer.settle_ms()));
       if let Some(settle_ms) = fired {
-        effects.push(Effect::Notify(settled_notification(entry, settle_ms)));
+        effects.push(Effect::Notify(Box::new(settled_notification(
+          entry, settle_ms, None,
+        ))));
       }
     }
     effects
+  }
+
+  /// Native entries with a signal lane (API.md §6.7) whose settled
+  /// notification is due: their readers send it ([`Self::fire_settled`])
+  /// after flushing the open window.
+  pub fn lane_settles_due(&self, now_mono_ms: i64) -> Vec<String> {
+    self
+      .entries
+      .iter()
+      .filter(|e| e.signal_lane && e.is_running() && !e.detached)
+      .filter(|e| {
+        e.settle
+          .as_ref()
+          .and_then(|t| t.deadline())
+          .is_some_and(|d| d <= now_mono_ms)
+      })
+      .map(|e| e.id.clone())
+      .collect()
+  }
+
+  /// Marks a native entry whose reader has a signal lane: its settled
+  /// notifications come through [`Self::fire_settled`].
+  pub fn set_signal_lane(&mut self, id: &str) {
+    if let Some(entry) = self.get_mut(id) {
+      entry.signal_lane = true;
+    }
+  }
+
+  /// Whether the running entry's settled notification is due at `now_mono_ms`.
+  pub fn settle_is_due(&self, id: &str, now_mono_ms: i64) -> bool {
+    self.get(id).is_some_and(|e| {
+      e.is_running()
+        && !e.detached
+        && e
+          .settle
+          .as_ref()
+          .and_then(|t| t.deadline())
+          .is_some_and(|d| d <= now_mono_ms)
+    })
+  }
+
+  /// The settled notification of a lane entry, with the lines dropped since
+  /// the previous notification; when it does not fire (the entry settled
+  /// meanwhile), those lines are kept for the terminal notification.
+  pub fn fire_settled(
+    &mut self,
+    id: &str,
+    now_mono_ms: i64,
+    digest: Option<DigestNote>,
+  ) -> Vec<Effect> {
+    let Some(entry) = self.get_mut(id) else {
+      return Vec::new();
+    };
+    let fired = match entry.settle.as_mut() {
+      Some(timer) if entry.status == MonitorStatus::Running && !entry.detached => {
+        timer.take_fired(now_mono_ms).then(|| timer.settle_ms())
+      }
+      _ => None,
+    };
+    match fired {
+      Some(settle_ms) => vec![Effect::Notify(Box::new(settled_notification(
+        entry,
+        settle_ms,
+        digest.as_ref(),
+      )))],
+      None => {
+        self.set_end_digest(id, digest);
+        Vec::new()
+      }
+    }
+  }
+
+  /// A terminal task's screen settled (API.md §6.5): its settled
+  /// notification, with the screen's text as the result.
+  pub fn fire_screen_settled(
+    &mut self,
+    id: &str,
+    settle_ms: u64,
+    screen: &str,
+    digest: Option<DigestNote>,
+  ) -> Vec<Effect> {
+    match self.running_mut(id).filter(|e| !e.detached) {
+      Some(entry) => vec![Effect::Notify(Box::new(settled_notification_with(
+        entry,
+        settle_ms,
+        Some(screen),
+        digest.as_ref(),
+      )))],
+      None => Vec::new(),
+    }
+  }
+
+  /// The settled notification will not come (the reader stopped; the terminal one follows).
+  pub fn disarm_settle(&mut self, id: &str) {
+    if let Some(timer) = self.get_mut(id).and_then(|e| e.settle.as_mut()) {
+      timer.disarm();
+    }
+  }
+
+  /// Lines dropped since the last notification, quoted by the terminal one
+  /// (the reader's flush at stop). Kept until that notification is built.
+  pub fn set_end_digest(&mut self, id: &str, digest: Option<DigestNote>) {
+    let Some(digest) = digest else {
+      return;
+    };
+    if let Some(entry) = self.get_mut(id).filter(|e| !e.notified) {
+      entry.end_digest = Some(match entry.end_digest.take() {
+        // Two flushes before the terminal notification: one count, the first line of the first.
+        Some(earlier) => DigestNote {
+          count: earlier.count + digest.count,
+          first: earlier.first,
+          last: digest.last,
+        },
+        None => digest,
+      });
+    }
   }
 
   /// The earliest wait or settle deadline of any running entry.
@@ -360,6 +483,19 @@ impl MonitorRegistry {
     now_wall_ms: f64,
     now_mono_ms: i64,
   ) -> Vec<Effect> {
+    self.emit_event_with_digest(id, line, None, now_wall_ms, now_mono_ms)
+  }
+
+  /// [`Self::emit_event`] with, for a native entry with `digest` (API.md
+  /// §6.7), the lines dropped since its previous notification.
+  pub fn emit_event_with_digest(
+    &mut self,
+    id: &str,
+    line: &str,
+    digest: Option<DigestNote>,
+    now_wall_ms: f64,
+    now_mono_ms: i64,
+  ) -> Vec<Effect> {
     let Some(entry) = self.running_mut(id).filter(|e| !e.detached) else {
       return Vec::new();
     };
@@ -377,7 +513,11 @@ impl MonitorRegistry {
       }
     }
     let line = truncate_event_line(line);
-    let mut effects = vec![Effect::Notify(event_notification(entry, &line))];
+    let mut effects = vec![Effect::Notify(Box::new(event_notification_with_digest(
+      entry,
+      &line,
+      digest.as_ref(),
+    )))];
     effects.extend(
       waits
         .into_iter()
@@ -387,17 +527,59 @@ impl MonitorRegistry {
           outcome,
         }),
     );
-    if entry.event_count >= entry.max_events {
-      entry.error = Some("Max events reached".to_owned());
-      effects.extend(self.settle(
-        id,
-        MonitorStatus::Completed,
-        TaskEnd::max_events(),
-        now_wall_ms,
-      ));
-      effects.push(abort(id, AbortKind::Flush));
-      effects.push(terminal(id, Some("Max events reached")));
+    effects.extend(self.after_events(id, now_wall_ms));
+    effects
+  }
+
+  /// A native entry's closed batch window (API.md §6.7): one notification
+  /// for its lines, each counted as an event; `maxEvents` counts lines (the
+  /// lane already cuts a window at the limit; lines past it are ignored here too).
+  pub fn emit_batch(
+    &mut self,
+    id: &str,
+    mut lines: Vec<String>,
+    digest: Option<DigestNote>,
+    now_wall_ms: f64,
+    _now_mono_ms: i64,
+  ) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id).filter(|e| !e.detached) else {
+      return Vec::new();
+    };
+    let room = entry.max_events.saturating_sub(entry.event_count);
+    lines.truncate(usize::try_from(room).unwrap_or(usize::MAX));
+    if lines.is_empty() {
+      return Vec::new();
     }
+    let first = entry.event_count + 1;
+    entry.event_count += lines.len() as u64;
+    entry.last_event_time = now_wall_ms;
+    let mut effects = vec![Effect::Notify(Box::new(batch_notification(
+      entry,
+      first,
+      &lines,
+      digest.as_ref(),
+    )))];
+    effects.extend(self.after_events(id, now_wall_ms));
+    effects
+  }
+
+  /// `maxEvents` reached: settle completed, abort (flush), then the terminal notification.
+  fn after_events(&mut self, id: &str, now_wall_ms: f64) -> Vec<Effect> {
+    let Some(entry) = self.get_mut(id) else {
+      return Vec::new();
+    };
+    if entry.event_count < entry.max_events {
+      return Vec::new();
+    }
+    entry.error = Some("Max events reached".to_owned());
+    let mut effects = self.settle(
+      id,
+      MonitorStatus::Completed,
+      TaskEnd::max_events(),
+      now_wall_ms,
+    );
+    effects.push(abort(id, AbortKind::Flush));
+    effects.push(terminal(id, Some("Max events reached")));
     effects
   }
 
@@ -647,7 +829,8 @@ impl MonitorRegistry {
       return None;
     }
     entry.notified = true;
-    Some(terminal_notification(entry, detail))
+    let digest = entry.end_digest.take();
+    Some(terminal_notification(entry, detail, digest.as_ref()))
   }
 
   /// Fields a fed caller may write on its entry object (`pid`, `droppedLines`).

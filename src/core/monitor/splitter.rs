@@ -229,6 +229,14 @@ impl LineSplitter {
     }
   }
 
+  /// A terminal redrew the current line (`\r`, then a new frame): the
+  /// partial line so far is forgotten, not passed on (see `text::frames`).
+  /// The rest of a line already cut at the cap stays discarded.
+  pub fn reset_line(&mut self) {
+    self.pending.clear();
+    self.pending_units = 0;
+  }
+
   /// Drops the partial line without passing it on (native `reset()`).
   pub fn discard(&mut self) {
     self.pending.clear();

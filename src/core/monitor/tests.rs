@@ -36,7 +36,7 @@ impl Clock for TestClock {
 enum Log {
   Registered(String),
   StatusChanged(Option<String>),
-  Notified(Notification),
+  Notified(Box<Notification>),
   Aborted(String, AbortKind),
   Woke(String),
   Removed(Vec<String>),
@@ -93,7 +93,7 @@ impl<'a> Host<'a> {
       .log
       .iter()
       .filter_map(|l| match l {
-        Log::Notified(n) => Some(n),
+        Log::Notified(n) => Some(&**n),
         _ => None,
       })
       .collect()
@@ -116,7 +116,7 @@ impl MonitorHost for Host<'_> {
     self.log.push(Log::StatusChanged(id.map(str::to_owned)));
   }
   fn notify(&mut self, n: Notification) {
-    self.log.push(Log::Notified(n));
+    self.log.push(Log::Notified(Box::new(n)));
   }
   fn abort(&mut self, id: &str, kind: AbortKind) {
     self.log.push(Log::Aborted(id.to_owned(), kind));
@@ -173,6 +173,9 @@ fn lock(hub: &MonitorHub) -> std::sync::MutexGuard<'_, MonitorRegistry> {
 
 #[path = "tests_signals.rs"]
 mod signals;
+
+#[path = "tests_lane.rs"]
+mod lane;
 
 #[test]
 fn golden_event_and_completion_texts() {

@@ -88,7 +88,13 @@ pub const SETTLED_RESULT_UNITS: usize = 2000;
 /// The settled notification of a running shell (API.md §6.2): no output byte
 /// for `settle_ms`; `<result>` holds the sanitised tail of the output file, at
 /// most [`SETTLED_RESULT_UNITS`] units (cut at the start, so the newest text stays).
-pub fn shell_settled_notification(entry: &ShellEntry, settle_ms: u64) -> ShellNotification {
+/// For a terminal shell (API.md §6.5), `screen` is the screen's text, the
+/// `<result>` in place of the output tail.
+pub fn shell_settled_notification(
+  entry: &ShellEntry,
+  settle_ms: u64,
+  screen: Option<&str>,
+) -> ShellNotification {
   let label = truncate_notification_label(&entry.command);
   let summary = format!("Background shell \"{label}\" output settled: no output for {settle_ms} ms.");
   let mut model = vec![
@@ -101,9 +107,16 @@ pub fn shell_settled_notification(entry: &ShellEntry, settle_ms: u64) -> ShellNo
       escape_xml(&label)
     ),
   ];
-  let tail = read_task_output_tail(Path::new(&entry.output_path), MAX_NOTIFICATION_OUTPUT_TAIL_BYTES);
-  if let OutputTail::Text { text, .. } = tail {
-    model.push(format!("<result>{}</result>", escape_xml(last_units(&text, SETTLED_RESULT_UNITS))));
+  match screen {
+    Some(screen) if !screen.is_empty() => model.push(format!("<result>{}</result>", escape_xml(screen))),
+    Some(_) => {}
+    None => {
+      let tail = read_task_output_tail(Path::new(&entry.output_path), MAX_NOTIFICATION_OUTPUT_TAIL_BYTES);
+      if let OutputTail::Text { text, .. } = tail {
+        let text = last_units(&text, SETTLED_RESULT_UNITS);
+        model.push(format!("<result>{}</result>", escape_xml(text)));
+      }
+    }
   }
   model.push(format!(
     "<output-file>{}</output-file>",

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::capped_file::CappedFile;
 pub use crate::core::task::Stream;
-use crate::core::text::{is_binary, CleanTextStream};
+use crate::core::text::{is_binary, CleanTextStream, FrameCollapser, FramePiece};
 
 /// `MAX_SNIFF_SIZE` (CONTRACT.md §1.6): the first 4096 bytes of each stream
 /// are checked for binary output.
@@ -70,6 +70,52 @@ pub struct OutputWriter {
   streams: [StreamText; 2],
   bytes_read: u64,
   binary_detected: bool,
+  /// Terminal output ([`Self::set_frames`]).
+  frames: Option<Frames>,
+}
+
+/// A terminal shell's output as a person reads it: each line's last `\r`
+/// frame. The current line is held until it ends (or grows past
+/// [`Frames::HOLD_LIMIT`]), so a later frame can still replace it.
+#[derive(Default)]
+struct Frames {
+  collapser: FrameCollapser,
+  line: String,
+}
+
+impl Frames {
+  /// A held line longer than this is written as it is (no later frame can
+  /// replace the part written).
+  const HOLD_LIMIT: usize = 64 * 1024;
+
+  /// Text of a read, through the frame rule; returns what is final.
+  fn push(&mut self, text: &str) -> String {
+    let mut out = String::new();
+    let line = &mut self.line;
+    self.collapser.push(text, &mut |piece| match piece {
+      FramePiece::Text(text) => {
+        let mut rest = text;
+        while let Some(newline) = rest.find('\n') {
+          out.push_str(line);
+          line.clear();
+          out.push_str(&rest[..=newline]);
+          rest = &rest[newline + 1..];
+        }
+        line.push_str(rest);
+        if line.len() > Self::HOLD_LIMIT {
+          out.push_str(line);
+          line.clear();
+        }
+      }
+      FramePiece::ResetLine => line.clear(),
+    });
+    out
+  }
+
+  fn finish(&mut self) -> String {
+    self.collapser.finish();
+    std::mem::take(&mut self.line)
+  }
 }
 
 impl OutputWriter {
@@ -83,7 +129,15 @@ impl OutputWriter {
       streams: Default::default(),
       bytes_read: 0,
       binary_detected: false,
+      frames: None,
     })
+  }
+
+  /// Terminal output (API.md §6.5): `\r` redraws keep their last frame and
+  /// `\r\n` ends a line; a partial line reaches the file when it ends (or at
+  /// the end of the task).
+  pub fn set_frames(&mut self) {
+    self.frames = Some(Frames::default());
   }
 
   /// Processes one read of `stream`, writing at once what is final.
@@ -112,7 +166,10 @@ impl OutputWriter {
       if let Some(tap) = tap {
         tap(text);
       }
-      self.file.append(text);
+      match self.frames.as_mut() {
+        Some(frames) => self.file.append(&frames.push(text)),
+        None => self.file.append(text),
+      }
     } else {
       if let Some(tap) = tap {
         tap(state.text(bytes));
@@ -125,7 +182,15 @@ impl OutputWriter {
   /// file. Later writes are counted, not written.
   pub fn finish(&mut self) {
     for state in self.streams.iter_mut().filter(|s| !s.binary) {
-      self.file.append(state.finish());
+      let text = state.finish();
+      match self.frames.as_mut() {
+        Some(frames) => {
+          let mut rest = frames.push(text);
+          rest.push_str(&frames.finish());
+          self.file.append(&rest);
+        }
+        None => self.file.append(text),
+      }
     }
     self.file.close();
   }

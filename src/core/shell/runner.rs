@@ -21,6 +21,7 @@ use crate::core::end::{EndVia, TaskEnd};
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::reactor::{ExitHandler, PipeHandler, Reactor};
 use crate::core::sync::lock;
+use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 use crate::core::wait::{WaitOutcome, WaitSpec};
 /// What must end before the run settles: the leader, stdout and stderr.
 const PARTS: u8 = 3;
@@ -105,6 +106,9 @@ pub struct ShellRun {
   timer_at: Mutex<Option<i64>>,
   on_signal: OnSignal,
   reactor: Mutex<Option<Arc<Reactor>>>,
+  /// Terminal mode (API.md §6.5): the terminal, its screen and the
+  /// `settleMs` judged on that screen.
+  terminal: Option<(TaskTerminal, Option<u64>)>,
 }
 
 impl ShellRun {
@@ -128,6 +132,14 @@ impl ShellRun {
     on_signal: OnSignal,
     on_settle: Box<dyn FnOnce(ShellOutcome) + Send>,
   ) -> io::Result<Arc<Self>> {
+    let mut writer = writer;
+    let terminal = spawned.terminal.clone().map(|handle| {
+      writer.set_frames();
+      let now = clock::wall_ms() as u64;
+      (TaskTerminal::new(handle, settle_ms, now), settle_ms)
+    });
+    // A terminal's settle is judged on its screen, not on bytes.
+    let byte_settle_ms = settle_ms.filter(|_| terminal.is_none());
     let SpawnedProcess {
       pid,
       group,
@@ -150,10 +162,11 @@ impl ShellRun {
         settled: false,
         on_settle: Some(on_settle),
       }),
-      signals: Mutex::new(RunSignals::new(settle_ms)),
+      signals: Mutex::new(RunSignals::new(byte_settle_ms)),
       timer_at: Mutex::new(None),
       on_signal,
       reactor: Mutex::new(None),
+      terminal,
     });
     let watched = Reactor::pick().and_then(|reactor| {
       *lock(&run.reactor) = Some(Arc::clone(&reactor));
@@ -201,6 +214,57 @@ impl ShellRun {
   /// A wait's signal fired: its `aborted` outcome, if it was pending here.
   pub fn abort_wait(&self, id: u64) -> Option<WaitOutcome> {
     lock(&self.signals).abort_wait(id, clock::mono_ms())
+  }
+
+  /// `screen()`: `None` without a terminal.
+  pub fn screen(&self) -> Option<ScreenSnapshot> {
+    self.terminal.as_ref().map(|(t, _)| t.snapshot())
+  }
+
+  /// `write()`: `None` without a terminal.
+  pub fn write_terminal(&self, bytes: &[u8]) -> Option<Result<(), TerminalError>> {
+    self.terminal.as_ref().map(|(t, _)| t.write(bytes))
+  }
+
+  /// `resize()`: `None` without a terminal.
+  pub fn resize_terminal(&self, size: TerminalSize) -> Option<Result<(), TerminalError>> {
+    let (terminal, _) = self.terminal.as_ref()?;
+    let now = clock::wall_ms() as u64;
+    Some(terminal.resize(size, now).map(|arm| {
+      if let Some(at) = arm {
+        self.arm_screen_timer(at, now);
+      }
+    }))
+  }
+
+  fn arm_screen_timer(&self, at: u64, now: u64) {
+    let Some(reactor) = lock(&self.reactor).clone() else {
+      return;
+    };
+    let me = self.me.clone();
+    reactor.after(Duration::from_millis(at.saturating_sub(now).max(1)), move || {
+      if let Some(run) = me.upgrade() {
+        run.screen_due();
+      }
+    });
+  }
+
+  /// The screen's timer fired: a settled screen is told with its text.
+  fn screen_due(&self) {
+    let Some((terminal, settle_ms)) = &self.terminal else {
+      return;
+    };
+    let now = clock::wall_ms() as u64;
+    let tick = terminal.tick(now);
+    if let (Some(screen), Some(settle_ms)) = (tick.settled_text, settle_ms) {
+      (self.on_signal)(RunSignal::ScreenSettled {
+        settle_ms: *settle_ms,
+        screen,
+      });
+    }
+    if let Some(at) = tick.next {
+      self.arm_screen_timer(at, now);
+    }
   }
 
   /// Makes sure the reactor's timer fires by the signals' next deadline.
@@ -265,6 +329,9 @@ impl ShellRun {
       )
     };
     lock(&self.signals).stop();
+    if let Some((terminal, _)) = &self.terminal {
+      terminal.finish();
+    }
     let (aborted, cancelled_via) = aborted;
     let counters = {
       let mut writer = lock(&self.writer);
@@ -296,6 +363,12 @@ impl PipeHandler for ShellRun {
     } else {
       Stream::Stdout
     };
+    if let Some((terminal, _)) = &self.terminal {
+      let wall = clock::wall_ms() as u64;
+      if let Some(at) = terminal.feed(bytes, wall) {
+        self.arm_screen_timer(at, wall);
+      }
+    }
     let now = clock::mono_ms();
     let mut out = Vec::new();
     let armed = {

@@ -16,6 +16,9 @@ pub enum RunSignal {
   Wait(u64, WaitOutcome),
   /// No output byte for `settle_ms`: send the settled notification.
   Settled { settle_ms: u64 },
+  /// A terminal shell's screen did not change for `settle_ms`: send the
+  /// settled notification with the screen's text.
+  ScreenSettled { settle_ms: u64, screen: String },
 }
 
 /// The waits and settle timer of one run.

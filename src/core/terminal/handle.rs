@@ -60,7 +60,7 @@ pub(crate) use unix::{cloexec_pipe, new_handle, set_flags, set_window_size};
 /// No terminal exists on this platform: a terminal spawn fails with
 /// [`super::UNSUPPORTED_MESSAGE`], so no value of this type is ever made.
 #[cfg(not(unix))]
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TerminalHandle {
   never: std::convert::Infallible,
 }

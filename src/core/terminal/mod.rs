@@ -36,6 +36,7 @@
 mod handle;
 mod screen;
 mod settle;
+mod task;
 mod watch;
 
 #[cfg(test)]
@@ -46,6 +47,7 @@ pub use screen::{
   settled_text, CursorPosition, Screen, ScreenSnapshot, CHECK_INTERVAL_MS, SETTLED_TEXT_MAX_UNITS,
 };
 pub use settle::{Settle, SettlePoll};
+pub use task::{TaskTerminal, TerminalTick};
 pub use watch::ScreenWatch;
 
 #[cfg(unix)]

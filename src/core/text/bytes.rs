@@ -42,6 +42,44 @@ fn portable_block_masks(block: &[u8]) -> BlockMasks {
   masks
 }
 
+/// Bit masks for finding plain lines (`monitor::signal::plain`), over one
+/// block of at most 64 bytes (bit `i` = byte `i`; bits past its end are 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlainMasks {
+  /// `\n`.
+  pub newline: u64,
+  /// `\r`.
+  pub carriage_return: u64,
+  /// Space and TAB.
+  pub blank: u64,
+  /// Bytes other than `0x20..=0x7F` but `<`, TAB, `\n` and `\r`.
+  pub other: u64,
+}
+
+/// [`PlainMasks`] of `block` (`block.len() <= 64`).
+#[inline]
+pub fn plain_masks(block: &[u8]) -> PlainMasks {
+  debug_assert!(block.len() <= 64);
+  #[cfg(target_arch = "x86_64")]
+  if block.len() == 64 {
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the block is 64 bytes.
+    return unsafe { sse2::plain_masks_64(block) };
+  }
+  portable_plain_masks(block)
+}
+
+fn portable_plain_masks(block: &[u8]) -> PlainMasks {
+  let mut masks = PlainMasks::default();
+  for (i, &b) in block.iter().enumerate() {
+    masks.newline |= u64::from(b == b'\n') << i;
+    masks.carriage_return |= u64::from(b == b'\r') << i;
+    masks.blank |= u64::from(b == b' ' || b == b'\t') << i;
+    let kept = (0x20..0x80).contains(&b) && b != b'<' || matches!(b, b'\t' | b'\n' | b'\r');
+    masks.other |= u64::from(!kept) << i;
+  }
+  masks
+}
+
 /// Bit masks of the bytes CSI sequences are made of, over one block of at
 /// most 64 bytes (bit `i` = byte `i`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -433,12 +471,13 @@ pub(crate) mod avx2 {
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
   use std::arch::x86_64::{
-    __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
-    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    __m128i, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8,
+    _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
   };
 
   use super::{
-    scalar_find_either, scalar_find_line_special, BlockMasks, EscapeMasks, Utf8Masks, C1_LEAD, ESC,
+    scalar_find_either, scalar_find_line_special, BlockMasks, EscapeMasks, PlainMasks, Utf8Masks,
+    C1_LEAD, ESC,
   };
 
   /// Loads bytes `at..at + 16` of `bytes`; panics when they are not all there.
@@ -454,6 +493,33 @@ mod sse2 {
   #[target_feature(enable = "sse2")]
   fn bits(mask: __m128i) -> u64 {
     u64::from(_mm_movemask_epi8(mask) as u16)
+  }
+
+  #[inline]
+  #[target_feature(enable = "sse2")]
+  pub(super) fn plain_masks_64(block: &[u8]) -> PlainMasks {
+    let newline = _mm_set1_epi8(b'\n' as i8);
+    let carriage_return = _mm_set1_epi8(b'\r' as i8);
+    let space = _mm_set1_epi8(b' ' as i8);
+    let tab = _mm_set1_epi8(b'\t' as i8);
+    let less = _mm_set1_epi8(b'<' as i8);
+    let below_space = _mm_set1_epi8(0x1F);
+    let mut masks = PlainMasks::default();
+    for lane in 0..4 {
+      let v = load(block, lane * 16);
+      let shift = lane * 16;
+      let is_newline = _mm_cmpeq_epi8(v, newline);
+      let is_cr = _mm_cmpeq_epi8(v, carriage_return);
+      let is_tab = _mm_cmpeq_epi8(v, tab);
+      // Signed compare: bytes 0x80.. are negative, so `> 0x1F` is 0x20..=0x7F.
+      let text = _mm_andnot_si128(_mm_cmpeq_epi8(v, less), _mm_cmpgt_epi8(v, below_space));
+      let kept = _mm_or_si128(_mm_or_si128(text, is_tab), _mm_or_si128(is_newline, is_cr));
+      masks.newline |= bits(is_newline) << shift;
+      masks.carriage_return |= bits(is_cr) << shift;
+      masks.blank |= bits(_mm_or_si128(is_tab, _mm_cmpeq_epi8(v, space))) << shift;
+      masks.other |= (!bits(kept) & 0xFFFF) << shift;
+    }
+    masks
   }
 
   #[inline]
@@ -658,6 +724,37 @@ mod tests {
       !0
     } else {
       (1 << len) - 1
+    }
+  }
+
+  #[test]
+  fn plain_masks_classify_every_byte_value_at_every_position() {
+    for value in 0..=255u8 {
+      for len in [0, 1, 17, 63, 64] {
+        for at in 0..len {
+          let mut block = vec![b'x'; len];
+          block[at] = value;
+          let bit = 1u64 << at;
+          let kept = ((0x20..=0x7F).contains(&value) && value != b'<')
+            || matches!(value, b'\t' | b'\n' | b'\r');
+          let expected = PlainMasks {
+            newline: if value == b'\n' { bit } else { 0 },
+            carriage_return: if value == b'\r' { bit } else { 0 },
+            blank: if value == b' ' || value == b'\t' {
+              bit
+            } else {
+              0
+            },
+            other: if kept { 0 } else { bit },
+          };
+          assert_eq!(
+            plain_masks(&block),
+            expected,
+            "value {value:#x} at {at} of {len}"
+          );
+          assert_eq!(portable_plain_masks(&block), expected);
+        }
+      }
     }
   }
 

@@ -45,7 +45,7 @@ pub(crate) enum Control {
 
 /// The one classifier behind every control-character rule of CONTRACT.md §1.7, §2.14 step 6
 /// and §3.7: `None` for an ordinary character.
-fn classify_control(c: char) -> Option<Control> {
+pub(crate) fn classify_control(c: char) -> Option<Control> {
   match c {
     '\t' => Some(Control::Tab),
     '\n' | '\r' => Some(Control::LineBreak),
@@ -116,6 +116,15 @@ static STRUCTURAL_TAG: Lazy<Regex> =
 /// defangs each structural envelope tag (name compared case-insensitively) by inserting U+200B
 /// after its `<` or `</`, keeping the original case. DEL and bidi controls stay.
 pub fn sanitize_monitor_line(line: &str) -> String {
+  if sanitize_monitor_line_keeps(line) {
+    // The usual log line: one copy, no char-by-char pass, no regex.
+    return line.to_owned();
+  }
+  sanitize_monitor_line_in_full(line)
+}
+
+/// [`sanitize_monitor_line`] without the shortcut.
+fn sanitize_monitor_line_in_full(line: &str) -> String {
   let cleaned = remove_controls(line, |control| {
     matches!(control, Control::LineBreak | Control::OtherC0 | Control::C1)
   });
@@ -129,6 +138,17 @@ pub fn sanitize_monitor_line(line: &str) -> String {
       }
     })
     .into_owned()
+}
+
+/// True when [`sanitize_monitor_line`] would return `line` unchanged, judged
+/// from its bytes alone (conservatively: any `<`, and any 0xC2 byte, the lead
+/// byte of U+0080–U+00BF, count as a change): no C0 control but TAB, no C1
+/// control, no tag.
+/// Lets a caller that only needs to look at the sanitised line skip the copy.
+pub fn sanitize_monitor_line_keeps(line: &str) -> bool {
+  line
+    .bytes()
+    .all(|b| (b >= 0x20 || b == b'\t') && b != b'<' && b != 0xC2)
 }
 
 fn is_structural_tag(name: &str) -> bool {
@@ -209,6 +229,51 @@ mod tests {
   #[test]
   fn sanitize_monitor_line_vectors() {
     assert_string_vectors("sanitizeMonitorLine", sanitize_monitor_line);
+  }
+
+  #[test]
+  fn sanitize_monitor_line_keeps_only_what_it_leaves_alone() {
+    let cases = [
+      "plain line 42",
+      "tab\there",
+      "é 你好 😀 \u{202E} \u{7F}",
+      "a < b",
+      "<result>",
+      "x\u{0}y",
+      "nel\u{85}",
+      "\u{A0}nbsp",
+      "\r",
+      "",
+    ];
+    for line in cases {
+      if sanitize_monitor_line_keeps(line) {
+        assert_eq!(sanitize_monitor_line_in_full(line), line, "{line:?}");
+      }
+    }
+    // Random lines of the characters that matter, and the bytes around them.
+    let pieces = [
+      "a", "Z", " ", "\t", "\u{0}", "\u{1F}", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{BF}",
+      "\u{C0}", "é", "<", ">", "/", "result", "kind", "\u{200B}", "\u{202E}", "😀", "\r", "\n",
+    ];
+    let mut rng = crate::core::text::test_support::XorShift(0x5A71_71E5);
+    for _ in 0..20_000 {
+      let line: String = (0..rng.below(12))
+        .map(|_| pieces[rng.below(pieces.len())])
+        .collect();
+      if sanitize_monitor_line_keeps(&line) {
+        assert_eq!(sanitize_monitor_line_in_full(&line), line, "{line:?}");
+      } else {
+        assert_eq!(
+          sanitize_monitor_line(&line),
+          sanitize_monitor_line_in_full(&line)
+        );
+      }
+    }
+    assert!(sanitize_monitor_line_keeps("plain line 42"));
+    assert!(sanitize_monitor_line_keeps("é 你好 😀 \u{202E} \u{7F}"));
+    assert!(!sanitize_monitor_line_keeps("x\u{0}y"));
+    assert!(!sanitize_monitor_line_keeps("nel\u{85}"));
+    assert!(!sanitize_monitor_line_keeps("<result>"));
   }
 
   #[test]

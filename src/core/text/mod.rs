@@ -6,10 +6,14 @@ mod binary;
 mod bytes;
 mod clean_stream;
 mod controls;
+mod frames;
 mod length;
 mod line_buffer;
 mod line_count;
+mod output_file;
+mod output_text;
 mod paths;
+mod read_output;
 #[cfg(test)]
 mod stream_tests;
 mod tail;
@@ -21,11 +25,11 @@ mod xml;
 
 pub use ansi::{strip_ansi, AnsiStreamStripper, MAX_HELD_SEQUENCE_CHARS};
 pub use binary::{is_binary, DEFAULT_BINARY_SAMPLE_SIZE};
-pub use bytes::{find_either, find_line_end_or_not_plain};
+pub use bytes::{find_either, find_line_end_or_not_plain, plain_masks, PlainMasks};
 pub use clean_stream::CleanTextStream;
 pub use controls::{
-  sanitize_monitor_line, strip_display_control_chars, strip_terminal_control_sequences,
-  truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,
+  sanitize_monitor_line, sanitize_monitor_line_keeps, strip_display_control_chars,
+  strip_terminal_control_sequences, truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,
 };
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
@@ -33,7 +37,15 @@ pub use line_count::{
   count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
 };
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
-pub use tail::{clean_output_tail, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
+pub use frames::{FrameCollapser, FramePiece};
+pub use read_output::{
+  read_task_output, Grep, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
+  MIN_READ_OUTPUT_MAX_BYTES,
+};
+pub use tail::{
+  clean_output_tail, clean_output_text, read_task_output_tail, OutputTail,
+  MAX_TASK_OUTPUT_TAIL_BYTES,
+};
 pub use utf8::Utf8StreamDecoder;
 pub use whitespace::{ecma_trim, ecma_trim_end, ecma_trim_start, is_ecma_whitespace};
 pub use xml::escape_xml;

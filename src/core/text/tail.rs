@@ -1,14 +1,14 @@
 //! `readTaskOutputTail`: the cleaned end of a background shell's output file
 //! (CONTRACT.md §2.14, §3.13).
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use once_cell::sync::Lazy;
 use regex::Regex;
 
 use super::controls::{remove_controls, Control};
+use super::output_file::{open_no_follow, OutputFileError};
 use super::whitespace::ecma_trim_end;
 
 /// The hard cap on the bytes `readTaskOutputTail` reads, whatever `maxBytes` says
@@ -55,34 +55,10 @@ struct TailBytes {
   start: u64,
 }
 
-/// An I/O failure and the system call it came from, worded like Node's `fs` errors.
-struct TailError {
-  syscall: &'static str,
-  error: io::Error,
-}
-
-impl TailError {
-  fn at(syscall: &'static str) -> impl FnOnce(io::Error) -> TailError {
-    move |error| TailError { syscall, error }
-  }
-
-  /// For example `ENOENT: no such file or directory, open '/tmp/x.output'`.
-  fn message(&self, path: &Path) -> String {
-    let path = path.display();
-    #[cfg(unix)]
-    if let Some(code) = self.error.raw_os_error() {
-      let errno = nix::errno::Errno::from_raw(code);
-      let description = errno.desc().to_lowercase();
-      return format!("{errno:?}: {description}, {} '{path}'", self.syscall);
-    }
-    format!("{}, {} '{path}'", self.error, self.syscall)
-  }
-}
-
 /// Steps 1–3 of §2.14: `None` when the path is not a regular file or is empty.
-fn read_tail_bytes(path: &Path, max_bytes: usize) -> Result<Option<TailBytes>, TailError> {
-  let mut file = open_no_follow(path).map_err(TailError::at("open"))?;
-  let metadata = file.metadata().map_err(TailError::at("fstat"))?;
+fn read_tail_bytes(path: &Path, max_bytes: usize) -> Result<Option<TailBytes>, OutputFileError> {
+  let mut file = open_no_follow(path).map_err(OutputFileError::at("open"))?;
+  let metadata = file.metadata().map_err(OutputFileError::at("fstat"))?;
   let size = metadata.len();
   if !metadata.is_file() || size == 0 {
     return Ok(None);
@@ -93,7 +69,7 @@ fn read_tail_bytes(path: &Path, max_bytes: usize) -> Result<Option<TailBytes>, T
   file
     .seek(SeekFrom::Start(start))
     .and_then(|_| file.by_ref().take(length).read_to_end(&mut bytes))
-    .map_err(TailError::at("read"))?;
+    .map_err(OutputFileError::at("read"))?;
   if start > 0 {
     let continuation = bytes
       .iter()
@@ -104,47 +80,22 @@ fn read_tail_bytes(path: &Path, max_bytes: usize) -> Result<Option<TailBytes>, T
   Ok(Some(TailBytes { bytes, start }))
 }
 
-/// Opens for reading with `O_NOFOLLOW | O_NONBLOCK`: a symlink fails with `ELOOP` and a FIFO
-/// opens at once instead of waiting for a writer.
-#[cfg(unix)]
-fn open_no_follow(path: &Path) -> io::Result<File> {
-  use std::os::unix::fs::OpenOptionsExt;
-  std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-    .open(path)
-}
-
-/// Windows has no `O_NOFOLLOW`: opens the reparse point itself (never its target) and refuses
-/// it when the opened file is a symlink or another reparse point (upstream #8227).
-#[cfg(windows)]
-fn open_no_follow(path: &Path) -> io::Result<File> {
-  use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
-  const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
-  const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
-  const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x0400;
-  let file = std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT)
-    .open(path)?;
-  if file.metadata()?.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-    return Err(io::Error::new(
-      io::ErrorKind::InvalidInput,
-      "refusing to read through a symlink or reparse point",
-    ));
-  }
-  Ok(file)
-}
-
 /// Steps 5–8 of §2.14 on decoded text: strip whole escape sequences (none crosses a line end),
 /// delete C0 except TAB, LF and CR, C1 and the bidi controls, keep the last non-empty `\r`
 /// frame of each line, then `trimEnd()`. The caller treats an empty result as `undefined`.
 pub fn clean_output_tail(text: &str) -> String {
+  ecma_trim_end(&clean_output_text(text)).to_owned()
+}
+
+/// Steps 5–7 of §2.14, without the `trimEnd()` of step 8: what `readTaskOutput` returns
+/// (API.md §6.4). Every step keeps to its line: for `a` ending with `\n` (or empty),
+/// `clean_output_text(a + b) == clean_output_text(a) + clean_output_text(b)`.
+pub fn clean_output_text(text: &str) -> String {
   let without_sequences = strip_tail_sequences(text);
   let without_controls = remove_controls(&without_sequences, |control| {
     matches!(control, Control::OtherC0 | Control::C1 | Control::Bidi)
   });
-  ecma_trim_end(&normalize_carriage_returns(&without_controls)).to_owned()
+  normalize_carriage_returns(&without_controls)
 }
 
 /// OSC, ended by BEL, `ESC \`, or (left in place) the next ESC, a line end or the end of the

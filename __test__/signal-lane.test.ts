@@ -1,0 +1,323 @@
+// Signal per token (API.md §6.7) through the built addon with real processes:
+// batch windows (by time, by maxBatchLines, at stop), the importance lane, digests
+// of dropped lines, the option checks, and the chatty server of issue 14.
+// No timing thresholds: a window "by time" is one that left while its process
+// still runs; counts that depend on the throttle's refills are bounded, not fixed.
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { MonitorRegistry, type MonitorStartOptions, type MonitorTask } from '../index.js'
+import { waitFor } from './support/process'
+import type { Delivered } from './support/registry'
+
+const RECOMMENDED = { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true }
+const CHATTY = join(__dirname, '..', 'bench', 'fixtures', 'chatty-server.sh')
+
+/** Keeps a process alive after its output, so a window can only close by time or by size. */
+const HOLD = 'sleep 30'
+
+const registries: MonitorRegistry[] = []
+function setup(options?: ConstructorParameters<typeof MonitorRegistry>[0]) {
+  const registry = new MonitorRegistry(options)
+  registries.push(registry)
+  const notifications: Delivered[] = []
+  registry.setNotificationCallback((display, model, meta) => notifications.push({ display, model, meta }))
+  const of = (entry: MonitorTask) => notifications.filter((n) => n.meta.monitorId === entry.id)
+  const events = (entry: MonitorTask) => of(entry).filter((n) => n.meta.type === 'event')
+  const terminal = (entry: MonitorTask) => of(entry).find((n) => n.meta.type === 'terminal')
+  const done = (entry: MonitorTask) => waitFor(() => terminal(entry) !== undefined, 20_000, 'terminal notification')
+  const start = (options: MonitorStartOptions) => registry.start({ description: 'app', ...options })
+  return { registry, notifications, of, events, terminal, done, start }
+}
+afterEach(() => {
+  for (const r of registries.splice(0)) r.abortAll({ notify: false })
+})
+
+const resultOf = (n: Delivered) => n.model.match(/<result>([\s\S]*)<\/result>/)?.[1]
+const summaryOf = (n: Delivered) => n.model.match(/<summary>(.*)<\/summary>/)?.[1]
+/** `printf` of these lines in one write. */
+const print = (lines: string[]) => `printf '%s\\n' ${lines.map((l) => `'${l.replaceAll("'", "'\\''")}'`).join(' ')}`
+const range = (from: number, to: number, prefix = 'l') => Array.from({ length: to - from + 1 }, (_, i) => `${prefix}${from + i}`)
+
+describe('batch windows', () => {
+  it('a window leaves by time, as one notification with the texts of §6.7', async () => {
+    const { start, events, of } = setup()
+    const entry = start({ command: `${print(['a <1>', 'b', 'c'])}; ${HOLD}`, batchMs: 100, toolUseId: 'tu-1' })
+    await waitFor(() => events(entry).length === 1, 10_000, 'the window')
+    expect(entry.status).toBe('running')
+    const [n] = events(entry)
+    expect(n.model).toBe(
+      [
+        '<task-notification>',
+        `<task-id>${entry.id}</task-id>`,
+        '<tool-use-id>tu-1</tool-use-id>',
+        '<kind>monitor</kind>',
+        '<status>running</status>',
+        '<event-count>3</event-count>',
+        '<summary>Monitor "app" emitted events #1–3.</summary>',
+        '<result>a &lt;1&gt;\nb\nc</result>',
+        '</task-notification>',
+      ].join('\n'),
+    )
+    expect(n.display).toBe('Monitor "app" events #1–3: a <1>\nb\nc')
+    expect(n.meta).toMatchObject({ type: 'event', status: 'running', eventCount: 3, lines: ['a <1>', 'b', 'c'] })
+    expect(n.meta).not.toHaveProperty('droppedSince')
+    expect(entry.eventCount).toBe(3)
+    expect(of(entry)).toHaveLength(1)
+  })
+
+  it('a window of one line reads as the event notification, meta.lines aside', async () => {
+    const { start, events } = setup()
+    const entry = start({ command: `echo only; ${HOLD}`, batchMs: 50 })
+    await waitFor(() => events(entry).length === 1, 10_000, 'the window')
+    const [n] = events(entry)
+    expect(summaryOf(n)).toBe('Monitor "app" emitted event #1.')
+    expect(resultOf(n)).toBe('only')
+    expect(n.display).toBe('Monitor "app" event #1: only')
+    expect(n.meta.lines).toEqual(['only'])
+  })
+
+  it('a window leaves at maxBatchLines, and the open one at stop, before the terminal notification', async () => {
+    const { registry, start, events, of, done } = setup()
+    const entry = start({ command: `seq 1 7; ${HOLD}`, batchMs: 10_000, maxBatchLines: 3 })
+    await waitFor(() => events(entry).length === 2, 10_000, 'two full windows')
+    expect(events(entry).map((n) => n.meta.lines)).toEqual([
+      ['1', '2', '3'],
+      ['4', '5', '6'],
+    ])
+    expect(entry.status).toBe('running')
+    registry.cancel(entry.id)
+    await done(entry)
+    expect(of(entry).map((n) => `${n.meta.type}:${n.meta.eventCount}`)).toEqual(['event:3', 'event:6', 'event:7', 'terminal:7'])
+    expect(summaryOf(of(entry)[2])).toBe('Monitor "app" emitted event #7.')
+    expect(summaryOf(of(entry)[3])).toBe('Monitor "app" was cancelled. Total events: 7.')
+  })
+
+  it('the open window leaves when the process exits, before the terminal notification', async () => {
+    const { start, of, done } = setup()
+    const entry = start({ command: `${print(['x', 'y'])}; printf partial`, batchMs: 10_000 })
+    await done(entry)
+    expect(of(entry).map((n) => n.meta.type)).toEqual(['event', 'terminal'])
+    expect(of(entry)[0].meta.lines).toEqual(['x', 'y', 'partial'])
+    expect(of(entry)[1].meta).toMatchObject({ status: 'completed', eventCount: 3 })
+    expect(entry).toMatchObject({ eventCount: 3, droppedLines: 0 })
+  })
+
+  it('eventCount counts every line and maxEvents cuts the window', async () => {
+    const { start, of, done } = setup({ throttle: false })
+    const entry = start({ command: `seq 1 50; ${HOLD}`, batchMs: 200, maxEvents: 7 })
+    await done(entry)
+    const [batch, terminal] = of(entry)
+    expect(of(entry)).toHaveLength(2)
+    expect(batch.meta.lines).toEqual(range(1, 7, ''))
+    expect(summaryOf(batch)).toBe('Monitor "app" emitted events #1–7.')
+    expect(terminal.meta).toMatchObject({ type: 'terminal', eventCount: 7, end: { reason: 'max-events', by: 'limit' } })
+    expect(resultOf(terminal)).toBe('Max events reached')
+    expect(entry).toMatchObject({ status: 'completed', eventCount: 7, error: 'Max events reached' })
+  })
+
+  it('the throttle spends one token per notification and drops a window opened on an empty bucket whole', async () => {
+    const throttle = { burst: 2, refillMs: 600_000 }
+    const batched = setup({ throttle })
+    const a = batched.start({ command: `seq 1 100; ${HOLD}`, batchMs: 10_000, maxBatchLines: 10 })
+    const plain = setup({ throttle })
+    const b = plain.start({ command: `seq 1 100; ${HOLD}` })
+    await waitFor(() => a.linesSeen === 100 && b.linesSeen === 100, 10_000, 'all lines read')
+    batched.registry.cancel(a.id)
+    plain.registry.cancel(b.id)
+    await batched.done(a)
+    await plain.done(b)
+    // Two tokens: two windows of ten lines, against two lines one by one.
+    expect(batched.events(a).map((n) => n.meta.lines)).toEqual([range(1, 10, ''), range(11, 20, '')])
+    expect(a).toMatchObject({ eventCount: 20, droppedLines: 80 })
+    expect(plain.events(b).map((n) => resultOf(n))).toEqual(['1', '2'])
+    expect(b).toMatchObject({ eventCount: 2, droppedLines: 98 })
+    expect(summaryOf(batched.terminal(a)!)).toBe('Monitor "app" was cancelled. Total events: 20. 80 lines dropped due to throttling.')
+  })
+
+  it('with throttle: false every line leaves in windows (Gemini stream_output)', async () => {
+    const { start, of, done } = setup({ throttle: false })
+    const entry = start({ command: 'seq 1 45', batchMs: 10_000 })
+    await done(entry)
+    expect(of(entry).map((n) => n.meta.lines?.length ?? n.meta.type)).toEqual([20, 20, 5, 'terminal'])
+    expect(entry).toMatchObject({ eventCount: 45, droppedLines: 0 })
+  })
+})
+
+describe('importance lane', () => {
+  it('important lines pass an empty main bucket, up to the importance bucket (burst 10)', async () => {
+    const { start, events, done, registry } = setup({ throttle: { burst: 1, refillMs: 600_000 } })
+    const lines = ['INFO first', 'INFO dropped', ...range(1, 15, 'ERROR request failed ')]
+    const entry = start({ command: `${print(lines)}; ${HOLD}`, important: 'ERROR' })
+    await waitFor(() => entry.linesSeen === lines.length, 10_000, 'all lines read')
+    registry.cancel(entry.id)
+    await done(entry)
+    expect(events(entry).map(resultOf)).toEqual(['INFO first', ...range(1, 10, 'ERROR request failed ')])
+    expect(events(entry).every((n) => n.meta.lines === undefined)).toBe(true)
+    expect(entry).toMatchObject({ eventCount: 11, droppedLines: 6 })
+  })
+
+  it('with batchMs an important line opens a delivered window of its own when the open one is dropped', async () => {
+    const { start, events, done, registry } = setup({ throttle: { burst: 1, refillMs: 600_000 } })
+    const lines = [...range(1, 25, 'INFO '), 'ERROR boom', 'INFO after']
+    const entry = start({ command: `${print(lines)}; ${HOLD}`, batchMs: 10_000, maxBatchLines: 10, important: 'ERROR' })
+    await waitFor(() => events(entry).length === 1 && entry.linesSeen === lines.length, 10_000, 'the first window')
+    registry.cancel(entry.id)
+    await done(entry)
+    // Window 1 took the only token; 11–20 and 21–25 joined dropped windows; the
+    // ERROR line opened its own (importance token), which INFO after joined.
+    expect(events(entry).map((n) => n.meta.lines)).toEqual([range(1, 10, 'INFO '), ['ERROR boom', 'INFO after']])
+    expect(entry).toMatchObject({ eventCount: 12, droppedLines: 15 })
+  })
+})
+
+describe('digests', () => {
+  it('the next event carries the lines dropped since the previous notification, first and last quoted', async () => {
+    const { start, events, done } = setup({ throttle: { burst: 2, refillMs: 600_000 } })
+    const entry = start({
+      command: print(['one', 'two', "d1 <x> & 'q'", 'd2', 'd3', 'ERROR boom', 'd4']),
+      important: 'ERROR',
+      digest: true,
+    })
+    await done(entry)
+    const [, , error] = events(entry)
+    expect(events(entry)).toHaveLength(3)
+    expect(error.meta.droppedSince).toBe(3)
+    expect(resultOf(error)).toBe(
+      'ERROR boom\n[3 lines dropped since the last notification; first: d1 &lt;x&gt; &amp; &apos;q&apos;; last: d3]',
+    )
+    expect(error.display).toBe("Monitor \"app\" event #3: ERROR boom\n[3 lines dropped since the last notification; first: d1 <x> & 'q'; last: d3]")
+    expect(events(entry)[0].meta).not.toHaveProperty('droppedSince')
+  })
+
+  it('the terminal notification ends its result with the digest line (singular for one line)', async () => {
+    const { start, terminal, done } = setup({ throttle: { burst: 2, refillMs: 600_000 } })
+    const one = start({ command: print(['a', 'b', `${'y'.repeat(300)}`]), digest: true })
+    const many = start({ command: `${print(['a', 'b', 'c', 'd', 'e'])}; exit 3`, digest: true })
+    await done(one)
+    await done(many)
+    expect(resultOf(terminal(one)!)).toBe(`Exited with code 0\n[1 line dropped since the last notification: ${'y'.repeat(200)}]`)
+    expect(terminal(one)!.meta.droppedSince).toBe(1)
+    expect(resultOf(terminal(many)!)).toBe('Exit code 3\n[3 lines dropped since the last notification; first: c; last: e]')
+    expect(summaryOf(terminal(many)!)).toBe('Monitor "app" failed. Total events: 2. 3 lines dropped due to throttling.')
+  })
+
+  it('a settled notification follows the flushed window and carries the digest', async () => {
+    const { start, of, registry, done } = setup({ throttle: { burst: 1, refillMs: 600_000 } })
+    const entry = start({ command: `${print(['a', 'b', 'c'])}; ${HOLD}`, batchMs: 10_000, digest: true, settleMs: 100 })
+    await waitFor(() => of(entry).some((n) => n.meta.type === 'settled'), 10_000, 'settled')
+    const [first, settled] = of(entry)
+    expect(first.meta).toMatchObject({ type: 'event', lines: ['a', 'b', 'c'] })
+    expect(settled.meta).toMatchObject({ type: 'settled', status: 'running', eventCount: 3 })
+    expect(settled.meta).not.toHaveProperty('droppedSince')
+    registry.cancel(entry.id)
+    await done(entry)
+
+    const dropped = start({ command: `${print(['a', 'b', 'c', 'd'])}; ${HOLD}`, maxBatchLines: 2, batchMs: 10_000, digest: true, settleMs: 100 })
+    await waitFor(() => of(dropped).some((n) => n.meta.type === 'settled'), 10_000, 'settled')
+    const settledAfterDrops = of(dropped).find((n) => n.meta.type === 'settled')!
+    expect(of(dropped).filter((n) => n.meta.type === 'event').map((n) => n.meta.lines)).toEqual([['a', 'b']])
+    expect(settledAfterDrops.meta.droppedSince).toBe(2)
+    expect(resultOf(settledAfterDrops)).toBe('d\n[2 lines dropped since the last notification; first: c; last: d]')
+  })
+})
+
+describe('defaults and options', () => {
+  it('without the options every text and meta key stays the TypeScript registry’s', async () => {
+    const texts = async (options: Partial<MonitorStartOptions>) => {
+      const { start, of, done } = setup({ throttle: { burst: 2, refillMs: 600_000 } })
+      const entry = start({ command: print(['a', 'b', 'c']), monitorId: 'same', ...options })
+      await done(entry)
+      return of(entry).map((n) => ({ display: n.display, model: n.model, keys: Object.keys(n.meta).sort() }))
+    }
+    const plain = await texts({})
+    expect(plain.map((n) => n.display)).toEqual([
+      'Monitor "app" event #1: a',
+      'Monitor "app" event #2: b',
+      'Monitor "app" completed. (2 events, 1 lines dropped due to throttling)',
+    ])
+    expect(plain[0].keys).toEqual(['eventCount', 'monitorId', 'ownerAgentId', 'status', 'todoWorkChainId', 'toolUseId', 'type'])
+    expect(plain[2].keys).toEqual(['end', 'eventCount', 'monitorId', 'ownerAgentId', 'status', 'todoWorkChainId', 'toolUseId', 'type'])
+    expect(await texts({ batchMs: undefined, maxBatchLines: 5, important: undefined, digest: false })).toEqual(plain)
+  })
+
+  it('bad options throw before anything is spawned', () => {
+    const { registry } = setup()
+    const dir = mkdtempSync(join(tmpdir(), 'signal-lane-'))
+    const marker = join(dir, 'spawned')
+    const start = (options: Record<string, unknown>) => () => registry.start({ command: `touch ${marker}`, ...options } as MonitorStartOptions)
+    expect(start({ batchMs: '200' })).toThrow(TypeError)
+    expect(start({ batchMs: '200' })).toThrow('The "options.batchMs" property must be of type number.')
+    expect(start({ batchMs: 9 })).toThrow(RangeError)
+    expect(start({ batchMs: 9 })).toThrow('The value of "options.batchMs" is out of range. It must be an integer >= 10 && <= 10000. Received 9')
+    expect(start({ batchMs: 10_001 })).toThrow(RangeError)
+    expect(start({ batchMs: 200.5 })).toThrow(RangeError)
+    expect(start({ maxBatchLines: 0 })).toThrow('The value of "options.maxBatchLines" is out of range. It must be an integer >= 1 && <= 1000. Received 0')
+    expect(start({ maxBatchLines: 1001 })).toThrow(RangeError)
+    expect(start({ maxBatchLines: null })).toThrow(TypeError)
+    expect(start({ important: 5 })).toThrow(TypeError)
+    expect(start({ important: 5 })).toThrow('The "options.important" property must be of type string.')
+    expect(start({ important: 'error|(unclosed' })).toThrow(SyntaxError)
+    expect(start({ important: 'error|(unclosed' })).toThrow(/^The "options\.important" property is not a valid regular expression: regex parse error:[\s\S]*unclosed group/)
+    expect(start({ digest: 'yes' })).toThrow(TypeError)
+    expect(start({ digest: 'yes' })).toThrow('The "options.digest" property must be of type boolean.')
+    expect(registry.getRunning()).toEqual([])
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('fed mode is unchanged: emitEvent knows nothing of the options', () => {
+    const { registry, notifications } = setup()
+    const entry = registry.register({
+      monitorId: 'fed',
+      command: 'tail',
+      description: 'fed',
+      status: 'running',
+      startTime: Date.now(),
+      eventCount: 0,
+      lastEventTime: Date.now(),
+      maxEvents: 1000,
+      idleTimeoutMs: 300_000,
+      droppedLines: 0,
+      outputFile: '',
+      abortController: new AbortController(),
+    })
+    registry.emitEvent(entry.id, 'one line')
+    expect(notifications).toHaveLength(1)
+    expect(summaryOf(notifications[0])).toBe('Monitor "fed" emitted event #1.')
+    expect(notifications[0].meta).not.toHaveProperty('lines')
+  })
+})
+
+describe('the chatty server of issue 14', () => {
+  it('default settings lose every error line; the recommended setting delivers all ten', async () => {
+    // 2000 INFO lines over ~4 s (50 every 100 ms) with 10 `ERROR request … failed`
+    // lines spread through them; both monitors run at once, on the same timing.
+    const { start, of, done } = setup()
+    const plain = start({ command: `bash ${CHATTY}` })
+    const recommended = start({ command: `bash ${CHATTY}`, ...RECOMMENDED })
+    await done(plain)
+    await done(recommended)
+    const errorsIn = (entry: MonitorTask) =>
+      of(entry)
+        .filter((n) => n.meta.type === 'event')
+        .flatMap((n) => n.meta.lines ?? [resultOf(n)!])
+        .filter((line) => /^ERROR request \d+ failed/.test(line)).length
+    // Observed: 0/10. Each refill's token goes to the first line of a tick, never an ERROR.
+    expect(errorsIn(plain)).toBe(0)
+    expect(errorsIn(recommended)).toBe(10)
+    // Every window is bounded by maxBatchLines (20).
+    expect(of(recommended).every((n) => (n.meta.lines?.length ?? 0) <= 20)).toBe(true)
+    // Notifications: the main bucket opens as many windows as it passes lines by
+    // default (give or take one refill between the two processes), and each error
+    // outside them opens one on the importance bucket (at most 10). Observed here:
+    // default 9–10, recommended 18–19: not fewer, see README "Signal per token".
+    expect(of(recommended).length).toBeLessThanOrEqual(of(plain).length + 10 + 1)
+    expect(of(recommended).length).toBeGreaterThan(of(plain).length)
+    expect(plain.droppedLines + plain.eventCount).toBe(2000)
+    expect(recommended.droppedLines + recommended.eventCount).toBe(2000)
+    // What was dropped since the previous notification is said in the next one.
+    expect(of(recommended).some((n) => (n.meta.droppedSince ?? 0) > 0)).toBe(true)
+  })
+})

@@ -1,0 +1,203 @@
+// Terminal-mode benchmark (issue 13 §3), side by side with what a Node CLI
+// does today: node-pty + @xterm/headless in JavaScript (Gemini CLI's
+// approach), installed into bench/terminal-reference/ by this script only.
+// Every measurement runs in a fresh Node process (`--worker <scenario> <impl>`).
+//
+//   firehose  `yes` under a terminal for BENCH_TERMINAL_SECONDS [3] s: JS-thread
+//             CPU per MB (schedstat of the main thread) and ingest (MB/s).
+//             taskstream: MonitorRegistry.start({ terminal: true }); reference:
+//             pty.spawn + term.write(data) of every chunk.
+//   sixteen   16 terminal tasks at once (each a Node process redrawing a
+//             progress bar every 10 ms and printing a line every 100 ms, 3 s): event-loop delay p99 above an
+//             idle baseline, and RSS growth.
+//   echo      `cat` under a terminal: write('x') → the x visible on the
+//             screen (taskstream: screen().text; reference: the xterm buffer),
+//             BENCH_TERMINAL_TRIALS [100] keystrokes, p50/p99.
+//
+// Results replace the `terminal` section of bench/RESULTS.md (default sizes only).
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+
+import { binaryFacts, loadTaskstream } from './lib/binding.mjs'
+import { threadSched } from './lib/probe.mjs'
+import { envInt, factsMarkdown, machineFacts, mayWriteResults, percentile, table, writeSection } from './lib/report.mjs'
+import { runWorker, spawnWorker } from './lib/worker.mjs'
+
+const script = fileURLToPath(import.meta.url)
+const referenceDir = join(dirname(script), 'terminal-reference')
+const SECONDS = envInt('BENCH_TERMINAL_SECONDS', 3)
+const TRIALS = envInt('BENCH_TERMINAL_TRIALS', 100)
+const TASKS = 16
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const size = { cols: 120, rows: 40 }
+
+function reference() {
+  const require = createRequire(join(referenceDir, 'package.json'))
+  return { pty: require('node-pty'), Terminal: require('@xterm/headless').Terminal }
+}
+
+/** One terminal task, either way: start(command) → { bytes(), screenText(), write(s), stop() }. */
+function launcher(impl) {
+  if (impl === 'taskstream') {
+    const { MonitorRegistry } = loadTaskstream()
+    const registry = new MonitorRegistry({ maxConcurrent: 64 })
+    return (command) => {
+      const m = registry.start({ command, terminal: size, idleTimeoutMs: 600_000 })
+      return {
+        bytes: () => m.bytesRead,
+        screenText: () => registry.screen(m.id).text,
+        write: (s) => registry.write(m.id, s),
+        stop: () => registry.cancel(m.id, { notify: false }),
+      }
+    }
+  }
+  const { pty, Terminal } = reference()
+  return (command) => {
+    const term = new Terminal({ ...size, allowProposedApi: true })
+    const p = pty.spawn('bash', ['-c', command], { ...size, env: { ...process.env, TERM: 'xterm-256color' } })
+    let bytes = 0
+    p.onData((d) => {
+      bytes += Buffer.byteLength(d)
+      term.write(d)
+    })
+    return {
+      bytes: () => bytes,
+      screenText: () => {
+        const b = term.buffer.active
+        const rows = []
+        for (let i = 0; i < term.rows; i++) rows.push(b.getLine(b.viewportY + i)?.translateToString(true) ?? '')
+        return rows.join('\n')
+      },
+      write: (s) => p.write(s),
+      stop: () => p.kill('SIGKILL'),
+    }
+  }
+}
+
+async function firehose(impl) {
+  const start = launcher(impl)
+  const task = start('yes terminal-firehose-line-0123456789')
+  await sleep(300)
+  const [js0] = threadSched(process.pid)
+  const b0 = task.bytes()
+  const t0 = performance.now()
+  await sleep(SECONDS * 1000)
+  const [js1] = threadSched(process.pid)
+  const seconds = (performance.now() - t0) / 1000
+  const mb = (task.bytes() - b0) / 1e6
+  task.stop()
+  return { jsCpuMs: js1 - js0, mb, mbPerS: mb / seconds, jsMsPerMb: (js1 - js0) / mb }
+}
+
+async function eventLoop(windowMs, during) {
+  const h = monitorEventLoopDelay({ resolution: 1 })
+  h.enable()
+  await during(windowMs)
+  h.disable()
+  return h.percentile(99) / 1e6
+}
+
+async function sixteen(impl) {
+  const idle = await eventLoop(1000, (ms) => sleep(ms))
+  const start = launcher(impl)
+  const rss0 = process.memoryUsage().rss
+  // One Node process per task drawing a progress bar every 10 ms and a line every 100 ms, so the
+  // producers themselves fork nothing (a shell loop of `sleep`/`printf` would spend both cores
+  // on forks and measure the machine, not the reader).
+  const producer =
+    "let i=0;const t=setInterval(()=>{i++;process.stdout.write('\\r['+'#'.repeat(i%30).padEnd(30)+'] '+i+'%');" +
+    "if(i%10===0)process.stdout.write('\\nline '+i+'\\n');if(i>=600)clearInterval(t)},10)"
+  const command = `${JSON.stringify(process.execPath)} -e ${JSON.stringify(producer)}`
+  const tasks = Array.from({ length: TASKS }, () => start(command))
+  // The 16 producers' own start-up (a Node boot each) is not the readers' cost.
+  await sleep(1000)
+  let rssPeak = rss0
+  const busy = await eventLoop(SECONDS * 1000, async (ms) => {
+    const t = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50)
+    await sleep(ms)
+    clearInterval(t)
+  })
+  for (const t of tasks) t.stop()
+  return { idleP99: idle, busyP99: busy, rssGrowthMiB: (rssPeak - rss0) / 2 ** 20 }
+}
+
+async function echo(impl) {
+  const start = launcher(impl)
+  const task = start('cat')
+  await sleep(300)
+  const samples = []
+  for (let i = 1; i <= TRIALS; i++) {
+    const want = 'x'.repeat(i)
+    const t0 = performance.now()
+    task.write('x')
+    while (!task.screenText().includes(want)) {
+      await new Promise((r) => setImmediate(r))
+      if (performance.now() - t0 > 5000) throw new Error(`keystroke ${i} never showed`)
+    }
+    samples.push(performance.now() - t0)
+  }
+  task.stop()
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) }
+}
+
+const SCENARIOS = { firehose, sixteen, echo }
+
+if (process.argv[2] === '--worker') {
+  await runWorker(SCENARIOS[process.argv[3]], process.argv[4])
+} else {
+  if (!existsSync(join(referenceDir, 'node_modules', 'node-pty', 'build', 'Release', 'pty.node'))) {
+    console.log('== installing the reference (node-pty, @xterm/headless) into bench/terminal-reference')
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--foreground-scripts'], { cwd: referenceDir, stdio: 'inherit' })
+  }
+  const facts = machineFacts()
+  const run = async (scenario) => ({
+    ours: await spawnWorker(script, scenario, 'taskstream'),
+    ref: await spawnWorker(script, scenario, 'reference'),
+  })
+  const fire = await run('firehose')
+  const many = await run('sixteen')
+  const keys = await run('echo')
+  const ratio = (a, b) => `${(a / b).toFixed(2)}×`
+  const md = [
+    '## Terminal mode (bench/terminal.mjs)',
+    '',
+    factsMarkdown(facts, { Binary: binaryFacts(), Reference: 'node-pty 1.1.0 + @xterm/headless 6.0.0 in the same Node process' }),
+    '',
+    `### A terminal firehose (\`yes\` under a terminal, ${SECONDS} s)`,
+    '',
+    table(
+      ['', 'taskstream', 'node-pty + @xterm/headless', 'ratio'],
+      [
+        ['JS-thread CPU per MB', `${fire.ours.jsMsPerMb.toFixed(3)} ms`, `${fire.ref.jsMsPerMb.toFixed(3)} ms`, ratio(fire.ours.jsMsPerMb, fire.ref.jsMsPerMb)],
+        ['ingest', `${fire.ours.mbPerS.toFixed(1)} MB/s`, `${fire.ref.mbPerS.toFixed(1)} MB/s`, ratio(fire.ours.mbPerS, fire.ref.mbPerS)],
+      ],
+    ),
+    '',
+    `### ${TASKS} terminal tasks at once (a progress bar redrawn every 10 ms and a line every 100 ms each)`,
+    '',
+    table(
+      ['', 'taskstream', 'node-pty + @xterm/headless'],
+      [
+        ['event-loop p99 idle', `${many.ours.idleP99.toFixed(2)} ms`, `${many.ref.idleP99.toFixed(2)} ms`],
+        ['event-loop p99 with the tasks', `${many.ours.busyP99.toFixed(2)} ms`, `${many.ref.busyP99.toFixed(2)} ms`],
+        ['RSS growth', `${many.ours.rssGrowthMiB.toFixed(1)} MiB`, `${many.ref.rssGrowthMiB.toFixed(1)} MiB`],
+      ],
+    ),
+    '',
+    `### Keystroke echo (\`cat\` under a terminal, ${TRIALS} keystrokes): write('x') → visible on the screen`,
+    '',
+    table(
+      ['', 'taskstream (`screen()`)', 'node-pty + @xterm/headless (buffer)'],
+      [
+        ['p50', `${keys.ours.p50.toFixed(2)} ms`, `${keys.ref.p50.toFixed(2)} ms`],
+        ['p99', `${keys.ours.p99.toFixed(2)} ms`, `${keys.ref.p99.toFixed(2)} ms`],
+      ],
+    ),
+  ].join('\n')
+  console.log(md)
+  if (mayWriteResults(['BENCH_TERMINAL_SECONDS', 'BENCH_TERMINAL_TRIALS'])) console.log(`\nwrote ${writeSection('terminal', md)}`)
+}

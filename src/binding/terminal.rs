@@ -1,0 +1,99 @@
+//! Terminal mode in JavaScript (API.md §6.5), shared by both registries: the
+//! `terminal` option, `screen()` snapshots, `write()` data and its errors,
+//! `resize()` sizes.
+
+use napi::bindgen_prelude::*;
+
+use super::args;
+use super::js::set_opt;
+use crate::core::terminal::{ScreenSnapshot, TerminalError, TerminalSize};
+
+/// `terminal: true | { cols, rows }` (false or absent: no terminal).
+pub(crate) fn parse_terminal_option(env: &Env, o: &Object) -> Result<Option<TerminalSize>> {
+  let value = args::field(o, "terminal")?;
+  let size = match value.get_type()? {
+    ValueType::Undefined => return Ok(None),
+    ValueType::Boolean => {
+      if !unsafe { value.cast::<bool>() }? {
+        return Ok(None);
+      }
+      TerminalSize::DEFAULT
+    }
+    ValueType::Object => {
+      let t: Object = unsafe { value.cast() }?;
+      let side = |key: &str, max: u16, default: u16| -> Result<u32> {
+        let path = format!("options.terminal.{key}");
+        Ok(args::optional_integer_field(env, &t, key, &path, 1.0, max as f64)?.map_or(default as u32, |n| n as u32))
+      };
+      let cols = side("cols", TerminalSize::MAX_COLS, TerminalSize::DEFAULT.cols)?;
+      let rows = side("rows", TerminalSize::MAX_ROWS, TerminalSize::DEFAULT.rows)?;
+      TerminalSize::new(cols, rows).unwrap_or(TerminalSize::DEFAULT)
+    }
+    _ => {
+      return Err(args::type_error(
+        env,
+        format!(
+          "The \"options.terminal\" property must be of type boolean or an object {{ cols, rows }}. {}",
+          args::received(&value)
+        ),
+      ))
+    }
+  };
+  if !cfg!(unix) {
+    return Err(Error::from_reason(crate::core::terminal::UNSUPPORTED_MESSAGE));
+  }
+  Ok(Some(size))
+}
+
+/// `resize(id, cols, rows)` arguments.
+pub(crate) fn size_args(env: &Env, cols: &Unknown, rows: &Unknown) -> Result<TerminalSize> {
+  let cols = args::integer_in_range(env, cols, "cols", "argument", 1.0, TerminalSize::MAX_COLS as f64)?;
+  let rows = args::integer_in_range(env, rows, "rows", "argument", 1.0, TerminalSize::MAX_ROWS as f64)?;
+  Ok(TerminalSize::new(cols as u32, rows as u32).unwrap_or(TerminalSize::DEFAULT))
+}
+
+/// `write(id, data)`: a string (as UTF-8) or bytes.
+pub(crate) fn data_arg(env: &Env, data: &Unknown) -> Result<Vec<u8>> {
+  if data.get_type()? == ValueType::String {
+    return Ok(unsafe { data.cast::<String>() }?.into_bytes());
+  }
+  args::bytes(env, data, "data")
+    .map(<[u8]>::to_vec)
+    .map_err(|_| {
+      args::type_error(
+        env,
+        format!(
+          "The \"data\" argument must be of type string or an instance of Buffer or Uint8Array. {}",
+          args::received(data)
+        ),
+      )
+    })
+}
+
+/// The `Error` a `write()`/`resize()` refusal throws; `what` names the task.
+pub(crate) fn terminal_error(what: &str, error: &TerminalError) -> Error {
+  match error {
+    TerminalError::Ended => Error::from_reason(format!("{what} has ended: its terminal is closed")),
+    other => Error::from_reason(format!("{what}: {other}")),
+  }
+}
+
+/// The `Error` for a task started without `terminal`.
+pub(crate) fn no_terminal(what: &str) -> Error {
+  Error::from_reason(format!("{what} has no terminal (start it with `terminal: true`)"))
+}
+
+/// `ScreenSnapshot` as a JavaScript object.
+pub(crate) fn screen_object<'a>(env: &'a Env, s: &ScreenSnapshot) -> Result<Object<'a>> {
+  let mut object = Object::new(env)?;
+  object.set_named_property("text", s.text.as_str())?;
+  let mut cursor = Object::new(env)?;
+  cursor.set_named_property("row", s.cursor.row as u32)?;
+  cursor.set_named_property("col", s.cursor.col as u32)?;
+  object.set_named_property("cursor", cursor)?;
+  object.set_named_property("cols", s.cols as u32)?;
+  object.set_named_property("rows", s.rows as u32)?;
+  set_opt(&mut object, "title", s.title.as_deref())?;
+  object.set_named_property("changedAt", s.changed_at as f64)?;
+  Ok(object)
+}

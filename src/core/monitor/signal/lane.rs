@@ -1,0 +1,434 @@
+//! Which lines reach the model (§6.7): the main token bucket, the importance lane and the batch
+//! windows of one native monitor. Pure: time is passed in as monotonic milliseconds.
+//!
+//! Rules, per non-blank line (the caller skips lines that sanitise to blank, as today):
+//! * **Throttle off** (`throttle: None`): no buckets; every line is accepted (windows still
+//!   batch).
+//! * **Without `batchMs`**: a line takes a main token or is dropped; an important line takes a
+//!   main token if there is one, else one from the importance bucket (burst 10, +1 per second),
+//!   else it is dropped. An accepted line leaves at once as [`Out::Line`].
+//! * **With `batchMs`**: one token per notification. With no window open, a line opens one: it
+//!   takes a main token (or, important, an importance token) and the window is *delivered*;
+//!   without a token the window is *dropped* and every line that joins it is counted as
+//!   dropped, until it closes. Lines join the open window, delivered or dropped. An important
+//!   line that meets a dropped window tries a main token, then an importance token: with one it
+//!   closes the dropped window and opens a delivered window of its own (which the lines after
+//!   it join, as any window); with none it joins the dropped window. A window closes when
+//!   `batchMs` passed since it opened, when it holds `maxBatchLines` lines, or at
+//!   [`SignalLane::flush_all`]; a delivered one then leaves as [`Out::Batch`].
+//! * **`maxEvents`** counts lines: a delivered window is cut when its lines use up the event
+//!   budget; after that the lane ignores every line (the monitor is settling).
+//! * **digest**: each dropped line is recorded; the lines dropped since the previous
+//!   notification travel with the next [`Out`], or go to a settled or terminal notification
+//!   through [`SignalLane::take_digest`].
+//!
+//! The regex runs only when its answer can change the decision: on a line that found no main
+//! token, or that meets a dropped window. While the lane drops every line the regex does not
+//! match, the pipeline may hand it runs of plain lines at once ([`SignalLane::count_plain`]; see
+//! [`super::plain`]). A line is sanitised only when it is accepted, tested
+//! against the regex, or (digest on) quoted (see [`LineText`]).
+
+use super::config::SignalConfig;
+use super::digest::{DigestNote, DropDigest};
+use super::plain::{first_and_last, PlainImportant};
+use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
+use crate::core::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
+
+/// The importance bucket: burst 10, one more token per second.
+pub const IMPORTANT_BUCKET: ThrottleConfig = ThrottleConfig {
+  burst: 10,
+  refill_ms: 1000,
+};
+
+/// A non-blank line handed to the lane, sanitised at most once and only when needed.
+#[derive(Debug)]
+pub struct LineText<'a> {
+  raw: &'a str,
+  clean: Option<String>,
+}
+
+impl<'a> LineText<'a> {
+  /// A line as the splitter gave it; `sanitize_monitor_line` runs on first need.
+  pub fn raw(raw: &'a str) -> Self {
+    Self { raw, clean: None }
+  }
+
+  /// A line the caller already sanitised.
+  pub fn sanitised(clean: String) -> LineText<'static> {
+    LineText {
+      raw: "",
+      clean: Some(clean),
+    }
+  }
+
+  /// The sanitised line; a raw line the sanitiser would leave alone (the
+  /// usual log line) is not copied.
+  pub fn text(&mut self) -> &str {
+    if self.clean.is_none() && sanitize_monitor_line_keeps(self.raw) {
+      return self.raw;
+    }
+    let raw = self.raw;
+    self.clean.get_or_insert_with(|| sanitize_monitor_line(raw))
+  }
+
+  /// The sanitised line, owned.
+  pub fn into_text(self) -> String {
+    match self.clean {
+      Some(clean) => clean,
+      None => sanitize_monitor_line(self.raw),
+    }
+  }
+
+  fn record_in(&self, digest: &mut DropDigest) {
+    match &self.clean {
+      Some(clean) => digest.record_sanitised(clean),
+      None => digest.record_raw(self.raw),
+    }
+  }
+}
+
+/// A notification to send, in the order the lane produced them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Out {
+  /// Without `batchMs`: one accepted line (sanitised, not yet cut to 2000 units): one event
+  /// notification, as `emitEvent(line)`.
+  Line {
+    line: String,
+    /// With `digest`: the lines dropped since the previous notification.
+    digest: Option<DigestNote>,
+  },
+  /// A delivered window that closed: 1..=`maxBatchLines` sanitised lines, one notification
+  /// whose `eventCount` grows by `lines.len()`.
+  Batch {
+    lines: Vec<String>,
+    digest: Option<DigestNote>,
+  },
+}
+
+#[derive(Debug)]
+struct Window {
+  opened_ms: i64,
+  /// False: opened on an empty bucket; its lines are dropped.
+  delivered: bool,
+  /// Lines in it (delivered or dropped).
+  count: u32,
+  /// A delivered window's lines.
+  lines: Vec<String>,
+}
+
+/// The admission state of one monitor. See the module documentation for the rules; the
+/// integrator's calls, in order:
+/// * per read: [`Self::poll`] at the read's time, then per non-blank line either
+///   [`Self::offer`], or, for a run of lines the pipeline only counts, [`Self::count_dropped`]
+///   (allowed while [`Self::counts_only`] is true at that time); then [`Self::take_dropped`]
+///   into `droppedLines`, and re-arm the timer at [`Self::deadline`].
+/// * on the timer: [`Self::poll`].
+/// * at stop, after the pipeline's own flush offered the partial lines: [`Self::flush_all`];
+///   likewise before a settled notification.
+/// * at a settled or terminal notification (after `flush_all`): [`Self::take_digest`].
+#[derive(Debug)]
+pub struct SignalLane {
+  config: SignalConfig,
+  main: Option<TokenBucket>,
+  important: Option<TokenBucket>,
+  window: Option<Window>,
+  digest: Option<DropDigest>,
+  /// `important`, for runs of plain lines ([`Self::count_plain`]).
+  plain_important: Option<PlainImportant>,
+  events_left: u64,
+  dropped: u64,
+}
+
+impl SignalLane {
+  /// `throttle: None` turns the buckets off (`throttle: false`); `max_events` is the entry's
+  /// `maxEvents` (the budget of lines this lane may accept); both buckets start full at
+  /// `start_ms`.
+  pub fn new(
+    config: SignalConfig,
+    throttle: Option<ThrottleConfig>,
+    max_events: u64,
+    start_ms: i64,
+  ) -> Self {
+    let important = match (&throttle, &config.important) {
+      (Some(_), Some(_)) => Some(TokenBucket::new(IMPORTANT_BUCKET, start_ms)),
+      _ => None,
+    };
+    Self {
+      main: throttle.map(|c| TokenBucket::new(c, start_ms)),
+      important,
+      window: None,
+      digest: config.digest.then(DropDigest::new),
+      plain_important: config
+        .important
+        .as_ref()
+        .and_then(|regex| PlainImportant::new(regex.as_str())),
+      events_left: max_events,
+      dropped: 0,
+      config,
+    }
+  }
+
+  pub fn config(&self) -> &SignalConfig {
+    &self.config
+  }
+
+  /// Lines this lane may still accept (`maxEvents` minus the lines accepted so far, those in
+  /// the open window included).
+  pub fn events_left(&self) -> u64 {
+    self.events_left
+  }
+
+  /// Decides one non-blank line at `now_ms`; what leaves goes to `out`. A window due at
+  /// `now_ms` is closed first, so a missed timer never lets a line join a window that should
+  /// have closed.
+  pub fn offer(&mut self, mut line: LineText<'_>, now_ms: i64, out: &mut impl FnMut(Out)) {
+    if self.events_left == 0 {
+      return;
+    }
+    if self.config.batch_ms.is_none() {
+      if self.admit(&mut line, now_ms) {
+        self.events_left -= 1;
+        let digest = self.take_digest();
+        out(Out::Line {
+          line: line.into_text(),
+          digest,
+        });
+      } else {
+        self.drop_line(&line);
+      }
+      return;
+    }
+    self.poll(now_ms, out);
+    let delivered = match &self.window {
+      Some(window) if window.delivered => true,
+      Some(_) => {
+        if self.rescue(&mut line, now_ms) {
+          // The dropped window ends here; the important line opens its own.
+          self.window = None;
+          true
+        } else {
+          false
+        }
+      }
+      None => self.admit(&mut line, now_ms),
+    };
+    let max_lines = self.config.max_batch_lines;
+    let window = self.window.get_or_insert_with(|| Window {
+      opened_ms: now_ms,
+      delivered,
+      count: 0,
+      // A dropped window allocates nothing.
+      lines: Vec::with_capacity(if delivered {
+        max_lines.min(32) as usize
+      } else {
+        0
+      }),
+    });
+    window.count += 1;
+    if delivered {
+      window.lines.push(line.into_text());
+      self.events_left -= 1;
+    } else {
+      self.dropped += 1;
+      if let Some(digest) = &mut self.digest {
+        line.record_in(digest);
+      }
+    }
+    if window.count >= self.config.max_batch_lines || self.events_left == 0 {
+      self.close(out);
+    }
+  }
+
+  /// Closes the open window if `batchMs` passed since it opened (at `now_ms` or before).
+  pub fn poll(&mut self, now_ms: i64, out: &mut impl FnMut(Out)) {
+    if let (Some(window), Some(batch_ms)) = (&self.window, self.config.batch_ms) {
+      if now_ms.saturating_sub(window.opened_ms) >= batch_ms as i64 {
+        self.close(out);
+      }
+    }
+  }
+
+  /// When the open delivered window is due (`opened + batchMs`): arm a timer for it and call
+  /// [`Self::poll`] then. `None` when no delivered window is open; a dropped window needs no
+  /// timer (closing it sends nothing; the next line closes it when due).
+  pub fn deadline(&self) -> Option<i64> {
+    let window = self.window.as_ref().filter(|w| w.delivered)?;
+    Some(
+      window
+        .opened_ms
+        .saturating_add(self.config.batch_ms? as i64),
+    )
+  }
+
+  /// Closes the open window whatever its age: at stop, and before a settled notification.
+  pub fn flush_all(&mut self, out: &mut impl FnMut(Out)) {
+    self.close(out);
+  }
+
+  /// True when every non-blank line offered at `now_ms` would be dropped without the lane
+  /// looking at its text: the throttle is on and its bucket empty at `now_ms`, no delivered
+  /// window is open, and neither `important` nor `digest` needs the text. While this holds,
+  /// a run of lines may be passed to [`Self::count_dropped`] instead of [`Self::offer`] (the
+  /// pipeline's counting fast path); call [`Self::poll`] at `now_ms` first.
+  pub fn counts_only(&self, now_ms: i64) -> bool {
+    self.config.important.is_none() && self.digest.is_none() && self.drops_unimportant(now_ms)
+  }
+
+  /// True when every non-blank line offered at `now_ms` that `important` does not match would
+  /// be dropped (the regex is the only thing about a line that could change that): the
+  /// throttle is on and its bucket empty, no delivered window is open, and the lane still
+  /// takes lines.
+  fn drops_unimportant(&self, now_ms: i64) -> bool {
+    self.events_left > 0
+      && !self.window.as_ref().is_some_and(|w| w.delivered)
+      && self.main.as_ref().is_some_and(|b| !b.has_token(now_ms))
+  }
+
+  /// With `important` or `digest` (else [`Self::counts_only`] applies): whether runs of plain
+  /// lines (see [`super::plain`]) offered at `now_ms` may go to [`Self::count_plain`], as long
+  /// as none is a candidate of [`Self::plain_important`]. Re-check after every line offered:
+  /// an important line may open a delivered window.
+  pub fn counts_plain(&self, now_ms: i64) -> bool {
+    (self.config.important.is_none() || self.plain_important.is_some())
+      && self.drops_unimportant(now_ms)
+  }
+
+  /// `important` for runs of plain lines, when set.
+  pub fn plain_important(&self) -> Option<&PlainImportant> {
+    self.plain_important.as_ref()
+  }
+
+  /// `non_blank` lines at `now_ms`: the non-blank ones of `lines`, complete plain lines none of
+  /// which is a candidate of [`Self::plain_important`], decided exactly as that many
+  /// [`Self::offer`] calls would while [`Self::counts_plain`] holds: dropped, the digest
+  /// recording the first and the last.
+  pub fn count_plain(&mut self, non_blank: u64, lines: &[u8], now_ms: i64) {
+    debug_assert!(
+      self.counts_plain(now_ms),
+      "count_plain while a line could pass"
+    );
+    if non_blank == 0 {
+      return;
+    }
+    if let Some(digest) = &mut self.digest {
+      let (first, last) = first_and_last(lines).expect("non-blank lines");
+      digest.record_run(non_blank, first, last);
+    }
+    self.drop_counted(non_blank, now_ms);
+  }
+
+  /// `lines` non-blank lines at `now_ms`, exactly as that many [`Self::offer`] calls would
+  /// decide them while [`Self::counts_only`] holds (windows opened, filled and closed, the
+  /// bucket's refill point moved), in O(1).
+  pub fn count_dropped(&mut self, lines: u64, now_ms: i64) {
+    debug_assert!(
+      self.counts_only(now_ms),
+      "count_dropped while a line could pass"
+    );
+    self.drop_counted(lines, now_ms);
+  }
+
+  /// [`Self::count_dropped`] without the check (the digest is the caller's).
+  fn drop_counted(&mut self, lines: u64, now_ms: i64) {
+    if lines == 0 {
+      return;
+    }
+    self.dropped += lines;
+    let Some(batch_ms) = self.config.batch_ms else {
+      // Each line's failing `try_take`; after the first, the others change nothing.
+      self.fail_main_take(now_ms);
+      return;
+    };
+    let max = u64::from(self.config.max_batch_lines);
+    let mut rest = lines;
+    if let Some(window) = &mut self.window {
+      if now_ms.saturating_sub(window.opened_ms) < batch_ms as i64 {
+        let room = max - u64::from(window.count);
+        if rest < room {
+          window.count += rest as u32;
+          return;
+        }
+        rest -= room;
+      }
+      // Full, or due: it closes (a dropped window sends nothing).
+      self.window = None;
+    }
+    if rest == 0 {
+      return;
+    }
+    // Every later window opens on the empty bucket: dropped windows of `max` lines, the last
+    // one left open with the remainder.
+    self.fail_main_take(now_ms);
+    let open = rest % max;
+    if open > 0 {
+      self.window = Some(Window {
+        opened_ms: now_ms,
+        delivered: false,
+        count: open as u32,
+        lines: Vec::new(),
+      });
+    }
+  }
+
+  /// Lines dropped since the last call: add them to the entry's `droppedLines`.
+  pub fn take_dropped(&mut self) -> u64 {
+    std::mem::take(&mut self.dropped)
+  }
+
+  /// With `digest`: the lines dropped since the previous notification, for a settled or
+  /// terminal notification (call [`Self::flush_all`] first); `None` without `digest` or when
+  /// nothing was dropped. Event notifications get theirs inside [`Out`].
+  pub fn take_digest(&mut self) -> Option<DigestNote> {
+    self.digest.as_mut()?.take()
+  }
+
+  /// Whether `line` may open a delivered window, or pass unbatched: a main token, else, for an
+  /// important line, an importance token. Throttle off: always.
+  fn admit(&mut self, line: &mut LineText<'_>, now_ms: i64) -> bool {
+    let Some(main) = &mut self.main else {
+      return true;
+    };
+    main.try_take(now_ms) || self.important_token(line, now_ms)
+  }
+
+  /// Whether an important line met by a dropped window gets a token of either bucket.
+  fn rescue(&mut self, line: &mut LineText<'_>, now_ms: i64) -> bool {
+    let (Some(regex), Some(main), Some(important)) =
+      (&self.config.important, &mut self.main, &mut self.important)
+    else {
+      return false;
+    };
+    regex.is_match(line.text()) && (main.try_take(now_ms) || important.try_take(now_ms))
+  }
+
+  fn important_token(&mut self, line: &mut LineText<'_>, now_ms: i64) -> bool {
+    let (Some(regex), Some(important)) = (&self.config.important, &mut self.important) else {
+      return false;
+    };
+    regex.is_match(line.text()) && important.try_take(now_ms)
+  }
+
+  fn fail_main_take(&mut self, now_ms: i64) {
+    if let Some(main) = &mut self.main {
+      let taken = main.try_take(now_ms);
+      debug_assert!(!taken, "no token at a counted read's time");
+    }
+  }
+
+  fn drop_line(&mut self, line: &LineText<'_>) {
+    self.dropped += 1;
+    if let Some(digest) = &mut self.digest {
+      line.record_in(digest);
+    }
+  }
+
+  fn close(&mut self, out: &mut impl FnMut(Out)) {
+    if let Some(window) = self.window.take().filter(|w| w.delivered) {
+      let digest = self.take_digest();
+      out(Out::Batch {
+        lines: window.lines,
+        digest,
+      });
+    }
+  }
+}

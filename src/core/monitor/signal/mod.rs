@@ -1,0 +1,23 @@
+//! Signal per token (API.md §6.7): batch windows, the importance lane and digests of dropped
+//! lines, as pure pieces the native pipeline drives with its own clock.
+//!
+//! * [`config`]: the validated options ([`SignalConfig`]).
+//! * [`lane`]: per line, accepted or dropped, and into which window ([`SignalLane`], [`Out`]).
+//! * [`digest`]: what was dropped since the previous notification ([`DropDigest`]) and the
+//!   digest line.
+//! * [`plain`]: runs of plain lines the lane drops, decided from their raw bytes.
+//! * [`text`]: the summary, result and display texts of a batch notification.
+
+pub mod config;
+pub mod digest;
+pub mod lane;
+pub mod plain;
+pub mod text;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{SignalConfig, SignalConfigError, SignalOptions};
+pub use digest::{digest_display_line, digest_line, result_with_digest, DigestNote, DropDigest};
+pub use lane::{LineText, Out, SignalLane, IMPORTANT_BUCKET};
+pub use text::{batch_display_text, batch_meta_lines, batch_result, batch_summary};

@@ -1,0 +1,366 @@
+//! Runs of plain lines decided without building them, for a lane with `important` or `digest`
+//! (§6.7) on a firehose: the pipeline's counting fast path may count a run of lines only when
+//! the lane would drop each of them without the text making a difference, which it can tell
+//! here from the raw bytes.
+//!
+//! A *plain* line (see [`plain_lines`]) is made of bytes `0x20..=0x7F` but `<`, and TAB, and may
+//! end in `\r` before its `\n`; it is at most [`PARTIAL_LINE_CAP_UNITS`] bytes long. Such a line
+//! goes through the decoder and the ANSI stripper unchanged, the splitter only trims it (no cut),
+//! and `sanitize_monitor_line` leaves the trimmed line alone (no control, no tag): the text the
+//! lane would test and quote is the raw line trimmed of spaces, TABs and the final `\r`.
+//!
+//! **`important`**: [`PlainImportant`] searches a whole run of plain lines at once with the same
+//! pattern. A trimmed line `T` that the pattern matches sits in the run with only non-word bytes
+//! (space, TAB, `\r`, `\n`) or the run's ends around it, so the same match is found there: the
+//! pattern's parts that read bytes read the same bytes, and word-boundary assertions look at
+//! one byte on each side, non-word in both cases. Text anchors (`^`, `$`, `\A`, `\z`, in any
+//! mode) become line anchors, which hold around `T` in the run only when `T` is the whole line:
+//! with such a pattern, plain lines must also be *tight* (no line starts or ends with a space,
+//! TAB or `\r`). So if the search finds no match, no line of the run is important, and if it
+//! finds one, every line before the line where it starts is not (the match found is the
+//! leftmost one). A match the lines would not give (across lines, or on a blank line) only
+//! sends more lines to the exact path.
+//!
+//! **`digest`**: a run of dropped lines records its first and last non-blank lines
+//! ([`first_and_last`]); the lines between change nothing but the count.
+
+use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
+
+use crate::core::monitor::splitter::PARTIAL_LINE_CAP_UNITS;
+use crate::core::text::plain_masks;
+
+/// `bits` low bits set.
+#[inline]
+fn below(bits: u32) -> u64 {
+  if bits >= 64 {
+    !0
+  } else {
+    (1u64 << bits) - 1
+  }
+}
+
+/// The length of the longest prefix of `bytes` (which starts a line) made of complete plain
+/// lines, each ending in `\n`; with `tight`, no line of it starts or ends with a space, TAB or
+/// `\r`. See the module documentation.
+pub fn plain_lines(bytes: &[u8], tight: bool) -> usize {
+  let mut line_start = 0;
+  let mut at = 0;
+  while at < bytes.len() {
+    let end = bytes.len().min(at + 64);
+    let block = &bytes[at..end];
+    let masks = plain_masks(block);
+    let next_newline = u64::from(bytes.get(end) == Some(&b'\n')) << 63;
+    let before_newline = (masks.newline >> 1) | next_newline;
+    // A `\r` that does not end a line is removed by the sanitiser: not plain.
+    let mut stop = masks.other | (masks.carriage_return & !before_newline);
+    if tight {
+      let after_newline = (masks.newline << 1) | u64::from(at == 0 || bytes[at - 1] == b'\n');
+      let edge = (masks.blank & (after_newline | before_newline)) | masks.carriage_return;
+      stop |= edge;
+    }
+    stop &= below(block.len() as u32);
+    let newline = masks.newline;
+    // Where the line running into this block ends (64: not in it), and its length.
+    let first_newline = newline.trailing_zeros();
+    if (at + first_newline.min(block.len() as u32) as usize) - line_start > PARTIAL_LINE_CAP_UNITS {
+      return line_start;
+    }
+    if stop != 0 {
+      let before = newline & below(stop.trailing_zeros());
+      return if before == 0 {
+        line_start
+      } else {
+        at + 64 - before.leading_zeros() as usize
+      };
+    }
+    if newline != 0 {
+      line_start = at + 64 - newline.leading_zeros() as usize;
+    }
+    at = end;
+  }
+  line_start
+}
+
+/// The trimmed text of a plain line (its bytes without the `\n`).
+fn trimmed(line: &[u8]) -> &str {
+  let start = line
+    .iter()
+    .position(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
+    .unwrap_or(line.len());
+  let end = line
+    .iter()
+    .rposition(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
+    .map_or(start, |i| i + 1);
+  std::str::from_utf8(&line[start..end]).expect("plain lines are ASCII")
+}
+
+/// The first and the last non-blank line of `lines` (complete plain lines), trimmed as the
+/// splitter gives them; `None` when all are blank.
+pub fn first_and_last(lines: &[u8]) -> Option<(&str, &str)> {
+  let body = lines.strip_suffix(b"\n").unwrap_or(lines);
+  let first = body
+    .split(|&b| b == b'\n')
+    .map(trimmed)
+    .find(|line| !line.is_empty())?;
+  let last = body
+    .rsplit(|&b| b == b'\n')
+    .map(trimmed)
+    .find(|line| !line.is_empty())?;
+  Some((first, last))
+}
+
+/// The `important` pattern, for runs of plain lines. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct PlainImportant {
+  regex: regex::bytes::Regex,
+  tight: bool,
+}
+
+impl PlainImportant {
+  /// `None` when the pattern cannot be searched this way (never for a pattern the `regex`
+  /// crate compiled): its lines then always take the exact path.
+  pub fn new(pattern: &str) -> Option<Self> {
+    let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
+    let tight = hir.properties().look_set().contains_anchor();
+    let hir = line_anchors(hir);
+    let regex = regex::bytes::RegexBuilder::new(&hir.to_string())
+      .build()
+      .ok()?;
+    Some(Self { regex, tight })
+  }
+
+  /// True when the runs searched must be of tight lines (the pattern has anchors).
+  pub fn needs_tight_lines(&self) -> bool {
+    self.tight
+  }
+
+  /// Where, in `lines` (complete plain lines, tight if [`Self::needs_tight_lines`]), the first
+  /// line that may be important starts: every line before it is not. `None`: no line is.
+  pub fn first_candidate(&self, lines: &[u8]) -> Option<usize> {
+    let found = self.regex.find(lines)?;
+    Some(
+      lines[..found.start()]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |newline| newline + 1),
+    )
+  }
+}
+
+/// `hir` with every text or line anchor made a `\n` line anchor.
+fn line_anchors(hir: Hir) -> Hir {
+  if !hir.properties().look_set().contains_anchor() {
+    return hir;
+  }
+  match hir.into_kind() {
+    HirKind::Look(Look::Start | Look::StartLF | Look::StartCRLF) => Hir::look(Look::StartLF),
+    HirKind::Look(Look::End | Look::EndLF | Look::EndCRLF) => Hir::look(Look::EndLF),
+    HirKind::Look(look) => Hir::look(look),
+    HirKind::Repetition(rep) => Hir::repetition(Repetition {
+      sub: Box::new(line_anchors(*rep.sub)),
+      ..rep
+    }),
+    HirKind::Capture(cap) => Hir::capture(Capture {
+      sub: Box::new(line_anchors(*cap.sub)),
+      ..cap
+    }),
+    HirKind::Concat(subs) => Hir::concat(subs.into_iter().map(line_anchors).collect()),
+    HirKind::Alternation(subs) => Hir::alternation(subs.into_iter().map(line_anchors).collect()),
+    HirKind::Empty => Hir::empty(),
+    HirKind::Literal(literal) => Hir::literal(literal.0),
+    HirKind::Class(class) => Hir::class(class),
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::core::text::test_support::XorShift;
+  use crate::core::text::{ecma_trim, sanitize_monitor_line};
+  use regex::Regex;
+
+  /// The plain-line rule, line by line.
+  fn is_plain_line(line: &[u8], tight: bool) -> bool {
+    let body = line.strip_suffix(b"\r").unwrap_or(line);
+    let bytes_ok = body
+      .iter()
+      .all(|&b| ((0x20..0x80).contains(&b) && b != b'<') || b == b'\t');
+    let edges_ok = !tight
+      || (!line.starts_with(b" ")
+        && !line.starts_with(b"\t")
+        && !line.ends_with(b" ")
+        && !line.ends_with(b"\t")
+        && !line.ends_with(b"\r"));
+    bytes_ok && edges_ok && line.len() <= PARTIAL_LINE_CAP_UNITS
+  }
+
+  fn expected_plain_lines(bytes: &[u8], tight: bool) -> usize {
+    let mut at = 0;
+    while let Some(newline) = bytes[at..].iter().position(|&b| b == b'\n') {
+      if !is_plain_line(&bytes[at..at + newline], tight) {
+        break;
+      }
+      at += newline + 1;
+    }
+    at
+  }
+
+  fn random_text(rng: &mut XorShift) -> Vec<u8> {
+    let pieces: [&[u8]; 16] = [
+      b"y\n",
+      b"\n",
+      b" ",
+      b"\t",
+      b"\r",
+      b"\r\n",
+      b"a",
+      b"<",
+      b"\x01",
+      b"\x1b",
+      b"\x7f",
+      "é".as_bytes(),
+      b"error",
+      b"Ready\n",
+      b" x \n",
+      b"word",
+    ];
+    let mut text = Vec::new();
+    let len = [10, 100, 1000][rng.below(3)];
+    while text.len() < len {
+      if rng.below(200) == 0 {
+        text.extend(std::iter::repeat_n(b'l', 4090 + rng.below(12)));
+      }
+      text.extend_from_slice(pieces[rng.below(pieces.len())]);
+    }
+    text
+  }
+
+  #[test]
+  fn plain_lines_stop_before_the_first_line_that_is_not() {
+    let mut rng = XorShift(0x9_1A1E);
+    for _ in 0..3000 {
+      let text = random_text(&mut rng);
+      for tight in [false, true] {
+        for start in [0, 1, 7] {
+          let start = start.min(text.len());
+          // Starting mid-text (after a `\n` or not): the first line is judged from there.
+          let bytes = &text[start..];
+          assert_eq!(
+            plain_lines(bytes, tight),
+            expected_plain_lines(bytes, tight),
+            "{:?}, tight {tight}",
+            String::from_utf8_lossy(bytes)
+          );
+        }
+      }
+    }
+    let exact_cap = format!("{}\nb\n", "a".repeat(PARTIAL_LINE_CAP_UNITS));
+    assert_eq!(plain_lines(exact_cap.as_bytes(), true), exact_cap.len());
+    let over = format!("b\n{}\nb\n", "a".repeat(PARTIAL_LINE_CAP_UNITS + 1));
+    assert_eq!(plain_lines(over.as_bytes(), false), 2);
+  }
+
+  #[test]
+  fn first_and_last_are_the_non_blank_lines_trimmed() {
+    assert_eq!(first_and_last(b"\n  \n\t\r\n"), None);
+    assert_eq!(first_and_last(b" a \nb\n\n c\r\n \n"), Some(("a", "c")));
+    assert_eq!(first_and_last(b"y\n"), Some(("y", "y")));
+  }
+
+  /// What the lane asks of each line: the pattern on the sanitised, trimmed line.
+  fn important_lines(regex: &Regex, lines: &[u8]) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    for line in lines.split_inclusive(|&b| b == b'\n') {
+      let text = ecma_trim(std::str::from_utf8(line).unwrap());
+      if !text.is_empty() && regex.is_match(&sanitize_monitor_line(text)) {
+        found.push(at);
+      }
+      at += line.len();
+    }
+    found
+  }
+
+  /// On runs of plain lines cut anywhere at a line start, the search never misses an important
+  /// line: no line before the first candidate is important.
+  #[test]
+  fn the_block_search_never_misses_an_important_line() {
+    let patterns = [
+      "(?i)error|fail|exception|panic|listening|ready",
+      "^y$",
+      "^error",
+      "word$",
+      r"\Aa",
+      r"a\z",
+      "(?m)^x$",
+      "(?Rm)^ x$",
+      r"\bor\b",
+      r"\Bor",
+      r"\b{start}word\b{end}",
+      r"\b{start-half}a",
+      r"(?-u:\b)a(?-u:\B)",
+      "^$",
+      "^ *y",
+      r"y\s*$",
+      "a|^(b|c$)+",
+      "x*",
+      r"\t",
+      "(?x) a b # comment",
+      "(?s).{3}",
+      "[^y]",
+      "(?P<name>e)r",
+      "é",
+    ];
+    let mut rng = XorShift(0x1_4907_7A47);
+    let mut with_important = 0;
+    for pattern in patterns {
+      let regex = Regex::new(pattern).unwrap();
+      let plain = PlainImportant::new(pattern).expect(pattern);
+      for _ in 0..400 {
+        let text = random_text(&mut rng);
+        let lines = &text[..plain_lines(&text, plain.needs_tight_lines())];
+        let important = important_lines(&regex, lines);
+        let candidate = plain.first_candidate(lines);
+        with_important += usize::from(!important.is_empty());
+        match (important.first(), candidate) {
+          (None, _) => {}
+          (Some(&first), Some(candidate)) => assert!(
+            candidate <= first,
+            "{pattern}: {first} important, candidate {candidate} in {:?}",
+            String::from_utf8_lossy(lines)
+          ),
+          (Some(&first), None) => panic!(
+            "{pattern}: line at {first} missed in {:?}",
+            String::from_utf8_lossy(lines)
+          ),
+        }
+      }
+    }
+    assert!(
+      with_important > 500,
+      "{with_important} runs with an important line"
+    );
+  }
+
+  #[test]
+  fn anchors_need_tight_lines_and_word_boundaries_do_not() {
+    for (pattern, tight) in [
+      ("(?i)error|fail", false),
+      (r"\berror\b", false),
+      ("^error", true),
+      ("error$", true),
+      (r"\Aerror", true),
+      ("(?m)^error", true),
+    ] {
+      assert_eq!(
+        PlainImportant::new(pattern).unwrap().needs_tight_lines(),
+        tight,
+        "{pattern}"
+      );
+    }
+    // `^` searched in a run finds a line that starts with the word, not one in the middle.
+    let plain = PlainImportant::new("^error").unwrap();
+    assert_eq!(plain.first_candidate(b"ok\nan error\nerror x\n"), Some(12));
+    assert_eq!(plain.first_candidate(b"ok\nan error\n"), None);
+  }
+}
