@@ -49,6 +49,17 @@ async function checks(ts, dir) {
     notifications: notifications.map((n) => n.display),
   })
 
+  // Terminal mode (ConPTY) is not implemented on Windows: a clear error, nothing spawned.
+  let terminalError
+  try {
+    registry.start({ command: 'echo x', cwd: dir, terminal: true })
+  } catch (error) {
+    terminalError = String(error && error.message)
+  }
+  check('terminal mode fails with a clear error', /terminal mode is not implemented/.test(terminalError ?? ''), {
+    terminalError,
+  })
+
   // A background shell: output file, exit code, sidecar.
   const shell = ts.executeBackground({ command: 'echo from-shell&& exit 3', cwd: dir, outputDir: dir })
   const done = await shell.done
