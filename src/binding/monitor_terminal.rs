@@ -24,7 +24,7 @@ impl MonitorRegistry {
   /// still be on its way out): it ended.
   fn refuse_if_settled(&self, id: &str, task: &Option<Arc<dyn NativeTask>>, what: &str) -> Result<()> {
     let settled = !self.hub.registry().is_running(id);
-    if settled && task.as_ref().is_some_and(|t| t.screen().is_some()) {
+    if settled && task.as_ref().is_some_and(|t| t.has_terminal()) {
       return Err(terminal_error(what, &TerminalError::Ended));
     }
     Ok(())

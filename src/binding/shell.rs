@@ -91,18 +91,20 @@ impl ShellInner {
 
   /// [`Self::resolve_wait`] with `elapsedMs` measured from the call.
   fn resolve_wait_timed(&self, env: &Env, id: &str, wait: u64, outcome: &WaitOutcome) {
-    if let Some(waits) = self.shell_waits.borrow_mut().get_mut(id) {
-      waits.retain(|w| *w != wait);
-    }
+    self.forget_wait(id, wait);
     self.waits.resolve_timed(env, wait, outcome);
   }
 
-  /// Resolves wait `wait` of shell `id` (once).
+  /// Resolves wait `wait` of shell `id` (once), with the outcome's own `elapsedMs`.
   pub(crate) fn resolve_wait(&self, env: &Env, id: &str, wait: u64, outcome: &WaitOutcome) {
+    self.forget_wait(id, wait);
+    self.waits.resolve(env, wait, outcome);
+  }
+
+  fn forget_wait(&self, id: &str, wait: u64) {
     if let Some(waits) = self.shell_waits.borrow_mut().get_mut(id) {
       waits.retain(|w| *w != wait);
     }
-    self.waits.resolve(env, wait, outcome);
   }
 
   /// The shell settled (or left without a run to wait for): every pending
@@ -873,7 +875,7 @@ impl BackgroundShellRegistry {
   /// A settled shell whose terminal is still closing: it ended.
   fn refuse_if_settled(&self, id: &str, what: &str) -> Result<()> {
     let settled = !self.inner.entry(id).is_some_and(|e| e.is_running());
-    let has_terminal = self.inner.run_of(id).is_some_and(|run| run.screen().is_some());
+    let has_terminal = self.inner.run_of(id).is_some_and(|run| run.has_terminal());
     if settled && has_terminal {
       return Err(super::terminal::terminal_error(what, &crate::core::terminal::TerminalError::Ended));
     }

@@ -147,13 +147,7 @@ impl JsWaits {
       release(env, signal);
       release(env, listener);
     }
-    let resolved = result_object(env, outcome).and_then(|result| {
-      let resolve = wait.resolve.get_value(env)?;
-      let resolve =
-        unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), resolve.raw()) }?;
-      resolve.call(result).map(|_| ())
-    });
-    if let Err(error) = resolved {
+    if let Err(error) = call_resolve(env, &wait.resolve, outcome) {
       tracing::warn!(%error, "taskstream: could not resolve a waitFor promise");
     }
     release(env, wait.resolve);
@@ -163,13 +157,17 @@ impl JsWaits {
 /// A promise already resolved with `outcome` (a settled task, an aborted signal).
 pub(crate) fn resolved_promise<'a>(env: &'a Env, outcome: &WaitOutcome) -> Result<Object<'a>> {
   let (promise, resolve) = new_promise(env)?;
-  let result = result_object(env, outcome).and_then(|result| {
-    let f = resolve.get_value(env)?;
-    let f = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), f.raw()) }?;
-    f.call(result).map(|_| ())
-  });
+  let result = call_resolve(env, &resolve, outcome);
   release(env, resolve);
   result.map(|_| promise)
+}
+
+/// Calls a promise's `resolve` with the `WaitResult` of `outcome`.
+fn call_resolve(env: &Env, resolve: &Persistent, outcome: &WaitOutcome) -> Result<()> {
+  let result = result_object(env, outcome)?;
+  let resolve = resolve.get_value(env)?;
+  let resolve = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), resolve.raw()) }?;
+  resolve.call(result).map(|_| ())
 }
 
 /// `WaitResult`.

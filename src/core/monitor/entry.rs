@@ -3,7 +3,7 @@
 use super::signal::DigestNote;
 use crate::core::end::TaskEnd;
 pub use crate::core::task::TaskStatus as MonitorStatus;
-use crate::core::wait::{SettleTimer, WaitSet};
+use crate::core::wait::{Settle, WaitSet};
 
 /// Who feeds the entry: JavaScript through `emitEvent` (fed) or our own
 /// process pipeline (native, `start()`).
@@ -81,7 +81,7 @@ pub struct MonitorEntry {
   /// Pending `waitFor`s.
   pub waits: WaitSet,
   /// The settled-notification timer, with `settleMs`.
-  pub settle: Option<SettleTimer>,
+  pub settle: Option<Settle>,
   /// The last sanitised line, accepted or dropped (kept with `settleMs`).
   pub last_line: Option<String>,
   /// Native with §6.7 options: its reader's signal lane decides the lines and
@@ -125,7 +125,7 @@ impl MonitorEntry {
       end: None,
       ending: None,
       waits: WaitSet::default(),
-      settle: reg.settle_ms.map(SettleTimer::new),
+      settle: reg.settle_ms.map(Settle::new),
       last_line: None,
       signal_lane: false,
       end_digest: None,
@@ -153,6 +153,11 @@ impl MonitorEntry {
   /// `waitFor` with `match`, or `settleMs`, which quotes the last line.
   pub fn observes_lines(&self) -> bool {
     self.is_running() && (self.waits.wants_lines() || self.settle.is_some())
+  }
+
+  /// When the settled notification is due (monotonic ms), if armed.
+  pub fn settle_deadline(&self) -> Option<i64> {
+    self.settle.as_ref().and_then(Settle::due).map(|d| d as i64)
   }
 
   pub fn owner(&self) -> Option<&str> {

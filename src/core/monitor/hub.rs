@@ -93,6 +93,10 @@ pub trait NativeTask: Send + Sync {
   /// Whether the reader must build every line (for waits and `settleMs`)
   /// rather than only count the ones the throttle drops.
   fn observe_lines(&self, _on: bool) {}
+  /// Terminal mode (API.md §6.5): whether the task has a terminal.
+  fn has_terminal(&self) -> bool {
+    false
+  }
   /// Terminal mode (API.md §6.5): the screen, `None` without a terminal.
   fn screen(&self) -> Option<crate::core::terminal::ScreenSnapshot> {
     None

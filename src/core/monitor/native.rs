@@ -340,6 +340,10 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
     self.observing.store(on, Ordering::Release);
   }
 
+  fn has_terminal(&self) -> bool {
+    self.terminal.is_some()
+  }
+
   fn screen(&self) -> Option<ScreenSnapshot> {
     self.terminal.as_ref().map(|(t, _)| t.snapshot())
   }

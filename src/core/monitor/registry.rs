@@ -242,7 +242,7 @@ impl MonitorRegistry {
       let fired = entry
         .settle
         .as_mut()
-        .and_then(|timer| timer.take_fired(now_mono_ms).then(|| timer.settle_ms()));
+        .and_then(|timer| timer.take_fired(now_mono_ms.max(0) as u64).then(|| timer.settle_ms()));
       if let Some(settle_ms) = fired {
         effects.push(Effect::Notify(Box::new(settled_notification(
           entry, settle_ms, None,
@@ -261,9 +261,7 @@ impl MonitorRegistry {
       .iter()
       .filter(|e| e.signal_lane && e.is_running() && !e.detached)
       .filter(|e| {
-        e.settle
-          .as_ref()
-          .and_then(|t| t.deadline())
+        e.settle_deadline()
           .is_some_and(|d| d <= now_mono_ms)
       })
       .map(|e| e.id.clone())
@@ -283,11 +281,7 @@ impl MonitorRegistry {
     self.get(id).is_some_and(|e| {
       e.is_running()
         && !e.detached
-        && e
-          .settle
-          .as_ref()
-          .and_then(|t| t.deadline())
-          .is_some_and(|d| d <= now_mono_ms)
+        && e.settle_deadline().is_some_and(|d| d <= now_mono_ms)
     })
   }
 
@@ -305,7 +299,7 @@ impl MonitorRegistry {
     };
     let fired = match entry.settle.as_mut() {
       Some(timer) if entry.status == MonitorStatus::Running && !entry.detached => {
-        timer.take_fired(now_mono_ms).then(|| timer.settle_ms())
+        timer.take_fired(now_mono_ms.max(0) as u64).then(|| timer.settle_ms())
       }
       _ => None,
     };
@@ -377,7 +371,7 @@ impl MonitorRegistry {
       .flat_map(|e| {
         [
           e.waits.next_deadline(),
-          e.settle.as_ref().and_then(|t| t.deadline()),
+          e.settle_deadline(),
         ]
       })
       .flatten()
@@ -855,8 +849,8 @@ impl MonitorRegistry {
     let Some(settle) = entry.settle.as_mut() else {
       return false;
     };
-    let was_armed = settle.deadline().is_some();
-    settle.on_activity(now_mono_ms);
+    let was_armed = settle.is_armed();
+    settle.note_activity(now_mono_ms.max(0) as u64);
     !was_armed
   }
 

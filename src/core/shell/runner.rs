@@ -216,6 +216,11 @@ impl ShellRun {
     lock(&self.signals).abort_wait(id, clock::mono_ms())
   }
 
+  /// Whether the run has a terminal.
+  pub fn has_terminal(&self) -> bool {
+    self.terminal.is_some()
+  }
+
   /// `screen()`: `None` without a terminal.
   pub fn screen(&self) -> Option<ScreenSnapshot> {
     self.terminal.as_ref().map(|(t, _)| t.snapshot())

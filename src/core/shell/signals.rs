@@ -7,7 +7,7 @@
 use crate::core::monitor::splitter::LineSplitter;
 use crate::core::task::Stream;
 use crate::core::text::{ecma_trim, sanitize_monitor_line};
-use crate::core::wait::{SettleTimer, WaitOutcome, WaitSet, WaitSpec};
+use crate::core::wait::{Settle, WaitOutcome, WaitSet, WaitSpec};
 
 /// One thing to tell JavaScript, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,7 +25,7 @@ pub enum RunSignal {
 #[derive(Default)]
 pub struct RunSignals {
   waits: WaitSet,
-  settle: Option<SettleTimer>,
+  settle: Option<Settle>,
   /// Lines of each stream's cleaned text, for `match` (only while a wait needs them).
   splitters: [LineSplitter; 2],
   /// The run settled: nothing more is judged.
@@ -35,7 +35,7 @@ pub struct RunSignals {
 impl RunSignals {
   pub fn new(settle_ms: Option<u64>) -> Self {
     Self {
-      settle: settle_ms.map(SettleTimer::new),
+      settle: settle_ms.map(Settle::new),
       ..Self::default()
     }
   }
@@ -69,8 +69,8 @@ impl RunSignals {
     let Some(settle) = self.settle.as_mut() else {
       return false;
     };
-    let was_armed = settle.deadline().is_some();
-    settle.on_activity(now_ms);
+    let was_armed = settle.is_armed();
+    settle.note_activity(mono(now_ms));
     !was_armed
   }
 
@@ -101,7 +101,7 @@ impl RunSignals {
       out.push(RunSignal::Wait(id, outcome));
     }
     if let Some(settle) = self.settle.as_mut() {
-      if settle.take_fired(now_ms) {
+      if settle.take_fired(mono(now_ms)) {
         out.push(RunSignal::Settled {
           settle_ms: settle.settle_ms(),
         });
@@ -116,7 +116,7 @@ impl RunSignals {
     }
     [
       self.waits.next_deadline(),
-      self.settle.as_ref().and_then(SettleTimer::deadline),
+      self.settle.as_ref().and_then(Settle::due).map(|d| d as i64),
     ]
     .into_iter()
     .flatten()
@@ -127,6 +127,11 @@ impl RunSignals {
   pub fn stop(&mut self) {
     self.stopped = true;
   }
+}
+
+/// Monotonic milliseconds (never negative) as the settle judgement's clock.
+fn mono(now_ms: i64) -> u64 {
+  now_ms.max(0) as u64
 }
 
 #[cfg(test)]

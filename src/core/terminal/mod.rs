@@ -6,7 +6,7 @@
 //! * [`TerminalSize`]: the size a task asks for (`SpawnRequest::terminal`);
 //! * [`Screen`] (screen.rs): the screen model, fed the bytes read from the
 //!   terminal, answering [`Screen::snapshot`] and judging *visible* change;
-//! * [`Settle`] (settle.rs): the settle judgement of API.md §6.2 as pure
+//! * [`Settle`] (`core::wait`): the settle judgement of API.md §6.2 as pure
 //!   logic with an injected clock, for terminal tasks (activity = a visible
 //!   change of the screen) and for the others (activity = any byte);
 //! * [`ScreenWatch`] (watch.rs): a terminal's `Screen` and `Settle`
@@ -35,7 +35,6 @@
 
 mod handle;
 mod screen;
-mod settle;
 mod task;
 mod watch;
 
@@ -46,7 +45,7 @@ pub use handle::{TerminalError, TerminalHandle, INPUT_QUEUE_LIMIT};
 pub use screen::{
   settled_text, CursorPosition, Screen, ScreenSnapshot, CHECK_INTERVAL_MS, SETTLED_TEXT_MAX_UNITS,
 };
-pub use settle::{Settle, SettlePoll};
+pub use crate::core::wait::{Settle, SettlePoll};
 pub use task::{TaskTerminal, TerminalTick};
 pub use watch::ScreenWatch;
 

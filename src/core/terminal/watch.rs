@@ -12,7 +12,7 @@
 //! ```
 
 use super::screen::{Screen, ScreenSnapshot};
-use super::settle::Settle;
+use crate::core::wait::Settle;
 use super::TerminalSize;
 
 #[derive(Debug)]

@@ -10,7 +10,7 @@
 
 mod settle;
 
-pub use settle::{SettleTimer, MAX_SETTLE_MS, MIN_SETTLE_MS};
+pub use settle::{Settle, SettlePoll, MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 use regex::Regex;
 
