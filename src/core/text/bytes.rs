@@ -68,6 +68,25 @@ pub fn plain_masks(block: &[u8]) -> PlainMasks {
   portable_plain_masks(block)
 }
 
+/// [`plain_masks`] with AVX2 when `AVX2` (only ever true in code compiled with
+/// `#[target_feature(enable = "avx2")]` that runs after [`has_avx2`]).
+#[inline(always)]
+pub fn plain_masks_of<const AVX2: bool>(block: &[u8]) -> PlainMasks {
+  #[cfg(target_arch = "x86_64")]
+  if AVX2 && block.len() == 64 {
+    // SAFETY: `AVX2` is true only behind `has_avx2()`.
+    return unsafe { avx2::plain_masks_64(block) };
+  }
+  plain_masks(block)
+}
+
+/// True when the CPU has AVX2 and the bit instructions that come with it (see
+/// [`avx2::available`]).
+#[cfg(target_arch = "x86_64")]
+pub fn has_avx2() -> bool {
+  avx2::available()
+}
+
 fn portable_plain_masks(block: &[u8]) -> PlainMasks {
   let mut masks = PlainMasks::default();
   for (i, &b) in block.iter().enumerate() {
@@ -303,12 +322,12 @@ fn scalar_find_either(haystack: &[u8], a: u8, b: u8) -> Option<usize> {
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2 {
   use std::arch::x86_64::{
-    __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
-    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm256_setzero_si256,
-    _mm256_shuffle_epi8, _mm256_srli_epi16,
+    __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8,
+    _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
+    _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16,
   };
 
-  use super::{BlockMasks, CsiClassMasks, EscapeMasks, Utf8Masks, ESC};
+  use super::{BlockMasks, CsiClassMasks, EscapeMasks, PlainMasks, Utf8Masks, ESC};
   use crate::core::text::ansi::is_csi_byte;
 
   /// True when the CPU has AVX2, POPCNT, LZCNT, BMI1 and BMI2 (every AVX2 CPU
@@ -350,6 +369,40 @@ pub(crate) mod avx2 {
       masks.newline |= bits(_mm256_cmpeq_epi8(v, newline)) << shift;
       masks.printable |= bits(_mm256_cmpgt_epi8(v, space)) << shift;
       masks.not_plain |= bits(_mm256_or_si256(v, _mm256_cmpeq_epi8(v, escape))) << shift;
+    }
+    masks
+  }
+
+  /// [`super::plain_masks`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn plain_masks_64(block: &[u8]) -> PlainMasks {
+    let newline = _mm256_set1_epi8(b'\n' as i8);
+    let carriage_return = _mm256_set1_epi8(b'\r' as i8);
+    let space = _mm256_set1_epi8(b' ' as i8);
+    let tab = _mm256_set1_epi8(b'\t' as i8);
+    let less = _mm256_set1_epi8(b'<' as i8);
+    let below_space = _mm256_set1_epi8(0x1F);
+    let mut masks = PlainMasks::default();
+    for lane in 0..2 {
+      let v = load(block, lane * 32);
+      let shift = lane * 32;
+      let is_newline = _mm256_cmpeq_epi8(v, newline);
+      let is_cr = _mm256_cmpeq_epi8(v, carriage_return);
+      let is_tab = _mm256_cmpeq_epi8(v, tab);
+      // Signed compare: bytes 0x80.. are negative, so `> 0x1F` is 0x20..=0x7F.
+      let text = _mm256_andnot_si256(
+        _mm256_cmpeq_epi8(v, less),
+        _mm256_cmpgt_epi8(v, below_space),
+      );
+      let kept = _mm256_or_si256(
+        _mm256_or_si256(text, is_tab),
+        _mm256_or_si256(is_newline, is_cr),
+      );
+      masks.newline |= bits(is_newline) << shift;
+      masks.carriage_return |= bits(is_cr) << shift;
+      masks.blank |= bits(_mm256_or_si256(is_tab, _mm256_cmpeq_epi8(v, space))) << shift;
+      masks.other |= (!bits(kept) & 0xFFFF_FFFF) << shift;
     }
     masks
   }
@@ -753,6 +806,15 @@ mod tests {
             "value {value:#x} at {at} of {len}"
           );
           assert_eq!(portable_plain_masks(&block), expected);
+          #[cfg(target_arch = "x86_64")]
+          if len == 64 && avx2::available() {
+            // SAFETY: the CPU has AVX2.
+            assert_eq!(
+              unsafe { avx2::plain_masks_64(&block) },
+              expected,
+              "avx2: value {value:#x} at {at}"
+            );
+          }
         }
       }
     }

@@ -25,19 +25,21 @@ mod xml;
 
 pub use ansi::{strip_ansi, AnsiStreamStripper, MAX_HELD_SEQUENCE_CHARS};
 pub use binary::{is_binary, DEFAULT_BINARY_SAMPLE_SIZE};
-pub use bytes::{find_either, find_line_end_or_not_plain, plain_masks, PlainMasks};
+#[cfg(target_arch = "x86_64")]
+pub use bytes::has_avx2;
+pub use bytes::{find_either, find_line_end_or_not_plain, plain_masks, plain_masks_of, PlainMasks};
 pub use clean_stream::CleanTextStream;
 pub use controls::{
   sanitize_monitor_line, sanitize_monitor_line_keeps, strip_display_control_chars,
   strip_terminal_control_sequences, truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,
 };
+pub use frames::{FrameCollapser, FramePiece};
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
 pub use line_count::{
   count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
 };
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
-pub use frames::{FrameCollapser, FramePiece};
 pub use read_output::{
   read_task_output, Grep, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
   MIN_READ_OUTPUT_MAX_BYTES,

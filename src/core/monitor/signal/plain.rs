@@ -27,7 +27,9 @@
 use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
 use crate::core::monitor::splitter::PARTIAL_LINE_CAP_UNITS;
-use crate::core::text::plain_masks;
+#[cfg(target_arch = "x86_64")]
+use crate::core::text::has_avx2;
+use crate::core::text::plain_masks_of;
 
 /// `bits` low bits set.
 #[inline]
@@ -43,12 +45,29 @@ fn below(bits: u32) -> u64 {
 /// lines, each ending in `\n`; with `tight`, no line of it starts or ends with a space, TAB or
 /// `\r`. See the module documentation.
 pub fn plain_lines(bytes: &[u8], tight: bool) -> usize {
+  #[cfg(target_arch = "x86_64")]
+  if has_avx2() {
+    // SAFETY: the CPU has the features.
+    return unsafe { plain_lines_avx2(bytes, tight) };
+  }
+  plain_lines_with::<false>(bytes, tight)
+}
+
+/// [`plain_lines`] compiled for CPUs with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt,lzcnt,bmi1,bmi2")]
+fn plain_lines_avx2(bytes: &[u8], tight: bool) -> usize {
+  plain_lines_with::<true>(bytes, tight)
+}
+
+#[inline(always)]
+fn plain_lines_with<const AVX2: bool>(bytes: &[u8], tight: bool) -> usize {
   let mut line_start = 0;
   let mut at = 0;
   while at < bytes.len() {
     let end = bytes.len().min(at + 64);
     let block = &bytes[at..end];
-    let masks = plain_masks(block);
+    let masks = plain_masks_of::<AVX2>(block);
     let next_newline = u64::from(bytes.get(end) == Some(&b'\n')) << 63;
     let before_newline = (masks.newline >> 1) | next_newline;
     // A `\r` that does not end a line is removed by the sanitiser: not plain.
