@@ -1,5 +1,6 @@
 //! A monitor entry as the registry holds it (CONTRACT.md §1.1, §1.2).
 
+use super::pipeline::Observe;
 use super::signal::DigestNote;
 use crate::core::end::TaskEnd;
 pub use crate::core::task::TaskStatus as MonitorStatus;
@@ -149,10 +150,27 @@ impl MonitorEntry {
 
   /// The routing owner: a non-empty `ownerAgentId` (an empty one routes globally, as
   /// the TypeScript truthiness check did).
-  /// Whether the reader must build every line (not only count them): a
-  /// `waitFor` with `match`, or `settleMs`, which quotes the last line.
+  /// Whether the reader must build lines (not only count them): a `waitFor`
+  /// with `match`, or `settleMs`, which quotes the last line.
   pub fn observes_lines(&self) -> bool {
-    self.is_running() && (self.waits.wants_lines() || self.settle.is_some())
+    self.observation().sees_lines()
+  }
+
+  /// Which lines the reader must build and show to [`Self::waits`]: every line with
+  /// `settleMs` (it quotes the last one); with `match` waits, those their patterns may match.
+  pub fn observation(&self) -> Observe {
+    if !self.is_running() {
+      Observe::Off
+    } else if self.settle.is_some() {
+      Observe::Every
+    } else if self.waits.wants_lines() {
+      self
+        .waits
+        .line_matcher()
+        .map_or(Observe::Every, Observe::Matching)
+    } else {
+      Observe::Off
+    }
   }
 
   /// When the settled notification is due (monotonic ms), if armed.

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use super::entry::Registration;
 use super::notification::Notification;
+use super::pipeline::Observe;
 use super::registry::{
   AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig, UnknownEntry,
 };
@@ -90,9 +91,9 @@ pub trait NativeTask: Send + Sync {
   fn stop_reading(&self, hub: &MonitorHub, kind: AbortKind);
   /// SIGTERM to the process tree (from a Rust thread, within milliseconds), SIGKILL 200 ms later.
   fn kill(&self);
-  /// Whether the reader must build every line (for waits and `settleMs`)
-  /// rather than only count the ones the throttle drops.
-  fn observe_lines(&self, _on: bool) {}
+  /// Which lines the reader must build (for waits and `settleMs`) rather
+  /// than only count the ones the throttle drops.
+  fn observe_lines(&self, _observe: Observe) {}
   /// Terminal mode (API.md §6.5): whether the task has a terminal.
   fn has_terminal(&self) -> bool {
     false
@@ -194,9 +195,13 @@ impl MonitorHub {
       if immediate.is_some() {
         return Ok(immediate);
       }
-      registry.observes_lines(id)
+      registry.observation(id)
     };
     if let Some(native) = self.native(id) {
+      // The reader builds every line from here on (a new pattern is not yet compiled for
+      // runs of plain lines); then, with it compiled, only the lines it may match.
+      native.observe_lines(observes);
+      let observes = lock(&self.registry).refresh_line_matcher(id);
       native.observe_lines(observes);
     }
     self.poke_idle_watcher();

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use super::hub::{Clock, MonitorHub, NativeTask};
-use super::pipeline::Stream;
+use super::pipeline::{Observe, Stream};
 use super::reader::{ReadOutcome, Reader};
 use super::registry::{AbortKind, ExitInfo};
 use super::signal::SignalConfig;
@@ -52,8 +52,8 @@ pub struct NativeMonitor<C: Clock> {
   clock: C,
   aborted: AtomicBool,
   killed: AtomicBool,
-  /// The pipeline must build every line (see [`NativeTask::observe_lines`]).
-  observing: AtomicBool,
+  /// Which lines the pipeline must build (see [`NativeTask::observe_lines`]).
+  observing: Mutex<Observe>,
   io: Mutex<Io>,
   /// Terminal mode (API.md §6.5): the terminal and its screen, and the
   /// `settleMs` judged on that screen.
@@ -83,7 +83,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     screen_settle_ms: Option<u64>,
     clock: C,
   ) -> std::io::Result<Arc<Self>> {
-    let observing = hub.registry().observes_lines(id);
+    let observing = hub.registry().observation(id);
     let mut reader = Reader::new(id, throttle, signal, max_events, clock.mono_ms());
     let terminal = spawned.terminal.clone().map(|handle| {
       reader.set_frames(true);
@@ -111,7 +111,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       clock,
       aborted: AtomicBool::new(false),
       killed: AtomicBool::new(false),
-      observing: AtomicBool::new(observing),
+      observing: Mutex::new(observing),
       io: Mutex::new(Io::default()),
       terminal,
     });
@@ -251,7 +251,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   }
 
   fn flush_locked(&self, hub: &MonitorHub, reader: &mut MutexGuard<'_, Reader>) {
-    let observing = self.observing.load(Ordering::Acquire);
+    let observing = lock(&self.observing).clone();
     reader.flush(hub, observing, self.clock.mono_ms(), self.clock.wall_ms());
     let dropped = hub.registry().get(&self.id).map_or(0, |e| e.dropped_lines);
     if dropped > 0 {
@@ -336,8 +336,8 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
     }
   }
 
-  fn observe_lines(&self, on: bool) {
-    self.observing.store(on, Ordering::Release);
+  fn observe_lines(&self, observe: Observe) {
+    *lock(&self.observing) = observe;
   }
 
   fn has_terminal(&self) -> bool {

@@ -4,7 +4,9 @@
 //! token bucket shared by both streams, or, with the options of API.md §6.7,
 //! one [`SignalLane`] (batch windows, the importance lane, digests) in its place.
 
-use super::signal::plain::plain_lines;
+use std::sync::Arc;
+
+use super::signal::plain::{plain_lines, PlainImportant};
 use super::signal::{DigestNote, LineText, Out, SignalConfig, SignalLane};
 use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
@@ -43,6 +45,27 @@ pub trait LineSink {
         }
       }
     }
+  }
+}
+
+/// Which lines the sink must see before the throttle decides ([`LineSink::seen`]).
+#[derive(Clone, Debug, Default)]
+pub enum Observe {
+  /// None: lines the throttle drops may only be counted.
+  #[default]
+  Off,
+  /// Every line (`settleMs` quotes the last one).
+  Every,
+  /// At least every line the matcher may match (the pending `waitFor` patterns, see
+  /// [`crate::core::wait::WaitSet::line_matcher`]): a run of plain lines in which it finds
+  /// nothing may still be only counted, as without observing.
+  Matching(Arc<PlainImportant>),
+}
+
+impl Observe {
+  /// True when lines on the exact path are built and shown to the sink.
+  pub fn sees_lines(&self) -> bool {
+    !matches!(self, Self::Off)
   }
 }
 
@@ -131,7 +154,10 @@ trait Decide {
 struct ReadDecider<'a, S: LineSink> {
   admission: &'a mut Admission,
   now_mono_ms: i64,
+  /// Lines on the exact path are shown to the sink.
   observing: bool,
+  /// With [`Observe::Matching`]: only runs in which it finds nothing may be counted.
+  matcher: Option<&'a PlainImportant>,
   sink: &'a mut S,
   /// The read's counting mode, fixed at its start but for [`Counting::Plain`], which ends when
   /// the lane lets a line pass.
@@ -141,24 +167,50 @@ struct ReadDecider<'a, S: LineSink> {
 }
 
 impl<'a, S: LineSink> ReadDecider<'a, S> {
-  fn new(admission: &'a mut Admission, now_mono_ms: i64, observing: bool, sink: &'a mut S) -> Self {
-    // The read's time is fixed, so once the bucket is empty no line of this
-    // read can pass: lines then only need counting (the firehose case),
-    // unless someone must see them.
-    let counting = if observing {
-      Counting::Off
-    } else if admission.counts_only(now_mono_ms) {
-      Counting::All
-    } else {
-      admission.counts_plain(now_mono_ms)
+  fn new(
+    admission: &'a mut Admission,
+    now_mono_ms: i64,
+    observe: &'a Observe,
+    sink: &'a mut S,
+  ) -> Self {
+    let matcher = match observe {
+      Observe::Matching(matcher) => Some(&**matcher),
+      _ => None,
     };
-    Self {
+    let mut decider = Self {
       admission,
       now_mono_ms,
-      observing,
+      observing: observe.sees_lines(),
+      matcher,
       sink,
-      counting,
+      counting: Counting::Off,
       dropped: 0,
+    };
+    decider.counting = decider.mode();
+    decider
+  }
+
+  /// What the fast paths may count at this read's time. The time is fixed, so once the bucket
+  /// is empty no line of the read can pass: lines then only need counting (the firehose case),
+  /// unless someone must see them; a matcher that must see some of them leaves the runs of
+  /// plain lines in which it finds nothing.
+  fn mode(&self) -> Counting {
+    if self.observing && self.matcher.is_none() {
+      return Counting::Off;
+    }
+    let admission = if self.admission.counts_only(self.now_mono_ms) {
+      Counting::All
+    } else {
+      self.admission.counts_plain(self.now_mono_ms)
+    };
+    match (self.matcher, admission) {
+      (None, counting) | (Some(_), counting @ Counting::Off) => counting,
+      (Some(matcher), Counting::All) => Counting::Plain {
+        tight: matcher.needs_tight_lines(),
+      },
+      (Some(matcher), Counting::Plain { tight }) => Counting::Plain {
+        tight: tight || matcher.needs_tight_lines(),
+      },
     }
   }
 
@@ -179,7 +231,7 @@ impl<S: LineSink> Decide for ReadDecider<'_, S> {
       self.sink,
     );
     if let Counting::Plain { .. } = self.counting {
-      self.counting = self.admission.counts_plain(self.now_mono_ms);
+      self.counting = self.mode();
     }
   }
 
@@ -188,12 +240,16 @@ impl<S: LineSink> Decide for ReadDecider<'_, S> {
   }
 
   fn countable(&self, lines: &[u8]) -> usize {
-    match &*self.admission {
-      Admission::Lane(lane) => lane.plain_important().map_or(lines.len(), |important| {
-        important.first_candidate(lines).unwrap_or(lines.len())
-      }),
-      Admission::Bucket(_) => lines.len(),
-    }
+    let important = match &*self.admission {
+      Admission::Lane(lane) => lane.plain_important(),
+      Admission::Bucket(_) => None,
+    };
+    [important, self.matcher]
+      .into_iter()
+      .flatten()
+      .fold(lines.len(), |end, matcher| {
+        matcher.first_candidate(&lines[..end]).unwrap_or(end)
+      })
   }
 
   fn counted(&mut self, count: LineCount, lines: &[u8]) {
@@ -369,7 +425,7 @@ pub struct LinePipeline {
   admission: Admission,
   closed: bool,
   /// Build every line, dropped ones included, and show it to [`LineSink::seen`].
-  observing: bool,
+  observing: Observe,
   /// Terminal output: each line keeps the last frame of its `\r` redraws.
   frames: bool,
   /// Take the fast paths ([`StreamState::feed`]); off only in tests that
@@ -384,7 +440,7 @@ impl LinePipeline {
       streams: Default::default(),
       admission: Admission::Bucket(throttle.map(|c| TokenBucket::new(c, start_mono_ms))),
       closed: false,
-      observing: false,
+      observing: Observe::Off,
       frames: false,
       fast_paths: true,
     }
@@ -470,11 +526,10 @@ impl LinePipeline {
     self.closed
   }
 
-  /// With `on`, every line is built and sanitised, and the sink sees it
-  /// before the throttle (waits with `match`, `settleMs`); throttled-out lines
-  /// are then no longer only counted.
-  pub fn set_observing(&mut self, on: bool) {
-    self.observing = on;
+  /// Which lines are built and sanitised and shown to the sink before the
+  /// throttle decides (waits with `match`, `settleMs`); see [`Observe`].
+  pub fn set_observing(&mut self, observe: Observe) {
+    self.observing = observe;
   }
 
   /// Terminal output (API.md §6.5): a `\r` redraw keeps only its last frame
@@ -491,7 +546,7 @@ impl LinePipeline {
     }
     let state = &mut self.streams[stream as usize];
     let admission = &mut self.admission;
-    let observing = self.observing;
+    let observing = self.observing.sees_lines();
     if let Admission::Lane(lane) = admission {
       // A window due by now closes before this read's lines are decided.
       lane.poll(now_mono_ms, &mut |out| sink.out(out));
@@ -512,7 +567,7 @@ impl LinePipeline {
       admission.end_read(0, now_mono_ms, sink);
       return;
     }
-    let mut decide = ReadDecider::new(admission, now_mono_ms, observing, sink);
+    let mut decide = ReadDecider::new(admission, now_mono_ms, &self.observing, sink);
     state.feed(bytes, &mut decide);
     decide.end_read();
   }
@@ -528,7 +583,7 @@ impl LinePipeline {
       return;
     }
     let admission = &mut self.admission;
-    let observing = self.observing;
+    let observing = self.observing.sees_lines();
     let frames = self.frames;
     for state in &mut self.streams {
       let text = state.text.finish().to_owned();
@@ -642,9 +697,14 @@ mod tests {
     dropped: u64,
     /// With a lane: each notification's shape (one line or a batch of how many) and digest.
     notes: Vec<(Option<usize>, Option<DigestNote>)>,
+    /// Lines shown before the throttle decides (while observing).
+    seen: Vec<String>,
   }
 
   impl LineSink for Collect {
+    fn seen(&mut self, line: &str) {
+      self.seen.push(line.to_owned());
+    }
     fn accepted(&mut self, line: &str) {
       self.lines.push(line.to_owned());
     }
@@ -1467,6 +1527,107 @@ mod tests {
           twins.feed(Stream::Stdout, b"tail\n", 2, &what);
           twins.flush(2, &what);
         }
+      }
+    }
+  }
+
+  /// Pending `match` waits ([`Observe::Matching`]): the fast paths count the runs of plain
+  /// lines in which no pattern can match and show the sink every other line, so the lines the
+  /// waits' patterns match, in order, and every event, drop and digest are those of the exact
+  /// path observing every line; with a two-read split at every offset, after the burst is
+  /// spent, under the token bucket and under lanes.
+  #[test]
+  fn wait_patterns_see_every_line_they_match_at_every_split() {
+    use crate::core::monitor::signal::SignalOptions;
+    use crate::core::wait::{WaitSet, WaitSpec};
+    use regex::Regex;
+    let input = [
+      "y\n".repeat(40).as_str(),
+      "  ready  \ny\ny\n",
+      "err\x01or\n",
+      "y\r\n".repeat(10).as_str(),
+      "\x1b[31mpanic\x1b[0m\ny\n",
+      "fail\n",
+      &format!("{}\ny\n", "x".repeat(4097)),
+      "\u{a0}listening\n",
+      &"y\n".repeat(30),
+      "not ready",
+    ]
+    .concat();
+    let input = input.as_bytes();
+    // One line per window, so the five lines before the input spend the burst.
+    let lanes = [
+      SignalConfig::default(),
+      SignalConfig::new(SignalOptions {
+        batch_ms: Some(200.0),
+        max_batch_lines: Some(1.0),
+        important: Some("(?i)fail"),
+        digest: true,
+      })
+      .unwrap(),
+      SignalConfig::new(SignalOptions {
+        batch_ms: Some(10.0),
+        max_batch_lines: Some(1.0),
+        important: None,
+        digest: false,
+      })
+      .unwrap(),
+    ];
+    for patterns in [
+      &["(?i)error|fail|panic|listening|ready"][..],
+      &["^ready$"],
+      &[r"\bfail\b", "^y$"],
+      &["y$"],
+      &["never"],
+    ] {
+      let mut waits = WaitSet::default();
+      for (id, pattern) in patterns.iter().enumerate() {
+        let spec = WaitSpec {
+          matcher: Some(Regex::new(pattern).unwrap()),
+          ..WaitSpec::default()
+        };
+        waits.add(id as u64, spec, 0);
+      }
+      assert!(waits.line_matcher().is_none(), "built on refresh");
+      waits.refresh_line_matcher();
+      let matcher = waits.line_matcher().expect("plain-searchable patterns");
+      let regexes: Vec<Regex> = patterns.iter().map(|p| Regex::new(p).unwrap()).collect();
+      let matched = |lines: &[String]| -> Vec<String> {
+        lines
+          .iter()
+          .filter(|l| regexes.iter().any(|r| r.is_match(l)))
+          .cloned()
+          .collect()
+      };
+      for signal in &lanes {
+        let x = input.windows(4).position(|w| w == b"xxxx").unwrap();
+        let long = x + 8..x + 4088;
+        let near = |cut: usize| !long.contains(&cut) || (cut - long.start) % 97 == 0;
+        let mut counted_somewhere = false;
+        for cut in (0..=input.len()).filter(|&cut| near(cut)) {
+          let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
+          twins.fast.set_observing(Observe::Matching(matcher.clone()));
+          twins.exact.set_observing(Observe::Every);
+          let what = || format!("{patterns:?}, {signal:?}, cut at {cut}");
+          twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &what);
+          twins.feed(Stream::Stdout, &input[..cut], 1, &what);
+          twins.feed(Stream::Stdout, &input[cut..], 1, &what);
+          twins.feed(Stream::Stdout, b"tail\n", 2, &what);
+          twins.flush(2, &what);
+          assert_eq!(
+            matched(&twins.fast_out.seen),
+            matched(&twins.exact_out.seen),
+            "matching lines seen; {}",
+            what()
+          );
+          counted_somewhere |= twins.fast_out.seen.len() < twins.exact_out.seen.len();
+        }
+        // Unless a pattern matches the flood's own lines, some of them were only counted.
+        let flood_matches = regexes.iter().any(|r| r.is_match("y"));
+        assert!(
+          counted_somewhere || flood_matches,
+          "{patterns:?}, {signal:?}: lines no pattern matches were only counted"
+        );
       }
     }
   }

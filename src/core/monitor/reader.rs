@@ -16,13 +16,14 @@
 //! * at stop, [`Reader::flush`] flushes partial lines, then the window, and
 //!   leaves the digest on the entry for its terminal notification.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use super::hub::MonitorHub;
-use super::pipeline::{LinePipeline, LineSink, Stream};
+use super::pipeline::{LinePipeline, LineSink, Observe, Stream};
 use super::registry::{Effect, MonitorRegistry};
 use super::signal::{Out, SignalConfig};
 use super::throttle::ThrottleConfig;
+use crate::core::sync::lock;
 
 /// What a read (or a timer) decided, collected under the reader lock and
 /// applied to the registry at once.
@@ -130,7 +131,7 @@ impl Reader {
     hub: &MonitorHub,
     stream: Stream,
     bytes: &[u8],
-    observing: &AtomicBool,
+    observing: &Mutex<Observe>,
     now_mono_ms: i64,
     wall_ms: f64,
   ) -> Option<ReadOutcome> {
@@ -139,7 +140,7 @@ impl Reader {
     }
     self
       .pipeline
-      .set_observing(observing.load(Ordering::Acquire));
+      .set_observing(lock(observing).clone());
     let mut decisions = Decisions::default();
     self
       .pipeline
@@ -152,7 +153,7 @@ impl Reader {
       r.record_splitter_counts(id, lines_seen, truncated);
       let effects = decisions.apply(r, id, wall_ms, now_mono_ms);
       outcome.settled = !r.is_running(id);
-      observing.store(r.observes_lines(id), Ordering::Release);
+      *lock(observing) = r.observation(id);
       effects
     });
     outcome.timer = self.timer_to_arm();
@@ -182,7 +183,7 @@ impl Reader {
   /// At stop, before the pipeline closes: partial lines, then the open
   /// window, leave; the lines dropped since the last notification are left on
   /// the entry for its terminal notification.
-  pub fn flush(&mut self, hub: &MonitorHub, observing: bool, now_mono_ms: i64, wall_ms: f64) {
+  pub fn flush(&mut self, hub: &MonitorHub, observing: Observe, now_mono_ms: i64, wall_ms: f64) {
     if self.pipeline.is_closed() {
       return;
     }

@@ -11,6 +11,7 @@ use super::notification::{
   batch_notification, event_notification_with_digest, settled_notification, settled_notification_with, terminal_notification,
   truncate_event_line, Notification,
 };
+use super::pipeline::Observe;
 use super::signal::DigestNote;
 use crate::core::clock;
 use crate::core::end::{EndVia, TaskEnd};
@@ -214,9 +215,26 @@ impl MonitorRegistry {
     effects
   }
 
-  /// Whether the entry's reader must build every line (see [`MonitorEntry::observes_lines`]).
+  /// Whether the entry's reader must build lines (see [`MonitorEntry::observes_lines`]).
   pub fn observes_lines(&self, id: &str) -> bool {
     self.get(id).is_some_and(MonitorEntry::observes_lines)
+  }
+
+  /// Which lines the entry's reader must build (see [`MonitorEntry::observation`]).
+  pub fn observation(&self, id: &str) -> Observe {
+    self.get(id).map_or(Observe::Off, MonitorEntry::observation)
+  }
+
+  /// Compiles the entry's pending `match` patterns for runs of plain lines (see
+  /// [`crate::core::wait::WaitSet::refresh_line_matcher`]); the entry's observation after it.
+  pub fn refresh_line_matcher(&mut self, id: &str) -> Observe {
+    match self.get_mut(id) {
+      Some(entry) => {
+        entry.waits.refresh_line_matcher();
+        entry.observation()
+      }
+      None => Observe::Off,
+    }
   }
 
   /// Waits whose quiet period or timeout passed, and settled notifications

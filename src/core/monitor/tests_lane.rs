@@ -4,11 +4,12 @@
 
 use super::*;
 use crate::core::monitor::notification::NotificationKind;
-use crate::core::monitor::pipeline::Stream;
+use crate::core::monitor::pipeline::{Observe, Stream};
 use crate::core::monitor::reader::{ReadOutcome, Reader};
 use crate::core::monitor::signal::{SignalConfig, SignalOptions};
 use crate::core::monitor::throttle::ThrottleConfig;
-use std::sync::atomic::AtomicBool;
+use crate::core::sync::lock;
+use std::sync::Mutex;
 
 const RECOMMENDED: &str = "(?i)error|fail|exception|panic|listening|ready";
 
@@ -32,7 +33,7 @@ struct Native<'a> {
   hub: &'a MonitorHub,
   clock: &'a TestClock,
   reader: Reader,
-  observing: AtomicBool,
+  observing: Mutex<Observe>,
   id: &'static str,
 }
 
@@ -57,7 +58,7 @@ impl<'a> Native<'a> {
     Self {
       hub,
       clock: host.clock,
-      observing: AtomicBool::new(hub.registry().observes_lines("n")),
+      observing: Mutex::new(hub.registry().observation("n")),
       reader,
       id: "n",
     }
@@ -103,7 +104,7 @@ impl<'a> Native<'a> {
   /// What the process exit does: flush, close, settle from the exit.
   fn exit(&mut self, host: &mut Host, code: i32) {
     let (now, wall) = (self.now(), self.clock.wall_ms());
-    self.reader.flush(self.hub, false, now, wall);
+    self.reader.flush(self.hub, Observe::Off, now, wall);
     self.reader.close();
     let exit = ExitInfo {
       code: Some(code),
@@ -454,7 +455,7 @@ fn a_terminal_notification_without_detail_gets_the_digest_as_its_result() {
   // does), then the cancelled notification, whose only result is the digest.
   hub.apply(|r| r.cancel_begin("n", crate::core::end::EndVia::Cancel));
   let (now, wall) = (native.now(), clock.wall_ms());
-  native.reader.flush(&hub, false, now, wall);
+  native.reader.flush(&hub, Observe::Off, now, wall);
   native.reader.close();
   hub.apply(|r| r.cancel_finish("n", crate::core::end::EndVia::Cancel, wall));
   hub.drain(&mut host);
@@ -478,7 +479,7 @@ fn the_window_is_flushed_before_the_settled_notification_which_carries_the_diges
     Some(100),
   );
   assert!(
-    native.observing.load(std::sync::atomic::Ordering::Acquire),
+    lock(&native.observing).sees_lines(),
     "settleMs observes"
   );
   native.read(&mut host, &lines(1..=90, "l"));

@@ -12,8 +12,11 @@ mod settle;
 
 pub use settle::{Settle, SettlePoll, MAX_SETTLE_MS, MIN_SETTLE_MS};
 
+use std::sync::Arc;
+
 use regex::Regex;
 
+use crate::core::monitor::signal::plain::PlainImportant;
 use crate::core::task::TaskStatus;
 
 /// The longest `quietMs` and `timeoutMs`: one day.
@@ -98,6 +101,11 @@ impl Pending {
 pub struct WaitSet {
   pending: Vec<Pending>,
   last_activity_ms: Option<i64>,
+  /// [`Self::line_matcher`]: rebuilt when a wait with a pattern leaves, and by
+  /// [`Self::refresh_line_matcher`] after one was added.
+  line_matcher: Option<Arc<PlainImportant>>,
+  /// A wait with a pattern was added since [`Self::line_matcher`] was built.
+  line_matcher_stale: bool,
 }
 
 impl WaitSet {
@@ -111,16 +119,56 @@ impl WaitSet {
 
   /// Adds a wait started at `now_ms`.
   pub fn add(&mut self, id: u64, spec: WaitSpec, now_ms: i64) {
+    let has_matcher = spec.matcher.is_some();
     self.pending.push(Pending {
       id,
       spec,
       started_ms: now_ms,
     });
+    if has_matcher {
+      // Built later (`refresh_line_matcher`), so that a new wait sees lines at once: until
+      // then the reader builds every line.
+      self.line_matcher = None;
+      self.line_matcher_stale = true;
+    }
   }
 
-  /// Whether some wait needs every line (the reader must not only count them).
+  /// Whether some wait needs lines (the reader must not only count them all).
   pub fn wants_lines(&self) -> bool {
     self.pending.iter().any(|p| p.spec.matcher.is_some())
+  }
+
+  /// Every pending `match` pattern at once, for runs of plain lines (see
+  /// [`PlainImportant`]): a reader may leave unbuilt the lines of a run in which it finds
+  /// nothing, since no pending pattern matches any of them. `None` when no wait has a
+  /// pattern, when the patterns cannot be searched that way, or when a wait was added since
+  /// the last [`Self::refresh_line_matcher`] (every line must then be built).
+  pub fn line_matcher(&self) -> Option<Arc<PlainImportant>> {
+    self.line_matcher.clone()
+  }
+
+  /// Builds [`Self::line_matcher`] if a wait with a pattern was added since it was built (a
+  /// regex compilation: call it after the new wait is in place and its reader told to build
+  /// every line).
+  pub fn refresh_line_matcher(&mut self) {
+    if self.line_matcher_stale {
+      self.rebuild_line_matcher();
+    }
+  }
+
+  fn rebuild_line_matcher(&mut self) {
+    self.line_matcher_stale = false;
+    let patterns: Vec<String> = self
+      .pending
+      .iter()
+      .filter_map(|p| p.spec.matcher.as_ref())
+      .map(|m| format!("(?:{})", m.as_str()))
+      .collect();
+    self.line_matcher = if patterns.is_empty() {
+      None
+    } else {
+      PlainImportant::new(&patterns.join("|")).map(Arc::new)
+    };
   }
 
   /// Output arrived: quiet periods start again.
@@ -186,6 +234,9 @@ impl WaitSet {
   pub fn abort(&mut self, id: u64, status: TaskStatus, now_ms: i64) -> Option<WaitOutcome> {
     let index = self.pending.iter().position(|p| p.id == id)?;
     let pending = self.pending.remove(index);
+    if pending.spec.matcher.is_some() {
+      self.rebuild_line_matcher();
+    }
     Some(pending.outcome(WaitReason::Aborted, status, now_ms))
   }
 
@@ -198,14 +249,19 @@ impl WaitSet {
       return Vec::new();
     }
     let mut resolved = Vec::new();
+    let mut patterns_changed = false;
     self.pending.retain(|p| {
       if hit(p) {
         resolved.push((p.id, outcome(p)));
+        patterns_changed |= p.spec.matcher.is_some();
         false
       } else {
         true
       }
     });
+    if patterns_changed {
+      self.rebuild_line_matcher();
+    }
     resolved
   }
 }
@@ -220,6 +276,40 @@ mod tests {
       quiet_ms: quiet,
       timeout_ms: timeout,
     }
+  }
+
+  #[test]
+  fn the_line_matcher_follows_the_pending_patterns() {
+    let found = |set: &WaitSet, lines: &str| {
+      set
+        .line_matcher()
+        .map(|m| m.first_candidate(lines.as_bytes()))
+    };
+    let mut set = WaitSet::default();
+    set.add(1, spec(None, Some(10), None), 0);
+    set.refresh_line_matcher();
+    assert!(set.line_matcher().is_none(), "no pattern, no matcher");
+    set.add(2, spec(Some("ready"), None, None), 0);
+    assert!(
+      set.line_matcher().is_none(),
+      "not built until refreshed: build every line"
+    );
+    set.refresh_line_matcher();
+    assert_eq!(found(&set, "a\nb\nnow ready\n"), Some(Some(4)));
+    set.add(3, spec(Some("^listening$"), None, None), 0);
+    set.refresh_line_matcher();
+    let matcher = set.line_matcher().unwrap();
+    assert!(
+      matcher.needs_tight_lines(),
+      "an anchored pattern among them"
+    );
+    assert_eq!(found(&set, "x\nlistening\nready\n"), Some(Some(2)));
+    assert_eq!(found(&set, "x\nnot listening\n"), Some(None));
+    // A wait leaving rebuilds it from the others at once.
+    assert_eq!(set.on_line("ready", 5).len(), 1);
+    assert_eq!(found(&set, "ready\nlistening\n"), Some(Some(6)));
+    assert!(set.abort(3, TaskStatus::Running, 6).is_some());
+    assert!(set.line_matcher().is_none(), "no pattern left");
   }
 
   #[test]
