@@ -128,11 +128,25 @@ function stopWine() {
   }
 }
 
+/** Tests that check what Wine does not do, each skipped here with its reason; the CI
+ * workflow's Windows jobs run them natively (`cargo test`). */
+const WINE_SKIPS = [
+  // Wine 8.0 (Debian's build) keeps no file DACL: SetSecurityInfo and a CreateFileW security
+  // descriptor succeed, but every read is made up from the Unix mode bits (SYSTEM, owner,
+  // Everyone; never protected) and its wineserver has no user.wine.sd xattr store. The owner-only
+  // descriptor itself is checked here (windows_owner_only_descriptor_is_protected_with_one_user_ace).
+  'core::shell::tests_windows::windows_output_file_is_created_owner_only',
+  'core::shell::tests_windows::windows_reused_output_file_is_truncated_and_tightened',
+  'core::shell::tests_windows::windows_sidecar_is_owner_only_and_leaves_no_temporary_file',
+]
+
 function runTests(exe, args) {
   copyFileSync(join(shims, 'bcryptprimitives.dll'), join(dirname(exe), 'bcryptprimitives.dll'))
+  const skips = WINE_SKIPS.flatMap((name) => ['--skip', name])
+  console.log(`== skipped under Wine (no file DACLs; run natively by the CI workflow): ${WINE_SKIPS.join(', ')}`)
   for (let attempt = 1; attempt <= 3; attempt++) {
     const started = Date.now()
-    const run = spawnSync(WINE, [exe, ...args], {
+    const run = spawnSync(WINE, [exe, ...args, ...skips], {
       env: wineEnv,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
