@@ -23,6 +23,8 @@ mod tests_output;
 mod tests_registry;
 #[cfg(all(test, target_os = "linux"))]
 mod tests_runner;
+#[cfg(all(test, windows))]
+mod tests_windows;
 
 pub use entry::{ShellEntry, ShellRegistration, ShellStatus};
 pub use notification::{

@@ -1,7 +1,10 @@
 //! Opening files only the owner can read (CONTRACT.md §2.14 sidecar, §2.15
 //! step 4, §4 item 24): mode `0600`, never through a symlink at the path.
+//! On Windows, an owner-only protected DACL instead (see `windows.rs`).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
+#[cfg(unix)]
+use std::fs::OpenOptions;
 use std::io;
 use std::path::Path;
 
@@ -23,7 +26,10 @@ pub(super) enum Existing {
 /// fails with `ENXIO`). Anything but a regular file or a character device
 /// (`/dev/null`) is refused, a FIFO with a reader included. A looser existing
 /// regular file is tightened to `0600`; a failure to tighten fails the open.
-/// Windows has no `O_NOFOLLOW`; there the file opens with default permissions.
+/// Windows has no `O_NOFOLLOW` and no modes: there the file is created with
+/// an owner-only DACL, and an existing one is tightened to it
+/// ([`windows::open_owner_only`]).
+#[cfg(unix)]
 pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
   let mut options = OpenOptions::new();
   options.write(true);
@@ -66,10 +72,13 @@ fn tighten(file: &File) -> io::Result<()> {
   Ok(())
 }
 
-#[cfg(not(unix))]
-fn restrict(_options: &mut OpenOptions) {}
+#[cfg(windows)]
+mod windows;
 
-#[cfg(not(unix))]
-fn tighten(_file: &File) -> io::Result<()> {
-  Ok(())
+#[cfg(all(test, windows))]
+pub(super) use windows::{CurrentUser, OwnerOnly, OWNER_RIGHTS};
+
+#[cfg(windows)]
+pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
+  windows::open_owner_only(path, existing == Existing::Refuse)
 }

@@ -1,0 +1,194 @@
+// The built addon end to end on Windows: what the Unix suites check with bash,
+// /proc and signals, checked with cmd.exe, Job Objects and exit codes (README
+// "Platforms", Windows). Runs only on win32: in the CI workflow's Windows jobs,
+// and here under Wine through scripts/test-windows.mjs.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+
+import { BackgroundShellRegistry, executeBackground, MonitorRegistry, type MonitorTask } from '../index.js'
+
+const onWindows = process.platform === 'win32'
+
+/** True while `pid` runs: on Windows, `process.kill(pid, 0)` asks for the process's exit code
+ * (STILL_ACTIVE), so an exited process whose handle is still open elsewhere counts as gone. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const start = Date.now()
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const size = (file: string) => {
+  try {
+    return statSync(file).size
+  } catch {
+    return 0
+  }
+}
+
+describe.runIf(onWindows)('Windows end to end', () => {
+  const scratch = onWindows ? mkdtempSync(join(tmpdir(), 'taskstream-windows-')) : ''
+  afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }))
+  let dirCount = 0
+  const freshDir = () => {
+    const dir = join(scratch, `d-${++dirCount}`)
+    mkdirSync(dir, { recursive: true })
+    return dir
+  }
+
+  interface Note {
+    display: string
+    model: string
+    meta: { monitorId: string; status: string }
+  }
+  const registries: MonitorRegistry[] = []
+  const shellRegistries: BackgroundShellRegistry[] = []
+  afterEach(() => {
+    for (const r of registries.splice(0)) r.abortAll({ notify: false })
+    for (const r of shellRegistries.splice(0)) r.abortAll()
+  })
+  function monitors() {
+    const registry = new MonitorRegistry({ throttle: false })
+    registries.push(registry)
+    const notes: Note[] = []
+    registry.setNotificationCallback((display, model, meta) => notes.push({ display, model, meta }))
+    const events = () => notes.filter((n) => n.meta.status === 'running').map((n) => n.display.replace(/^.*?: /, ''))
+    const terminal = () => notes.filter((n) => n.meta.status !== 'running')
+    const done = (entry: MonitorTask) =>
+      waitFor(() => notes.some((n) => n.meta.monitorId === entry.id && n.meta.status !== 'running'), 20_000, 'terminal notification')
+    return { registry, notes, events, terminal, done }
+  }
+  function shells() {
+    const registry = new BackgroundShellRegistry()
+    shellRegistries.push(registry)
+    return registry
+  }
+
+  it('a monitor on cmd output delivers its lines, then one terminal notification', async () => {
+    const { registry, events, terminal, done } = monitors()
+    const entry = registry.start({ command: 'echo alpha&& echo beta 1>&2&& echo gamma', description: 'win' })
+    expect(entry).toMatchObject({ kind: 'monitor', status: 'running' })
+    expect(entry.pid).toEqual(expect.any(Number))
+    await done(entry)
+    expect(events().sort()).toEqual(['alpha', 'beta', 'gamma'])
+    expect(terminal()).toHaveLength(1)
+    expect(terminal()[0].display).toBe('Monitor "win" completed. (3 events)')
+    expect(terminal()[0].model).toContain('<result>Exited with code 0</result>')
+    expect(entry).toMatchObject({ status: 'completed', exitCode: 0, eventCount: 3, notified: true })
+  })
+
+  it('maps exit codes without signals: 3 is failed with "Exit code 3"', async () => {
+    const { registry, terminal, done } = monitors()
+    const entry = registry.start({ command: 'echo before&& exit 3' })
+    await done(entry)
+    expect(entry).toMatchObject({ status: 'failed', error: 'Exit code 3' })
+    expect(terminal()[0].model).toContain('<result>Exit code 3</result>')
+  })
+
+  it('a background shell writes its output file and its sidecar', async () => {
+    const registry = shells()
+    const dir = freshDir()
+    const ok = executeBackground({ command: 'echo from-shell', cwd: dir, outputDir: dir, registry, shellId: 'ok' })
+    const bad = executeBackground({ command: 'echo to-stderr 1>&2&& exit 3', cwd: dir, outputDir: dir, registry, shellId: 'bad' })
+    expect(ok.outputPath).toBe(join(dir, 'shell-ok.output'))
+    expect(ok.statusPath).toBe(join(dir, 'shell-ok.status'))
+    const [okDone, badDone] = await Promise.all([ok.done, bad.done])
+    expect(okDone).toMatchObject({ status: 'completed', exitCode: 0 })
+    expect(badDone).toMatchObject({ status: 'failed', exitCode: 3 })
+    expect(readFileSync(ok.outputPath, 'utf8')).toContain('from-shell')
+    expect(readFileSync(bad.outputPath, 'utf8')).toContain('to-stderr')
+    const okStatus = JSON.parse(readFileSync(ok.statusPath, 'utf8'))
+    const badStatus = JSON.parse(readFileSync(bad.statusPath, 'utf8'))
+    expect(okStatus).toMatchObject({ id: 'ok', status: 'completed', exitCode: 0, ownerPid: process.pid })
+    expect(badStatus).toMatchObject({ id: 'bad', status: 'failed', error: 'exited with code 3' })
+    expect(registry.get('bad')).toMatchObject({ status: 'failed', error: 'exited with code 3' })
+  })
+
+  it("a cancel kills the shell's grandchild: its pid is gone and its file stops growing", async () => {
+    const registry = shells()
+    const dir = freshDir()
+    const pidFile = join(dir, 'grandchild.pid')
+    const ticks = join(dir, 'ticks.txt')
+    // The grandchild: this Node, started by a nested cmd, saying its pid and ticking into a file.
+    const script = join(dir, 'grandchild.js')
+    writeFileSync(
+      script,
+      `const fs = require('fs')\nfs.writeFileSync(${JSON.stringify(pidFile)}, String(process.pid))\n` +
+        `setInterval(() => fs.appendFileSync(${JSON.stringify(ticks)}, 'x'), 100)\n`,
+    )
+    const controller = new AbortController()
+    const shell = executeBackground({
+      command: `cmd /d /c ""${process.execPath}" "${script}""`,
+      cwd: dir,
+      outputDir: dir,
+      registry,
+      signal: controller.signal,
+    })
+    await waitFor(() => size(pidFile) > 0 && size(ticks) > 0, 30_000, 'the grandchild to start')
+    const pid = Number(readFileSync(pidFile, 'utf8'))
+    expect(pid).toBeGreaterThan(0)
+    expect(pid).not.toBe(shell.pid)
+    expect(isRunning(pid)).toBe(true)
+    controller.abort()
+    const done = await shell.done
+    expect(done.status).toBe('cancelled')
+    await waitFor(() => !isRunning(pid), 5_000, 'the grandchild to die')
+    const after = size(ticks)
+    await sleep(1_000)
+    expect(size(ticks)).toBe(after)
+  })
+
+  it('refuses bad input before anything runs', () => {
+    const { registry } = monitors()
+    const monitorBad: [unknown, typeof TypeError | typeof RangeError, RegExp][] = [
+      [undefined, TypeError, /"options"/],
+      [{ command: 42 }, TypeError, /"options.command"/],
+      [{ command: 'echo x', maxEvents: 0 }, RangeError, /"options.maxEvents"/],
+      [{ command: 'echo x', cwd: 'relative' }, TypeError, /"options.cwd"/],
+      [{ command: 'echo x', env: { A: 1 } }, TypeError, /"options.env.A"/],
+    ]
+    for (const [options, type, message] of monitorBad) {
+      const call = () => registry.start(options as Parameters<MonitorRegistry['start']>[0])
+      expect(call, JSON.stringify(options)).toThrowError(type)
+      expect(call).toThrowError(message)
+    }
+    expect(registry.getAll()).toEqual([])
+
+    const shellRegistry = shells()
+    const dir = freshDir()
+    const shellBad: [unknown, typeof TypeError | typeof RangeError, RegExp][] = [
+      [{ command: '   ', cwd: dir, outputDir: dir }, TypeError, /"options.command"/],
+      [{ command: 'echo x', cwd: 'relative', outputDir: dir }, TypeError, /"options.cwd"/],
+      [{ command: 'echo x', cwd: dir, outputDir: dir, maxOutputBytes: 0 }, RangeError, /"options.maxOutputBytes"/],
+      [{ command: 'echo x', cwd: dir, outputDir: dir, shellId: 'a\\b' }, RangeError, /"options.shellId"/],
+      [{ command: 'echo x', cwd: dir, outputDir: dir, shellId: 'a:b' }, RangeError, /"options.shellId"/],
+    ]
+    for (const [options, type, message] of shellBad) {
+      const call = () => executeBackground({ registry: shellRegistry, ...(options as object) } as Parameters<typeof executeBackground>[0])
+      expect(call, JSON.stringify(options)).toThrowError(type)
+      expect(call).toThrowError(message)
+    }
+    expect(shellRegistry.getAll()).toEqual([])
+  })
+
+  it('terminal: true fails with the clear ConPTY error and starts nothing', () => {
+    const { registry } = monitors()
+    expect(() => registry.start({ command: 'echo x', terminal: true })).toThrowError(
+      /terminal mode is not implemented on this platform yet \(Windows needs ConPTY\)/,
+    )
+    expect(registry.getAll()).toEqual([])
+  })
+})
