@@ -189,6 +189,25 @@ describe('settled notifications', () => {
     expect(m.eventCount).toBe(2)
   })
 
+  it('quotes the last line of a flood the throttle only counted, and waits still see their line in it', async () => {
+    const { registry, notes, terminal } = monitors({ throttle: { burst: 1, refillMs: 60_000 } })
+    const m = registry.start({
+      // 20000 plain lines in large writes (counted without being built), a coloured one and a
+      // match in the middle, and a plain last line.
+      command:
+        "sleep 0.2; seq 1 10000 | sed 's/^/noise /'; printf '\\033[32mgreen\\033[0m\\nBUILD OK\\n'; seq 10001 20000 | sed 's/^/noise /'; sleep 0.5; exit 0",
+      settleMs: 300,
+      description: 'flood',
+    })
+    const wait = registry.waitFor(m.id, { match: '^BUILD OK$' })
+    await terminal(m.id)
+    expect(await wait).toMatchObject({ reason: 'match', line: 'BUILD OK' })
+    const settled = notes.filter((n) => n.meta.type === 'settled')
+    expect(settled).toHaveLength(1)
+    expect(settled[0].model).toContain('<result>noise 20000</result>')
+    expect(m.droppedLines).toBe(20001)
+  })
+
   it('never fires for a task that printed nothing, and rejects a bad settleMs', async () => {
     const { registry, notes, terminal } = monitors()
     const m = registry.start({ command: 'sleep 0.5', settleMs: 100 })

@@ -156,21 +156,20 @@ impl MonitorEntry {
     self.observation().sees_lines()
   }
 
-  /// Which lines the reader must build and show to [`Self::waits`]: every line with
-  /// `settleMs` (it quotes the last one); with `match` waits, those their patterns may match.
+  /// Which lines the reader must build and show to [`Self::waits`]: with `match` waits, those
+  /// their patterns may match; with `settleMs` (it quotes the last line), the last line of
+  /// each read.
   pub fn observation(&self) -> Observe {
-    if !self.is_running() {
-      Observe::Off
-    } else if self.settle.is_some() {
-      Observe::Every
-    } else if self.waits.wants_lines() {
-      self
-        .waits
-        .line_matcher()
-        .map_or(Observe::Every, Observe::Matching)
-    } else {
-      Observe::Off
+    let last_line = self.settle.is_some();
+    if !self.is_running() || !(last_line || self.waits.wants_lines()) {
+      return Observe::Off;
     }
+    let matcher = self.waits.line_matcher();
+    if self.waits.wants_lines() && matcher.is_none() {
+      // A pattern not yet compiled, or one runs of plain lines cannot be searched with.
+      return Observe::Every;
+    }
+    Observe::Lines { matcher, last_line }
   }
 
   /// When the settled notification is due (monotonic ms), if armed.

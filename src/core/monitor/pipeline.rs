@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::signal::plain::{plain_lines, PlainImportant};
+use super::signal::plain::{first_and_last, plain_lines, PlainImportant};
 use super::signal::{DigestNote, LineText, Out, SignalConfig, SignalLane};
 use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
@@ -27,6 +27,9 @@ pub trait LineSink {
   /// A sanitised non-blank line, before the throttle decides; called only
   /// while the pipeline observes lines ([`LinePipeline::set_observing`]).
   fn seen(&mut self, _line: &str) {}
+  /// The last non-blank line of a run the fast path only counted (sanitised, as
+  /// [`Self::seen`] would have shown it); called only with [`Observe::Lines`] `last_line`.
+  fn last_line(&mut self, _line: &str) {}
   /// `lines` non-blank lines the throttle dropped.
   fn dropped_many(&mut self, lines: u64) {
     for _ in 0..lines {
@@ -54,12 +57,17 @@ pub enum Observe {
   /// None: lines the throttle drops may only be counted.
   #[default]
   Off,
-  /// Every line (`settleMs` quotes the last one).
+  /// Every line.
   Every,
-  /// At least every line the matcher may match (the pending `waitFor` patterns, see
-  /// [`crate::core::wait::WaitSet::line_matcher`]): a run of plain lines in which it finds
-  /// nothing may still be only counted, as without observing.
-  Matching(Arc<PlainImportant>),
+  /// Runs of plain lines the throttle would only count may still be only counted, but for
+  /// the lines `matcher` may match (the pending `waitFor` patterns, see
+  /// [`crate::core::wait::WaitSet::line_matcher`]); every other line is shown to the sink.
+  /// With `last_line` (`settleMs` quotes the last line), the last line of each counted run is
+  /// passed to [`LineSink::last_line`].
+  Lines {
+    matcher: Option<Arc<PlainImportant>>,
+    last_line: bool,
+  },
 }
 
 impl Observe {
@@ -156,8 +164,12 @@ struct ReadDecider<'a, S: LineSink> {
   now_mono_ms: i64,
   /// Lines on the exact path are shown to the sink.
   observing: bool,
-  /// With [`Observe::Matching`]: only runs in which it finds nothing may be counted.
+  /// With [`Observe::Lines`]: only runs in which it finds nothing may be counted.
   matcher: Option<&'a PlainImportant>,
+  /// With [`Observe::Lines`]: counted runs give their last line to the sink.
+  last_line: bool,
+  /// [`Observe::Every`]: every line is built.
+  every: bool,
   sink: &'a mut S,
   /// The read's counting mode, fixed at its start but for [`Counting::Plain`], which ends when
   /// the lane lets a line pass.
@@ -173,15 +185,17 @@ impl<'a, S: LineSink> ReadDecider<'a, S> {
     observe: &'a Observe,
     sink: &'a mut S,
   ) -> Self {
-    let matcher = match observe {
-      Observe::Matching(matcher) => Some(&**matcher),
-      _ => None,
+    let (matcher, last_line) = match observe {
+      Observe::Lines { matcher, last_line } => (matcher.as_deref(), *last_line),
+      _ => (None, false),
     };
     let mut decider = Self {
       admission,
       now_mono_ms,
       observing: observe.sees_lines(),
       matcher,
+      last_line,
+      every: matches!(observe, Observe::Every),
       sink,
       counting: Counting::Off,
       dropped: 0,
@@ -195,7 +209,7 @@ impl<'a, S: LineSink> ReadDecider<'a, S> {
   /// unless someone must see them; a matcher that must see some of them leaves the runs of
   /// plain lines in which it finds nothing.
   fn mode(&self) -> Counting {
-    if self.observing && self.matcher.is_none() {
+    if self.every {
       return Counting::Off;
     }
     let admission = if self.admission.counts_only(self.now_mono_ms) {
@@ -203,13 +217,16 @@ impl<'a, S: LineSink> ReadDecider<'a, S> {
     } else {
       self.admission.counts_plain(self.now_mono_ms)
     };
-    match (self.matcher, admission) {
-      (None, counting) | (Some(_), counting @ Counting::Off) => counting,
-      (Some(matcher), Counting::All) => Counting::Plain {
-        tight: matcher.needs_tight_lines(),
-      },
-      (Some(matcher), Counting::Plain { tight }) => Counting::Plain {
-        tight: tight || matcher.needs_tight_lines(),
+    if !self.observing {
+      return admission;
+    }
+    // Observing: only plain runs may be counted (every other line is built and seen).
+    let tight = self.matcher.is_some_and(PlainImportant::needs_tight_lines);
+    match admission {
+      Counting::Off => Counting::Off,
+      Counting::All => Counting::Plain { tight },
+      Counting::Plain { tight: lane } => Counting::Plain {
+        tight: lane || tight,
       },
     }
   }
@@ -253,6 +270,11 @@ impl<S: LineSink> Decide for ReadDecider<'_, S> {
   }
 
   fn counted(&mut self, count: LineCount, lines: &[u8]) {
+    if self.last_line && count.non_blank > 0 {
+      if let Some((_, last)) = first_and_last(lines) {
+        self.sink.last_line(last);
+      }
+    }
     match (self.counting, &mut *self.admission) {
       (Counting::Plain { .. }, Admission::Lane(lane)) => {
         lane.count_plain(count.non_blank, lines, self.now_mono_ms);
@@ -699,11 +721,17 @@ mod tests {
     notes: Vec<(Option<usize>, Option<DigestNote>)>,
     /// Lines shown before the throttle decides (while observing).
     seen: Vec<String>,
+    /// The last line seen or passed as the last of a counted run.
+    last: Option<String>,
   }
 
   impl LineSink for Collect {
     fn seen(&mut self, line: &str) {
       self.seen.push(line.to_owned());
+      self.last = Some(line.to_owned());
+    }
+    fn last_line(&mut self, line: &str) {
+      self.last = Some(line.to_owned());
     }
     fn accepted(&mut self, line: &str) {
       self.lines.push(line.to_owned());
@@ -1531,11 +1559,11 @@ mod tests {
     }
   }
 
-  /// Pending `match` waits ([`Observe::Matching`]): the fast paths count the runs of plain
-  /// lines in which no pattern can match and show the sink every other line, so the lines the
-  /// waits' patterns match, in order, and every event, drop and digest are those of the exact
-  /// path observing every line; with a two-read split at every offset, after the burst is
-  /// spent, under the token bucket and under lanes.
+  /// Pending `match` waits and `settleMs` ([`Observe::Lines`]): the fast paths count the runs
+  /// of plain lines in which no pattern can match and show the sink every other line, so the
+  /// lines the waits' patterns match, in order, the last line (for `settleMs`) and every event,
+  /// drop and digest are those of the exact path observing every line; with a two-read split
+  /// at every offset, after the burst is spent, under the token bucket and under lanes.
   #[test]
   fn wait_patterns_see_every_line_they_match_at_every_split() {
     use crate::core::monitor::signal::SignalOptions;
@@ -1579,6 +1607,7 @@ mod tests {
       &[r"\bfail\b", "^y$"],
       &["y$"],
       &["never"],
+      &[],
     ] {
       let mut waits = WaitSet::default();
       for (id, pattern) in patterns.iter().enumerate() {
@@ -1590,7 +1619,8 @@ mod tests {
       }
       assert!(waits.line_matcher().is_none(), "built on refresh");
       waits.refresh_line_matcher();
-      let matcher = waits.line_matcher().expect("plain-searchable patterns");
+      let matcher = waits.line_matcher();
+      assert_eq!(matcher.is_some(), !patterns.is_empty(), "plain-searchable patterns");
       let regexes: Vec<Regex> = patterns.iter().map(|p| Regex::new(p).unwrap()).collect();
       let matched = |lines: &[String]| -> Vec<String> {
         lines
@@ -1606,7 +1636,12 @@ mod tests {
         let mut counted_somewhere = false;
         for cut in (0..=input.len()).filter(|&cut| near(cut)) {
           let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
-          twins.fast.set_observing(Observe::Matching(matcher.clone()));
+          // Without patterns: `settleMs` alone.
+          let last_line = patterns.is_empty() || cut % 2 == 0;
+          twins.fast.set_observing(Observe::Lines {
+            matcher: matcher.clone(),
+            last_line,
+          });
           twins.exact.set_observing(Observe::Every);
           let what = || format!("{patterns:?}, {signal:?}, cut at {cut}");
           twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &what);
@@ -1620,6 +1655,14 @@ mod tests {
             "matching lines seen; {}",
             what()
           );
+          if last_line {
+            assert_eq!(
+              twins.fast_out.last.as_ref(),
+              twins.exact_out.seen.last(),
+              "the last line; {}",
+              what()
+            );
+          }
           counted_somewhere |= twins.fast_out.seen.len() < twins.exact_out.seen.len();
         }
         // Unless a pattern matches the flood's own lines, some of them were only counted.

@@ -36,6 +36,8 @@ pub struct Decisions {
   dropped: u64,
   /// Every line, accepted or dropped, while the pipeline observes lines.
   seen: Vec<String>,
+  /// The read's last line, seen or the last of a counted run (for `settleMs`).
+  last: Option<String>,
 }
 
 impl Decisions {
@@ -44,6 +46,9 @@ impl Decisions {
   /// counts the dropped ones.
   pub fn apply(self, r: &mut MonitorRegistry, id: &str, wall_ms: f64, mono_ms: i64) -> Vec<Effect> {
     let mut effects = r.observe_lines(id, &self.seen, mono_ms);
+    if let Some(last) = self.last {
+      r.record_last_line(id, last);
+    }
     for line in &self.accepted {
       effects.extend(r.emit_event(id, line, wall_ms, mono_ms));
     }
@@ -61,6 +66,10 @@ impl Decisions {
 impl LineSink for Decisions {
   fn seen(&mut self, line: &str) {
     self.seen.push(line.to_owned());
+    self.last = None;
+  }
+  fn last_line(&mut self, line: &str) {
+    self.last = Some(line.to_owned());
   }
   fn accepted(&mut self, line: &str) {
     self.accepted.push(line.to_owned());

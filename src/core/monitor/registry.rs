@@ -215,6 +215,17 @@ impl MonitorRegistry {
     effects
   }
 
+  /// The last line of a read whose last lines were only counted (see
+  /// [`super::pipeline::LineSink::last_line`]): what a settled notification quotes.
+  pub fn record_last_line(&mut self, id: &str, line: String) {
+    if let Some(entry) = self
+      .running_mut(id)
+      .filter(|e| !e.detached && e.settle.is_some())
+    {
+      entry.last_line = Some(line);
+    }
+  }
+
   /// Whether the entry's reader must build lines (see [`MonitorEntry::observes_lines`]).
   pub fn observes_lines(&self, id: &str) -> bool {
     self.get(id).is_some_and(MonitorEntry::observes_lines)
