@@ -14,6 +14,9 @@
 //   recommended  important '(?i)error|fail|exception|panic|listening|ready',
 //                batchMs 200, digest true (the README's agent setting)
 //   batch        batchMs 200 alone (firehose only: keeps the counting fast path)
+//   fewest       the recommended setting with long windows (batchMs 1000,
+//                maxBatchLines 250): what it takes to send fewer notifications
+//                than the default while every error line still arrives
 // The registry's throttle is the default one (burst 5, one token per second).
 //
 // Every run is a fresh Node process (`--worker <scenario> <setting>`), timed
@@ -43,6 +46,7 @@ const SETTINGS = {
   default: {},
   recommended: { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true },
   batch: { batchMs: 200 },
+  fewest: { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 1000, maxBatchLines: 250, digest: true },
 }
 
 const SCENARIOS = {
@@ -51,14 +55,14 @@ const SCENARIOS = {
     command: `bash ${join(here, 'fixtures', 'chatty-server.sh')}`,
     isError: (line) => /^ERROR request \d+ failed/.test(line),
     errors: 10,
-    settings: ['default', 'recommended'],
+    settings: ['default', 'recommended', 'fewest'],
   },
   build: {
     what: '1200 compile lines over ~2.4 s, 12 warnings, 2 error lines',
     command: `bash ${join(here, 'fixtures', 'build-log.sh')}`,
     isError: (line) => /^error/.test(line),
     errors: 2,
-    settings: ['default', 'recommended'],
+    settings: ['default', 'recommended', 'fewest'],
   },
   firehose: {
     what: `\`yes\` of a 60-character line for ${CFG.firehoseMs / 1000} s`,
@@ -181,11 +185,16 @@ async function runParent() {
     }),
     `- firehose: notifications ${base.notifications} → ${results['firehose/recommended'].notifications}; JS-thread CPU ${fmt(base.jsThreadCpuMs)} → ${fmt(results['firehose/recommended'].jsThreadCpuMs)} ms; ingest ${ratio(results['firehose/recommended'].ingestMBps, base.ingestMBps)} of the default (plain lines are counted from the raw bytes with \`important\` and \`digest\` too; a window per token moves the refill point), ${ratio(results['firehose/batch'].ingestMBps, base.ingestMBps)} with \`batchMs\` alone (the counting fast path stays).`,
     '- "No more notifications than the default" does not hold where important lines are spread out: each one outside a window the main bucket paid for opens its own window on the importance bucket (§6.7), on top of the main bucket\'s windows.',
+    ...['chatty', 'build'].map((name) => {
+      const [d, f] = [results[`${name}/default`], results[`${name}/fewest`]]
+      const n = SCENARIOS[name].errors
+      return `- ${name} with long windows (\`fewest\`: \`batchMs: 1000\`, \`maxBatchLines: 250\`): error lines ${f.errorsDelivered}/${n}; notifications ${d.notifications} → ${f.notifications} (${ratio(f.notifications, d.notifications)}); model text ${ratio(f.modelBytes, d.modelBytes)} of the default; longest notification ${f.maxModelBytes} B (${f.maxLines} lines). Fewer notifications than the default are possible only by letting a window span several important lines, which carries every line between them.`
+    }),
   ].join('\n')
   const markdown = [
     '## Signal per token (`bench/signal.mjs`)',
     '',
-    'Issue 14 / API.md §6.7. Three replayable outputs under a native monitor (default registry throttle: burst 5, one token per second), each with no §6.7 option (`default`) and with the README\'s agent setting (`recommended`: `important: \'(?i)error|fail|exception|panic|listening|ready\'`, `batchMs: 200`, `digest: true`); the firehose also with `batchMs: 200` alone (`batch`). One fresh Node process per run, timed from `start()` to the terminal notification (the firehose is cancelled after ' +
+    'Issue 14 / API.md §6.7. Three replayable outputs under a native monitor (default registry throttle: burst 5, one token per second), each with no §6.7 option (`default`) and with the README\'s agent setting (`recommended`: `important: \'(?i)error|fail|exception|panic|listening|ready\'`, `batchMs: 200`, `digest: true`); the firehose also with `batchMs: 200` alone (`batch`); the chatty server and the build log also with long windows (`fewest`: the recommended setting with `batchMs: 1000`, `maxBatchLines: 250`). One fresh Node process per run, timed from `start()` to the terminal notification (the firehose is cancelled after ' +
       `${CFG.firehoseMs / 1000} s). "Error lines to the model": distinct error lines inside delivered events (digest quotes not counted). Model text: UTF-8 bytes of every notification's model text, the terminal one included.`,
     '',
     factsMarkdown(facts, { 'Binary': binaryFacts(), 'Machine before the run': quiet }),

@@ -6,7 +6,8 @@
 //   firehose  `yes` under a terminal for BENCH_TERMINAL_SECONDS [3] s: JS-thread
 //             CPU per MB (schedstat of the main thread) and ingest (MB/s).
 //             taskstream: MonitorRegistry.start({ terminal: true }); reference:
-//             pty.spawn + term.write(data) of every chunk.
+//             pty.spawn + term.write(data) of every chunk. The pty's own
+//             ceiling: bench/lib/pty-ceiling.c reading the same `yes` (C, no parsing).
 //   sixteen   16 terminal tasks at once (each a Node process redrawing a
 //             progress bar every 10 ms and printing a line every 100 ms, 3 s): event-loop delay p99 above an
 //             idle baseline, and RSS growth.
@@ -16,7 +17,7 @@
 //
 // Results replace the `terminal` section of bench/RESULTS.md (default sizes only).
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
@@ -79,6 +80,7 @@ function launcher(impl) {
 }
 
 async function firehose(impl) {
+  if (impl === 'floor') return ptyFloor()
   const start = launcher(impl)
   const task = start('yes terminal-firehose-line-0123456789')
   await sleep(300)
@@ -91,6 +93,24 @@ async function firehose(impl) {
   const mb = (task.bytes() - b0) / 1e6
   task.stop()
   return { jsCpuMs: js1 - js0, mb, mbPerS: mb / seconds, jsMsPerMb: (js1 - js0) / mb }
+}
+
+/**
+ * What the kernel's pseudo-terminal moves here to a reader that does nothing
+ * but read: bench/lib/pty-ceiling.c (forkpty, 64 KiB reads of the master,
+ * bytes discarded), built with the C compiler Rust links with, the same `yes`,
+ * the same warm-up and duration. No terminal reader in any language can ingest
+ * more than this.
+ */
+function ptyFloor() {
+  const source = join(dirname(script), 'lib', 'pty-ceiling.c')
+  const binary = join(dirname(script), '.build', 'pty-ceiling')
+  mkdirSync(dirname(binary), { recursive: true })
+  execFileSync('cc', ['-O2', '-o', binary, source, '-lutil'], { stdio: 'inherit' })
+  const out = execFileSync(binary, [String(SECONDS), 'yes terminal-firehose-line-0123456789'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const [bytes, seconds] = String(out).trim().split(' ').map(Number)
+  const mb = bytes / 1e6
+  return { mb, mbPerS: mb / seconds }
 }
 
 async function eventLoop(windowMs, during) {
@@ -159,6 +179,7 @@ if (process.argv[2] === '--worker') {
     ref: await spawnWorker(script, scenario, 'reference'),
   })
   const fire = await run('firehose')
+  fire.floor = await spawnWorker(script, 'firehose', 'floor')
   const many = await run('sixteen')
   const keys = await run('echo')
   const ratio = (a, b) => `${(a / b).toFixed(2)}×`
@@ -176,6 +197,10 @@ if (process.argv[2] === '--worker') {
         ['ingest', `${fire.ours.mbPerS.toFixed(1)} MB/s`, `${fire.ref.mbPerS.toFixed(1)} MB/s`, ratio(fire.ours.mbPerS, fire.ref.mbPerS)],
       ],
     ),
+    '',
+    `The pseudo-terminal's own ceiling in the same run: a C reader that only reads the pty master (\`bench/lib/pty-ceiling.c\`, 64 KiB reads) moved ${fire.floor.mbPerS.toFixed(1)} MB/s of the same \`yes\`, ` +
+      `${ratio(fire.floor.mbPerS, fire.ref.mbPerS)} the reference; taskstream reached ${((fire.ours.mbPerS / fire.floor.mbPerS) * 100).toFixed(0)} % of it. ` +
+      `Ingest of 5× the reference (${(5 * fire.ref.mbPerS).toFixed(1)} MB/s) is ${fire.floor.mbPerS < 5 * fire.ref.mbPerS ? 'above' : 'within'} what the kernel delivers to any reader here.`,
     '',
     `### ${TASKS} terminal tasks at once (a progress bar redrawn every 10 ms and a line every 100 ms each)`,
     '',
