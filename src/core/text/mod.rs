@@ -31,13 +31,13 @@ pub use controls::{
   sanitize_monitor_line, sanitize_monitor_line_keeps, strip_display_control_chars,
   strip_terminal_control_sequences, truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,
 };
+pub use frames::{FrameCollapser, FramePiece};
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
 pub use line_count::{
   count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
 };
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
-pub use frames::{FrameCollapser, FramePiece};
 pub use read_output::{
   read_task_output, Grep, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
   MIN_READ_OUTPUT_MAX_BYTES,
