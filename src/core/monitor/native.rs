@@ -73,6 +73,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   /// it to the hub and hands its pipes and its exit to a reactor. `signal`:
   /// the §6.7 options (default: the token bucket alone); `max_events`: the
   /// entry's `maxEvents`.
+  #[allow(clippy::too_many_arguments)] // each is one independent option of the entry
   pub fn start(
     hub: &Arc<MonitorHub>,
     id: &str,

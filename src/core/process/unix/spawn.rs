@@ -153,7 +153,9 @@ mod unix {
     match spawned {
       Ok((pid, streams)) => Ok(tracked(pid, request.task_tag, cgroup, streams)),
       Err(error) => {
-        cgroup.map(TaskCgroup::discard);
+        if let Some(cgroup) = cgroup {
+          cgroup.discard();
+        }
         Err(error)
       }
     }
@@ -253,7 +255,9 @@ mod unix {
     let mut child = match spawned {
       Ok(child) => child,
       Err(error) => {
-        cgroup.map(TaskCgroup::discard);
+        if let Some(cgroup) = cgroup {
+          cgroup.discard();
+        }
         return Err(error);
       }
     };
