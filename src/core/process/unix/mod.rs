@@ -29,8 +29,9 @@
 //!   every group, tree and cgroup taskstream created when that pipe reaches
 //!   EOF. On macOS a second signal stands beside the pipe: a helper of the
 //!   watchdog waits on kqueue `EVFILT_PROC`/`NOTE_EXIT` for the host pid
-//!   (watchdog_darwin.rs), so a write end leaked into another process cannot
-//!   keep the watchdog waiting. The fork path adds `PR_SET_PDEATHSIG` on
+//!   (watchdog_darwin.rs, its pure decisions in watchdog_darwin_events.rs),
+//!   so a write end leaked into another process cannot keep the watchdog
+//!   waiting. The fork path adds `PR_SET_PDEATHSIG` on
 //!   Linux as a backstop. A watchdog that dies is replaced at once.
 
 pub mod cgroup;
@@ -49,6 +50,10 @@ mod spawn;
 mod tracker;
 mod tree;
 mod watchdog;
+#[cfg(target_os = "macos")]
+mod watchdog_darwin;
+#[cfg(any(target_os = "macos", test))]
+mod watchdog_darwin_events;
 
 use super::spawn::{SpawnRequest, SpawnedProcess};
 use super::{shell, tag, timer};
