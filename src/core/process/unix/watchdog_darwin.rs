@@ -9,8 +9,11 @@
 //! the process it was registered on. bash cannot wait on a kqueue, so the
 //! watchdog's `pre_exec` forks a helper before execing bash:
 //!
-//! * the helper closes every descriptor but its copy of the pipe's write end
-//!   (it must hold nothing of Node's open: sockets, other children's pipes);
+//! * the helper first closes every descriptor but its copy of the pipe's
+//!   write end: it must hold nothing of Node's open (sockets, other
+//!   children's pipes), and among them is std's exec-report pipe, whose EOF
+//!   the host's `spawn` of the watchdog waits for (a few milliseconds at
+//!   most, one `close` per possible descriptor);
 //! * it registers `NOTE_EXIT` on the host pid and on the watchdog's;
 //! * when the host exits (or was already gone at registration), it writes
 //!   [`HOST_GONE_LINE`] into the pipe and exits: the script stops reading at
