@@ -158,7 +158,7 @@ const running = ([pid, start]) => {
 /** Whether the process `[pid, start]` still has a /proc entry (running or a zombie). */
 const present = ([pid, start]) => procStat(pid)?.start === start
 
-/** This host's directory of task cgroups (see src/core/process/cgroup.rs), or null without cgroup v2. */
+/** This host's directory of task cgroups (see src/core/process/unix/cgroup.rs), or null without cgroup v2. */
 function taskCgroupBase(pid = process.pid) {
   try {
     const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.startsWith('0::'))?.slice(3)

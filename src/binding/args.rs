@@ -504,6 +504,41 @@ fn is_wrapped(env: &Env, value: &Unknown) -> bool {
   status == napi::sys::Status::napi_ok
 }
 
+/// An optional string property compiled as a Rust `regex` (linear time); a
+/// pattern that does not compile is a `SyntaxError` quoting the parser.
+pub fn optional_regex_field(
+  env: &Env,
+  obj: &Object,
+  key: &str,
+  path: &str,
+) -> Result<Option<regex::Regex>> {
+  let Some(pattern) = optional_string_field(env, obj, key, path)? else {
+    return Ok(None);
+  };
+  regex::Regex::new(&pattern).map(Some).map_err(|error| {
+    syntax_error(
+      env,
+      format!("The \"{path}\" property is not a valid regular expression: {error}"),
+    )
+  })
+}
+
+/// An optional boolean property.
+pub fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result<Option<bool>> {
+  let value = field(obj, key)?;
+  match value.get_type()? {
+    ValueType::Undefined => Ok(None),
+    ValueType::Boolean => Ok(Some(unsafe { value.cast::<bool>() }?)),
+    _ => Err(type_error(
+      env,
+      format!(
+        "The \"{path}\" property must be of type boolean. {}",
+        received(&value)
+      ),
+    )),
+  }
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -540,40 +575,5 @@ mod tests {
     assert_eq!(js_number(f64::NEG_INFINITY), "-Infinity");
     assert_eq!(js_number(1.5), "1.5");
     assert_eq!(js_number(MAX_TIME_MS), "8640000000000000");
-  }
-}
-
-/// An optional string property compiled as a Rust `regex` (linear time); a
-/// pattern that does not compile is a `SyntaxError` quoting the parser.
-pub fn optional_regex_field(
-  env: &Env,
-  obj: &Object,
-  key: &str,
-  path: &str,
-) -> Result<Option<regex::Regex>> {
-  let Some(pattern) = optional_string_field(env, obj, key, path)? else {
-    return Ok(None);
-  };
-  regex::Regex::new(&pattern).map(Some).map_err(|error| {
-    syntax_error(
-      env,
-      format!("The \"{path}\" property is not a valid regular expression: {error}"),
-    )
-  })
-}
-
-/// An optional boolean property.
-pub fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result<Option<bool>> {
-  let value = field(obj, key)?;
-  match value.get_type()? {
-    ValueType::Undefined => Ok(None),
-    ValueType::Boolean => Ok(Some(unsafe { value.cast::<bool>() }?)),
-    _ => Err(type_error(
-      env,
-      format!(
-        "The \"{path}\" property must be of type boolean. {}",
-        received(&value)
-      ),
-    )),
   }
 }

@@ -15,14 +15,21 @@ impl MonitorRegistry {
   /// The entry's native task; an `Error` naming an unknown id.
   fn terminal_task(&self, id: &str) -> Result<Option<Arc<dyn NativeTask>>> {
     if self.hub.registry().get(id).is_none() {
-      return Err(Error::from_reason(format!("Monitor \"{id}\" is not registered.")));
+      return Err(Error::from_reason(format!(
+        "Monitor \"{id}\" is not registered."
+      )));
     }
     Ok(self.hub.native(id))
   }
 
   /// `write()`/`resize()` on a terminal monitor that settled (its process may
   /// still be on its way out): it ended.
-  fn refuse_if_settled(&self, id: &str, task: &Option<Arc<dyn NativeTask>>, what: &str) -> Result<()> {
+  fn refuse_if_settled(
+    &self,
+    id: &str,
+    task: &Option<Arc<dyn NativeTask>>,
+    what: &str,
+  ) -> Result<()> {
     let settled = !self.hub.registry().is_running(id);
     if settled && task.as_ref().is_some_and(|t| t.has_terminal()) {
       return Err(terminal_error(what, &TerminalError::Ended));
@@ -51,7 +58,10 @@ impl MonitorRegistry {
   /// Sends `data` (a string, as UTF-8, or bytes) to the terminal's input.
   /// Never blocks: bytes the terminal cannot take yet wait in a bounded queue
   /// (1 MiB); past it the write is refused whole with an `Error`.
-  #[napi(catch_unwind, ts_args_type = "monitorId: string, data: string | Uint8Array")]
+  #[napi(
+    catch_unwind,
+    ts_args_type = "monitorId: string, data: string | Uint8Array"
+  )]
   pub fn write(&self, env: Env, monitor_id: Unknown, data: Unknown) -> Result<()> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
     let data = data_arg(&env, &data)?;
@@ -65,7 +75,10 @@ impl MonitorRegistry {
   }
 
   /// Resizes the terminal (the program gets SIGWINCH) and its screen.
-  #[napi(catch_unwind, ts_args_type = "monitorId: string, cols: number, rows: number")]
+  #[napi(
+    catch_unwind,
+    ts_args_type = "monitorId: string, cols: number, rows: number"
+  )]
   pub fn resize(&self, env: Env, monitor_id: Unknown, cols: Unknown, rows: Unknown) -> Result<()> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
     let size = size_args(&env, &cols, &rows)?;

@@ -645,7 +645,12 @@ impl BackgroundShellRegistry {
     ts_args_type = "shellId: string, options?: WaitForOptions",
     ts_return_type = "Promise<WaitResult>"
   )]
-  pub fn wait_for(&self, env: Env, shell_id: Unknown, options: Unknown) -> Result<Unknown<'static>> {
+  pub fn wait_for(
+    &self,
+    env: Env,
+    shell_id: Unknown,
+    options: Unknown,
+  ) -> Result<Unknown<'static>> {
     let id = args::string(&env, &shell_id, "shellId")?;
     let options = parse_wait_options(&env, &options)?;
     let Some(entry) = self.inner.entry(&id) else {
@@ -684,7 +689,9 @@ impl BackgroundShellRegistry {
         inner.resolve_wait_timed(env, &id, wait, &outcome);
       }
     };
-    let promise = inner.waits.begin(&env, wait, options.signal.as_ref(), aborted)?;
+    let promise = inner
+      .waits
+      .begin(&env, wait, options.signal.as_ref(), aborted)?;
     inner
       .shell_waits
       .borrow_mut()
@@ -795,10 +802,11 @@ impl BackgroundShellRegistry {
 
 /// `setTimeout(job, ms).unref()`: the wait's keep-alive holds the event loop, not this timer.
 fn set_unref_timeout(env: &Env, ms: u64, job: impl Fn(&Env) + 'static) -> Result<()> {
-  let callback = env.create_function_from_closure::<(), (), _>("taskstreamWaitTimer", move |ctx| {
-    job(ctx.env);
-    Ok(())
-  })?;
+  let callback =
+    env.create_function_from_closure::<(), (), _>("taskstreamWaitTimer", move |ctx| {
+      job(ctx.env);
+      Ok(())
+    })?;
   let set_timeout: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
     env.get_global()?.get_named_property("setTimeout")?;
   let timer = set_timeout.call(FnArgs::from((callback, ms as f64)))?;
@@ -829,35 +837,52 @@ impl BackgroundShellRegistry {
     let live = self.inner.run_of(&id).and_then(|run| run.screen());
     let snapshot = live.or_else(|| self.inner.last_screens.borrow().get(&id).cloned());
     match snapshot {
-      Some(snapshot) => Ok(args::out(&env, &super::terminal::screen_object(&env, &snapshot)?)),
+      Some(snapshot) => Ok(args::out(
+        &env,
+        &super::terminal::screen_object(&env, &snapshot)?,
+      )),
       None => args::undefined(&env),
     }
   }
 
   /// Sends `data` (a string, as UTF-8, or bytes) to the terminal's input;
   /// never blocks (a bounded 1 MiB queue; past it the write is refused whole).
-  #[napi(catch_unwind, ts_args_type = "shellId: string, data: string | Uint8Array")]
+  #[napi(
+    catch_unwind,
+    ts_args_type = "shellId: string, data: string | Uint8Array"
+  )]
   pub fn write(&self, env: Env, shell_id: Unknown, data: Unknown) -> Result<()> {
     let id = args::string(&env, &shell_id, "shellId")?;
     let data = super::terminal::data_arg(&env, &data)?;
     self.known(&id)?;
     let what = format!("Background shell \"{id}\"");
     self.refuse_if_settled(&id, &what)?;
-    match self.inner.run_of(&id).and_then(|run| run.write_terminal(&data)) {
+    match self
+      .inner
+      .run_of(&id)
+      .and_then(|run| run.write_terminal(&data))
+    {
       Some(result) => result.map_err(|e| super::terminal::terminal_error(&what, &e)),
       None => Err(self.no_live_terminal(&id, &what)),
     }
   }
 
   /// Resizes the terminal (the program gets SIGWINCH) and its screen.
-  #[napi(catch_unwind, ts_args_type = "shellId: string, cols: number, rows: number")]
+  #[napi(
+    catch_unwind,
+    ts_args_type = "shellId: string, cols: number, rows: number"
+  )]
   pub fn resize(&self, env: Env, shell_id: Unknown, cols: Unknown, rows: Unknown) -> Result<()> {
     let id = args::string(&env, &shell_id, "shellId")?;
     let size = super::terminal::size_args(&env, &cols, &rows)?;
     self.known(&id)?;
     let what = format!("Background shell \"{id}\"");
     self.refuse_if_settled(&id, &what)?;
-    match self.inner.run_of(&id).and_then(|run| run.resize_terminal(size)) {
+    match self
+      .inner
+      .run_of(&id)
+      .and_then(|run| run.resize_terminal(size))
+    {
       Some(result) => result.map_err(|e| super::terminal::terminal_error(&what, &e)),
       None => Err(self.no_live_terminal(&id, &what)),
     }
@@ -868,7 +893,9 @@ impl BackgroundShellRegistry {
   fn known(&self, id: &str) -> Result<()> {
     match self.inner.entry(id) {
       Some(_) => Ok(()),
-      None => Err(Error::from_reason(format!("Background shell \"{id}\" is not registered."))),
+      None => Err(Error::from_reason(format!(
+        "Background shell \"{id}\" is not registered."
+      ))),
     }
   }
 
@@ -877,7 +904,10 @@ impl BackgroundShellRegistry {
     let settled = !self.inner.entry(id).is_some_and(|e| e.is_running());
     let has_terminal = self.inner.run_of(id).is_some_and(|run| run.has_terminal());
     if settled && has_terminal {
-      return Err(super::terminal::terminal_error(what, &crate::core::terminal::TerminalError::Ended));
+      return Err(super::terminal::terminal_error(
+        what,
+        &crate::core::terminal::TerminalError::Ended,
+      ));
     }
     Ok(())
   }

@@ -15,15 +15,15 @@ use super::args;
 use super::js::{self, release, Persistent};
 use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
 use super::shell::{BackgroundShellRegistry, ShellInner};
+use crate::core::end::TaskEnd;
 use crate::core::guards::strip_trailing_background_amp;
 use crate::core::ids::{random_hex, shell_id_problem};
 use crate::core::process::{self, EnvOptions, SpawnRequest, DEFAULT_REMOVE_ENV};
+use crate::core::shell::RunSignal;
 use crate::core::shell::{
   OutputWriter, ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict,
   DEFAULT_MAX_OUTPUT_BYTES,
 };
-use crate::core::end::TaskEnd;
-use crate::core::shell::RunSignal;
 use crate::core::text::{ecma_trim, status_file_path_for};
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
@@ -304,7 +304,8 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     super::lifecycle::adopt(&spawned.group);
   }
   // From here on a failure kills the child and leaves nothing registered.
-  type Started = std::result::Result<(OutputWriter, process::SpawnedProcess), (TaskEnd, std::io::Error)>;
+  type Started =
+    std::result::Result<(OutputWriter, process::SpawnedProcess), (TaskEnd, std::io::Error)>;
   let abandon = |env: &Env, started: &Started| {
     if let Ok((_, spawned)) = started {
       process::kill_now(&spawned.group);
@@ -348,8 +349,13 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     Ok((writer, spawned)) => {
       let group = spawned.group.clone();
       let settle = Rc::new(RefCell::new(Some(settle)));
-      let run = settle_function(&env, Rc::clone(&settle), Rc::clone(&inner), shell_id.clone())
-        .and_then(|tsfn| {
+      let run = settle_function(
+        &env,
+        Rc::clone(&settle),
+        Rc::clone(&inner),
+        shell_id.clone(),
+      )
+      .and_then(|tsfn| {
         let tsfn = Arc::new(tsfn);
         let signals = Arc::clone(&tsfn);
         ShellRun::start_with_signals(
@@ -357,13 +363,22 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
           writer,
           opts.settle_ms,
           Box::new(move |signal| {
-            let status = signals.call(RunEvent::Signal(signal), ThreadsafeFunctionCallMode::NonBlocking);
+            let status = signals.call(
+              RunEvent::Signal(signal),
+              ThreadsafeFunctionCallMode::NonBlocking,
+            );
             if status != Status::Ok {
-              tracing::debug!(?status, "taskstream: a shell signal after its host environment closed");
+              tracing::debug!(
+                ?status,
+                "taskstream: a shell signal after its host environment closed"
+              );
             }
           }),
           Box::new(move |outcome| {
-            let status = tsfn.call(RunEvent::Settled(outcome), ThreadsafeFunctionCallMode::NonBlocking);
+            let status = tsfn.call(
+              RunEvent::Settled(outcome),
+              ThreadsafeFunctionCallMode::NonBlocking,
+            );
             if status != Status::Ok {
               tracing::warn!(
                 ?status,
@@ -527,7 +542,9 @@ impl Settle {
       Err(error) => tracing::warn!(%error, "taskstream: could not build a background shell result"),
     }
     release(env, self.resolve);
-    self.inner.resolve_waits_exit(env, &self.shell_id, settled.status);
+    self
+      .inner
+      .resolve_waits_exit(env, &self.shell_id, settled.status);
   }
 
   /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as

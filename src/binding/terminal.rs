@@ -40,15 +40,31 @@ pub(crate) fn parse_terminal_option(env: &Env, o: &Object) -> Result<Option<Term
     }
   };
   if !cfg!(unix) {
-    return Err(Error::from_reason(crate::core::terminal::UNSUPPORTED_MESSAGE));
+    return Err(Error::from_reason(
+      crate::core::terminal::UNSUPPORTED_MESSAGE,
+    ));
   }
   Ok(Some(size))
 }
 
 /// `resize(id, cols, rows)` arguments.
 pub(crate) fn size_args(env: &Env, cols: &Unknown, rows: &Unknown) -> Result<TerminalSize> {
-  let cols = args::integer_in_range(env, cols, "cols", "argument", 1.0, TerminalSize::MAX_COLS as f64)?;
-  let rows = args::integer_in_range(env, rows, "rows", "argument", 1.0, TerminalSize::MAX_ROWS as f64)?;
+  let cols = args::integer_in_range(
+    env,
+    cols,
+    "cols",
+    "argument",
+    1.0,
+    TerminalSize::MAX_COLS as f64,
+  )?;
+  let rows = args::integer_in_range(
+    env,
+    rows,
+    "rows",
+    "argument",
+    1.0,
+    TerminalSize::MAX_ROWS as f64,
+  )?;
   Ok(TerminalSize::new(cols as u32, rows as u32).unwrap_or(TerminalSize::DEFAULT))
 }
 
@@ -80,7 +96,9 @@ pub(crate) fn terminal_error(what: &str, error: &TerminalError) -> Error {
 
 /// The `Error` for a task started without `terminal`.
 pub(crate) fn no_terminal(what: &str) -> Error {
-  Error::from_reason(format!("{what} has no terminal (start it with `terminal: true`)"))
+  Error::from_reason(format!(
+    "{what} has no terminal (start it with `terminal: true`)"
+  ))
 }
 
 /// `ScreenSnapshot` as a JavaScript object.

@@ -161,7 +161,10 @@ mod tests {
     }
     // On Windows `//srv//a` names the UNC share `\\srv\a`, not a rooted path.
     #[cfg(unix)]
-    assert_eq!(resolve_lexically(Path::new("//srv//a")), Path::new("/srv/a"));
+    assert_eq!(
+      resolve_lexically(Path::new("//srv//a")),
+      Path::new("/srv/a")
+    );
     #[cfg(windows)]
     {
       let cases = [
@@ -171,7 +174,11 @@ mod tests {
         (r"\\server\share\a\..\..", r"\\server\share\"),
       ];
       for (input, want) in cases {
-        assert_eq!(resolve_lexically(Path::new(input)), Path::new(want), "{input:?}");
+        assert_eq!(
+          resolve_lexically(Path::new(input)),
+          Path::new(want),
+          "{input:?}"
+        );
       }
     }
     assert_eq!(resolve_lexically(Path::new("x/..")), cwd);
@@ -182,13 +189,28 @@ mod tests {
     for path in ["/", "/a", "/a/b/c", "a/b", "//srv//a/"] {
       let components: Vec<Component<'_>> = Path::new(path).components().collect();
       let pushed: PathBuf = components.iter().collect();
-      assert_eq!(join_components(&components).as_os_str(), pushed.as_os_str(), "{path:?}");
+      assert_eq!(
+        join_components(&components).as_os_str(),
+        pushed.as_os_str(),
+        "{path:?}"
+      );
     }
     #[cfg(windows)]
-    for path in [r"C:\", r"C:\a\b", r"C:a", r"\\?\C:\a\b", r"\\server\share\x", r"\\?\UNC\s\h\x"] {
+    for path in [
+      r"C:\",
+      r"C:\a\b",
+      r"C:a",
+      r"\\?\C:\a\b",
+      r"\\server\share\x",
+      r"\\?\UNC\s\h\x",
+    ] {
       let components: Vec<Component<'_>> = Path::new(path).components().collect();
       let pushed: PathBuf = components.iter().collect();
-      assert_eq!(join_components(&components).as_os_str(), pushed.as_os_str(), "{path:?}");
+      assert_eq!(
+        join_components(&components).as_os_str(),
+        pushed.as_os_str(),
+        "{path:?}"
+      );
     }
   }
 

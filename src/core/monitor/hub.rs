@@ -103,7 +103,10 @@ pub trait NativeTask: Send + Sync {
     None
   }
   /// Input for the terminal; `None` without a terminal.
-  fn write_terminal(&self, _bytes: &[u8]) -> Option<Result<(), crate::core::terminal::TerminalError>> {
+  fn write_terminal(
+    &self,
+    _bytes: &[u8],
+  ) -> Option<Result<(), crate::core::terminal::TerminalError>> {
     None
   }
   /// A new size for the terminal; `None` without a terminal.

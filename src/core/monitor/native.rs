@@ -73,6 +73,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   /// it to the hub and hands its pipes and its exit to a reactor. `signal`:
   /// the §6.7 options (default: the token bucket alone); `max_events`: the
   /// entry's `maxEvents`.
+  #[allow(clippy::too_many_arguments)] // each is one independent option of the entry
   pub fn start(
     hub: &Arc<MonitorHub>,
     id: &str,
@@ -88,7 +89,10 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     let terminal = spawned.terminal.clone().map(|handle| {
       reader.set_frames(true);
       let now = clock.wall_ms() as u64;
-      (TaskTerminal::new(handle, screen_settle_ms, now), screen_settle_ms)
+      (
+        TaskTerminal::new(handle, screen_settle_ms, now),
+        screen_settle_ms,
+      )
     });
     if reader.has_lane() {
       hub.registry().set_signal_lane(id);
@@ -161,7 +165,9 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     };
     let wall = self.clock.wall_ms();
     let tick = terminal.tick(wall as u64);
-    if let (Some(text), Some(settle_ms), Some(hub)) = (&tick.settled_text, settle_ms, self.hub.upgrade()) {
+    if let (Some(text), Some(settle_ms), Some(hub)) =
+      (&tick.settled_text, settle_ms, self.hub.upgrade())
+    {
       let now = self.clock.mono_ms();
       let outcome = lock(&self.reader).screen_settled(&hub, *settle_ms, text, now, wall);
       self.follow_up(&hub, outcome, now);

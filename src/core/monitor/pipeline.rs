@@ -1545,7 +1545,7 @@ mod tests {
         // Every cut in the firehose and around the lines after it; a few in the long line.
         let x = input.windows(4).position(|w| w == b"xxxx").unwrap();
         let long = x + 8..x + 4088;
-        let near = |cut: usize| !long.contains(&cut) || (cut - long.start) % 97 == 0;
+        let near = |cut: usize| !long.contains(&cut) || (cut - long.start).is_multiple_of(97);
         for cut in (0..=input.len()).filter(|&cut| near(cut)) {
           let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
           let what = || format!("{pattern}, {batch_ms:?}, digest {digest}, cut at {cut}");

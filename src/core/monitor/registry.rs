@@ -8,8 +8,8 @@
 
 use super::entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
 use super::notification::{
-  batch_notification, event_notification_with_digest, settled_notification, settled_notification_with, terminal_notification,
-  truncate_event_line, Notification,
+  batch_notification, event_notification_with_digest, settled_notification,
+  settled_notification_with, terminal_notification, truncate_event_line, Notification,
 };
 use super::pipeline::Observe;
 use super::signal::DigestNote;
@@ -268,10 +268,11 @@ impl MonitorRegistry {
         // Its reader flushes the window first ([`Self::fire_settled`]).
         continue;
       }
-      let fired = entry
-        .settle
-        .as_mut()
-        .and_then(|timer| timer.take_fired(now_mono_ms.max(0) as u64).then(|| timer.settle_ms()));
+      let fired = entry.settle.as_mut().and_then(|timer| {
+        timer
+          .take_fired(now_mono_ms.max(0) as u64)
+          .then(|| timer.settle_ms())
+      });
       if let Some(settle_ms) = fired {
         effects.push(Effect::Notify(Box::new(settled_notification(
           entry, settle_ms, None,
@@ -289,10 +290,7 @@ impl MonitorRegistry {
       .entries
       .iter()
       .filter(|e| e.signal_lane && e.is_running() && !e.detached)
-      .filter(|e| {
-        e.settle_deadline()
-          .is_some_and(|d| d <= now_mono_ms)
-      })
+      .filter(|e| e.settle_deadline().is_some_and(|d| d <= now_mono_ms))
       .map(|e| e.id.clone())
       .collect()
   }
@@ -308,9 +306,7 @@ impl MonitorRegistry {
   /// Whether the running entry's settled notification is due at `now_mono_ms`.
   pub fn settle_is_due(&self, id: &str, now_mono_ms: i64) -> bool {
     self.get(id).is_some_and(|e| {
-      e.is_running()
-        && !e.detached
-        && e.settle_deadline().is_some_and(|d| d <= now_mono_ms)
+      e.is_running() && !e.detached && e.settle_deadline().is_some_and(|d| d <= now_mono_ms)
     })
   }
 
@@ -327,9 +323,9 @@ impl MonitorRegistry {
       return Vec::new();
     };
     let fired = match entry.settle.as_mut() {
-      Some(timer) if entry.status == MonitorStatus::Running && !entry.detached => {
-        timer.take_fired(now_mono_ms.max(0) as u64).then(|| timer.settle_ms())
-      }
+      Some(timer) if entry.status == MonitorStatus::Running && !entry.detached => timer
+        .take_fired(now_mono_ms.max(0) as u64)
+        .then(|| timer.settle_ms()),
       _ => None,
     };
     match fired {
@@ -397,12 +393,7 @@ impl MonitorRegistry {
       .entries
       .iter()
       .filter(|e| e.is_running() && !e.detached)
-      .flat_map(|e| {
-        [
-          e.waits.next_deadline(),
-          e.settle_deadline(),
-        ]
-      })
+      .flat_map(|e| [e.waits.next_deadline(), e.settle_deadline()])
       .flatten()
       .min()
   }

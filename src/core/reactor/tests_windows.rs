@@ -54,7 +54,10 @@ fn windows_reactor_reads_a_pipe_in_order_to_eof() {
   drop(write);
   let mut got = Vec::new();
   loop {
-    match rx.recv_timeout(Duration::from_secs(10)).expect("reactor answered") {
+    match rx
+      .recv_timeout(Duration::from_secs(10))
+      .expect("reactor answered")
+    {
       Heard::Data(7, bytes) => got.extend(bytes),
       Heard::Closed(7, false) => break,
       other => panic!("unexpected {other:?}"),

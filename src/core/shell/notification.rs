@@ -96,7 +96,8 @@ pub fn shell_settled_notification(
   screen: Option<&str>,
 ) -> ShellNotification {
   let label = truncate_notification_label(&entry.command);
-  let summary = format!("Background shell \"{label}\" output settled: no output for {settle_ms} ms.");
+  let summary =
+    format!("Background shell \"{label}\" output settled: no output for {settle_ms} ms.");
   let mut model = vec![
     "<task-notification>".to_owned(),
     format!("<task-id>{}</task-id>", escape_xml(&entry.id)),
@@ -108,10 +109,15 @@ pub fn shell_settled_notification(
     ),
   ];
   match screen {
-    Some(screen) if !screen.is_empty() => model.push(format!("<result>{}</result>", escape_xml(screen))),
+    Some(screen) if !screen.is_empty() => {
+      model.push(format!("<result>{}</result>", escape_xml(screen)))
+    }
     Some(_) => {}
     None => {
-      let tail = read_task_output_tail(Path::new(&entry.output_path), MAX_NOTIFICATION_OUTPUT_TAIL_BYTES);
+      let tail = read_task_output_tail(
+        Path::new(&entry.output_path),
+        MAX_NOTIFICATION_OUTPUT_TAIL_BYTES,
+      );
       if let OutputTail::Text { text, .. } = tail {
         let text = last_units(&text, SETTLED_RESULT_UNITS);
         model.push(format!("<result>{}</result>", escape_xml(text)));

@@ -110,7 +110,12 @@ impl ShellRegistry {
       return Vec::new();
     };
     entry.exit_code = Some(exit_code);
-    self.settle(id, ShellStatus::Completed, TaskEnd::exited(Some(exit_code)), end_time)
+    self.settle(
+      id,
+      ShellStatus::Completed,
+      TaskEnd::exited(Some(exit_code)),
+      end_time,
+    )
   }
 
   /// §2.13 fail: a no-op unless running.
@@ -140,7 +145,9 @@ impl ShellRegistry {
   pub fn request_cancel(&mut self, id: &str) -> Vec<ShellEffect> {
     match self.running_mut(id) {
       Some(entry) => {
-        entry.ending.get_or_insert(TaskEnd::cancelled(EndVia::Cancel));
+        entry
+          .ending
+          .get_or_insert(TaskEnd::cancelled(EndVia::Cancel));
         vec![ShellEffect::Abort(id.to_owned())]
       }
       None => Vec::new(),

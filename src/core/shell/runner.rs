@@ -247,11 +247,14 @@ impl ShellRun {
       return;
     };
     let me = self.me.clone();
-    reactor.after(Duration::from_millis(at.saturating_sub(now).max(1)), move || {
-      if let Some(run) = me.upgrade() {
-        run.screen_due();
-      }
-    });
+    reactor.after(
+      Duration::from_millis(at.saturating_sub(now).max(1)),
+      move || {
+        if let Some(run) = me.upgrade() {
+          run.screen_due();
+        }
+      },
+    );
   }
 
   /// The screen's timer fired: a settled screen is told with its text.

@@ -10,9 +10,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::entry::ShellEntry;
-use crate::core::end::TaskEnd;
 use super::iso_time::iso_8601;
 use super::private_file::{open_private, Existing};
+use crate::core::end::TaskEnd;
 use crate::core::ids::random_hex;
 use crate::core::text::status_file_path_for;
 

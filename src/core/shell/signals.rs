@@ -150,7 +150,12 @@ mod tests {
     signals.add_wait(7, spec, 0);
     assert!(signals.observes_lines());
     let mut out = Vec::new();
-    signals.on_text(Stream::Stdout, "building\n  Local:   http://loc", 5, &mut out);
+    signals.on_text(
+      Stream::Stdout,
+      "building\n  Local:   http://loc",
+      5,
+      &mut out,
+    );
     assert!(out.is_empty());
     signals.on_text(Stream::Stderr, "Local: http://other\n", 6, &mut out);
     signals.on_text(Stream::Stdout, "alhost:5173/\n", 7, &mut out);

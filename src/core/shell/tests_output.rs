@@ -240,10 +240,7 @@ fn an_unopenable_file_is_an_error_naming_the_path() {
   };
   assert_eq!(
     open_error(&path),
-    format!(
-      "Cannot open output file {}: {missing}",
-      path.display()
-    )
+    format!("Cannot open output file {}: {missing}", path.display())
   );
 }
 

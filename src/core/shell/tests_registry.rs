@@ -451,7 +451,10 @@ fn settled_status(
   token: u64,
   verdict: ShellVerdict,
 ) -> ShellStatus {
-  registry.finish_run(id, token, verdict, END.clone(), 9.0).1.status
+  registry
+    .finish_run(id, token, verdict, END.clone(), 9.0)
+    .1
+    .status
 }
 
 #[test]
@@ -513,7 +516,9 @@ fn runs_cancelled_by_abort_all_report_cancelled_even_once_pruned() {
     );
     assert_eq!(
       settled.end,
-      Some(crate::core::end::TaskEnd::cancelled(crate::core::end::EndVia::AbortAll)),
+      Some(crate::core::end::TaskEnd::cancelled(
+        crate::core::end::EndVia::AbortAll
+      )),
       "who ended it is the registry's abortAll, not the signal that followed"
     );
   }
@@ -529,7 +534,9 @@ fn request_cancel_names_the_caller_whatever_the_run_reports() {
   let (_, settled) = registry.finish_run("a", token, ShellVerdict::Cancelled, end, 2.0);
   assert_eq!(
     settled.end,
-    Some(crate::core::end::TaskEnd::cancelled(crate::core::end::EndVia::Cancel))
+    Some(crate::core::end::TaskEnd::cancelled(
+      crate::core::end::EndVia::Cancel
+    ))
   );
   let sidecar: serde_json::Value =
     serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.status")).unwrap()).unwrap();
@@ -540,9 +547,19 @@ fn request_cancel_names_the_caller_whatever_the_run_reports() {
 #[test]
 fn host_exit_rewrites_running_sidecars_only() {
   let dir = TempDir::new("host-exit");
-  let mut registry = registry_with(registration("a", "x", &dir.path().join("shell-a.output"), 1.0));
+  let mut registry = registry_with(registration(
+    "a",
+    "x",
+    &dir.path().join("shell-a.output"),
+    1.0,
+  ));
   registry
-    .register(registration("b", "y", &dir.path().join("shell-b.output"), 1.0))
+    .register(registration(
+      "b",
+      "y",
+      &dir.path().join("shell-b.output"),
+      1.0,
+    ))
     .unwrap();
   registry.complete("b", 0, 2.0);
   let mine = dir.path().to_string_lossy().into_owned();
@@ -552,10 +569,16 @@ fn host_exit_rewrites_running_sidecars_only() {
   };
   let a = read("shell-a.status");
   assert_eq!(a["status"], "cancelled");
-  assert_eq!(a["end"], serde_json::json!({"reason": "host-exit", "by": "host"}));
+  assert_eq!(
+    a["end"],
+    serde_json::json!({"reason": "host-exit", "by": "host"})
+  );
   let b = read("shell-b.status");
   assert_eq!(b["status"], "completed");
-  assert_eq!(b["end"], serde_json::json!({"reason": "exited", "by": "process", "exitCode": 0}));
+  assert_eq!(
+    b["end"],
+    serde_json::json!({"reason": "exited", "by": "process", "exitCode": 0})
+  );
 }
 
 #[test]
@@ -580,7 +603,8 @@ fn a_run_reset_away_while_running_reports_and_records_its_own_end() {
     ))
     .unwrap();
   let second = registry.track_run("a");
-  let (effects, settled) = registry.finish_run("a", token, ShellVerdict::Completed(0), END.clone(), 3.0);
+  let (effects, settled) =
+    registry.finish_run("a", token, ShellVerdict::Completed(0), END.clone(), 3.0);
   assert_eq!(effects, []);
   assert_eq!(
     (settled.status, settled.exit_code),

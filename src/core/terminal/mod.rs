@@ -41,11 +41,11 @@ mod watch;
 #[cfg(test)]
 mod tests_screen;
 
+pub use crate::core::wait::{Settle, SettlePoll};
 pub use handle::{TerminalError, TerminalHandle, INPUT_QUEUE_LIMIT};
 pub use screen::{
   settled_text, CursorPosition, Screen, ScreenSnapshot, CHECK_INTERVAL_MS, SETTLED_TEXT_MAX_UNITS,
 };
-pub use crate::core::wait::{Settle, SettlePoll};
 pub use task::{TaskTerminal, TerminalTick};
 pub use watch::ScreenWatch;
 

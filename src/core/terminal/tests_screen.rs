@@ -119,7 +119,11 @@ fn a_huge_title_is_bounded() {
   }
   screen.feed(b"\x07after", 1);
   let title = screen.title().unwrap();
-  assert!(title.len() <= 1024 && title.starts_with("aaa"), "{}", title.len());
+  assert!(
+    title.len() <= 1024 && title.starts_with("aaa"),
+    "{}",
+    title.len()
+  );
   assert_eq!(screen.text(), "after");
 }
 

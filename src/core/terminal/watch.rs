@@ -12,8 +12,8 @@
 //! ```
 
 use super::screen::{Screen, ScreenSnapshot};
-use crate::core::wait::Settle;
 use super::TerminalSize;
+use crate::core::wait::Settle;
 
 #[derive(Debug)]
 pub struct ScreenWatch {

@@ -107,7 +107,10 @@ mod tests {
 
   #[test]
   fn keeps_the_last_frame_of_each_line() {
-    assert_eq!(collapse(&["progress 10%\rprogress 20%\rdone\r\n"]), "done\n");
+    assert_eq!(
+      collapse(&["progress 10%\rprogress 20%\rdone\r\n"]),
+      "done\n"
+    );
     assert_eq!(collapse(&["a\r\nb\r\n"]), "a\nb\n");
     assert_eq!(collapse(&["abc\r\rdef"]), "def");
     assert_eq!(collapse(&["abc\r"]), "abc");
@@ -125,7 +128,11 @@ mod tests {
     for text in texts {
       let want = reference(text);
       for cut in 0..=text.len() {
-        assert_eq!(collapse(&[&text[..cut], &text[cut..]]), want, "{text:?} cut at {cut}");
+        assert_eq!(
+          collapse(&[&text[..cut], &text[cut..]]),
+          want,
+          "{text:?} cut at {cut}"
+        );
       }
       let bytes: Vec<String> = text.chars().map(String::from).collect();
       let pieces: Vec<&str> = bytes.iter().map(String::as_str).collect();

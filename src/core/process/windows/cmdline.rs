@@ -72,7 +72,10 @@ pub fn append_quoted(line: &mut String, arg: &str) {
 /// [`append_quoted`].
 pub fn command_line(program: &Path, args: &[String]) -> io::Result<String> {
   let program_text = program.to_str().ok_or_else(|| {
-    io::Error::new(io::ErrorKind::InvalidInput, "the program path is not valid Unicode")
+    io::Error::new(
+      io::ErrorKind::InvalidInput,
+      "the program path is not valid Unicode",
+    )
   })?;
   if program_text.contains('"') {
     return Err(io::Error::new(
@@ -86,7 +89,8 @@ pub fn command_line(program: &Path, args: &[String]) -> io::Result<String> {
   if args.iter().any(|a| a.contains('\0')) {
     return Err(nul_error("arguments"));
   }
-  let mut line = String::with_capacity(program_text.len() + 3 + args.iter().map(|a| a.len() + 3).sum::<usize>());
+  let mut line =
+    String::with_capacity(program_text.len() + 3 + args.iter().map(|a| a.len() + 3).sum::<usize>());
   line.push('"');
   line.push_str(program_text);
   line.push('"');
@@ -252,10 +256,15 @@ mod tests {
 
   #[test]
   fn windows_cmd_gets_its_command_verbatim_in_one_pair_of_quotes() {
-    let args: Vec<String> = ["/d", "/s", "/c", r#"echo "a b" & dir "C:\x y\" | findstr %PATH%"#]
-      .iter()
-      .map(ToString::to_string)
-      .collect();
+    let args: Vec<String> = [
+      "/d",
+      "/s",
+      "/c",
+      r#"echo "a b" & dir "C:\x y\" | findstr %PATH%"#,
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
     let line = command_line(Path::new(r"C:\Windows\System32\cmd.exe"), &args).unwrap();
     assert_eq!(
       line,
@@ -279,7 +288,13 @@ mod tests {
 
   #[test]
   fn windows_environment_block_is_sorted_deduplicated_and_double_terminated() {
-    let env = [("b", "2"), ("Path", "x"), ("A", "1"), ("PATH", "y"), ("=C:", "C:\\")];
+    let env = [
+      ("b", "2"),
+      ("Path", "x"),
+      ("A", "1"),
+      ("PATH", "y"),
+      ("=C:", "C:\\"),
+    ];
     let block = environment_block(&env).unwrap();
     let text = String::from_utf16(&block).unwrap();
     assert_eq!(text, "=C:=C:\\\0A=1\0b=2\0PATH=y\0\0");

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use windows_sys::core::BOOL;
 use windows_sys::Win32::Foundation::HANDLE;
 use windows_sys::Win32::System::JobObjects::{
-  AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicAccountingInformation,
+  AssignProcessToJobObject, CreateJobObjectW, IsProcessInJob, JobObjectBasicAccountingInformation,
   JobObjectBasicProcessIdList, JobObjectExtendedLimitInformation, QueryInformationJobObject,
-  SetInformationJobObject, TerminateJobObject, IsProcessInJob,
-  JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
-  JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+  SetInformationJobObject, TerminateJobObject, JOBOBJECT_BASIC_ACCOUNTING_INFORMATION,
+  JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION,
+  JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
 
 /// The exit code every process of a stopped task gets: 1, as `TerminateProcess`
@@ -124,7 +124,12 @@ impl Job {
       )
     })?;
     let listed = (buffer[0] >> 32) as usize;
-    Ok(buffer[1..=listed.min(MAX)].iter().map(|&id| id as u32).collect())
+    Ok(
+      buffer[1..=listed.min(MAX)]
+        .iter()
+        .map(|&id| id as u32)
+        .collect(),
+    )
   }
 
   /// Whether `process` is a member.

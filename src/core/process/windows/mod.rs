@@ -33,8 +33,7 @@ pub use kill::{
   forget_if_dead, kill_all_sync, kill_now, kill_now_all, terminate, terminate_leftovers,
   tracked_groups, tree_alive, SIGKILL_GRACE,
 };
-pub(crate) use kill::register;
-pub use spawn::spawn_in_job;
+pub use spawn::spawn;
 pub use wait::wait_process;
 
 #[cfg(test)]

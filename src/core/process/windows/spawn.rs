@@ -38,10 +38,10 @@ use windows_sys::Win32::Storage::FileSystem::{
 };
 use windows_sys::Win32::System::Pipes::CreatePipe;
 use windows_sys::Win32::System::Threading::{
-  CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList,
-  ResumeThread, TerminateProcess, UpdateProcThreadAttribute, CREATE_NEW_PROCESS_GROUP,
-  CREATE_NO_WINDOW, CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT,
-  PROCESS_INFORMATION, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, STARTF_USESTDHANDLES, STARTUPINFOEXW,
+  CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList, ResumeThread,
+  TerminateProcess, UpdateProcThreadAttribute, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW,
+  CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT, PROCESS_INFORMATION,
+  PROC_THREAD_ATTRIBUTE_HANDLE_LIST, STARTF_USESTDHANDLES, STARTUPINFOEXW,
 };
 
 use super::cmdline::{command_line, environment_block, wide_nul};
@@ -206,7 +206,10 @@ fn locate(program: &Path, env: &[(std::ffi::OsString, std::ffi::OsString)]) -> i
 /// module documentation).
 pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
   let program = locate(&request.program, &request.env)?;
-  let mut line: Vec<u16> = wide_nul(OsStr::new(&command_line(&program, &request.args)?), "command line")?;
+  let mut line: Vec<u16> = wide_nul(
+    OsStr::new(&command_line(&program, &request.args)?),
+    "command line",
+  )?;
   let application = wide_nul(program.as_os_str(), "program path")?;
   let environment = environment_block(&request.env)?;
   let cwd = if request.cwd.as_os_str().is_empty() {
@@ -288,5 +291,39 @@ pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
     job,
     stdout: File::from(stdout_read),
     stderr: File::from(stderr_read),
+  })
+}
+
+/// Windows: the leader is created suspended, put in a Job Object of its own
+/// and resumed ([`spawn_in_job`]); the job is tracked before the
+/// caller sees the child. Terminal mode (ConPTY) is not implemented there:
+/// a terminal request fails with [`crate::core::terminal::UNSUPPORTED_MESSAGE`].
+pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedProcess> {
+  if request.terminal.is_some() {
+    let message = crate::core::terminal::UNSUPPORTED_MESSAGE;
+    return Err(io::Error::new(io::ErrorKind::Unsupported, message));
+  }
+  if !crate::core::process::is_valid_task_tag(&request.task_tag) {
+    let message = format!("invalid task tag {:?}", request.task_tag);
+    return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+  }
+  let contained = spawn_in_job(&request)?;
+  let group = super::job::ProcessGroup {
+    pid: contained.pid,
+    task_tag: request.task_tag,
+    job: std::sync::Arc::new(contained.job),
+  };
+  super::kill::register(group.clone());
+  Ok(crate::core::process::SpawnedProcess {
+    pid: contained.pid,
+    group,
+    stdout: contained.stdout,
+    stderr: contained.stderr,
+    child: crate::core::process::Child {
+      pid: contained.pid,
+      status: None,
+      process: contained.process,
+    },
+    terminal: None,
   })
 }

@@ -97,7 +97,10 @@ fn open_process(pid: u32) -> Option<OwnedHandle> {
 
 fn exits_within(process: &OwnedHandle, limit: Duration) -> bool {
   // SAFETY: an open process handle.
-  unsafe { WaitForSingleObject(process.as_raw_handle() as HANDLE, limit.as_millis() as u32) == WAIT_OBJECT_0 }
+  unsafe {
+    WaitForSingleObject(process.as_raw_handle() as HANDLE, limit.as_millis() as u32)
+      == WAIT_OBJECT_0
+  }
 }
 
 #[test]
@@ -109,15 +112,27 @@ fn windows_spawn_runs_the_command_inside_its_own_job() {
   let leader = open_process(spawned.pid);
   if let Some(leader) = &leader {
     // Assigned before it was resumed: it can only be a member (or gone).
-    let member = spawned.group.job().contains(leader.as_raw_handle() as HANDLE).unwrap();
+    let member = spawned
+      .group
+      .job()
+      .contains(leader.as_raw_handle() as HANDLE)
+      .unwrap();
     assert!(member || exits_within(leader, Duration::ZERO));
   }
   let (out, err) = read_both(&mut spawned);
   assert_eq!(out.trim_end(), "out-line");
   assert_eq!(err.trim_end(), "err-line");
   let status = spawned.child.wait().unwrap();
-  assert_eq!(ExitStatusInfo::from(status), ExitStatusInfo { code: Some(0), signal: None });
-  assert!(wait_until(Duration::from_secs(5), || !tree_alive(&spawned.group)));
+  assert_eq!(
+    ExitStatusInfo::from(status),
+    ExitStatusInfo {
+      code: Some(0),
+      signal: None
+    }
+  );
+  assert!(wait_until(Duration::from_secs(5), || !tree_alive(
+    &spawned.group
+  )));
 }
 
 #[test]
@@ -127,22 +142,32 @@ fn windows_job_members_inherit_it_and_cannot_break_away() {
   let spawned = run("cmd /d /c ping -n 30 127.0.0.1 >NUL");
   let _kill = KillOnDrop(spawned.group.clone());
   assert!(
-    wait_until(Duration::from_secs(10), || spawned.group.job().active_processes().unwrap() >= 3),
+    wait_until(Duration::from_secs(10), || spawned
+      .group
+      .job()
+      .active_processes()
+      .unwrap()
+      >= 3),
     "cmd, the nested cmd and ping are in the job: {:?}",
     spawned.group.job().process_ids()
   );
-  assert!(spawned.group.job().process_ids().unwrap().contains(&spawned.pid));
+  assert!(spawned
+    .group
+    .job()
+    .process_ids()
+    .unwrap()
+    .contains(&spawned.pid));
 }
 
 #[test]
 fn windows_cancel_kills_grandchildren_through_the_job() {
   // `start /b` detaches a ping from cmd's wait; a nested cmd runs another.
-  let mut spawned =
-    run("start /b ping -n 60 127.0.0.1 >NUL & cmd /d /c ping -n 60 127.0.0.1 >NUL");
+  let mut spawned = run("start /b ping -n 60 127.0.0.1 >NUL & cmd /d /c ping -n 60 127.0.0.1 >NUL");
   let _kill = KillOnDrop(spawned.group.clone());
   let job = spawned.group.job();
   assert!(
-    wait_until(Duration::from_secs(10), || job.active_processes().unwrap() >= 4),
+    wait_until(Duration::from_secs(10), || job.active_processes().unwrap()
+      >= 4),
     "cmd, two pings and the nested cmd: {:?}",
     job.process_ids()
   );
@@ -156,12 +181,20 @@ fn windows_cancel_kills_grandchildren_through_the_job() {
   let asked = Instant::now();
   terminate(&spawned.group);
   for (pid, handle) in &members {
-    assert!(exits_within(handle, Duration::from_secs(5)), "member {pid} survived the stop");
+    assert!(
+      exits_within(handle, Duration::from_secs(5)),
+      "member {pid} survived the stop"
+    );
   }
-  assert!(asked.elapsed() < Duration::from_secs(3), "stopped in {:?}", asked.elapsed());
+  assert!(
+    asked.elapsed() < Duration::from_secs(3),
+    "stopped in {:?}",
+    asked.elapsed()
+  );
   // Members started while the stop ran are caught by its re-checks.
   assert!(
-    wait_until(Duration::from_secs(5), || job.active_processes().unwrap() == 0),
+    wait_until(Duration::from_secs(5), || job.active_processes().unwrap()
+      == 0),
     "left alive: {:?}",
     job.process_ids()
   );
@@ -173,12 +206,24 @@ fn windows_cancel_kills_grandchildren_through_the_job() {
 
 #[test]
 fn windows_exit_codes_map_without_signals() {
-  for (command, code) in [("exit 0", 0), ("exit 3", 3), ("exit 255", 255), ("exit -1073741510", -1073741510)] {
+  for (command, code) in [
+    ("exit 0", 0),
+    ("exit 3", 3),
+    ("exit 255", 255),
+    ("exit -1073741510", -1073741510),
+  ] {
     let mut spawned = run(command);
     let _kill = KillOnDrop(spawned.group.clone());
     let _ = read_both(&mut spawned);
     let exit = ExitStatusInfo::from(spawned.child.wait().unwrap());
-    assert_eq!(exit, ExitStatusInfo { code: Some(code), signal: None }, "{command}");
+    assert_eq!(
+      exit,
+      ExitStatusInfo {
+        code: Some(code),
+        signal: None
+      },
+      "{command}"
+    );
   }
 }
 
@@ -202,7 +247,8 @@ fn windows_children_get_the_given_environment_and_directory() {
   let fields: Vec<&str> = out.trim_end().split('|').collect();
   assert_eq!(fields[..2], [tag.as_str(), "dumb"]);
   let same_dir = |a: &str, b: &std::path::Path| {
-    a.trim_end_matches('\\').eq_ignore_ascii_case(b.to_string_lossy().trim_end_matches('\\'))
+    a.trim_end_matches('\\')
+      .eq_ignore_ascii_case(b.to_string_lossy().trim_end_matches('\\'))
   };
   assert!(same_dir(fields[2], &dir), "{out:?} vs {dir:?}");
 }
@@ -223,7 +269,10 @@ fn windows_bad_input_is_refused_before_anything_runs() {
   terminal.terminal = Some(crate::core::terminal::TerminalSize::DEFAULT);
   let error = kind(terminal);
   assert_eq!(error.kind(), std::io::ErrorKind::Unsupported);
-  assert_eq!(error.to_string(), crate::core::terminal::UNSUPPORTED_MESSAGE);
+  assert_eq!(
+    error.to_string(),
+    crate::core::terminal::UNSUPPORTED_MESSAGE
+  );
   let mut missing = request("echo x");
   missing.program = std::env::temp_dir().join("no-such-program-taskstream.exe");
   assert!(spawn(missing).is_err());
@@ -254,7 +303,12 @@ const HELPER_VAR: &str = "TASKSTREAM_JOB_OWNER_HELPER";
 fn job_kill_on_close_kills_members_when_the_owner_dies() {
   let exe = std::env::current_exe().unwrap();
   let mut helper = std::process::Command::new(exe)
-    .args(["--exact", "core::process::windows::tests::job_owner_helper", "--nocapture", "--test-threads=1"])
+    .args([
+      "--exact",
+      "core::process::windows::tests::job_owner_helper",
+      "--nocapture",
+      "--test-threads=1",
+    ])
     .env(HELPER_VAR, "1")
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::null())
@@ -275,9 +329,14 @@ fn job_kill_on_close_kills_members_when_the_owner_dies() {
       }
     }
   });
-  let pid = rx.recv_timeout(Duration::from_secs(60)).expect("the helper reports its task");
+  let pid = rx
+    .recv_timeout(Duration::from_secs(60))
+    .expect("the helper reports its task");
   let leader = open_process(pid).expect("the task runs");
-  assert!(!exits_within(&leader, Duration::from_millis(500)), "the task runs while its owner lives");
+  assert!(
+    !exits_within(&leader, Duration::from_millis(500)),
+    "the task runs while its owner lives"
+  );
   // The owner dies hard (TerminateProcess: no exit hook, nothing of ours runs).
   helper.kill().unwrap();
   helper.wait().unwrap();
@@ -291,7 +350,7 @@ mod runner {
   use std::sync::mpsc;
   use std::time::Duration;
 
-  use super::{open_process, run, exits_within, KillOnDrop};
+  use super::{exits_within, open_process, run, KillOnDrop};
   use crate::core::end::TaskEnd;
   use crate::core::shell::{
     write_status_sidecar, OutputWriter, ShellOutcome, ShellRegistration, ShellRegistry, ShellRun,
@@ -305,14 +364,25 @@ mod runner {
     dir
   }
 
-  fn start(command: &str, path: &std::path::Path) -> (std::sync::Arc<ShellRun>, mpsc::Receiver<ShellOutcome>, KillOnDrop) {
+  fn start(
+    command: &str,
+    path: &std::path::Path,
+  ) -> (
+    std::sync::Arc<ShellRun>,
+    mpsc::Receiver<ShellOutcome>,
+    KillOnDrop,
+  ) {
     let spawned = run(command);
     let kill = KillOnDrop(spawned.group.clone());
     let writer = OutputWriter::create(path, DEFAULT_MAX_OUTPUT_BYTES).unwrap();
     let (tx, rx) = mpsc::channel();
-    let run = ShellRun::start(spawned, writer, Box::new(move |outcome| {
-      let _ = tx.send(outcome);
-    }))
+    let run = ShellRun::start(
+      spawned,
+      writer,
+      Box::new(move |outcome| {
+        let _ = tx.send(outcome);
+      }),
+    )
     .unwrap();
     (run, rx, kill)
   }
@@ -323,11 +393,19 @@ mod runner {
     let path = dir.join("shell-win.output");
     let command = "echo out-line & echo err-line 1>&2 & exit 3";
     let (run, settled, _kill) = start(command, &path);
-    let outcome = settled.recv_timeout(Duration::from_secs(20)).expect("settles");
+    let outcome = settled
+      .recv_timeout(Duration::from_secs(20))
+      .expect("settles");
     assert_eq!(outcome.exit.code, Some(3));
-    assert_eq!(outcome.verdict(), ShellVerdict::Failed("exited with code 3".into()));
+    assert_eq!(
+      outcome.verdict(),
+      ShellVerdict::Failed("exited with code 3".into())
+    );
     let output = std::fs::read_to_string(&path).unwrap();
-    assert!(output.contains("out-line") && output.contains("err-line"), "{output:?}");
+    assert!(
+      output.contains("out-line") && output.contains("err-line"),
+      "{output:?}"
+    );
 
     let mut registry = ShellRegistry::new(MAX_RETAINED_TERMINAL_SHELLS, std::process::id());
     registry
@@ -342,7 +420,13 @@ mod runner {
       })
       .unwrap();
     let token = registry.track_run("win");
-    registry.finish_run("win", token, outcome.verdict(), outcome.end(), 1_700_000_001_000.0);
+    registry.finish_run(
+      "win",
+      token,
+      outcome.verdict(),
+      outcome.end(),
+      1_700_000_001_000.0,
+    );
     write_status_sidecar(registry.get("win").unwrap(), std::process::id());
     let sidecar = std::fs::read_to_string(dir.join("shell-win.status")).expect("sidecar");
     let json: serde_json::Value = serde_json::from_str(&sidecar).unwrap();
@@ -357,12 +441,25 @@ mod runner {
   fn windows_shell_run_cancel_is_cancelled_and_kills_the_job() {
     let dir = temp_dir("cancel");
     let path = dir.join("shell-cancel.output");
-    let (run, settled, kill) = start("echo started & start /b ping -n 60 127.0.0.1 >NUL & ping -n 60 127.0.0.1 >NUL", &path);
+    let (run, settled, kill) = start(
+      "echo started & start /b ping -n 60 127.0.0.1 >NUL & ping -n 60 127.0.0.1 >NUL",
+      &path,
+    );
     let job = kill.0.job();
-    assert!(super::wait_until(Duration::from_secs(10), || job.active_processes().unwrap() >= 3));
-    let members: Vec<_> = job.process_ids().unwrap().into_iter().filter_map(open_process).collect();
+    assert!(super::wait_until(Duration::from_secs(10), || job
+      .active_processes()
+      .unwrap()
+      >= 3));
+    let members: Vec<_> = job
+      .process_ids()
+      .unwrap()
+      .into_iter()
+      .filter_map(open_process)
+      .collect();
     run.cancel();
-    let outcome = settled.recv_timeout(Duration::from_secs(20)).expect("settles");
+    let outcome = settled
+      .recv_timeout(Duration::from_secs(20))
+      .expect("settles");
     assert!(outcome.aborted);
     assert_eq!(outcome.verdict(), ShellVerdict::Cancelled);
     for member in &members {

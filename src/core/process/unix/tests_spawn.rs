@@ -236,7 +236,10 @@ fn spawning_and_reaping_leaks_no_descriptors() {
     .filter(|t| pipes.contains(t) || *t == "/dev/ptmx" || t.starts_with("/dev/pts/"))
     .filter(|t| !before.values().any(|b| b == *t))
     .collect();
-  assert!(leaked.is_empty(), "child pipes or terminals still open: {leaked:?}");
+  assert!(
+    leaked.is_empty(),
+    "child pipes or terminals still open: {leaked:?}"
+  );
   // Other modules' tests may open a few files meanwhile; ten leaking spawns
   // (or failed ones) would add at least ten.
   assert!(

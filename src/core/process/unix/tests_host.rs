@@ -197,6 +197,36 @@ fn watchdog_script_checks_start_times() {
   assert_eq!(status.signal, Some(libc::SIGKILL));
 }
 
+/// The macOS helper's host-gone line ends the watchdog's reading as EOF
+/// does, while the pipe stays open (a write end held elsewhere): the
+/// registered group dies all the same.
+#[test]
+fn watchdog_script_stops_at_the_host_gone_line() {
+  use std::io::Write;
+  let _serial = serial();
+  let mut p = spawn_script("sleep 30");
+  let _kill = KillOnDrop(p.group.clone());
+  let (pgid, start) = (p.pid, p.group.leader_start_time.unwrap());
+  let mut watchdog = Command::new(bash())
+    .args(["-c", super::watchdog::SCRIPT, "taskstream-watchdog"])
+    .env_clear()
+    .stdin(Stdio::piped())
+    .spawn()
+    .unwrap();
+  let mut stdin = watchdog.stdin.take().unwrap();
+  // A line left half written by a dying host, then the helper's line.
+  let input = format!("+{pgid} {start} {}\n+12", p.group.task_tag);
+  stdin.write_all(input.as_bytes()).unwrap();
+  stdin.write_all(super::watchdog::HOST_GONE_LINE).unwrap();
+  let status = ExitStatusInfo::from(p.child.wait().unwrap());
+  assert_eq!(status.signal, Some(libc::SIGKILL));
+  assert!(wait_until(Duration::from_secs(5), || watchdog
+    .try_wait()
+    .unwrap()
+    .is_some()));
+  drop(stdin);
+}
+
 fn run_watchdog_script(input: &str) {
   use std::io::Write;
   let mut watchdog = Command::new(bash())

@@ -17,18 +17,31 @@
 //! the environment each process started with, where the tag is. The same
 //! rules as on Linux then pick the processes, plus their descendants by
 //! parent links. If `ps` yields nothing, every registered pgid is trusted and
-//! killed, as before. (A kqueue `EVFILT_PROC`/`NOTE_EXIT` watch of the host
-//! would be a second signal besides the pipe's EOF, but bash cannot wait on a
-//! kqueue, and the EOF already covers every way the host can die.)
+//! killed, as before.
+//!
+//! macOS also has a second host-death signal beside the pipe's EOF, which
+//! needs every write end closed (one leaked into a process forked by another
+//! library would hold it open): bash cannot wait on a kqueue, so a helper
+//! forked from the watchdog before it execs bash waits on kqueue
+//! `EVFILT_PROC`/`NOTE_EXIT` for the host pid and, when it fires, writes the
+//! [`HOST_GONE_LINE`] into the pipe; the script stops reading at that line
+//! exactly as at EOF. Whichever comes first runs the same kills
+//! (watchdog_darwin.rs).
 
-use std::io::{self, Write};
-use std::process::{ChildStdin, Command, Stdio};
+use std::io::{self, PipeWriter, Write};
+use std::process::{Command, Stdio};
 
 use nix::sys::signal::Signal;
 
 use super::group::ProcessGroup;
 use super::pre_exec;
 use super::shell::resolve_program;
+
+/// What the macOS host-exit helper writes when the host pid exited: the
+/// leading newline ends a line the host may have left half written as it
+/// died, and the script stops reading at `!` as at EOF.
+#[cfg(any(target_os = "macos", test))]
+pub(super) const HOST_GONE_LINE: &[u8] = b"\n!\n";
 
 /// The watchdog's macOS half: shell functions that read the process table
 /// with `ps` (see the module comment). A macro, so that [`SCRIPT`] includes
@@ -136,7 +149,8 @@ pub(super) const SCRIPT: &str = concat!(
   r#"
 # taskstream watchdog. Input lines: "+<pgid> <leader start time or 0> <tag>
 # [<cgroup dir>]" registers a task, "-<pgid> <start time>" forgets it. EOF
-# means the host process is gone, however it died. Processes are chosen by
+# means the host process is gone, however it died; so does a "!" line (on
+# macOS, from the helper that waits on kqueue NOTE_EXIT for the host pid). Processes are chosen by
 # cgroup, by pgid plus start time or by exact environment tag, never by name.
 # $1 is the host's directory of task cgroups, removed at the end if empty.
 # $2, without procfs (macOS), is ps by absolute path, to read the process
@@ -144,6 +158,7 @@ pub(super) const SCRIPT: &str = concat!(
 pg=() st=() tg=() cg=()
 while read -r op start tag cgroup; do
   case $op in
+    '!') break ;;
     +[0-9]*) pg+=("${op#+}"); st+=("$start"); tg+=("$tag"); cg+=("$cgroup") ;;
     -[0-9]*) for i in "${!pg[@]}"; do
         [ "${pg[i]} ${st[i]}" = "${op#-} $start" ] && unset "pg[i]" "st[i]" "tg[i]" "cg[i]"
@@ -235,12 +250,12 @@ exit 0
 "#
 );
 
-/// A running watchdog and the write end of its stdin (CLOEXEC, as std
-/// creates it, so no child ever inherits it). Its own guard thread waits for
+/// A running watchdog and the write end of its stdin (CLOEXEC, so no child
+/// ever inherits it; on macOS the host-exit helper holds a copy). Its own guard thread waits for
 /// it and reaps it; see [`Watchdog::start`].
 struct Watchdog {
   pid: u32,
-  stdin: ChildStdin,
+  stdin: PipeWriter,
 }
 
 enum State {
@@ -349,6 +364,14 @@ impl Watchdog {
     let cgroups = super::cgroup::base()
       .map(|b| b.as_os_str().to_owned())
       .unwrap_or_default();
+    // Both ends CLOEXEC. The pipe is made here rather than by std so that
+    // the macOS helper knows the write end's number.
+    let (reader, stdin) = io::pipe()?;
+    #[cfg(target_os = "macos")]
+    let (host, writer) = (
+      std::process::id() as libc::pid_t,
+      std::os::fd::AsRawFd::as_raw_fd(&stdin),
+    );
     let mut command = Command::new(bash);
     command
       .args(["-c", SCRIPT, "taskstream-watchdog"])
@@ -356,15 +379,24 @@ impl Watchdog {
       .arg(super::proc_table::WATCHDOG_PS)
       .env_clear()
       .current_dir("/")
-      .stdin(Stdio::piped())
+      .stdin(reader)
       .stdout(Stdio::null())
       .stderr(Stdio::null());
-    // SAFETY: `setup` only makes async-signal-safe calls (see pre_exec.rs).
+    // SAFETY: `setup` and the helper's start only make async-signal-safe
+    // calls (see pre_exec.rs and watchdog_darwin.rs).
     unsafe {
-      std::os::unix::process::CommandExt::pre_exec(&mut command, setup);
+      std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+        setup()?;
+        #[cfg(target_os = "macos")]
+        super::watchdog_darwin::start_host_exit_watch(host, writer);
+        Ok(())
+      });
     }
-    let mut child = command.spawn()?;
-    let stdin = child.stdin.take().expect("stdin is piped");
+    let spawned = command.spawn();
+    // The read end must not stay open here: a write to a dead watchdog has
+    // to fail (EPIPE) for `Link::send` to notice and start a new one.
+    drop(command);
+    let mut child = spawned?;
     let pid = child.id();
     // The guard notices the watchdog's death at once (an agent's `pkill -9
     // bash`, the OOM killer) and has it replaced, instead of the next spawn
