@@ -1620,7 +1620,11 @@ mod tests {
       assert!(waits.line_matcher().is_none(), "built on refresh");
       waits.refresh_line_matcher();
       let matcher = waits.line_matcher();
-      assert_eq!(matcher.is_some(), !patterns.is_empty(), "plain-searchable patterns");
+      assert_eq!(
+        matcher.is_some(),
+        !patterns.is_empty(),
+        "plain-searchable patterns"
+      );
       let regexes: Vec<Regex> = patterns.iter().map(|p| Regex::new(p).unwrap()).collect();
       let matched = |lines: &[String]| -> Vec<String> {
         lines
@@ -1632,7 +1636,7 @@ mod tests {
       for signal in &lanes {
         let x = input.windows(4).position(|w| w == b"xxxx").unwrap();
         let long = x + 8..x + 4088;
-        let near = |cut: usize| !long.contains(&cut) || (cut - long.start) % 97 == 0;
+        let near = |cut: usize| !long.contains(&cut) || (cut - long.start).is_multiple_of(97);
         let mut counted_somewhere = false;
         for cut in (0..=input.len()).filter(|&cut| near(cut)) {
           let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());

@@ -147,9 +147,7 @@ impl Reader {
     if self.pipeline.is_closed() {
       return None;
     }
-    self
-      .pipeline
-      .set_observing(lock(observing).clone());
+    self.pipeline.set_observing(lock(observing).clone());
     let mut decisions = Decisions::default();
     self
       .pipeline

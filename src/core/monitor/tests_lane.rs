@@ -478,10 +478,7 @@ fn the_window_is_flushed_before_the_settled_notification_which_carries_the_diges
     1000,
     Some(100),
   );
-  assert!(
-    lock(&native.observing).sees_lines(),
-    "settleMs observes"
-  );
+  assert!(lock(&native.observing).sees_lines(), "settleMs observes");
   native.read(&mut host, &lines(1..=90, "l"));
   assert_eq!(
     events(&host).len(),
