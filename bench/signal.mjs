@@ -15,8 +15,9 @@
 //                batchMs 200, digest true (the README's agent setting)
 //   batch        batchMs 200 alone (firehose only: keeps the counting fast path)
 //   fewest       the recommended setting with long windows (batchMs 1000,
-//                maxBatchLines 250): what it takes to send fewer notifications
-//                than the default while every error line still arrives
+//                maxBatchLines 250, and maxEvents 10000, its maximum, since maxEvents counts
+//                lines): what it takes to send fewer notifications than the
+//                default while every error line still arrives
 // The registry's throttle is the default one (burst 5, one token per second).
 //
 // Every run is a fresh Node process (`--worker <scenario> <setting>`), timed
@@ -46,7 +47,8 @@ const SETTINGS = {
   default: {},
   recommended: { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true },
   batch: { batchMs: 200 },
-  fewest: { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 1000, maxBatchLines: 250, digest: true },
+  // maxEvents counts lines: 250-line windows would reach the default 1000 in four notifications.
+  fewest: { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 1000, maxBatchLines: 250, digest: true, maxEvents: 10_000 },
 }
 
 const SCENARIOS = {
@@ -188,13 +190,13 @@ async function runParent() {
     ...['chatty', 'build'].map((name) => {
       const [d, f] = [results[`${name}/default`], results[`${name}/fewest`]]
       const n = SCENARIOS[name].errors
-      return `- ${name} with long windows (\`fewest\`: \`batchMs: 1000\`, \`maxBatchLines: 250\`): error lines ${f.errorsDelivered}/${n}; notifications ${d.notifications} → ${f.notifications} (${ratio(f.notifications, d.notifications)}); model text ${ratio(f.modelBytes, d.modelBytes)} of the default; longest notification ${f.maxModelBytes} B (${f.maxLines} lines). Fewer notifications than the default are possible only by letting a window span several important lines, which carries every line between them.`
+      return `- ${name} with long windows (\`fewest\`: \`batchMs: 1000\`, \`maxBatchLines: 250\`, \`maxEvents: 10000\`): error lines ${f.errorsDelivered}/${n}; notifications ${d.notifications} → ${f.notifications} (${ratio(f.notifications, d.notifications)}); model text ${ratio(f.modelBytes, d.modelBytes)} of the default; longest notification ${f.maxModelBytes} B (${f.maxLines} lines). Fewer notifications than the default are possible only by letting a window span several important lines, which carries every line between them.`
     }),
   ].join('\n')
   const markdown = [
     '## Signal per token (`bench/signal.mjs`)',
     '',
-    'Issue 14 / API.md §6.7. Three replayable outputs under a native monitor (default registry throttle: burst 5, one token per second), each with no §6.7 option (`default`) and with the README\'s agent setting (`recommended`: `important: \'(?i)error|fail|exception|panic|listening|ready\'`, `batchMs: 200`, `digest: true`); the firehose also with `batchMs: 200` alone (`batch`); the chatty server and the build log also with long windows (`fewest`: the recommended setting with `batchMs: 1000`, `maxBatchLines: 250`). One fresh Node process per run, timed from `start()` to the terminal notification (the firehose is cancelled after ' +
+    'Issue 14 / API.md §6.7. Three replayable outputs under a native monitor (default registry throttle: burst 5, one token per second), each with no §6.7 option (`default`) and with the README\'s agent setting (`recommended`: `important: \'(?i)error|fail|exception|panic|listening|ready\'`, `batchMs: 200`, `digest: true`); the firehose also with `batchMs: 200` alone (`batch`); the chatty server and the build log also with long windows (`fewest`: the recommended setting with `batchMs: 1000`, `maxBatchLines: 250` and `maxEvents: 10000` (its maximum), since `maxEvents` counts lines). One fresh Node process per run, timed from `start()` to the terminal notification (the firehose is cancelled after ' +
       `${CFG.firehoseMs / 1000} s). "Error lines to the model": distinct error lines inside delivered events (digest quotes not counted). Model text: UTF-8 bytes of every notification's model text, the terminal one included.`,
     '',
     factsMarkdown(facts, { 'Binary': binaryFacts(), 'Machine before the run': quiet }),
