@@ -38,17 +38,17 @@ const LIBGCC_S = '/lib/x86_64-linux-gnu/libgcc_s.so.1'
 
 const QEMU_SKIPS = [
   // The test binary runs itself as the host: needs binfmt_misc under qemu-user.
-  'core::process::tests_host::children_die_when_the_host_is_sigkilled',
-  'core::process::tests_host::kill_all_sync_kills_every_tracked_tree',
-  'core::process::tests_host::terminal_children_die_when_the_host_is_sigkilled',
+  'core::process::unix::tests_host::children_die_when_the_host_is_sigkilled',
+  'core::process::unix::tests_host::kill_all_sync_kills_every_tracked_tree',
+  'core::process::unix::tests_host::terminal_children_die_when_the_host_is_sigkilled',
   // qemu-user runs posix_spawn's child as a plain fork: an exec failure is not reported to the
   // caller, and the caller may look at the child before its setsid.
-  'core::process::tests_spawn::spawn_pipes_output_and_reports_the_exit_code',
-  'core::process::tests_pty::terminal_spawn_failures_track_nothing_and_leak_nothing',
-  'core::process::tests_spawn::spawn_failures_are_os_errors_and_track_nothing',
-  'core::process::tests_spawn::spawning_and_reaping_leaks_no_descriptors',
+  'core::process::unix::tests_spawn::spawn_pipes_output_and_reports_the_exit_code',
+  'core::process::unix::tests_pty::terminal_spawn_failures_track_nothing_and_leak_nothing',
+  'core::process::unix::tests_spawn::spawn_failures_are_os_errors_and_track_nothing',
+  'core::process::unix::tests_spawn::spawning_and_reaping_leaks_no_descriptors',
   // qemu-user's emulated /proc/self/stat reports parent 0.
-  'core::process::tests_tree::the_process_table_sees_this_process',
+  'core::process::unix::tests_tree::the_process_table_sees_this_process',
 ]
 
 function ensurePackages() {
@@ -109,6 +109,18 @@ function arm64Tests() {
   console.log(`built ${exe} (${seconds(started)})`)
   // One test at a time: emulation makes each test several times slower, and
   // the timing-bound ones (settle within 10 s, sweeps) must not also compete.
+  // Every skip must name a test that exists (a module move would otherwise turn a skip into a
+  // failure here, or a rename silently into nothing).
+  const listed = spawnSync(QEMU, ['-L', ARM_ROOT, exe, '--list', '--format', 'terse'], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, QEMU_LD_PREFIX: ARM_ROOT },
+  })
+  const names = new Set(listed.stdout.split('\n').filter((l) => l.endsWith(': test')).map((l) => l.slice(0, -': test'.length)))
+  const unknown = QEMU_SKIPS.filter((t) => !names.has(t))
+  if (listed.status !== 0 || unknown.length > 0) {
+    throw new Error(`skips that name no arm64 test: ${unknown.join(', ') || '(the listing failed)'}`)
+  }
   const args = ['--exact', '--test-threads=1', ...QEMU_SKIPS.flatMap((t) => ['--skip', t])]
   const run = spawnSync(QEMU, ['-L', ARM_ROOT, exe, ...args], {
     cwd: root,
