@@ -1088,6 +1088,16 @@ mod tests {
       self.check(what);
     }
 
+    /// Five lines that spend the burst at 0, `input` in two reads cut at `cut` at 1, a last
+    /// line at 2, and the flush.
+    fn feed_split(&mut self, input: &[u8], cut: usize, what: &dyn Fn() -> String) {
+      self.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, what);
+      self.feed(Stream::Stdout, &input[..cut], 1, what);
+      self.feed(Stream::Stdout, &input[cut..], 1, what);
+      self.feed(Stream::Stdout, b"tail\n", 2, what);
+      self.flush(2, what);
+    }
+
     fn flush(&mut self, now: i64, what: &dyn Fn() -> String) {
       self.fast.flush(now, &mut self.fast_out);
       self.exact.flush(now, &mut self.exact_out);
@@ -1510,10 +1520,10 @@ mod tests {
     assert!(plain_reads > 500, "{plain_reads} reads took the plain path");
   }
 
-  /// The same, with a two-read split at every offset of one input, after the burst is spent.
-  #[test]
-  fn plain_fast_path_matches_the_exact_path_at_every_split() {
-    use crate::core::monitor::signal::SignalOptions;
+  /// A firehose of plain lines with important, coloured, control, over-long and non-ASCII lines
+  /// after it, and where to split it in two reads: at every offset, but for every 97th inside
+  /// the over-long line.
+  fn split_input() -> (Vec<u8>, Vec<usize>) {
     let input = [
       "y\n".repeat(40).as_str(),
       "  ready  \ny\ny\n",
@@ -1526,8 +1536,22 @@ mod tests {
       &"y\n".repeat(30),
       "not ready",
     ]
-    .concat();
-    let input = input.as_bytes();
+    .concat()
+    .into_bytes();
+    let x = input.windows(4).position(|w| w == b"xxxx").unwrap();
+    let long = x + 8..x + 4088;
+    let cuts = (0..=input.len())
+      .filter(|&cut| !long.contains(&cut) || (cut - long.start).is_multiple_of(97))
+      .collect();
+    (input, cuts)
+  }
+
+  /// The same, with a two-read split at every offset of one input, after the burst is spent.
+  #[test]
+  fn plain_fast_path_matches_the_exact_path_at_every_split() {
+    use crate::core::monitor::signal::SignalOptions;
+    let (input, cuts) = split_input();
+    let input = input.as_slice();
     for pattern in [
       "(?i)error|fail|panic|listening|ready",
       "^ready$",
@@ -1542,18 +1566,10 @@ mod tests {
           digest,
         })
         .unwrap();
-        // Every cut in the firehose and around the lines after it; a few in the long line.
-        let x = input.windows(4).position(|w| w == b"xxxx").unwrap();
-        let long = x + 8..x + 4088;
-        let near = |cut: usize| !long.contains(&cut) || (cut - long.start).is_multiple_of(97);
-        for cut in (0..=input.len()).filter(|&cut| near(cut)) {
+        for &cut in &cuts {
           let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
           let what = || format!("{pattern}, {batch_ms:?}, digest {digest}, cut at {cut}");
-          twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &what);
-          twins.feed(Stream::Stdout, &input[..cut], 1, &what);
-          twins.feed(Stream::Stdout, &input[cut..], 1, &what);
-          twins.feed(Stream::Stdout, b"tail\n", 2, &what);
-          twins.flush(2, &what);
+          twins.feed_split(input, cut, &what);
         }
       }
     }
@@ -1569,20 +1585,8 @@ mod tests {
     use crate::core::monitor::signal::SignalOptions;
     use crate::core::wait::{WaitSet, WaitSpec};
     use regex::Regex;
-    let input = [
-      "y\n".repeat(40).as_str(),
-      "  ready  \ny\ny\n",
-      "err\x01or\n",
-      "y\r\n".repeat(10).as_str(),
-      "\x1b[31mpanic\x1b[0m\ny\n",
-      "fail\n",
-      &format!("{}\ny\n", "x".repeat(4097)),
-      "\u{a0}listening\n",
-      &"y\n".repeat(30),
-      "not ready",
-    ]
-    .concat();
-    let input = input.as_bytes();
+    let (input, cuts) = split_input();
+    let input = input.as_slice();
     // One line per window, so the five lines before the input spend the burst.
     let lanes = [
       SignalConfig::default(),
@@ -1634,11 +1638,8 @@ mod tests {
           .collect()
       };
       for signal in &lanes {
-        let x = input.windows(4).position(|w| w == b"xxxx").unwrap();
-        let long = x + 8..x + 4088;
-        let near = |cut: usize| !long.contains(&cut) || (cut - long.start).is_multiple_of(97);
         let mut counted_somewhere = false;
-        for cut in (0..=input.len()).filter(|&cut| near(cut)) {
+        for &cut in &cuts {
           let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
           // Without patterns: `settleMs` alone.
           let last_line = patterns.is_empty() || cut % 2 == 0;
@@ -1648,11 +1649,7 @@ mod tests {
           });
           twins.exact.set_observing(Observe::Every);
           let what = || format!("{patterns:?}, {signal:?}, cut at {cut}");
-          twins.feed(Stream::Stdout, b"1\n2\n3\n4\n5\n", 0, &what);
-          twins.feed(Stream::Stdout, &input[..cut], 1, &what);
-          twins.feed(Stream::Stdout, &input[cut..], 1, &what);
-          twins.feed(Stream::Stdout, b"tail\n", 2, &what);
-          twins.flush(2, &what);
+          twins.feed_split(input, cut, &what);
           assert_eq!(
             matched(&twins.fast_out.seen),
             matched(&twins.exact_out.seen),
