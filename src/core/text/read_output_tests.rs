@@ -3,9 +3,7 @@
 
 use super::*;
 use crate::core::text::clean_output_text;
-use crate::core::text::test_support::XorShift;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::core::text::test_support::{TempDir, XorShift};
 
 impl ReadAt for [u8] {
   fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
@@ -636,37 +634,9 @@ fn frames_are_visible_only_when_nothing_can_remove_them() {
 
 // Real files: the opening rules of readTaskOutputTail.
 
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-  fn new() -> Self {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let path = std::env::temp_dir().join(format!(
-      "taskstream-read-output-{}-{}",
-      std::process::id(),
-      NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&path).expect("create temp dir");
-    Self(path)
-  }
-
-  fn file(&self, name: &str, content: &[u8]) -> PathBuf {
-    let path = self.0.join(name);
-    std::fs::write(&path, content).expect("write temp file");
-    path
-  }
-}
-
-impl Drop for TempDir {
-  fn drop(&mut self) {
-    let _ = std::fs::remove_dir_all(&self.0);
-  }
-}
-
 #[test]
 fn a_real_file_polls_like_its_bytes() {
-  let dir = TempDir::new();
+  let dir = TempDir::new("taskstream-read-output");
   let mut rng = XorShift(0xF11E);
   let bytes = random_output(&mut rng, TOKENS, 5000, false);
   let path = dir.file("random.output", &bytes);
@@ -690,7 +660,7 @@ fn a_real_file_polls_like_its_bytes() {
 
 #[test]
 fn a_missing_file_is_an_error_message() {
-  let dir = TempDir::new();
+  let dir = TempDir::new("taskstream-read-output");
   let path = dir.0.join("missing.output");
   let message = read_task_output(&path, 0, 100, None).unwrap_err();
   assert!(message.contains("missing.output"), "{message}");
@@ -703,7 +673,7 @@ fn a_missing_file_is_an_error_message() {
 
 #[test]
 fn a_directory_is_an_error_message() {
-  let dir = TempDir::new();
+  let dir = TempDir::new("taskstream-read-output");
   let message = read_task_output(&dir.0, 0, 100, None).unwrap_err();
   assert_eq!(
     message,
@@ -717,7 +687,7 @@ fn a_directory_is_an_error_message() {
 #[cfg(unix)]
 #[test]
 fn a_symlink_is_refused() {
-  let dir = TempDir::new();
+  let dir = TempDir::new("taskstream-read-output");
   let target = dir.file("target.output", b"secret\n");
   let link = dir.0.join("link.output");
   std::os::unix::fs::symlink(&target, &link).expect("create symlink");
@@ -730,7 +700,7 @@ fn a_symlink_is_refused() {
 #[test]
 fn a_fifo_is_refused_without_blocking() {
   use std::os::unix::ffi::OsStrExt;
-  let dir = TempDir::new();
+  let dir = TempDir::new("taskstream-read-output");
   let path = dir.0.join("pipe.output");
   let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("no NUL in path");
   // SAFETY: `c_path` is a valid NUL-terminated path for the duration of the call.

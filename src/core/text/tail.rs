@@ -171,43 +171,14 @@ fn normalize_carriage_returns(text: &str) -> String {
 mod tests {
   use super::*;
   use crate::core::test_vectors::{cases, describe};
-  use std::path::PathBuf;
-  use std::sync::atomic::{AtomicUsize, Ordering};
+  use crate::core::text::test_support::TempDir;
 
   /// The §2.14 default `maxBytes`.
   const DEFAULT_MAX_BYTES: usize = 8192;
 
-  /// A fresh directory under the system temp dir, removed on drop.
-  struct TempDir(PathBuf);
-
-  impl TempDir {
-    fn new() -> Self {
-      static NEXT: AtomicUsize = AtomicUsize::new(0);
-      let path = std::env::temp_dir().join(format!(
-        "taskstream-text-tail-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-      ));
-      std::fs::create_dir_all(&path).expect("create temp dir");
-      Self(path)
-    }
-
-    fn file(&self, name: &str, content: &[u8]) -> PathBuf {
-      let path = self.0.join(name);
-      std::fs::write(&path, content).expect("write temp file");
-      path
-    }
-  }
-
-  impl Drop for TempDir {
-    fn drop(&mut self) {
-      let _ = std::fs::remove_dir_all(&self.0);
-    }
-  }
-
   #[test]
   fn read_task_output_tail_vectors() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("taskstream-text-tail");
     for (index, case) in cases("readTaskOutputTail").iter().enumerate() {
       let input = &case["input"];
       let content = input["fileContent"].as_str().expect("fileContent");
@@ -230,7 +201,7 @@ mod tests {
 
   #[test]
   fn a_read_starting_mid_char_skips_its_continuation_bytes() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("taskstream-text-tail");
     let euro_last = dir.file("euro-last", format!("{}€", "a".repeat(8191)).as_bytes());
     assert_eq!(
       read_task_output_tail(&euro_last, DEFAULT_MAX_BYTES),
@@ -251,7 +222,7 @@ mod tests {
 
   #[test]
   fn max_bytes_is_capped_at_64_kib() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("taskstream-text-tail");
     let path = dir.file(
       "big",
       format!("{}\n{}", "x".repeat(10), "y".repeat(70_000)).as_bytes(),
@@ -265,7 +236,7 @@ mod tests {
 
   #[test]
   fn empty_and_blank_files_give_empty() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("taskstream-text-tail");
     assert_eq!(
       read_task_output_tail(&dir.file("empty", b""), 100),
       OutputTail::Empty
@@ -282,13 +253,13 @@ mod tests {
 
   #[test]
   fn a_directory_gives_empty() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("taskstream-text-tail");
     assert_eq!(read_task_output_tail(&dir.0, 100), OutputTail::Empty);
   }
 
   #[test]
   fn a_missing_file_gives_an_error_message() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("taskstream-text-tail");
     let path = dir.0.join("missing.output");
     let OutputTail::Error(message) = read_task_output_tail(&path, 100) else {
       panic!("an error is expected");
@@ -304,7 +275,7 @@ mod tests {
   #[cfg(unix)]
   #[test]
   fn a_symlink_is_refused() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("taskstream-text-tail");
     let target = dir.file("target.output", b"secret\n");
     let link = dir.0.join("link.output");
     std::os::unix::fs::symlink(&target, &link).expect("create symlink");
@@ -318,7 +289,7 @@ mod tests {
   #[test]
   fn a_fifo_gives_empty_without_blocking() {
     use std::os::unix::ffi::OsStrExt;
-    let dir = TempDir::new();
+    let dir = TempDir::new("taskstream-text-tail");
     let path = dir.0.join("pipe.output");
     let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("no NUL in path");
     // SAFETY: `c_path` is a valid NUL-terminated path for the duration of the call.
