@@ -6,7 +6,7 @@ import { configDefaults, defineConfig } from 'vitest/config'
 // platform every file runs, as before.
 const unixOnly: Record<string, string> = {
   'containment.test.ts': 'bash commands with `&`, setsid and double-fork daemons, pids counted through /proc',
-  'demo.test.ts': 'examples/demo.mjs runs bash commands (sleep, `&`) and a terminal-mode shell (no ConPTY yet)',
+  'demo.test.ts': 'examples/demo.mjs runs bash commands (sleep, `&`, printf, read -p) in its monitors and shells',
   'lifetime.test.ts': 'the host ends by SIGTERM/SIGINT/SIGKILL and its sleep children are checked through /proc',
   'loader.test.ts': "copies and symlinks the linux-x64-gnu binding and asserts this machine's Unix package names",
   'monitor-native.test.ts': 'bash scripts (printf, sleep, kill -TERM $$) and "Killed by signal" endings',
@@ -17,7 +17,7 @@ const unixOnly: Record<string, string> = {
   'shell-trust.test.ts': 'bash commands, FIFOs and symlinks at the output path, Unix errno texts (os error 21)',
   'shells.test.ts': 'bash commands, file modes (0600), symlinks and Unix paths (/tmp, /repo)',
   'signal-lane.test.ts': 'bash scripts (printf, sleep, seq) timing batch windows',
-  'terminal.test.ts': 'terminal mode needs a pseudo-terminal (ConPTY is not implemented)',
+  'terminal.test.ts': 'bash under a Unix pseudo-terminal (stty, tput, read -p, SIGWINCH); ConPTY is tested by windows.test.ts',
   'validation.test.ts': 'Unix paths (/tmp) as valid cwd and `touch` as the command that must not run',
   'vectors.test.ts': "CONTRACT.md §3's path vectors are Unix paths, and the symlink rows link to /etc",
 }

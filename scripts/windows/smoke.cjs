@@ -4,7 +4,7 @@
 // needs its stdout and stderr redirected to files, so every result goes to
 // the JSON file named by SMOKE_RESULT.
 //
-// SMOKE_MODE=checks: a monitor on cmd output, a background shell, and a
+// SMOKE_MODE=checks: a monitor on cmd output, one in terminal mode, a background shell, and a
 // cancel that kills a child's child. SMOKE_MODE=orphan: starts a shell whose
 // grandchild ticks into a file, says READY and waits to be killed hard.
 'use strict'
@@ -49,16 +49,18 @@ async function checks(ts, dir) {
     notifications: notifications.map((n) => n.display),
   })
 
-  // Terminal mode (ConPTY) is not implemented on Windows: a clear error, nothing spawned.
-  let terminalError
-  try {
-    registry.start({ command: 'echo x', cwd: dir, terminal: true })
-  } catch (error) {
-    terminalError = String(error && error.message)
-  }
-  check('terminal mode fails with a clear error', /terminal mode is not implemented/.test(terminalError ?? ''), {
-    terminalError,
-  })
+  // Terminal mode: a pseudo console (ConPTY) in the task's job. The command writes to CON: under
+  // Wine a program on a pseudo console gets null standard handles (Windows gives it the console's).
+  const tty = registry.start({ command: 'echo on-the-console> CON', cwd: dir, terminal: { cols: 80, rows: 24 } })
+  await until(20000, () => registry.get(tty.id)?.status !== 'running')
+  const screen = registry.screen(tty.id)
+  check(
+    'terminal mode (ConPTY): the screen and the lines',
+    registry.get(tty.id)?.status === 'completed' &&
+      /on-the-console/.test(screen?.text ?? '') &&
+      notifications.some((n) => n.meta.monitorId === tty.id && /on-the-console/.test(n.display)),
+    { status: registry.get(tty.id)?.status, screen, notifications: notifications.map((n) => n.display) },
+  )
 
   // A background shell: output file, exit code, sidecar.
   const shell = ts.executeBackground({ command: 'echo from-shell&& exit 3', cwd: dir, outputDir: dir })

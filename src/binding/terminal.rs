@@ -39,7 +39,7 @@ pub(crate) fn parse_terminal_option(env: &Env, o: &Object) -> Result<Option<Term
       ))
     }
   };
-  if !cfg!(unix) {
+  if !cfg!(any(unix, windows)) {
     return Err(Error::from_reason(
       crate::core::terminal::UNSUPPORTED_MESSAGE,
     ));

@@ -137,6 +137,7 @@ pub fn is_path_within(dir: &str, root: &str) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
+  #[cfg(unix)]
   use crate::core::guards::test_support::TempTree;
 
   #[test]

@@ -51,6 +51,8 @@ pub(super) struct TempTree {
   root: PathBuf,
 }
 
+// Made only by Unix tests (the symlink vectors and containment checks).
+#[cfg_attr(not(unix), allow(dead_code))]
 impl TempTree {
   pub(super) fn new(label: &str) -> Self {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);

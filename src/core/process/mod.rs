@@ -71,8 +71,8 @@ pub use unix::{
 pub(crate) use timer::schedule as schedule_timer;
 #[cfg(windows)]
 pub use windows::{
-  forget_if_dead, kill_all_sync, kill_now, kill_now_all, spawn, terminate, terminate_leftovers,
-  tracked_groups, tree_alive, Job, ProcessGroup, SIGKILL_GRACE,
+  conpty, forget_if_dead, kill_all_sync, kill_now, kill_now_all, spawn, terminate,
+  terminate_leftovers, tracked_groups, tree_alive, Job, ProcessGroup, SIGKILL_GRACE,
 };
 
 #[cfg(test)]

@@ -28,7 +28,8 @@ pub struct SpawnRequest {
   /// Terminal mode (API.md §6.5): a pseudo-terminal of this size as the
   /// child's stdin, stdout, stderr and controlling terminal. `None`: stdin
   /// from the null device, stdout and stderr pipes, exactly as before.
-  /// Unix only: elsewhere `Some` fails with an `Unsupported` error.
+  /// Windows: a pseudo console (ConPTY) instead; elsewhere `Some` fails
+  /// with an `Unsupported` error.
   pub terminal: Option<TerminalSize>,
 }
 

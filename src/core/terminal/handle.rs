@@ -57,15 +57,23 @@ pub use unix::TerminalHandle;
 #[cfg(unix)]
 pub(crate) use unix::{cloexec_pipe, new_handle, set_flags, set_window_size};
 
+#[cfg(windows)]
+#[path = "handle_windows.rs"]
+mod windows;
+#[cfg(windows)]
+pub(crate) use windows::new_handle;
+#[cfg(windows)]
+pub use windows::TerminalHandle;
+
 /// No terminal exists on this platform: a terminal spawn fails with
 /// [`super::UNSUPPORTED_MESSAGE`], so no value of this type is ever made.
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 #[derive(Debug, Clone)]
 pub struct TerminalHandle {
   never: std::convert::Infallible,
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 impl TerminalHandle {
   pub fn write(&self, _bytes: &[u8]) -> Result<(), TerminalError> {
     match self.never {}

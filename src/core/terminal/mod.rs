@@ -12,8 +12,9 @@
 //! * [`ScreenWatch`] (watch.rs): a terminal's `Screen` and `Settle`
 //!   together, with one deadline for the integrator's timer;
 //! * [`TerminalHandle`] (handle.rs): the terminal's input and size, from the
-//!   spawned process (`SpawnedProcess::terminal`). Unix only: elsewhere a
-//!   terminal spawn fails with [`UNSUPPORTED_MESSAGE`] and no handle exists.
+//!   spawned process (`SpawnedProcess::terminal`): a pseudo-terminal master
+//!   on Unix, a pseudo console (ConPTY) on Windows; elsewhere a terminal
+//!   spawn fails with [`UNSUPPORTED_MESSAGE`] and no handle exists.
 //!
 //! How the integrator wires them (monitor or background shell):
 //! 1. the child environment gets `TERM=`[`TERMINAL_TERM`] unless the
@@ -49,6 +50,8 @@ pub use screen::{
 pub use task::{TaskTerminal, TerminalTick};
 pub use watch::ScreenWatch;
 
+#[cfg(windows)]
+pub(crate) use handle::new_handle;
 #[cfg(unix)]
 pub(crate) use handle::{cloexec_pipe, new_handle, set_flags, set_window_size};
 
@@ -57,7 +60,7 @@ pub const TERMINAL_TERM: &str = "xterm-256color";
 
 /// The error text of a terminal spawn where terminals are not implemented.
 pub const UNSUPPORTED_MESSAGE: &str =
-  "taskstream: terminal mode is not implemented on this platform yet (Windows needs ConPTY)";
+  "taskstream: terminal mode is not implemented on this platform";
 
 /// A terminal's size in character cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -65,6 +65,7 @@ pub fn status_file_path_for(output_file: &str) -> String {
 #[cfg(test)]
 mod tests {
   use super::*;
+  #[cfg(unix)]
   use crate::core::test_vectors::{cases, describe};
   use crate::core::text::test_support::assert_string_vectors;
 

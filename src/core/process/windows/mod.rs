@@ -3,7 +3,8 @@
 //! * **spawn contained** (spawn.rs): the leader is created suspended, put in
 //!   a Job Object of its own and only then resumed, with stdin from `NUL`,
 //!   stdout and stderr as anonymous pipes, no console window and no other
-//!   inherited handle; every process it starts is born in the job;
+//!   inherited handle; every process it starts is born in the job; in
+//!   terminal mode (conpty.rs) the same, attached to a pseudo console;
 //! * **the tree** (job.rs): the job *is* the tree, kept by the kernel: no
 //!   enumeration, no parent links, no pid ever used to kill;
 //! * **stop** (kill.rs): `TerminateJobObject`, at once (why there is no
@@ -23,6 +24,7 @@
 //! (its processes get exit code 1 from `TerminateJobObject`).
 
 pub mod cmdline;
+pub mod conpty;
 mod job;
 mod kill;
 mod spawn;
@@ -38,3 +40,5 @@ pub use wait::wait_process;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_conpty;

@@ -36,15 +36,18 @@ use windows_sys::Win32::Security::SECURITY_ATTRIBUTES;
 use windows_sys::Win32::Storage::FileSystem::{
   CreateFileW, FILE_GENERIC_READ, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
 };
+use windows_sys::Win32::System::Console::HPCON;
 use windows_sys::Win32::System::Pipes::CreatePipe;
 use windows_sys::Win32::System::Threading::{
   CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList, ResumeThread,
   TerminateProcess, UpdateProcThreadAttribute, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW,
   CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT, PROCESS_INFORMATION,
-  PROC_THREAD_ATTRIBUTE_HANDLE_LIST, STARTF_USESTDHANDLES, STARTUPINFOEXW,
+  PROC_THREAD_ATTRIBUTE_HANDLE_LIST, PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, STARTF_USESTDHANDLES,
+  STARTUPINFOEXW,
 };
 
 use super::cmdline::{command_line, environment_block, wide_nul};
+use super::conpty;
 use super::job::{Job, STOPPED_EXIT_CODE};
 use crate::core::process::spawn::SpawnRequest;
 
@@ -116,38 +119,69 @@ fn set_inheritable(handle: &OwnedHandle, inheritable: bool) -> io::Result<()> {
   Ok(())
 }
 
-/// An initialised attribute list with one entry, the handle list; deleted
-/// on drop. `handles` must outlive it (the list points into it).
+/// An initialised attribute list with one entry (the handle list, or the
+/// pseudo console); deleted on drop. What the entry points to must outlive
+/// it (the list points into it).
 struct AttributeList {
   buffer: Vec<usize>,
 }
 
 impl AttributeList {
   fn with_handles(handles: &[HANDLE]) -> io::Result<AttributeList> {
-    let mut size = 0usize;
+    // SAFETY: `handles` outlives every use of the list (the caller's contract).
+    unsafe {
+      Self::with_entry(
+        PROC_THREAD_ATTRIBUTE_HANDLE_LIST as usize,
+        handles.as_ptr() as *const _,
+        std::mem::size_of_val(handles),
+      )
+    }
+  }
+
+  /// `PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE`: the value is the `HPCON` itself.
+  fn with_console(console: HPCON) -> io::Result<AttributeList> {
+    // SAFETY: the attribute's value is the handle, passed by value.
+    unsafe {
+      Self::with_entry(
+        PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE as usize,
+        console as *const _,
+        std::mem::size_of::<HPCON>(),
+      )
+    }
+  }
+
+  /// # Safety
+  /// `value` and `size` as `UpdateProcThreadAttribute` takes them for
+  /// `attribute`; what `value` points to outlives the list.
+  unsafe fn with_entry(
+    attribute: usize,
+    value: *const core::ffi::c_void,
+    size: usize,
+  ) -> io::Result<AttributeList> {
+    let mut bytes = 0usize;
     // SAFETY: the documented size query (null list); it "fails" with
-    // ERROR_INSUFFICIENT_BUFFER and sets `size`.
-    unsafe { InitializeProcThreadAttributeList(std::ptr::null_mut(), 1, 0, &mut size) };
-    if size == 0 {
+    // ERROR_INSUFFICIENT_BUFFER and sets `bytes`.
+    unsafe { InitializeProcThreadAttributeList(std::ptr::null_mut(), 1, 0, &mut bytes) };
+    if bytes == 0 {
       return Err(io::Error::last_os_error());
     }
     let mut list = AttributeList {
-      buffer: vec![0usize; size.div_ceil(std::mem::size_of::<usize>())],
+      buffer: vec![0usize; bytes.div_ceil(std::mem::size_of::<usize>())],
     };
-    // SAFETY: the buffer holds `size` bytes, suitably aligned.
-    if unsafe { InitializeProcThreadAttributeList(list.ptr(), 1, 0, &mut size) } == 0 {
+    // SAFETY: the buffer holds `bytes` bytes, suitably aligned.
+    if unsafe { InitializeProcThreadAttributeList(list.ptr(), 1, 0, &mut bytes) } == 0 {
       let error = io::Error::last_os_error();
       std::mem::forget(list);
       return Err(error);
     }
-    // SAFETY: an initialised list; `handles` outlives every use of it.
+    // SAFETY: an initialised list; the value as the caller promised.
     let ok = unsafe {
       UpdateProcThreadAttribute(
         list.ptr(),
         0,
-        PROC_THREAD_ATTRIBUTE_HANDLE_LIST as usize,
-        handles.as_ptr() as *const _,
-        std::mem::size_of_val(handles),
+        attribute,
+        value,
+        size,
         std::ptr::null_mut(),
         std::ptr::null(),
       )
@@ -202,9 +236,17 @@ fn locate(program: &Path, env: &[(std::ffi::OsString, std::ffi::OsString)]) -> i
     })
 }
 
-/// Starts `request` suspended, puts it in a new job and resumes it (see the
-/// module documentation).
-pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
+/// The leader's standard handles: three inheritable handles of ours, or a
+/// pseudo console (conpty.rs) with null standard handles.
+enum Stdio {
+  Handles([HANDLE; 3]),
+  Console(HPCON),
+}
+
+/// The leader, created suspended in a new job and resumed: steps 2–4 of the
+/// module documentation. The caller made `Stdio::Handles` inheritable (under
+/// [`SPAWN_LOCK`], which it holds).
+fn create_in_job(request: &SpawnRequest, stdio: Stdio) -> io::Result<(u32, OwnedHandle, Job)> {
   let program = locate(&request.program, &request.env)?;
   let mut line: Vec<u16> = wide_nul(
     OsStr::new(&command_line(&program, &request.args)?),
@@ -217,33 +259,31 @@ pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
   } else {
     Some(wide_nul(request.cwd.as_os_str(), "working directory")?)
   };
-
   let job = Job::new()?;
-  let stdin = null_device()?;
-  let (stdout_read, stdout_write) = pipe()?;
-  let (stderr_read, stderr_write) = pipe()?;
-  let inherited = [raw(&stdin), raw(&stdout_write), raw(&stderr_write)];
 
-  let _serialised = crate::core::sync::lock(&SPAWN_LOCK);
-  for handle in [&stdin, &stdout_write, &stderr_write] {
-    set_inheritable(handle, true)?;
-  }
-  let mut attributes = AttributeList::with_handles(&inherited)?;
   // SAFETY: plain data; zero is every field's neutral value.
   let mut startup: STARTUPINFOEXW = unsafe { std::mem::zeroed() };
   startup.StartupInfo.cb = std::mem::size_of::<STARTUPINFOEXW>() as u32;
   startup.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
-  startup.StartupInfo.hStdInput = inherited[0];
-  startup.StartupInfo.hStdOutput = inherited[1];
-  startup.StartupInfo.hStdError = inherited[2];
+  let (mut attributes, inherit, flags) = match &stdio {
+    Stdio::Handles(handles) => {
+      startup.StartupInfo.hStdInput = handles[0];
+      startup.StartupInfo.hStdOutput = handles[1];
+      startup.StartupInfo.hStdError = handles[2];
+      // No window, and a Ctrl+C typed at Node's console never reaches it.
+      let flags = CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP;
+      (AttributeList::with_handles(handles)?, 1, flags)
+    }
+    // Null standard handles (zeroed above): the console's are used. No
+    // handle is inherited. Neither CREATE_NO_WINDOW (that asks for a console
+    // of its own) nor CREATE_NEW_PROCESS_GROUP (that would ignore the Ctrl+C
+    // an agent writes to the terminal); Node's console is not this one.
+    Stdio::Console(console) => (AttributeList::with_console(*console)?, 0, 0),
+  };
   startup.lpAttributeList = attributes.ptr();
   // SAFETY: plain data filled in by the call.
   let mut info: PROCESS_INFORMATION = unsafe { std::mem::zeroed() };
-  let flags = CREATE_SUSPENDED
-    | CREATE_NO_WINDOW
-    | CREATE_NEW_PROCESS_GROUP
-    | CREATE_UNICODE_ENVIRONMENT
-    | EXTENDED_STARTUPINFO_PRESENT;
+  let flags = flags | CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT;
   // SAFETY: every string is NUL-terminated and outlives the call; the
   // command line buffer is writable, as CreateProcessW requires; the
   // environment block is double-NUL-terminated UTF-16; the startup
@@ -254,7 +294,7 @@ pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
       line.as_mut_ptr(),
       std::ptr::null(),
       std::ptr::null(),
-      1,
+      inherit,
       flags,
       environment.as_ptr() as *const _,
       cwd.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
@@ -264,10 +304,6 @@ pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
   };
   let create_error = (created == 0).then(io::Error::last_os_error);
   drop(attributes);
-  // The child has its copies (or there is no child): ours go now, so EOF on
-  // our read ends means every process holding the write ends closed them.
-  drop((stdin, stdout_write, stderr_write));
-  drop(_serialised);
   if let Some(error) = create_error {
     return Err(error);
   }
@@ -285,8 +321,29 @@ pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
     let _ = job.terminate();
     return Err(error);
   }
+  Ok((info.dwProcessId, process, job))
+}
+
+/// Starts `request` suspended, puts it in a new job and resumes it (see the
+/// module documentation), with stdin from `NUL` and stdout and stderr pipes.
+pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
+  let stdin = null_device()?;
+  let (stdout_read, stdout_write) = pipe()?;
+  let (stderr_read, stderr_write) = pipe()?;
+  let inherited = [raw(&stdin), raw(&stdout_write), raw(&stderr_write)];
+
+  let serialised = crate::core::sync::lock(&SPAWN_LOCK);
+  for handle in [&stdin, &stdout_write, &stderr_write] {
+    set_inheritable(handle, true)?;
+  }
+  let created = create_in_job(request, Stdio::Handles(inherited));
+  // The child has its copies (or there is no child): ours go now, so EOF on
+  // our read ends means every process holding the write ends closed them.
+  drop((stdin, stdout_write, stderr_write));
+  drop(serialised);
+  let (pid, process, job) = created?;
   Ok(Contained {
-    pid: info.dwProcessId,
+    pid,
     process,
     job,
     stdout: File::from(stdout_read),
@@ -295,25 +352,44 @@ pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
 }
 
 /// Windows: the leader is created suspended, put in a Job Object of its own
-/// and resumed ([`spawn_in_job`]); the job is tracked before the
-/// caller sees the child. Terminal mode (ConPTY) is not implemented there:
-/// a terminal request fails with [`crate::core::terminal::UNSUPPORTED_MESSAGE`].
+/// and resumed ([`spawn_in_job`]); the job is tracked before the caller sees
+/// the child. Terminal mode: the same inside the job, attached to a pseudo
+/// console (conpty.rs) whose output is `stdout`, with `stderr` a pipe
+/// already at EOF and the console closed once the job empties.
 pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedProcess> {
-  if request.terminal.is_some() {
-    let message = crate::core::terminal::UNSUPPORTED_MESSAGE;
-    return Err(io::Error::new(io::ErrorKind::Unsupported, message));
-  }
   if !crate::core::process::is_valid_task_tag(&request.task_tag) {
     let message = format!("invalid task tag {:?}", request.task_tag);
     return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
   }
-  let contained = spawn_in_job(&request)?;
+  let (contained, terminal) = match request.terminal {
+    None => (spawn_in_job(&request)?, None),
+    Some(size) => {
+      let (contained, console, input) = spawn_with_console(&request, size)?;
+      (contained, Some((console, input, size)))
+    }
+  };
+  let job = std::sync::Arc::new(contained.job);
   let group = super::job::ProcessGroup {
     pid: contained.pid,
     task_tag: request.task_tag,
-    job: std::sync::Arc::new(contained.job),
+    job: std::sync::Arc::clone(&job),
   };
   super::kill::register(group.clone());
+  let terminal = match terminal {
+    None => None,
+    Some((console, input, size)) => {
+      let closer = contained.process.try_clone().and_then(|leader| {
+        conpty::close_when_job_empties(console.clone(), leader, std::sync::Arc::clone(&job))
+      });
+      if let Err(error) = closer {
+        // Without the closer the output would never reach EOF: stop now.
+        let _ = job.terminate();
+        console.close();
+        return Err(error);
+      }
+      Some(crate::core::terminal::new_handle(console, input, size)?)
+    }
+  };
   Ok(crate::core::process::SpawnedProcess {
     pid: contained.pid,
     group,
@@ -324,6 +400,44 @@ pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedP
       status: None,
       process: contained.process,
     },
-    terminal: None,
+    terminal,
   })
+}
+
+/// The leader in its job on a new pseudo console of `size`: `stdout` is the
+/// console's output, `stderr` a pipe already at EOF; also the console and
+/// our end of its input.
+fn spawn_with_console(
+  request: &SpawnRequest,
+  size: crate::core::terminal::TerminalSize,
+) -> io::Result<(Contained, conpty::PseudoConsole, File)> {
+  if size.cols == 0 || size.rows == 0 {
+    let message = "a terminal needs at least one column and one row";
+    return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+  }
+  let conpty = conpty::open(size)?;
+  let Some(console) = conpty.console.raw() else {
+    return Err(io::Error::other("the pseudo console closed"));
+  };
+  let created = create_in_job(request, Stdio::Console(console));
+  let (pid, process, job) = match created {
+    Ok(created) => created,
+    Err(error) => {
+      conpty.console.close();
+      return Err(error);
+    }
+  };
+  let (stderr_read, stderr_write) = pipe()?;
+  drop(stderr_write);
+  Ok((
+    Contained {
+      pid,
+      process,
+      job,
+      stdout: conpty.output,
+      stderr: File::from(stderr_read),
+    },
+    conpty.console,
+    conpty.input,
+  ))
 }
