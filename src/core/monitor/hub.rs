@@ -173,6 +173,12 @@ impl MonitorHub {
     lock(&self.registry)
   }
 
+  /// The registry if no one holds it (tests check what runs under its lock).
+  #[cfg(test)]
+  pub fn try_registry(&self) -> Option<MutexGuard<'_, MonitorRegistry>> {
+    self.registry.try_lock().ok()
+  }
+
   /// Runs a transition and queues its effects before the registry lock is released.
   pub fn apply(&self, transition: impl FnOnce(&mut MonitorRegistry) -> Vec<Effect>) {
     let mut registry = lock(&self.registry);
@@ -192,20 +198,27 @@ impl MonitorHub {
     spec: WaitSpec,
     now_mono_ms: i64,
   ) -> Result<Option<WaitOutcome>, UnknownEntry> {
-    let observes = {
+    let native = self.native(id);
+    // The reader's observation changes under the registry lock together with the waits (a
+    // read sets it there too, from the registry): a read decided after the wait is in place
+    // builds the lines it needs. Set after the lock was released, a read in between would
+    // count the lines the new wait needs without building them, and then set the observation
+    // back from the registry as it was before the wait.
+    {
       let mut registry = lock(&self.registry);
       let immediate = registry.add_wait(id, wait, spec, now_mono_ms)?;
       if immediate.is_some() {
         return Ok(immediate);
       }
-      registry.observation(id)
-    };
-    if let Some(native) = self.native(id) {
-      // The reader builds every line from here on (a new pattern is not yet compiled for
-      // runs of plain lines); then, with it compiled, only the lines it may match.
-      native.observe_lines(observes);
-      let observes = lock(&self.registry).refresh_line_matcher(id);
-      native.observe_lines(observes);
+      if let Some(native) = &native {
+        // Every line from here on: the new pattern is not yet compiled for runs of plain lines.
+        native.observe_lines(registry.observation(id));
+      }
+    }
+    if let Some(native) = &native {
+      // With it compiled, only the lines it may match.
+      let mut registry = lock(&self.registry);
+      native.observe_lines(registry.refresh_line_matcher(id));
     }
     self.poke_idle_watcher();
     Ok(None)

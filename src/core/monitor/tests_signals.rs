@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::core::end::{EndBy, EndReason, EndVia, TaskEnd};
+use crate::core::monitor::hub::NativeTask;
 use crate::core::monitor::notification::NotificationKind;
 use crate::core::wait::{WaitReason, WaitSpec};
 use regex::Regex;
@@ -244,4 +245,51 @@ fn settled_notifications_fire_after_output_stops_and_rearm_on_the_next_byte() {
   hub.drain(&mut host);
   assert_eq!(host.notifications().len(), 2);
   assert_eq!(lock(&hub).get("n").unwrap().event_count, 0);
+}
+
+/// A native task that records, at each `observe_lines`, whether the registry was locked
+/// (by the caller, since nothing else runs here).
+struct ObservationProbe {
+  hub: std::sync::Weak<MonitorHub>,
+  calls: std::sync::Mutex<Vec<(crate::core::monitor::pipeline::Observe, bool)>>,
+}
+
+impl NativeTask for ObservationProbe {
+  fn stop_reading(&self, _hub: &MonitorHub, _kind: AbortKind) {}
+  fn kill(&self) {}
+  fn observe_lines(&self, observe: crate::core::monitor::pipeline::Observe) {
+    let hub = self.hub.upgrade().expect("the hub");
+    let locked = hub.try_registry().is_none();
+    self.calls.lock().unwrap().push((observe, locked));
+  }
+}
+
+#[test]
+fn a_new_wait_changes_the_readers_observation_under_the_registry_lock() {
+  // A read sets the observation from the registry under its lock. Were add_wait to tell the
+  // reader after releasing that lock, a read in between would count (not build) the lines the
+  // wait needs and then set the observation back to what it was without the wait: a line
+  // printed after waitFor() was called could be missed (seen as a rare vitest timeout).
+  let hub = std::sync::Arc::new(MonitorHub::new(RegistryConfig::default()));
+  let clock = TestClock::new();
+  let mut host = Host::new(&hub, &clock);
+  host.register(registration("m")).unwrap();
+  let probe = std::sync::Arc::new(ObservationProbe {
+    hub: std::sync::Arc::downgrade(&hub),
+    calls: std::sync::Mutex::new(Vec::new()),
+  });
+  hub.add_native("m", probe.clone());
+  assert_eq!(hub.add_wait("m", 1, matching("^BUILD OK$"), 0), Ok(None));
+  let calls = probe.calls.lock().unwrap().clone();
+  assert!(!calls.is_empty());
+  assert!(
+    calls.iter().all(|(_, locked)| *locked),
+    "every observation change is made under the registry lock: {calls:?}"
+  );
+  assert!(
+    calls
+      .iter()
+      .all(|(observe, _)| !matches!(observe, crate::core::monitor::pipeline::Observe::Off)),
+    "{calls:?}"
+  );
 }
