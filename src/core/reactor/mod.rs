@@ -20,9 +20,15 @@
 //!   where `pidfd_open` is refused, a short-lived waiter thread per child;
 //! * timers ([`Reactor::after`]), such as a monitor's 1000 ms drain deadline.
 //!
+//! A pipe streamed in small writes would wake the reactor for every write;
+//! after a streak of small reads the reactor naps 200 µs before its next wait
+//! so the next read carries more (coalesce.rs says when, and why no writer
+//! ever blocks for it).
+//!
 //! Other threads talk to a reactor through its command queue and a wake-up
 //! descriptor; registration returns at once.
 
+mod coalesce;
 mod exit_watch;
 #[cfg(target_os = "linux")]
 #[path = "poller_epoll.rs"]
@@ -102,7 +108,8 @@ enum Source {
     file: File,
     tag: u8,
     handler: Arc<dyn PipeHandler>,
-    _enlarged: EnlargedPipe,
+    /// Held while reading (the enlarged-pipe budget); whether it holds 1 MiB.
+    enlarged: EnlargedPipe,
   },
   Exit {
     pidfd: File,
@@ -253,6 +260,7 @@ struct Loop {
   timers: BinaryHeap<Timer>,
   next_sequence: u64,
   buffer: Vec<u8>,
+  coalescer: coalesce::Coalescer,
 }
 
 fn run(reactor: &Reactor, mut poller: poller::Poller) {
@@ -263,9 +271,13 @@ fn run(reactor: &Reactor, mut poller: poller::Poller) {
     timers: BinaryHeap::new(),
     next_sequence: 0,
     buffer: vec![0u8; READ_CHUNK],
+    coalescer: coalesce::Coalescer::default(),
   };
   let mut ready: Vec<RawFd> = Vec::new();
   loop {
+    if let Some(nap) = state.coalescer.take_nap() {
+      std::thread::sleep(nap);
+    }
     let commands = std::mem::take(&mut *lock(&reactor.commands));
     for command in commands {
       state.apply(reactor, &mut poller, command);
@@ -313,7 +325,7 @@ impl Loop {
             file,
             tag,
             handler,
-            _enlarged: enlarged,
+            enlarged,
           },
         );
       }
@@ -377,10 +389,15 @@ impl Loop {
   fn ready(&mut self, reactor: &Reactor, poller: &mut poller::Poller, key: u64) {
     match self.sources.get_mut(&key) {
       Some(Source::Pipe {
-        file, tag, handler, ..
+        file,
+        tag,
+        handler,
+        enlarged,
       }) => {
         let (tag, handler) = (*tag, Arc::clone(handler));
+        let enlarged = enlarged.is_enlarged();
         let mut end: Option<Option<io::Error>> = None;
+        let mut turn_bytes = 0;
         for _ in 0..READS_PER_TURN {
           match file.read(&mut self.buffer) {
             Ok(0) => {
@@ -388,6 +405,7 @@ impl Loop {
               break;
             }
             Ok(n) => {
+              turn_bytes += n;
               let bytes = &self.buffer[..n];
               guarded(|| handler.data(tag, bytes));
             }
@@ -408,6 +426,8 @@ impl Loop {
         if let Some(error) = end {
           self.remove(reactor, poller, key);
           guarded(|| handler.closed(tag, error));
+        } else {
+          self.coalescer.on_turn(turn_bytes, enlarged, Instant::now());
         }
       }
       Some(Source::Exit { child, .. }) => match child.try_wait() {
