@@ -27,7 +27,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+use std::os::windows::io::{AsRawHandle, OwnedHandle};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -36,7 +36,6 @@ use windows_sys::core::HRESULT;
 use windows_sys::Win32::Foundation::{HANDLE, WAIT_OBJECT_0};
 use windows_sys::Win32::System::Console::{COORD, HPCON};
 use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
-use windows_sys::Win32::System::Pipes::CreatePipe;
 use windows_sys::Win32::System::Threading::{WaitForSingleObject, INFINITE};
 
 use super::job::Job;
@@ -166,26 +165,11 @@ pub struct ConPty {
   pub output: File,
 }
 
-fn pipe() -> io::Result<(OwnedHandle, OwnedHandle)> {
-  let (mut read, mut write): (HANDLE, HANDLE) = (std::ptr::null_mut(), std::ptr::null_mut());
-  // SAFETY: valid out-pointers; no security attributes (not inheritable).
-  if unsafe { CreatePipe(&mut read, &mut write, std::ptr::null(), 0) } == 0 {
-    return Err(io::Error::last_os_error());
-  }
-  // SAFETY: two new handles owned by nobody else.
-  Ok(unsafe {
-    (
-      OwnedHandle::from_raw_handle(read as _),
-      OwnedHandle::from_raw_handle(write as _),
-    )
-  })
-}
-
 /// A pseudo console of `size` on two new pipes (see the module documentation).
 pub fn open(size: TerminalSize) -> io::Result<ConPty> {
   let api = api()?;
-  let (input_read, input_write) = pipe()?;
-  let (output_read, output_write) = pipe()?;
+  let (input_read, input_write) = super::spawn::pipe()?;
+  let (output_read, output_write) = super::spawn::pipe()?;
   let mut raw: HPCON = 0;
   // SAFETY: two open pipe ends and a valid out-pointer; the host duplicates
   // the ends it is given, so ours are closed below whatever the result.

@@ -75,7 +75,7 @@ fn raw(handle: &OwnedHandle) -> HANDLE {
 }
 
 /// An anonymous pipe (read end, write end), neither inheritable.
-fn pipe() -> io::Result<(OwnedHandle, OwnedHandle)> {
+pub(super) fn pipe() -> io::Result<(OwnedHandle, OwnedHandle)> {
   let (mut read, mut write): (HANDLE, HANDLE) = (std::ptr::null_mut(), std::ptr::null_mut());
   // SAFETY: valid out-pointers; no security attributes (not inheritable).
   if unsafe { CreatePipe(&mut read, &mut write, std::ptr::null(), 0) } == 0 {
