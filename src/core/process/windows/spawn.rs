@@ -387,7 +387,15 @@ pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedP
         console.close();
         return Err(error);
       }
-      Some(crate::core::terminal::new_handle(console, input, size)?)
+      match crate::core::terminal::new_handle(console.clone(), input, size) {
+        Ok(handle) => Some(handle),
+        Err(error) => {
+          // No input writer: nothing may run half-started.
+          let _ = job.terminate();
+          console.close();
+          return Err(error);
+        }
+      }
     }
   };
   Ok(crate::core::process::SpawnedProcess {
