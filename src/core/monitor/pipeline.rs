@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::signal::plain::{first_and_last, plain_lines, PlainImportant};
+use super::signal::plain::{first_and_last, plain_lines_counted, PlainImportant};
 use super::signal::{DigestNote, LineText, Out, SignalConfig, SignalLane};
 use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
@@ -335,6 +335,9 @@ impl StreamState {
     // With `Counting::Plain`: `bytes[..plain_end]` ends a run of plain lines that starts at or
     // before `at` (so each line search looks at each byte once).
     let mut plain_end = 0;
+    // The count of the run `plain_lines_counted` found, from where it started: when the whole
+    // run may be counted, it is, without counting the lines again.
+    let mut plain_count: Option<(usize, LineCount)> = None;
     let mut at = 0;
     while at < bytes.len() {
       let counting = decide.counting();
@@ -353,14 +356,18 @@ impl StreamState {
           let limit = match counting {
             Counting::Plain { tight } => {
               if plain_end <= at {
-                plain_end = at + plain_lines(scannable, tight);
+                let (len, count) = plain_lines_counted(scannable, tight);
+                plain_end = at + len;
+                plain_count = Some((at, count));
               }
               decide.countable(&bytes[at..plain_end])
             }
             _ => scannable.len(),
           };
-          let (count, consumed) =
-            count_lines(&scannable[..limit], PARTIAL_LINE_CAP_UNITS, Source::Raw);
+          let (count, consumed) = match plain_count.take() {
+            Some((start, count)) if start == at && at + limit == plain_end => (count, limit),
+            _ => count_lines(&scannable[..limit], PARTIAL_LINE_CAP_UNITS, Source::Raw),
+          };
           self.splitter.add_counted(count, &mut 0);
           decide.counted(count, &scannable[..consumed]);
           at += consumed;

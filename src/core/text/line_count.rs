@@ -325,7 +325,7 @@ fn count_lines_with<const AVX2: bool>(
 /// Adding `text` to `!newline` carries out of every run of non-newline bits
 /// that holds a text bit, into the `\n` that ends it.
 #[inline(always)]
-fn carry_add(newline: u64, text: u64, carry: bool) -> (u64, bool) {
+pub fn carry_add(newline: u64, text: u64, carry: bool) -> (u64, bool) {
   let (partial, carry_a) = (!newline).overflowing_add(text);
   let (sum, carry_b) = partial.overflowing_add(u64::from(carry));
   (sum, carry_a || carry_b)

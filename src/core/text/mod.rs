@@ -37,7 +37,7 @@ pub use frames::{FrameCollapser, FramePiece};
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
 pub use line_count::{
-  count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
+  carry_add, count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
 };
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
 pub use read_output::{

@@ -29,7 +29,7 @@ use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 use crate::core::monitor::splitter::PARTIAL_LINE_CAP_UNITS;
 #[cfg(target_arch = "x86_64")]
 use crate::core::text::has_avx2;
-use crate::core::text::plain_masks_of;
+use crate::core::text::{carry_add, plain_masks_of, LineCount};
 
 /// `bits` low bits set.
 #[inline]
@@ -45,6 +45,16 @@ fn below(bits: u32) -> u64 {
 /// lines, each ending in `\n`; with `tight`, no line of it starts or ends with a space, TAB or
 /// `\r`. See the module documentation.
 pub fn plain_lines(bytes: &[u8], tight: bool) -> usize {
+  plain_lines_counted(bytes, tight).0
+}
+
+/// [`plain_lines`], and the [`LineCount`] of those lines: what [`count_lines`] gives for them,
+/// found in the same pass. Plain lines are never cut (they are at most the cap long), and one
+/// is non-blank when it holds a byte other than space, TAB and `\r` (the printable bytes
+/// `count_lines` calls text).
+///
+/// [`count_lines`]: crate::core::text::count_lines
+pub fn plain_lines_counted(bytes: &[u8], tight: bool) -> (usize, LineCount) {
   #[cfg(target_arch = "x86_64")]
   if has_avx2() {
     // SAFETY: the CPU has the features.
@@ -53,15 +63,18 @@ pub fn plain_lines(bytes: &[u8], tight: bool) -> usize {
   plain_lines_with::<false>(bytes, tight)
 }
 
-/// [`plain_lines`] compiled for CPUs with AVX2.
+/// [`plain_lines_counted`] compiled for CPUs with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt,lzcnt,bmi1,bmi2")]
-fn plain_lines_avx2(bytes: &[u8], tight: bool) -> usize {
+fn plain_lines_avx2(bytes: &[u8], tight: bool) -> (usize, LineCount) {
   plain_lines_with::<true>(bytes, tight)
 }
 
 #[inline(always)]
-fn plain_lines_with<const AVX2: bool>(bytes: &[u8], tight: bool) -> usize {
+fn plain_lines_with<const AVX2: bool>(bytes: &[u8], tight: bool) -> (usize, LineCount) {
+  let mut count = LineCount::default();
+  // Whether the line running into the next block has text so far.
+  let mut carry = false;
   let mut line_start = 0;
   let mut at = 0;
   while at < bytes.len() {
@@ -77,27 +90,41 @@ fn plain_lines_with<const AVX2: bool>(bytes: &[u8], tight: bool) -> usize {
       let edge = (masks.blank & (after_newline | before_newline)) | masks.carriage_return;
       stop |= edge;
     }
-    stop &= below(block.len() as u32);
+    let valid = below(block.len() as u32);
+    stop &= valid;
     let newline = masks.newline;
     // Where the line running into this block ends (64: not in it), and its length.
     let first_newline = newline.trailing_zeros();
     if (at + first_newline.min(block.len() as u32) as usize) - line_start > PARTIAL_LINE_CAP_UNITS {
-      return line_start;
+      return (line_start, count);
+    }
+    let text = valid & !(newline | masks.blank | masks.carriage_return);
+    // The lines that end in this block and are taken: all, or those before the stop.
+    let taken = if stop == 0 {
+      newline
+    } else {
+      newline & below(stop.trailing_zeros())
+    };
+    if taken != 0 {
+      let through = below(64 - taken.leading_zeros());
+      let (sum, out) = carry_add(taken, text & through, carry);
+      count.lines += u64::from(taken.count_ones());
+      count.non_blank += u64::from((sum & taken).count_ones());
+      carry = out;
+      line_start = at + 64 - taken.leading_zeros() as usize;
     }
     if stop != 0 {
-      let before = newline & below(stop.trailing_zeros());
-      return if before == 0 {
-        line_start
-      } else {
-        at + 64 - before.leading_zeros() as usize
-      };
+      return (line_start, count);
     }
-    if newline != 0 {
-      line_start = at + 64 - newline.leading_zeros() as usize;
+    if newline == 0 {
+      carry |= text != 0;
+    } else {
+      // The text after the block's last line end starts the next line.
+      carry = text & !below(64 - newline.leading_zeros()) != 0;
     }
     at = end;
   }
-  line_start
+  (line_start, count)
 }
 
 /// The trimmed text of a plain line (its bytes without the `\n`).
@@ -195,7 +222,7 @@ fn line_anchors(hir: Hir) -> Hir {
 mod tests {
   use super::*;
   use crate::core::text::test_support::XorShift;
-  use crate::core::text::{ecma_trim, sanitize_monitor_line};
+  use crate::core::text::{count_lines, ecma_trim, sanitize_monitor_line, Source};
   use regex::Regex;
 
   /// The plain-line rule, line by line.
@@ -264,9 +291,17 @@ mod tests {
           let start = start.min(text.len());
           // Starting mid-text (after a `\n` or not): the first line is judged from there.
           let bytes = &text[start..];
+          let (end, count) = plain_lines_counted(bytes, tight);
           assert_eq!(
-            plain_lines(bytes, tight),
+            end,
             expected_plain_lines(bytes, tight),
+            "{:?}, tight {tight}",
+            String::from_utf8_lossy(bytes)
+          );
+          // The count of the same pass is what count_lines gives for those lines.
+          assert_eq!(
+            (count, end),
+            count_lines(&bytes[..end], PARTIAL_LINE_CAP_UNITS, Source::Raw),
             "{:?}, tight {tight}",
             String::from_utf8_lossy(bytes)
           );
