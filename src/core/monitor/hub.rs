@@ -211,14 +211,9 @@ impl MonitorHub {
         return Ok(immediate);
       }
       if let Some(native) = &native {
-        // Every line from here on: the new pattern is not yet compiled for runs of plain lines.
-        native.observe_lines(registry.observation(id));
+        // With the pending patterns compiled for runs of plain lines: the lines they may match.
+        native.observe_lines(registry.refresh_line_matcher(id));
       }
-    }
-    if let Some(native) = &native {
-      // With it compiled, only the lines it may match.
-      let mut registry = lock(&self.registry);
-      native.observe_lines(registry.refresh_line_matcher(id));
     }
     self.poke_idle_watcher();
     Ok(None)

@@ -250,13 +250,7 @@ mod unix {
     /// sends SIGWINCH to the terminal's foreground process group. The
     /// screen is resized separately (`Screen::resize`).
     pub fn resize(&self, size: TerminalSize) -> Result<(), TerminalError> {
-      if size.cols == 0 || size.rows == 0 {
-        let message = "a terminal needs at least one column and one row";
-        return Err(TerminalError::Io(io::Error::new(
-          ErrorKind::InvalidInput,
-          message,
-        )));
-      }
+      size.check_not_empty().map_err(TerminalError::Io)?;
       let mut state = lock(&self.shared.state);
       let master = state.master.as_ref().ok_or(TerminalError::Ended)?;
       set_window_size(master.as_raw_fd(), size).map_err(TerminalError::Io)?;

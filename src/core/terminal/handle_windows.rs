@@ -159,13 +159,7 @@ impl TerminalHandle {
   /// Sets the pseudo console's size (`ResizePseudoConsole`: the program gets
   /// a window-size event). The screen is resized separately.
   pub fn resize(&self, size: TerminalSize) -> Result<(), TerminalError> {
-    if size.cols == 0 || size.rows == 0 {
-      let message = "a terminal needs at least one column and one row";
-      return Err(TerminalError::Io(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        message,
-      )));
-    }
+    size.check_not_empty().map_err(TerminalError::Io)?;
     let mut state = lock(&self.shared.state);
     if state.ended || self.shared.console.is_closed() {
       return Err(TerminalError::Ended);

@@ -92,6 +92,21 @@ impl TerminalSize {
   }
 }
 
+impl TerminalSize {
+  /// `InvalidInput` for a size without a column or a row (a `TerminalSize` made by hand;
+  /// [`TerminalSize::new`] never gives one): what a spawn or resize refuses.
+  pub fn check_not_empty(self) -> std::io::Result<()> {
+    if self.cols == 0 || self.rows == 0 {
+      let message = "a terminal needs at least one column and one row";
+      return Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        message,
+      ));
+    }
+    Ok(())
+  }
+}
+
 impl Default for TerminalSize {
   fn default() -> Self {
     Self::DEFAULT

@@ -360,29 +360,3 @@ fn settled_text_keeps_the_bottom_within_2000_units() {
   assert!(crate::core::text::utf16_len(&text) <= SETTLED_TEXT_MAX_UNITS);
   assert!(text.ends_with("39".to_owned().as_str()) || text.contains("39x"));
 }
-
-/// What a feed and a check cost on a full 120×40 screen (run with
-/// `--ignored --nocapture`, in release for real numbers).
-#[test]
-#[ignore]
-fn change_check_cost() {
-  let mut screen = Screen::new(TerminalSize::DEFAULT, 0);
-  for i in 0..40 {
-    screen.feed(format!("{i:02}{}\r\n", "x".repeat(110)).as_bytes(), 0);
-  }
-  let rounds = 20_000u32;
-  let start = std::time::Instant::now();
-  for i in 0..rounds {
-    // 1 ms apart: one check every CHECK_INTERVAL_MS feeds.
-    screen.feed(b"\rworking", u64::from(i));
-  }
-  let throttled = start.elapsed() / rounds;
-  let start = std::time::Instant::now();
-  for i in 0..rounds {
-    screen.feed(b"\rworking", u64::from(i) * CHECK_INTERVAL_MS);
-  }
-  let checked = start.elapsed() / rounds;
-  println!(
-    "8-byte feed, full 120x40 screen: {throttled:?} (1 ms apart), {checked:?} (each checked)"
-  );
-}

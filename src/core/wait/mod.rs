@@ -148,7 +148,7 @@ impl WaitSet {
   }
 
   /// Builds [`Self::line_matcher`] if a wait with a pattern was added since it was built (a
-  /// regex compilation: call it after the new wait is in place and its reader told to build
+  /// regex compilation: call it once the new wait is in place; until then the reader must build
   /// every line).
   pub fn refresh_line_matcher(&mut self) {
     if self.line_matcher_stale {

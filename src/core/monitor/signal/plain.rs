@@ -3,11 +3,12 @@
 //! the lane would drop each of them without the text making a difference, which it can tell
 //! here from the raw bytes.
 //!
-//! A *plain* line (see [`plain_lines`]) is made of bytes `0x20..=0x7F` but `<`, and TAB, and may
-//! end in `\r` before its `\n`; it is at most [`PARTIAL_LINE_CAP_UNITS`] bytes long. Such a line
-//! goes through the decoder and the ANSI stripper unchanged, the splitter only trims it (no cut),
-//! and `sanitize_monitor_line` leaves the trimmed line alone (no control, no tag): the text the
-//! lane would test and quote is the raw line trimmed of spaces, TABs and the final `\r`.
+//! A *plain* line (see [`plain_lines_counted`]) is made of bytes `0x20..=0x7F` but `<`, and TAB,
+//! and may end in `\r` before its `\n`; it is at most [`PARTIAL_LINE_CAP_UNITS`] bytes long.
+//! Such a line goes through the decoder and the ANSI stripper unchanged, the splitter only trims
+//! it (no cut), and `sanitize_monitor_line` leaves the trimmed line alone (no control, no tag):
+//! the text the lane would test and quote is the raw line trimmed of spaces, TABs and the final
+//! `\r`.
 //!
 //! **`important`**: [`PlainImportant`] searches a whole run of plain lines at once with the same
 //! pattern. A trimmed line `T` that the pattern matches sits in the run with only non-word bytes
@@ -42,16 +43,11 @@ fn below(bits: u32) -> u64 {
 }
 
 /// The length of the longest prefix of `bytes` (which starts a line) made of complete plain
-/// lines, each ending in `\n`; with `tight`, no line of it starts or ends with a space, TAB or
-/// `\r`. See the module documentation.
-pub fn plain_lines(bytes: &[u8], tight: bool) -> usize {
-  plain_lines_counted(bytes, tight).0
-}
-
-/// [`plain_lines`], and the [`LineCount`] of those lines: what [`count_lines`] gives for them,
-/// found in the same pass. Plain lines are never cut (they are at most the cap long), and one
-/// is non-blank when it holds a byte other than space, TAB and `\r` (the printable bytes
-/// `count_lines` calls text).
+/// lines, each ending in `\n` (with `tight`, no line of it starts or ends with a space, TAB or
+/// `\r`; see the module documentation), and the [`LineCount`] of those lines: what
+/// [`count_lines`] gives for them, found in the same pass. Plain lines are never cut (they are
+/// at most the cap long), and one is non-blank when it holds a byte other than space, TAB and
+/// `\r` (the printable bytes `count_lines` calls text).
 ///
 /// [`count_lines`]: crate::core::text::count_lines
 pub fn plain_lines_counted(bytes: &[u8], tight: bool) -> (usize, LineCount) {
@@ -224,6 +220,11 @@ mod tests {
   use crate::core::text::test_support::XorShift;
   use crate::core::text::{count_lines, ecma_trim, sanitize_monitor_line, Source};
   use regex::Regex;
+
+  /// The run's length alone.
+  fn plain_lines(bytes: &[u8], tight: bool) -> usize {
+    plain_lines_counted(bytes, tight).0
+  }
 
   /// The plain-line rule, line by line.
   fn is_plain_line(line: &[u8], tight: bool) -> bool {

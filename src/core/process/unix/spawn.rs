@@ -40,12 +40,8 @@ pub fn spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
     let message = format!("invalid task tag {:?}", request.task_tag);
     return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
   }
-  if request
-    .terminal
-    .is_some_and(|size| size.cols == 0 || size.rows == 0)
-  {
-    let message = "a terminal needs at least one column and one row";
-    return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+  if let Some(size) = request.terminal {
+    size.check_not_empty()?;
   }
   // A bare program name is searched on the child's `PATH` by the fork path
   // (std's `Command`), which `posix_spawn` would not do.

@@ -419,10 +419,7 @@ fn spawn_with_console(
   request: &SpawnRequest,
   size: crate::core::terminal::TerminalSize,
 ) -> io::Result<(Contained, conpty::PseudoConsole, File)> {
-  if size.cols == 0 || size.rows == 0 {
-    let message = "a terminal needs at least one column and one row";
-    return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
-  }
+  size.check_not_empty()?;
   let conpty = conpty::open(size)?;
   let Some(console) = conpty.console.raw() else {
     return Err(io::Error::other("the pseudo console closed"));
