@@ -90,9 +90,7 @@ impl TerminalSize {
       .filter(|r| (1..=Self::MAX_ROWS).contains(r))?;
     Some(TerminalSize { cols, rows })
   }
-}
 
-impl TerminalSize {
   /// `InvalidInput` for a size without a column or a row (a `TerminalSize` made by hand;
   /// [`TerminalSize::new`] never gives one): what a spawn or resize refuses.
   pub fn check_not_empty(self) -> std::io::Result<()> {
