@@ -93,7 +93,8 @@ async function samples(): Promise<Map<string, object[]>> {
   monitors.complete('fed', null)
   add('MonitorTask', fed)
   // Waits: a match (line present), a timeout, a quiet and an exit (line absent).
-  const waiting = monitors.start({ command: 'echo ready; sleep 30' })
+  // `match` sees lines from the call on: the line comes after a pause, as in primitives.test.ts.
+  const waiting = monitors.start({ command: 'sleep 0.2; echo ready; sleep 30' })
   add('WaitResult', await monitors.waitFor(waiting.id, { match: 'ready' }), await monitors.waitFor(completed.id))
   add('WaitResult', await monitors.waitFor(waiting.id, { quietMs: 50 }), await monitors.waitFor(running.id, { timeoutMs: 1 }))
   // A batch window with a digest: meta.lines and meta.droppedSince present.

@@ -63,7 +63,7 @@ describe('waitFor on native monitors', () => {
   it('sees a line the throttle drops', async () => {
     const { registry, notes } = monitors({ throttle: { burst: 1, refillMs: 60_000 } })
     const m = registry.start({
-      command: 'for i in $(seq 1 200); do echo noise $i; done; echo BUILD OK; sleep 30',
+      command: 'sleep 0.2; for i in $(seq 1 200); do echo noise $i; done; echo BUILD OK; sleep 30',
       description: 'build',
     })
     const result = await registry.waitFor(m.id, { match: '^BUILD OK$', timeoutMs: 10_000 })
