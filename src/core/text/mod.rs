@@ -3,6 +3,7 @@
 
 mod ansi;
 mod binary;
+mod byte_set;
 mod bytes;
 mod clean_stream;
 mod controls;
@@ -25,6 +26,7 @@ mod xml;
 
 pub use ansi::{strip_ansi, AnsiStreamStripper, MAX_HELD_SEQUENCE_CHARS};
 pub use binary::{is_binary, DEFAULT_BINARY_SAMPLE_SIZE};
+pub use byte_set::ByteSet;
 #[cfg(target_arch = "x86_64")]
 pub use bytes::has_avx2;
 pub use bytes::{find_either, find_line_end_or_not_plain, plain_masks, plain_masks_of, PlainMasks};

@@ -25,12 +25,13 @@
 //! **`digest`**: a run of dropped lines records its first and last non-blank lines
 //! ([`first_and_last`]); the lines between change nothing but the count.
 
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
 use crate::core::monitor::splitter::PARTIAL_LINE_CAP_UNITS;
 #[cfg(target_arch = "x86_64")]
 use crate::core::text::has_avx2;
-use crate::core::text::{carry_add, plain_masks_of, LineCount};
+use crate::core::text::{carry_add, plain_masks_of, ByteSet, LineCount};
 
 /// `bits` low bits set.
 #[inline]
@@ -156,6 +157,9 @@ pub fn first_and_last(lines: &[u8]) -> Option<(&str, &str)> {
 pub struct PlainImportant {
   regex: regex::bytes::Regex,
   tight: bool,
+  /// The bytes every match starts with ([`first_bytes`]): the search starts at the first of
+  /// them in a run, and a run without any is not searched. `None`: no such set.
+  first_bytes: Option<ByteSet>,
 }
 
 impl PlainImportant {
@@ -168,7 +172,12 @@ impl PlainImportant {
     let regex = regex::bytes::RegexBuilder::new(&hir.to_string())
       .build()
       .ok()?;
-    Some(Self { regex, tight })
+    let first_bytes = first_bytes(&hir);
+    Some(Self {
+      regex,
+      tight,
+      first_bytes,
+    })
   }
 
   /// True when the runs searched must be of tight lines (the pattern has anchors).
@@ -179,7 +188,13 @@ impl PlainImportant {
   /// Where, in `lines` (complete plain lines, tight if [`Self::needs_tight_lines`]), the first
   /// line that may be important starts: every line before it is not. `None`: no line is.
   pub fn first_candidate(&self, lines: &[u8]) -> Option<usize> {
-    let found = self.regex.find(lines)?;
+    // No match starts before the first byte a match can start with; the search from there
+    // still sees the bytes before it (for `\b` and the line anchors).
+    let from = match &self.first_bytes {
+      Some(set) => set.find_in(lines)?,
+      None => 0,
+    };
+    let found = self.regex.find_at(lines, from)?;
     Some(
       lines[..found.start()]
         .iter()
@@ -187,6 +202,24 @@ impl PlainImportant {
         .map_or(0, |newline| newline + 1),
     )
   }
+}
+
+/// The bytes every match of `hir` starts with: the first bytes of its prefix literals, when
+/// they are a finite set and none is empty (a pattern that may match the empty string, or whose
+/// first character is drawn from a large class, has no such set).
+fn first_bytes(hir: &Hir) -> Option<ByteSet> {
+  let mut prefixes = Extractor::new()
+    .kind(ExtractKind::Prefix)
+    .limit_class(64)
+    .limit_literal_len(1)
+    .extract(hir);
+  prefixes.keep_first_bytes(1);
+  let literals = prefixes.literals()?;
+  let firsts = literals
+    .iter()
+    .map(|literal| literal.as_bytes().first().copied())
+    .collect::<Option<Vec<u8>>>()?;
+  Some(ByteSet::new(firsts))
 }
 
 /// `hir` with every text or line anchor made a `\n` line anchor.
@@ -282,11 +315,42 @@ mod tests {
     text
   }
 
+  /// Mostly plain lines, in runs of whole 64-byte blocks, with a rare piece that is not.
+  fn random_plain_text(rng: &mut XorShift) -> Vec<u8> {
+    let pieces: [&[u8]; 10] = [
+      b"y\n",
+      b"\n",
+      b" ",
+      b"\t",
+      b"a",
+      b"error",
+      b"Ready\n",
+      b" x \n",
+      b"word",
+      b"firehose 0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMN\n",
+    ];
+    let mut text = Vec::new();
+    let len = [100, 1000, 5000][rng.below(3)];
+    while text.len() < len {
+      if rng.below(300) == 0 {
+        text.extend(random_text(rng).into_iter().take(4));
+      } else if rng.below(300) == 0 {
+        text.extend(std::iter::repeat_n(b'l', 4090 + rng.below(12)));
+      }
+      text.extend_from_slice(pieces[rng.below(pieces.len())]);
+    }
+    text
+  }
+
   #[test]
   fn plain_lines_stop_before_the_first_line_that_is_not() {
     let mut rng = XorShift(0x9_1A1E);
-    for _ in 0..3000 {
-      let text = random_text(&mut rng);
+    for round in 0..3000 {
+      let text = if round % 2 == 0 {
+        random_text(&mut rng)
+      } else {
+        random_plain_text(&mut rng)
+      };
       for tight in [false, true] {
         for start in [0, 1, 7] {
           let start = start.min(text.len());
@@ -371,8 +435,12 @@ mod tests {
     for pattern in patterns {
       let regex = Regex::new(pattern).unwrap();
       let plain = PlainImportant::new(pattern).expect(pattern);
-      for _ in 0..400 {
-        let text = random_text(&mut rng);
+      for round in 0..400 {
+        let text = if round % 2 == 0 {
+          random_text(&mut rng)
+        } else {
+          random_plain_text(&mut rng)
+        };
         let lines = &text[..plain_lines(&text, plain.needs_tight_lines())];
         let important = important_lines(&regex, lines);
         let candidate = plain.first_candidate(lines);
@@ -395,6 +463,86 @@ mod tests {
       with_important > 500,
       "{with_important} runs with an important line"
     );
+  }
+
+  /// Starting the search at the first byte a match can start with changes nothing: the line
+  /// found is the one the search of the whole run finds.
+  #[test]
+  fn the_search_from_the_first_possible_byte_finds_what_the_whole_search_finds() {
+    let patterns = [
+      "(?i)error|fail|exception|panic|listening|ready",
+      r"\bor\b",
+      r"\Bor",
+      "^error",
+      "word$",
+      "(?m)^x$",
+      r"\b{start}word\b{end}",
+      "(?i)k",
+      "[a-c]x|y",
+      r"\t",
+      "<",
+    ];
+    let mut rng = XorShift(0xF1_857B);
+    let mut skipped = 0;
+    for pattern in patterns {
+      let plain = PlainImportant::new(pattern).expect(pattern);
+      assert!(plain.first_bytes.is_some(), "{pattern}");
+      for round in 0..400 {
+        let text = if round % 2 == 0 {
+          random_text(&mut rng)
+        } else {
+          random_plain_text(&mut rng)
+        };
+        let lines = &text[..plain_lines(&text, plain.needs_tight_lines())];
+        let whole = plain.regex.find(lines).map(|found| {
+          lines[..found.start()]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |newline| newline + 1)
+        });
+        assert_eq!(
+          plain.first_candidate(lines),
+          whole,
+          "{pattern} in {:?}",
+          String::from_utf8_lossy(lines)
+        );
+        skipped += usize::from(
+          plain
+            .first_bytes
+            .as_ref()
+            .unwrap()
+            .find_in(lines)
+            .is_none_or(|at| at > 0),
+        );
+      }
+    }
+    assert!(
+      skipped > 1000,
+      "{skipped} searches started late or were skipped"
+    );
+  }
+
+  #[test]
+  fn the_bytes_a_match_starts_with() {
+    let bytes = |pattern: &str| {
+      PlainImportant::new(pattern)
+        .unwrap()
+        .first_bytes
+        .map(|set| String::from_utf8_lossy(&set.bytes().collect::<Vec<_>>()).into_owned())
+    };
+    assert_eq!(
+      bytes("(?i)error|fail|exception|panic|listening|ready").as_deref(),
+      Some("EFLPReflpr")
+    );
+    assert_eq!(bytes(r"\berror\b|^panic").as_deref(), Some("ep"));
+    assert_eq!(bytes("[0-9]+ failed").as_deref(), Some("0123456789"));
+    // (?i)k also matches the Kelvin sign, whose UTF-8 starts with 0xE2.
+    let kelvin = PlainImportant::new("(?i)k").unwrap().first_bytes.unwrap();
+    assert_eq!(kelvin.bytes().collect::<Vec<_>>(), vec![b'K', b'k', 0xE2]);
+    // No set: the pattern may match the empty string, or starts with a large class.
+    for pattern in ["x*", "^$", r"(?m)^", r"\w+error", "(?s).{3}", "[^y]", "a?"] {
+      assert_eq!(bytes(pattern), None, "{pattern}");
+    }
   }
 
   #[test]
