@@ -15,6 +15,7 @@
 use std::time::Instant;
 
 use taskstream::core::monitor::pipeline::{LinePipeline, LineSink, Stream};
+use taskstream::core::monitor::signal::config::{SignalConfig, SignalOptions};
 use taskstream::core::monitor::throttle::ThrottleConfig;
 
 const READ: usize = 64 * 1024;
@@ -66,6 +67,19 @@ fn reads_of(unit: &[u8], min_len: usize) -> Vec<Vec<u8>> {
 }
 
 fn run(name: &str, reads: &[Vec<u8>], total_mb: usize) {
+  run_with(name, reads, total_mb, &SignalOptions::default());
+}
+
+/// The README's recommended agent setting (API.md §6.7).
+const RECOMMENDED: SignalOptions<'static> = SignalOptions {
+  batch_ms: Some(200.0),
+  max_batch_lines: None,
+  important: Some("(?i)error|fail|exception|panic|listening|ready"),
+  digest: true,
+};
+
+/// [`run`] with §6.7 options (a signal lane when they are not the default).
+fn run_with(name: &str, reads: &[Vec<u8>], total_mb: usize, signal: &SignalOptions) {
   if std::env::var("ONLY").is_ok_and(|only| !name.contains(&only)) {
     return;
   }
@@ -74,7 +88,9 @@ fn run(name: &str, reads: &[Vec<u8>], total_mb: usize) {
   let mut best = f64::INFINITY;
   let mut sink = Count::default();
   for _ in 0..RUNS {
-    let mut pipeline = LinePipeline::new(Some(ThrottleConfig::default()), 0);
+    let config = SignalConfig::new(*signal).expect("valid options");
+    let mut pipeline =
+      LinePipeline::with_signal(Some(ThrottleConfig::default()), config, 10_000, 0);
     sink = Count::default();
     let start = cpu_seconds();
     let mut i = 0usize;
@@ -100,6 +116,35 @@ fn main() {
   // Lines the throttle rejects: only counted.
   let yes = format!("{}\n", "y".repeat(59));
   run("yes, 60-byte lines", &reads_of(yes.as_bytes(), READ), 1024);
+  // The line of bench/signal.mjs's firehose.
+  let firehose = "firehose 0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMN\n";
+  run(
+    "firehose lines, default",
+    &reads_of(firehose.as_bytes(), READ),
+    1024,
+  );
+  run_with(
+    "firehose lines, recommended lane",
+    &reads_of(firehose.as_bytes(), READ),
+    1024,
+    &RECOMMENDED,
+  );
+  run_with(
+    "yes (y), recommended lane",
+    &reads_of(b"y\n", READ),
+    1024,
+    &RECOMMENDED,
+  );
+  run_with(
+    "yes (y), batchMs alone",
+    &reads_of(b"y\n", READ),
+    1024,
+    &SignalOptions {
+      batch_ms: Some(200.0),
+      ..SignalOptions::default()
+    },
+  );
+  run("yes (y), default", &reads_of(b"y\n", READ), 1024);
   let seq: String = (1..=9000).map(|n| format!("{}\n", 1_000_000 + n)).collect();
   run(
     "seq-like 8-byte lines",

@@ -78,6 +78,23 @@ fn plain_lines_with<const AVX2: bool>(bytes: &[u8], tight: bool) -> (usize, Line
     let end = bytes.len().min(at + 64);
     let block = &bytes[at..end];
     let masks = plain_masks_of::<AVX2>(block);
+    if !tight && block.len() == 64 && masks.other | masks.carriage_return == 0 {
+      // The common block: plain bytes, newlines and blanks only (no `\r`, which needs the
+      // byte after it), so every line ending in it is taken.
+      let newline = masks.newline;
+      if at + newline.trailing_zeros() as usize - line_start > PARTIAL_LINE_CAP_UNITS {
+        return (line_start, count);
+      }
+      let (sum, out) = carry_add(newline, !(newline | masks.blank), carry);
+      count.lines += u64::from(newline.count_ones());
+      count.non_blank += u64::from((sum & newline).count_ones());
+      carry = out;
+      if newline != 0 {
+        line_start = end - newline.leading_zeros() as usize;
+      }
+      at = end;
+      continue;
+    }
     let next_newline = u64::from(bytes.get(end) == Some(&b'\n')) << 63;
     let before_newline = (masks.newline >> 1) | next_newline;
     // A `\r` that does not end a line is removed by the sanitiser: not plain.
