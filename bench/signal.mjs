@@ -28,19 +28,24 @@
 // model text, and for the firehose the JavaScript main thread's CPU (Linux
 // schedstat of the main thread), the process CPU (Rust reader threads
 // included) and ingest (bytesRead per second).
-// One run each (~25 s in all). BENCH_BINARY=<path> picks the binary; only a
-// default run replaces the signal section of bench/RESULTS.md (BENCH_WRITE=1 forces it).
+// One run each for the chatty server and the build log; the firehose settings
+// run BENCH_SIGNAL_FIREHOSE_RUNS [5] rounds, interleaved (default, batch,
+// recommended, default, …), and the table shows each field's median and the
+// median of the per-round ingest ratios, every round listed below it (ingest
+// on this 2-core VM swings by a third between single runs). About 70 s in all.
+// BENCH_BINARY=<path> picks the binary; only a default run replaces the signal
+// section of bench/RESULTS.md (BENCH_WRITE=1 forces it).
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
 import { binaryFacts, loadTaskstream } from './lib/binding.mjs'
 import { probe } from './lib/probe.mjs'
-import { envInt, factsMarkdown, machineFacts, mayWriteResults, table, undisturbed, waitForQuiet, writeSection } from './lib/report.mjs'
+import { envInt, factsMarkdown, machineFacts, mayWriteResults, median, table, undisturbed, waitForQuiet, writeSection } from './lib/report.mjs'
 import { runWorker, spawnWorker } from './lib/worker.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const CFG = { firehoseMs: envInt('BENCH_SIGNAL_FIREHOSE_MS', 3000) }
+const CFG = { firehoseMs: envInt('BENCH_SIGNAL_FIREHOSE_MS', 3000), firehoseRuns: envInt('BENCH_SIGNAL_FIREHOSE_RUNS', 5) }
 const LINE = 'firehose 0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMN' // 60 characters
 
 const SETTINGS = {
@@ -131,14 +136,29 @@ async function runParent() {
   const script = fileURLToPath(import.meta.url)
   const results = {}
   let disturbed = false
+  // Every firehose round, per setting.
+  const rounds = {}
   for (const [name, scenario] of Object.entries(SCENARIOS)) {
-    for (const setting of scenario.settings) {
-      process.stderr.write(`  ${name} / ${setting}…\n`)
-      const run = await undisturbed(`${name} ${setting}`, () => spawnWorker(script, name, setting))
-      disturbed ||= run.disturbed
-      results[`${name}/${setting}`] = { ...run.value, disturbed: run.disturbed }
+    const repeat = name === 'firehose' ? CFG.firehoseRuns : 1
+    for (let round = 0; round < repeat; round++) {
+      for (const setting of scenario.settings) {
+        process.stderr.write(`  ${name} / ${setting}${repeat > 1 ? ` (round ${round + 1}/${repeat})` : ''}…\n`)
+        const run = await undisturbed(`${name} ${setting}`, () => spawnWorker(script, name, setting))
+        disturbed ||= run.disturbed
+        ;(rounds[`${name}/${setting}`] ??= []).push({ ...run.value, disturbed: run.disturbed })
+      }
     }
   }
+  // One run: itself; several: the median of each number.
+  for (const [key, runs] of Object.entries(rounds)) {
+    const merged = { ...runs[0], disturbed: runs.some((r) => r.disturbed) }
+    for (const [field, value] of Object.entries(runs[0])) {
+      if (typeof value === 'number') merged[field] = median(runs.map((r) => r[field]))
+    }
+    results[key] = merged
+  }
+  const firehoseRatio = (setting) =>
+    median(rounds[`firehose/${setting}`].map((r, i) => r.ingestMBps / rounds['firehose/default'][i].ingestMBps))
   const mark = (r) => (r.disturbed ? ' †' : '')
   const rows = []
   for (const [name, scenario] of Object.entries(SCENARIOS)) {
@@ -173,7 +193,7 @@ async function runParent() {
       `${fmt(r.eluActiveMs)} ms`,
       `${fmt(r.processCpuMs)} ms`,
       `${fmt(r.ingestMBps)} MB/s`,
-      `${fmt(r.ingestMBps / base.ingestMBps, 2)}×`,
+      `${fmt(firehoseRatio(s), 2)}×`,
       r.notifications,
     ]),
   )
@@ -185,7 +205,7 @@ async function runParent() {
       const n = SCENARIOS[name].errors
       return `- ${name}: error lines to the model ${d.errorsDelivered}/${n} → ${r.errorsDelivered}/${n}; notifications ${d.notifications} → ${r.notifications} (${ratio(r.notifications, d.notifications)}); model text ${ratio(r.modelBytes, d.modelBytes)}; longest notification ${r.maxModelBytes} B (at most ${r.maxLines} lines).`
     }),
-    `- firehose: notifications ${base.notifications} → ${results['firehose/recommended'].notifications}; JS-thread CPU ${fmt(base.jsThreadCpuMs)} → ${fmt(results['firehose/recommended'].jsThreadCpuMs)} ms; ingest ${ratio(results['firehose/recommended'].ingestMBps, base.ingestMBps)} of the default (plain lines are counted from the raw bytes with \`important\` and \`digest\` too; a window per token moves the refill point), ${ratio(results['firehose/batch'].ingestMBps, base.ingestMBps)} with \`batchMs\` alone (the counting fast path stays).`,
+    `- firehose (medians of ${CFG.firehoseRuns} interleaved rounds): notifications ${base.notifications} → ${results['firehose/recommended'].notifications}; JS-thread CPU ${fmt(base.jsThreadCpuMs)} → ${fmt(results['firehose/recommended'].jsThreadCpuMs)} ms; ingest ${fmt(firehoseRatio('recommended'), 2)}× of the default (plain lines are counted from the raw bytes with \`important\` and \`digest\` too; a window per token moves the refill point), ${fmt(firehoseRatio('batch'), 2)}× with \`batchMs\` alone (the counting fast path stays).`,
     '- "No more notifications than the default" does not hold where important lines are spread out: each one outside a window the main bucket paid for opens its own window on the importance bucket (§6.7), on top of the main bucket\'s windows.',
     ...['chatty', 'build'].map((name) => {
       const [d, f] = [results[`${name}/default`], results[`${name}/fewest`]]
@@ -197,13 +217,17 @@ async function runParent() {
     '## Signal per token (`bench/signal.mjs`)',
     '',
     'Issue 14 / API.md §6.7. Three replayable outputs under a native monitor (default registry throttle: burst 5, one token per second), each with no §6.7 option (`default`) and with the README\'s agent setting (`recommended`: `important: \'(?i)error|fail|exception|panic|listening|ready\'`, `batchMs: 200`, `digest: true`); the firehose also with `batchMs: 200` alone (`batch`); the chatty server and the build log also with long windows (`fewest`: the recommended setting with `batchMs: 1000`, `maxBatchLines: 250` and `maxEvents: 10000` (its maximum), since `maxEvents` counts lines). One fresh Node process per run, timed from `start()` to the terminal notification (the firehose is cancelled after ' +
-      `${CFG.firehoseMs / 1000} s). "Error lines to the model": distinct error lines inside delivered events (digest quotes not counted). Model text: UTF-8 bytes of every notification's model text, the terminal one included.`,
+      `${CFG.firehoseMs / 1000} s). "Error lines to the model": distinct error lines inside delivered events (digest quotes not counted). Model text: UTF-8 bytes of every notification's model text, the terminal one included. The firehose rows are medians of ${CFG.firehoseRuns} interleaved rounds; "Ingest vs default" is the median of the per-round ratios.`,
     '',
     factsMarkdown(facts, { 'Binary': binaryFacts(), 'Machine before the run': quiet }),
     '',
     signalTable,
     '',
     firehoseTable,
+    '',
+    `Firehose rounds, ingest in MB/s (default / batch / recommended): ${rounds['firehose/default']
+      .map((d, i) => `${fmt(d.ingestMBps)} / ${fmt(rounds['firehose/batch'][i].ingestMBps)} / ${fmt(rounds['firehose/recommended'][i].ingestMBps)}`)
+      .join('; ')}.`,
     '',
     goals,
     '',
