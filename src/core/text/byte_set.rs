@@ -44,6 +44,16 @@ impl ByteSet {
     (0..=255u8).filter(|&b| self.contains(b))
   }
 
+  /// True when [`Self::find_in`] looks at many bytes per step here (AVX2); elsewhere it looks
+  /// at one byte at a time, slower than a regex's own literal search, so callers skip it.
+  pub fn is_vectorized() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() {
+      return true;
+    }
+    false
+  }
+
   /// Where the first byte of `haystack` that is in the set is.
   pub fn find_in(&self, haystack: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]

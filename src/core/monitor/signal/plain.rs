@@ -206,10 +206,11 @@ impl PlainImportant {
   /// line that may be important starts: every line before it is not. `None`: no line is.
   pub fn first_candidate(&self, lines: &[u8]) -> Option<usize> {
     // No match starts before the first byte a match can start with; the search from there
-    // still sees the bytes before it (for `\b` and the line anchors).
+    // still sees the bytes before it (for `\b` and the line anchors). Without AVX2 the regex's
+    // own literal search is faster than looking for that byte first.
     let from = match &self.first_bytes {
-      Some(set) => set.find_in(lines)?,
-      None => 0,
+      Some(set) if ByteSet::is_vectorized() => set.find_in(lines)?,
+      _ => 0,
     };
     let found = self.regex.find_at(lines, from)?;
     Some(
