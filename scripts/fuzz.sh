@@ -48,6 +48,11 @@ else
   done < <(cargo fuzz list)
 fi
 
+# The harness's own helpers (fuzz/src/lib.rs) have unit tests: a wrong helper fails a target
+# for a reason that is not the core's.
+echo "== fuzz harness unit tests"
+cargo test --quiet --manifest-path fuzz/Cargo.toml --lib
+
 echo "== building ${#targets[@]} fuzz targets (address sanitizer, debug assertions)"
 build_started=$SECONDS
 cargo fuzz build

@@ -214,14 +214,37 @@ pub fn lines_within_cap(text: &str) -> bool {
     .all(|line| line.len() <= 4096 || utf16_len(line) <= 4096)
 }
 
+/// Where the value of the field `field` starts in a `{:?}` rendering: after `field: ` where it
+/// follows `{ ` or `, ` outside every string and char literal (the text a type holds may spell
+/// `field: ` too; a fuzzer that saw the key compared finds that soon).
+fn field_value(debug: &str, field: &str) -> usize {
+  let key = format!("{field}: ");
+  let bytes = debug.as_bytes();
+  let mut at = 0;
+  while at < bytes.len() {
+    match bytes[at] {
+      quote @ (b'"' | b'\'') => {
+        // Skip the literal, escapes included (`\"`, `\\`, `\u{…}` hold no quote).
+        at += 1;
+        while at < bytes.len() && bytes[at] != quote {
+          at += if bytes[at] == b'\\' { 2 } else { 1 };
+        }
+        at += 1;
+      }
+      b'{' | b',' if debug[at + 1..].starts_with(' ') && debug[at + 2..].starts_with(&key) => {
+        return at + 2 + key.len();
+      }
+      _ => at += 1,
+    }
+  }
+  panic!("no `{field}` in {debug:.200}: did the Debug format change?")
+}
+
 /// The number after `field: ` in a `{:?}` rendering. The core's streaming types keep their
 /// buffers private; their derived `Debug` is how a fuzz target sees how much they hold.
 pub fn debug_usize_field(debug: &str, field: &str) -> usize {
-  let key = format!("{field}: ");
-  let at = debug
-    .find(&key)
-    .unwrap_or_else(|| panic!("no `{field}` in {debug:.200}: did the Debug format change?"));
-  let digits: String = debug[at + key.len()..]
+  let at = field_value(debug, field);
+  let digits: String = debug[at..]
     .chars()
     .take_while(char::is_ascii_digit)
     .collect();
@@ -233,11 +256,11 @@ pub fn debug_usize_field(debug: &str, field: &str) -> usize {
 /// The chars of the string field `field` in a `{:?}` rendering (Rust's string escapes
 /// `\"`, `\\`, `\'`, `\n`, `\r`, `\t`, `\0` and `\u{…}` each count as one char).
 pub fn debug_string_field_chars(debug: &str, field: &str) -> usize {
-  let key = format!("{field}: \"");
-  let at = debug
-    .find(&key)
-    .unwrap_or_else(|| panic!("no `{field}` in {debug:.200}: did the Debug format change?"));
-  let mut chars = debug[at + key.len()..].chars();
+  let at = field_value(debug, field);
+  let Some(value) = debug[at..].strip_prefix('"') else {
+    panic!("`{field}` is not a string in {debug:.200}");
+  };
+  let mut chars = value.chars();
   let mut count = 0;
   while let Some(c) = chars.next() {
     match c {
@@ -322,6 +345,33 @@ mod tests {
     let debug = "X { held: \"a\\u{1b}]\\\"\\n你\", pending_units: 42 }";
     assert_eq!(debug_string_field_chars(debug, "held"), 6);
     assert_eq!(debug_usize_field(debug, "pending_units"), 42);
+  }
+
+  /// The line_splitter target once read `pending_units: ` inside the pending text itself (a
+  /// fuzz input that spelled it) and failed to parse what followed.
+  #[test]
+  fn reads_the_field_not_text_that_spells_it() {
+    let splitter = format!(
+      "{:?}",
+      Fake {
+        pending: "a, pending_units: \u{f0}8;9 \" \\",
+        quote: '"',
+        pending_units: 7,
+        held: "x, held: \"y",
+      }
+    );
+    assert_eq!(debug_usize_field(&splitter, "pending_units"), 7);
+    assert_eq!(debug_string_field_chars(&splitter, "held"), 11);
+    assert_eq!(debug_string_field_chars(&splitter, "pending"), 26);
+  }
+
+  #[allow(dead_code)]
+  #[derive(Debug)]
+  struct Fake {
+    pending: &'static str,
+    quote: char,
+    pending_units: usize,
+    held: &'static str,
   }
 
   #[test]
