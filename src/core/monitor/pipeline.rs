@@ -496,6 +496,12 @@ impl LinePipeline {
     pipeline
   }
 
+  /// Turns the fast paths off (on by default): every byte then takes the exact path, which
+  /// defines what the fast paths must give. For comparing the two (tests, fuzzing).
+  pub fn set_fast_paths(&mut self, on: bool) {
+    self.fast_paths = on;
+  }
+
   /// True when a [`SignalLane`] decides (§6.7 options were given).
   pub fn has_lane(&self) -> bool {
     matches!(self.admission, Admission::Lane(_))
