@@ -25,10 +25,7 @@ use taskstream::core::monitor::throttle::{ThrottleConfig, TokenBucket};
 use taskstream::core::text::{
   ecma_trim, sanitize_monitor_line, strip_ansi, CleanTextStream,
 };
-use taskstream_fuzz::{
-  cycle_ranges, lines_within_cap, repeat_payload, within_hold_bound, MAX_CHUNK_LENGTHS,
-  MAX_REPEATED_LEN, REPEATS,
-};
+use taskstream_fuzz::{controlled_reads, lines_within_cap, within_hold_bound};
 
 /// Clock steps in ms, by bits 1–4 of a read's control byte.
 const CLOCK_STEPS: [i64; 16] = [
@@ -118,62 +115,21 @@ fn emit(bucket: &mut Option<TokenBucket>, line: &str, now: i64, sink: &mut Colle
   sink.accepted(&sanitized);
 }
 
-struct Read {
-  len: usize,
-  control: u8,
-}
-
-struct Input<'a> {
-  throttle: Option<ThrottleConfig>,
-  reads: Vec<Read>,
-  payload: &'a [u8],
-  repeat: usize,
-}
-
-fn parse(data: &[u8]) -> Input<'_> {
+fuzz_target!(|data: &[u8]| {
   let (config, rest) = data.split_first().map_or((0, data), |(c, r)| (*c, r));
-  let (header, mut rest) = rest.split_first().map_or((0, rest), |(h, r)| (*h, r));
+  let (header, rest) = rest.split_first().map_or((0, rest), |(h, r)| (*h, r));
   let throttle = (config & 1 == 1).then(|| ThrottleConfig {
     burst: [5, 1, 0, 3][usize::from(config >> 1 & 3)],
     refill_ms: [1000, 1, 0, 250][usize::from(config >> 3 & 3)],
   });
-  let mut reads = Vec::new();
-  for _ in 0..usize::from(header & 0x1f).min(MAX_CHUNK_LENGTHS) {
-    let [lo, hi, control, tail @ ..] = rest else {
-      break;
-    };
-    reads.push(Read {
-      len: usize::from(u16::from_le_bytes([*lo, *hi])),
-      control: *control,
-    });
-    rest = tail;
-  }
-  Input {
-    throttle,
-    reads,
-    payload: rest,
-    repeat: REPEATS[usize::from(header >> 5)],
-  }
-}
-
-fuzz_target!(|data: &[u8]| {
-  let input = parse(data);
-  let bytes = repeat_payload(input.payload, input.repeat, MAX_REPEATED_LEN);
-  let lengths: Vec<usize> = input.reads.iter().map(|r| r.len).collect();
-  let ranges = cycle_ranges(&lengths, bytes.len());
-  let controls: Vec<u8> = if input.reads.is_empty() {
-    vec![0]
-  } else {
-    input.reads.iter().map(|r| r.control).collect()
-  };
+  let (bytes, steps) = controlled_reads(header, rest);
 
   // (A) The pipeline against the model of its exact path, step by step.
-  let mut pipeline = LinePipeline::new(input.throttle, 0);
-  let mut model = Model::new(input.throttle);
+  let mut pipeline = LinePipeline::new(throttle, 0);
+  let mut model = Model::new(throttle);
   let (mut got, mut want) = (Collect::default(), Collect::default());
   let mut now = 0i64;
-  for (index, &(start, end)) in ranges.iter().enumerate() {
-    let control = controls[index % controls.len()];
+  for (index, &((start, end), control)) in steps.iter().enumerate() {
     let stream = if control & 1 == 0 {
       Stream::Stdout
     } else {
@@ -219,7 +175,7 @@ fuzz_target!(|data: &[u8]| {
   let whole = String::from_utf8_lossy(&bytes);
   if within_hold_bound(&whole) && lines_within_cap(&strip_ansi(&whole)) {
     let run = |reads: &[(usize, usize)]| {
-      let mut pipeline = LinePipeline::new(input.throttle, 0);
+      let mut pipeline = LinePipeline::new(throttle, 0);
       let mut sink = Collect::default();
       for &(start, end) in reads {
         pipeline.feed(Stream::Stdout, &bytes[start..end], 0, &mut sink);
@@ -227,6 +183,7 @@ fuzz_target!(|data: &[u8]| {
       pipeline.flush(0, &mut sink);
       (sink, pipeline.lines_seen())
     };
+    let ranges: Vec<(usize, usize)> = steps.iter().map(|&(range, _)| range).collect();
     assert_eq!(
       run(&ranges),
       run(&[(0, bytes.len())]),

@@ -20,7 +20,7 @@ use libfuzzer_sys::fuzz_target;
 use taskstream::core::monitor::pipeline::{LinePipeline, LineSink, Stream};
 use taskstream::core::monitor::signal::{Out, SignalConfig, SignalOptions};
 use taskstream::core::monitor::throttle::ThrottleConfig;
-use taskstream_fuzz::{cycle_ranges, repeat_payload, MAX_CHUNK_LENGTHS, MAX_REPEATED_LEN, REPEATS};
+use taskstream_fuzz::controlled_reads;
 
 /// `important` patterns: the README's, anchors, word boundaries, case folding, classes, one
 /// that may match the empty string, and non-ASCII.
@@ -66,15 +66,10 @@ impl LineSink for Collect {
   }
 }
 
-struct Read {
-  len: usize,
-  control: u8,
-}
-
 fuzz_target!(|data: &[u8]| {
   let (config, rest) = data.split_first().map_or((0, data), |(c, r)| (*c, r));
   let (options, rest) = rest.split_first().map_or((0, rest), |(o, r)| (*o, r));
-  let (header, mut rest) = rest.split_first().map_or((0, rest), |(h, r)| (*h, r));
+  let (header, rest) = rest.split_first().map_or((0, rest), |(h, r)| (*h, r));
   let throttle = (config & 1 == 1).then(|| ThrottleConfig {
     burst: [5, 1, 0, 3][usize::from(config >> 1 & 3)],
     refill_ms: [1000, 1, 0, 250][usize::from(config >> 3 & 3)],
@@ -86,33 +81,14 @@ fuzz_target!(|data: &[u8]| {
     digest: options & 0x80 != 0,
   })
   .expect("valid options");
-  let mut reads = Vec::new();
-  for _ in 0..usize::from(header & 0x1f).min(MAX_CHUNK_LENGTHS) {
-    let [lo, hi, control, tail @ ..] = rest else {
-      break;
-    };
-    reads.push(Read {
-      len: usize::from(u16::from_le_bytes([*lo, *hi])),
-      control: *control,
-    });
-    rest = tail;
-  }
-  let bytes = repeat_payload(rest, REPEATS[usize::from(header >> 5)], MAX_REPEATED_LEN);
-  let lengths: Vec<usize> = reads.iter().map(|r| r.len).collect();
-  let ranges = cycle_ranges(&lengths, bytes.len());
-  let controls: Vec<u8> = if reads.is_empty() {
-    vec![0]
-  } else {
-    reads.iter().map(|r| r.control).collect()
-  };
+  let (bytes, steps) = controlled_reads(header, rest);
 
   let mut fast = LinePipeline::with_signal(throttle, signal.clone(), 1_000_000, 0);
   let mut exact = LinePipeline::with_signal(throttle, signal, 1_000_000, 0);
   exact.set_fast_paths(false);
   let (mut got, mut want) = (Collect::default(), Collect::default());
   let mut now = 0i64;
-  for (index, &(start, end)) in ranges.iter().enumerate() {
-    let control = controls[index % controls.len()];
+  for (index, &((start, end), control)) in steps.iter().enumerate() {
     let stream = if control & 1 == 0 {
       Stream::Stdout
     } else {

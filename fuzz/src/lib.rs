@@ -240,6 +240,34 @@ fn field_value(debug: &str, field: &str) -> usize {
   panic!("no `{field}` in {debug:.200}: did the Debug format change?")
 }
 
+/// The reads of a pipeline target: after a header byte `h` as in [`Cuts`] (low 5 bits `n`,
+/// high 3 bits the repeat), `n × (u16 LE length, u8 control)` and the payload. Returns the
+/// payload repeated, and each read's byte range (the lengths cycled over those bytes, as
+/// [`cycle_ranges`]) with its control byte (the controls cycled likewise; `0` when none).
+pub fn controlled_reads(header: u8, mut rest: &[u8]) -> (Cow<'_, [u8]>, Vec<((usize, usize), u8)>) {
+  let mut reads = Vec::new();
+  for _ in 0..usize::from(header & 0x1f).min(MAX_CHUNK_LENGTHS) {
+    let [lo, hi, control, tail @ ..] = rest else {
+      break;
+    };
+    reads.push((usize::from(u16::from_le_bytes([*lo, *hi])), *control));
+    rest = tail;
+  }
+  let bytes = repeat_payload(rest, REPEATS[usize::from(header >> 5)], MAX_REPEATED_LEN);
+  let lengths: Vec<usize> = reads.iter().map(|&(len, _)| len).collect();
+  let controls: Vec<u8> = if reads.is_empty() {
+    vec![0]
+  } else {
+    reads.iter().map(|&(_, control)| control).collect()
+  };
+  let steps = cycle_ranges(&lengths, bytes.len())
+    .into_iter()
+    .enumerate()
+    .map(|(index, range)| (range, controls[index % controls.len()]))
+    .collect();
+  (bytes, steps)
+}
+
 /// The number after `field: ` in a `{:?}` rendering. The core's streaming types keep their
 /// buffers private; their derived `Debug` is how a fuzz target sees how much they hold.
 pub fn debug_usize_field(debug: &str, field: &str) -> usize {

@@ -360,15 +360,20 @@ mod tests {
     text
   }
 
+  /// [`random_text`] in even rounds, [`random_plain_text`] in odd ones.
+  fn text_of_round(rng: &mut XorShift, round: usize) -> Vec<u8> {
+    if round % 2 == 0 {
+      random_text(rng)
+    } else {
+      random_plain_text(rng)
+    }
+  }
+
   #[test]
   fn plain_lines_stop_before_the_first_line_that_is_not() {
     let mut rng = XorShift(0x9_1A1E);
     for round in 0..3000 {
-      let text = if round % 2 == 0 {
-        random_text(&mut rng)
-      } else {
-        random_plain_text(&mut rng)
-      };
+      let text = text_of_round(&mut rng, round);
       for tight in [false, true] {
         for start in [0, 1, 7] {
           let start = start.min(text.len());
@@ -454,11 +459,7 @@ mod tests {
       let regex = Regex::new(pattern).unwrap();
       let plain = PlainImportant::new(pattern).expect(pattern);
       for round in 0..400 {
-        let text = if round % 2 == 0 {
-          random_text(&mut rng)
-        } else {
-          random_plain_text(&mut rng)
-        };
+        let text = text_of_round(&mut rng, round);
         let lines = &text[..plain_lines(&text, plain.needs_tight_lines())];
         let important = important_lines(&regex, lines);
         let candidate = plain.first_candidate(lines);
@@ -506,11 +507,7 @@ mod tests {
       let plain = PlainImportant::new(pattern).expect(pattern);
       assert!(plain.first_bytes.is_some(), "{pattern}");
       for round in 0..400 {
-        let text = if round % 2 == 0 {
-          random_text(&mut rng)
-        } else {
-          random_plain_text(&mut rng)
-        };
+        let text = text_of_round(&mut rng, round);
         let lines = &text[..plain_lines(&text, plain.needs_tight_lines())];
         let whole = plain.regex.find(lines).map(|found| {
           lines[..found.start()]
