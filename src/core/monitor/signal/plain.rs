@@ -362,7 +362,7 @@ mod tests {
 
   /// [`random_text`] in even rounds, [`random_plain_text`] in odd ones.
   fn text_of_round(rng: &mut XorShift, round: usize) -> Vec<u8> {
-    if round % 2 == 0 {
+    if round.is_multiple_of(2) {
       random_text(rng)
     } else {
       random_plain_text(rng)
