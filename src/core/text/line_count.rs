@@ -201,20 +201,27 @@ fn count_lines_with<const AVX2: bool>(
   let mut next_masks = None;
   while at < bytes.len() {
     let block = &bytes[at..bytes.len().min(at + 64)];
+    let mut bounded_taken = false;
     let masks = next_masks
       .take()
       .unwrap_or_else(|| block_masks_of::<AVX2>(block));
     // The line ends, text bytes (at least, at most) and where counting stops:
     // before the line holding that bit (64: no stop).
+    if masks.not_plain == 0 {
+      // A plain block is text unless a sequence runs into it.
+      sequences.settle();
+    }
     let (newline, text_low, text_high, stop) = if masks.not_plain == 0 && sequences.end <= at {
       (masks.newline, masks.printable, masks.printable, 64)
     } else if let Some(bounded) = bounded_block::<AVX2>(&mut sequences, at, block, &masks, source) {
+      bounded_taken = true;
       bounded
     } else {
       if carry_low != carry_high {
         // Deciding this block needs to know the line so far.
         return (count, line_start);
       }
+      sequences.settle();
       let escapes = escape_masks_of::<AVX2>(block);
       let high = masks.not_plain & !escapes.escape;
       let (chars, mut stop) = sequences.non_ascii::<AVX2>(at, block, high, source);
@@ -244,8 +251,10 @@ fn count_lines_with<const AVX2: bool>(
       match line {
         Some((line, end)) => {
           count.add(line);
-          // Sequences this block already decided after `end` are decided again.
+          // Sequences this block already decided after `end` are decided
+          // again; one left undecided ended before the line's start.
           (at, line_start, run, sequences.end) = (end, end, 0, end);
+          sequences.undecided = None;
           (carry_low, carry_high) = (false, false);
           continue;
         }
@@ -315,9 +324,96 @@ fn count_lines_with<const AVX2: bool>(
         at += 64;
       }
       (carry_low, carry_high) = (carry, carry);
+    } else if bounded_taken {
+      // So do coloured lines.
+      let mut line = OpenLine {
+        start: line_start,
+        run,
+        carry_low,
+        carry_high,
+      };
+      next_masks = bounded_run::<AVX2>(
+        &mut sequences,
+        &mut at,
+        &mut line,
+        &mut count,
+        max_line_units,
+      );
+      (line_start, run, carry_low, carry_high) =
+        (line.start, line.run, line.carry_low, line.carry_high);
     }
   }
   (count, line_start)
+}
+
+/// The line [`count_lines`] is in: where it starts, its bytes so far, and
+/// whether it has text so far, at least and at most.
+struct OpenLine {
+  start: usize,
+  run: usize,
+  carry_low: bool,
+  carry_high: bool,
+}
+
+/// After a block [`bounded_block`] took: the blocks that follow while they
+/// are such blocks of ASCII with no sequence running in from a decided one,
+/// whose lines are all surely blank or surely not, and that hold no line too
+/// long, counted as the main loop counts them, in a loop of its own. Returns
+/// the masks of the block it stopped at, which the main loop takes from there.
+#[inline(always)]
+fn bounded_run<const AVX2: bool>(
+  sequences: &mut Sequences<'_>,
+  at: &mut usize,
+  line: &mut OpenLine,
+  count: &mut LineCount,
+  max_line_units: usize,
+) -> Option<BlockMasks> {
+  #[cfg(target_arch = "x86_64")]
+  if AVX2 {
+    let bytes = sequences.bytes;
+    while *at + 64 <= bytes.len() && sequences.end <= *at {
+      let block = &bytes[*at..*at + 64];
+      let masks = block_masks_of::<AVX2>(block);
+      // SAFETY: `AVX2` is true only behind `avx2::available()`.
+      let class = unsafe { avx2::csi_class_masks_64(block) };
+      let next_is_close =
+        class.close_bracket >> 1 | u64::from(bytes.get(*at + 64) == Some(&b']')) << 63;
+      let newline = masks.newline;
+      let too_long = if newline == 0 {
+        line.run + 64 > max_line_units
+      } else {
+        line.run + newline.trailing_zeros() as usize > max_line_units
+      };
+      // ASCII with an ESC, none of them an OSC's.
+      let usual = masks.not_plain != 0
+        && masks.not_plain & !class.escape == 0
+        && class.escape & next_is_close == 0;
+      if !usual || too_long {
+        return Some(masks);
+      }
+      let (sum_high, out_high) = carry_add(newline, masks.printable, line.carry_high);
+      let (sum_low, out_low) = carry_add(newline, masks.printable & class.not_csi, line.carry_low);
+      let sure = sum_low & newline;
+      if sum_high & newline & !sure != 0 {
+        return Some(masks);
+      }
+      (line.carry_low, line.carry_high) = (out_low, out_high);
+      count.lines += u64::from(newline.count_ones());
+      count.non_blank += u64::from(sure.count_ones());
+      let last = 63 - class.not_csi.leading_zeros() as usize;
+      sequences.undecided = (class.escape >> last & 1 == 1).then_some(*at + last);
+      if newline == 0 {
+        line.run += 64;
+      } else {
+        let last = 63 - newline.leading_zeros() as usize;
+        line.start = *at + last + 1;
+        line.run = 63 - last;
+      }
+      *at += 64;
+    }
+  }
+  let _ = (sequences, at, line, count, max_line_units);
+  None
 }
 
 /// The newlines that end a line with text (`sum & newline`) and whether the
@@ -336,9 +432,13 @@ pub fn carry_add(newline: u64, text: u64, carry: bool) -> (u64, bool) {
 /// never holds a newline, and it holds nothing but
 /// [`is_csi_byte`](super::ansi::is_csi_byte) bytes
 /// after its ESC. So the newlines are exact, printable bytes outside that
-/// class are surely text, and all printable bytes at most. The last sequence
-/// is decided when it may run past the block, so that the next block knows.
-/// `None` for other blocks.
+/// class are surely text, and all printable bytes at most. Bounds like these
+/// need no sequence decided, not even one that runs in from the block before;
+/// a sequence that may run past the block is left undecided
+/// ([`Sequences::settle`] decides it when a later block needs to know where it
+/// ends). Nothing it leaves undecided can change a count: a sequence whose
+/// verdict needs bytes past the end holds no newline, so the line it is in
+/// does not end in the bytes. `None` for other blocks.
 #[inline(always)]
 fn bounded_block<const AVX2: bool>(
   sequences: &mut Sequences<'_>,
@@ -358,21 +458,15 @@ fn bounded_block<const AVX2: bool>(
       return None;
     }
     let high = masks.not_plain & !class.escape;
-    let (chars, mut stop) = sequences.non_ascii::<AVX2>(at, block, high, source);
-    let escapes = class.escape & !carried & below(stop);
-    if escapes != 0 {
-      let last = 63 - escapes.leading_zeros() as usize;
-      if class.not_csi & below(stop) & !below(last + 1) == 0 {
-        let decided = match common_csi_at(sequences.bytes, at + last) {
-          Some(end) => Attempt::Match(end),
-          None => sequences.grammar.attempt(at + last, false),
-        };
-        match decided {
-          Attempt::Match(end) => sequences.end = end,
-          Attempt::NoMatch => {}
-          Attempt::NeedMore => stop = last,
-        }
-      }
+    let (chars, stop) = sequences.non_ascii::<AVX2>(at, block, high, source);
+    // ESC is not a CSI byte: a sequence ends before the first other such byte
+    // after its ESC. So the last one of the block ends in it unless it is the
+    // last ESC with nothing after it but CSI bytes (then it is left to decide),
+    // and one left from before ends in it unless the block has no such byte.
+    let not_csi = class.not_csi & !carried & below(stop);
+    if not_csi != 0 {
+      let last = 63 - not_csi.leading_zeros() as usize;
+      sequences.undecided = (class.escape >> last & 1 == 1).then_some(at + last);
     }
     let chars = chars & !carried;
     let printable = masks.printable & !carried;
@@ -394,6 +488,9 @@ struct Sequences<'a> {
   bytes: &'a [u8],
   /// Where the last sequence matched one at a time ends.
   end: usize,
+  /// The ESC of a sequence [`bounded_block`] left undecided: it may run past
+  /// the block that holds it.
+  undecided: Option<usize>,
   /// Where the last C1 control or whitespace char found starts and ends.
   blank_from: usize,
   blank_until: usize,
@@ -405,6 +502,7 @@ impl<'a> Sequences<'a> {
       grammar: Grammar::new(bytes),
       bytes,
       end: 0,
+      undecided: None,
       blank_from: 0,
       blank_until: 0,
     }
@@ -502,6 +600,26 @@ impl<'a> Sequences<'a> {
 }
 
 impl Sequences<'_> {
+  /// Decides the sequence [`bounded_block`] left undecided, so that
+  /// [`end`](Self::end) says where it ends. A verdict that needs bytes past the
+  /// end leaves `end` as it is: such a sequence holds no newline and runs to
+  /// the end, so no line after its ESC ends in the bytes.
+  fn settle(&mut self) {
+    let Some(start) = self.undecided.take() else {
+      return;
+    };
+    if start < self.end {
+      return;
+    }
+    let decided = match common_csi_at(self.bytes, start) {
+      Some(end) => Attempt::Match(end),
+      None => self.grammar.attempt(start, false),
+    };
+    if let Attempt::Match(end) = decided {
+      self.end = end;
+    }
+  }
+
   /// True when the complete line from `start` (nothing held there) to the
   /// `\n` at `end` has a printable byte outside escape sequences.
   fn line_has_text(&mut self, start: usize, end: usize) -> bool {
@@ -684,6 +802,7 @@ fn long_line_with_sequences<const AVX2: bool>(
   let bytes = sequences.bytes;
   // No sequence runs over the `\n` before `start`: decide from there.
   sequences.end = start;
+  sequences.undecided = None;
   // Text bytes: all, the leading whitespace (once text came), and the
   // whitespace since the last other byte.
   let (mut text, mut lead, mut trail) = (0, None, 0);
@@ -1244,38 +1363,97 @@ mod tests {
       if round % 3 != 0 {
         text.push(b'\n');
       }
-      for source in [Source::Raw, Source::Stripped] {
-        for max in [63, 64, 100, 4096] {
-          for (variant, (count, consumed)) in
-            count_variants(&text, max, source).into_iter().enumerate()
-          {
-            let what =
-              format!("round {round}, {source:?}, limit {max}, variant {variant}: {text:?}");
-            assert!(consumed == 0 || text[consumed - 1] == b'\n', "{what}");
-            let counted = match source {
-              Source::Raw => decided_prefix(&text, consumed, &what),
-              Source::Stripped => String::from_utf8_lossy(&text[..consumed]).into_owned(),
-            };
-            assert_eq!(count, reference(&counted, max), "{what}");
-            let rest = &text[consumed..];
-            // The baseline stops only before a line with non-ASCII, an escape
-            // sequence (that may need more bytes, or in an over-long line), or
-            // an over-long line that ends in no newline outside sequences.
-            // (The AVX2 build may also stop before a line it only bounded,
-            // when a block it must decide follows.)
-            if let (0, Some(newline)) = (variant, rest.iter().position(|&b| b == b'\n')) {
-              stopped_early += 1;
-              let line = &rest[..newline];
-              assert!(
-                !line.is_ascii() || line.contains(&0x1B) || line.len() > max,
-                "{what}: stopped at {consumed}"
-              );
-            }
+      stopped_early += check_against_the_definition(&text, &format!("round {round}"));
+    }
+    assert!(stopped_early > 0);
+  }
+
+  /// Coloured lines, many blocks of them in a row: lines of sequences and
+  /// text, lines of sequences only (blank), sequences cut by block ends with
+  /// plain bytes, non-ASCII or an OSC after them, so that the bounded blocks
+  /// hand over to every other kind of block with a sequence left undecided.
+  #[test]
+  fn agrees_with_the_definition_on_coloured_runs() {
+    let mut rng = XorShift(0x51_7cc1_b727_220a);
+    let sequences: [&[u8]; 8] = [
+      b"\x1b[32m",
+      b"\x1b[0m",
+      b"\x1b[38;5;196m",
+      b"\x1b[1;31m",
+      b"\x1b[?25l",
+      b"\x1b[K",
+      b"\x1b[2J",
+      b"\x1b[12;40H",
+    ];
+    let others: [&[u8]; 9] = [
+      b"INFO",
+      b"request",
+      b"y",
+      b" ",
+      b"MNOP",
+      "é".as_bytes(),
+      b"\x1b]0;t\x07",
+      b"\r",
+      b"\x1b[1;",
+    ];
+    let mut stopped_early = 0;
+    for round in 0..1500 {
+      let len = 64 + rng.below(1500);
+      let mut text: Vec<u8> = Vec::new();
+      while text.len() < len {
+        match rng.below(40) {
+          0..=5 => text.push(b'\n'),
+          6..=24 => text.extend_from_slice(sequences[rng.below(sequences.len())]),
+          25..=34 => text.extend_from_slice(others[..5][rng.below(5)]),
+          35 | 36 if round % 3 == 0 => text.extend_from_slice(others[5 + rng.below(4)]),
+          // A run of plain bytes, letters that are CSI bytes or text.
+          37 => text.extend(std::iter::repeat_n(b"Ae"[rng.below(2)], rng.below(140))),
+          _ => text.extend_from_slice(b"\x1b[0m\n"),
+        }
+      }
+      if round % 2 == 0 {
+        text.push(b'\n');
+      }
+      stopped_early += check_against_the_definition(&text, &format!("coloured round {round}"));
+    }
+    assert!(stopped_early > 0);
+  }
+
+  /// Checks [`count_lines`] (every variant) on `text` against the exact
+  /// path, for both sources and four line limits; returns how often the
+  /// baseline stopped before a complete line.
+  fn check_against_the_definition(text: &[u8], label: &str) -> usize {
+    let mut stopped_early = 0;
+    for source in [Source::Raw, Source::Stripped] {
+      for max in [63, 64, 100, 4096] {
+        for (variant, (count, consumed)) in
+          count_variants(text, max, source).into_iter().enumerate()
+        {
+          let what = format!("{label}, {source:?}, limit {max}, variant {variant}: {text:?}");
+          assert!(consumed == 0 || text[consumed - 1] == b'\n', "{what}");
+          let counted = match source {
+            Source::Raw => decided_prefix(text, consumed, &what),
+            Source::Stripped => String::from_utf8_lossy(&text[..consumed]).into_owned(),
+          };
+          assert_eq!(count, reference(&counted, max), "{what}");
+          let rest = &text[consumed..];
+          // The baseline stops only before a line with non-ASCII, an escape
+          // sequence (that may need more bytes, or in an over-long line), or
+          // an over-long line that ends in no newline outside sequences.
+          // (The AVX2 build may also stop before a line it only bounded,
+          // when a block it must decide follows.)
+          if let (0, Some(newline)) = (variant, rest.iter().position(|&b| b == b'\n')) {
+            stopped_early += 1;
+            let line = &rest[..newline];
+            assert!(
+              !line.is_ascii() || line.contains(&0x1B) || line.len() > max,
+              "{what}: stopped at {consumed}"
+            );
           }
         }
       }
     }
-    assert!(stopped_early > 0);
+    stopped_early
   }
 
   /// The discard scan against its definition: the text bytes of the exact
