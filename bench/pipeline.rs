@@ -163,6 +163,13 @@ fn main() {
     &reads_of(yes_ansi.as_bytes(), READ),
     512,
   );
+  // Text that is all letters a CSI sequence may hold: each line is decided on its own.
+  let csi_letters = "\x1b[32mINFO\x1b[0m OK\n";
+  run(
+    "coloured lines of CSI letters only",
+    &reads_of(csi_letters.as_bytes(), READ),
+    256,
+  );
   let cjk = "你好世界，这是一行日志输出\n";
   run("CJK lines", &reads_of(cjk.as_bytes(), READ), 256);
 

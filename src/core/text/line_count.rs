@@ -201,7 +201,8 @@ fn count_lines_with<const AVX2: bool>(
   let mut next_masks = None;
   while at < bytes.len() {
     let block = &bytes[at..bytes.len().min(at + 64)];
-    let mut bounded_taken = false;
+    // The block was bounded, and is ASCII: coloured lines, likely to go on.
+    let mut coloured = false;
     let masks = next_masks
       .take()
       .unwrap_or_else(|| block_masks_of::<AVX2>(block));
@@ -213,8 +214,10 @@ fn count_lines_with<const AVX2: bool>(
     }
     let (newline, text_low, text_high, stop) = if masks.not_plain == 0 && sequences.end <= at {
       (masks.newline, masks.printable, masks.printable, 64)
-    } else if let Some(bounded) = bounded_block::<AVX2>(&mut sequences, at, block, &masks, source) {
-      bounded_taken = true;
+    } else if let Some((bounded, ascii)) =
+      bounded_block::<AVX2>(&mut sequences, at, block, &masks, source)
+    {
+      coloured = ascii;
       bounded
     } else {
       if carry_low != carry_high {
@@ -272,6 +275,8 @@ fn count_lines_with<const AVX2: bool>(
     let sure = sum_low & newline;
     count.non_blank += u64::from(sure.count_ones());
     let mut unsure = sum_high & newline & !sure;
+    // Lines decided one at a time are left to this loop.
+    coloured &= unsure == 0;
     while unsure != 0 {
       // Text at most, not at least: decide that line one sequence at a time.
       let bit = unsure.trailing_zeros() as usize;
@@ -324,7 +329,7 @@ fn count_lines_with<const AVX2: bool>(
         at += 64;
       }
       (carry_low, carry_high) = (carry, carry);
-    } else if bounded_taken {
+    } else if coloured {
       // So do coloured lines.
       let mut line = OpenLine {
         start: line_start,
@@ -438,7 +443,8 @@ pub fn carry_add(newline: u64, text: u64, carry: bool) -> (u64, bool) {
 /// ([`Sequences::settle`] decides it when a later block needs to know where it
 /// ends). Nothing it leaves undecided can change a count: a sequence whose
 /// verdict needs bytes past the end holds no newline, so the line it is in
-/// does not end in the bytes. `None` for other blocks.
+/// does not end in the bytes. Also says whether the block is ASCII. `None` for other
+/// blocks.
 #[inline(always)]
 fn bounded_block<const AVX2: bool>(
   sequences: &mut Sequences<'_>,
@@ -446,7 +452,7 @@ fn bounded_block<const AVX2: bool>(
   block: &[u8],
   masks: &BlockMasks,
   source: Source,
-) -> Option<(u64, u64, u64, usize)> {
+) -> Option<((u64, u64, u64, usize), bool)> {
   #[cfg(target_arch = "x86_64")]
   if AVX2 && block.len() == 64 && source == Source::Raw {
     // SAFETY: `AVX2` is true only behind `avx2::available()`.
@@ -470,12 +476,13 @@ fn bounded_block<const AVX2: bool>(
     }
     let chars = chars & !carried;
     let printable = masks.printable & !carried;
-    return Some((
+    let bounds = (
       masks.newline & !carried & below(stop),
       printable & class.not_csi | chars,
       printable | chars,
       stop,
-    ));
+    );
+    return Some((bounds, high == 0));
   }
   let _ = (sequences, at, block, masks, source);
   None
