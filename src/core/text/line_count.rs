@@ -189,13 +189,7 @@ fn count_lines_with<const AVX2: bool>(
   debug_assert!(max_line_units >= 63);
   let mut count = LineCount::default();
   let mut sequences = Sequences::new(bytes);
-  // Whether the current line has text so far, at least (`carry_low`) and at
-  // most (`carry_high`): they differ only after blocks whose sequences were
-  // bounded rather than decided ([`bounded_block`]).
-  let (mut carry_low, mut carry_high) = (false, false);
-  let mut line_start = 0;
-  // Bytes of the current line before `at` (raw bytes: at least its units).
-  let mut run = 0;
+  let mut line = OpenLine::default();
   let mut at = 0;
   // The masks of the block at `at`, when the plain loop below made them.
   let mut next_masks = None;
@@ -220,9 +214,9 @@ fn count_lines_with<const AVX2: bool>(
       coloured = ascii;
       bounded
     } else {
-      if carry_low != carry_high {
+      if line.carry_low != line.carry_high {
         // Deciding this block needs to know the line so far.
-        return (count, line_start);
+        return (count, line.start);
       }
       sequences.settle();
       let escapes = escape_masks_of::<AVX2>(block);
@@ -237,40 +231,38 @@ fn count_lines_with<const AVX2: bool>(
       let text = (masks.printable | chars) & !removed;
       (masks.newline & !removed & below(stop), text, text, stop)
     };
-    let too_long = if newline == 0 {
-      stop == 64 && run + block.len() > max_line_units
-    } else {
-      run + newline.trailing_zeros() as usize > max_line_units
-    };
-    if too_long {
+    if (newline != 0 || stop == 64) && line.runs_past(newline, block.len(), max_line_units) {
       // No newline of this block came before the over-long line's end.
-      let line = match long_line(bytes, line_start, max_line_units) {
-        LongLine::Counted(line, end) => Some((line, end)),
+      let long = match long_line(bytes, line.start, max_line_units) {
+        LongLine::Counted(long, end) => Some((long, end)),
         LongLine::NotPlain if source == Source::Raw => {
-          long_line_with_sequences::<AVX2>(&mut sequences, line_start, max_line_units)
+          long_line_with_sequences::<AVX2>(&mut sequences, line.start, max_line_units)
         }
         LongLine::NotPlain | LongLine::NoEnd => None,
       };
-      match line {
-        Some((line, end)) => {
-          count.add(line);
+      match long {
+        Some((long, end)) => {
+          count.add(long);
           // Sequences this block already decided after `end` are decided
           // again; one left undecided ended before the line's start.
-          (at, line_start, run, sequences.end) = (end, end, 0, end);
+          (at, sequences.end) = (end, end);
           sequences.undecided = None;
-          (carry_low, carry_high) = (false, false);
+          line = OpenLine {
+            start: end,
+            ..OpenLine::default()
+          };
           continue;
         }
-        None => return (count, line_start),
+        None => return (count, line.start),
       }
     }
-    let (sum_high, out_high) = carry_add(newline, text_high, carry_high);
-    let (sum_low, out_low) = if text_low == text_high && carry_low == carry_high {
+    let (sum_high, out_high) = carry_add(newline, text_high, line.carry_high);
+    let (sum_low, out_low) = if text_low == text_high && line.carry_low == line.carry_high {
       (sum_high, out_high)
     } else {
-      carry_add(newline, text_low, carry_low)
+      carry_add(newline, text_low, line.carry_low)
     };
-    (carry_low, carry_high) = (out_low, out_high);
+    (line.carry_low, line.carry_high) = (out_low, out_high);
     count.lines += u64::from(newline.count_ones());
     let sure = sum_low & newline;
     count.non_blank += u64::from(sure.count_ones());
@@ -283,35 +275,24 @@ fn count_lines_with<const AVX2: bool>(
       unsure &= unsure - 1;
       let before = newline & below(bit);
       let start = if before == 0 {
-        line_start
+        line.start
       } else {
         at + 64 - before.leading_zeros() as usize
       };
       count.non_blank += u64::from(sequences.line_has_text(start, at + bit));
     }
-    if newline == 0 {
-      run += block.len();
-    } else {
-      let last = 63 - newline.leading_zeros() as usize;
-      line_start = at + last + 1;
-      run = block.len() - 1 - last;
-    }
+    line.advance(at, newline, block.len());
     if stop < 64 {
-      return (count, line_start);
+      return (count, line.start);
     }
     at += block.len();
-    if masks.not_plain == 0 && carry_low == carry_high {
+    if masks.not_plain == 0 && line.carry_low == line.carry_high {
       // Plain text tends to go on: a loop of its own while it does.
-      let mut carry = carry_low;
+      let mut carry = line.carry_low;
       while at + 64 <= bytes.len() && sequences.end <= at {
         let masks = block_masks_of::<AVX2>(&bytes[at..at + 64]);
         let newline = masks.newline;
-        let too_long = if newline == 0 {
-          run + 64 > max_line_units
-        } else {
-          run + newline.trailing_zeros() as usize > max_line_units
-        };
-        if masks.not_plain != 0 || too_long {
+        if masks.not_plain != 0 || line.runs_past(newline, 64, max_line_units) {
           next_masks = Some(masks);
           break;
         }
@@ -319,24 +300,12 @@ fn count_lines_with<const AVX2: bool>(
         carry = out;
         count.lines += u64::from(newline.count_ones());
         count.non_blank += u64::from((sum & newline).count_ones());
-        if newline == 0 {
-          run += 64;
-        } else {
-          let last = 63 - newline.leading_zeros() as usize;
-          line_start = at + last + 1;
-          run = 63 - last;
-        }
+        line.advance(at, newline, 64);
         at += 64;
       }
-      (carry_low, carry_high) = (carry, carry);
+      (line.carry_low, line.carry_high) = (carry, carry);
     } else if coloured {
       // So do coloured lines.
-      let mut line = OpenLine {
-        start: line_start,
-        run,
-        carry_low,
-        carry_high,
-      };
       next_masks = bounded_run::<AVX2>(
         &mut sequences,
         &mut at,
@@ -344,20 +313,50 @@ fn count_lines_with<const AVX2: bool>(
         &mut count,
         max_line_units,
       );
-      (line_start, run, carry_low, carry_high) =
-        (line.start, line.run, line.carry_low, line.carry_high);
     }
   }
-  (count, line_start)
+  (count, line.start)
 }
 
-/// The line [`count_lines`] is in: where it starts, its bytes so far, and
-/// whether it has text so far, at least and at most.
+/// The line [`count_lines`] is in.
+#[derive(Clone, Copy, Debug, Default)]
 struct OpenLine {
+  /// Where it starts.
   start: usize,
+  /// Its bytes before the block being counted (raw bytes: at least its units).
   run: usize,
+  /// Whether it has text so far, at least (`carry_low`) and at most
+  /// (`carry_high`): they differ only after blocks whose sequences were
+  /// bounded rather than decided ([`bounded_block`]).
   carry_low: bool,
   carry_high: bool,
+}
+
+impl OpenLine {
+  /// True when the line would pass `max_line_units` bytes before the first
+  /// newline of a block of `len` bytes (its whole length when `newline` is 0).
+  #[inline(always)]
+  fn runs_past(&self, newline: u64, len: usize, max_line_units: usize) -> bool {
+    let before = if newline == 0 {
+      len
+    } else {
+      newline.trailing_zeros() as usize
+    };
+    self.run + before > max_line_units
+  }
+
+  /// Moves past the block of `len` bytes at `at`: the line after its last
+  /// newline, if it has one, is the open line.
+  #[inline(always)]
+  fn advance(&mut self, at: usize, newline: u64, len: usize) {
+    if newline == 0 {
+      self.run += len;
+    } else {
+      let last = 63 - newline.leading_zeros() as usize;
+      self.start = at + last + 1;
+      self.run = len - 1 - last;
+    }
+  }
 }
 
 /// After a block [`bounded_block`] took: the blocks that follow while they
@@ -384,16 +383,11 @@ fn bounded_run<const AVX2: bool>(
       let next_is_close =
         class.close_bracket >> 1 | u64::from(bytes.get(*at + 64) == Some(&b']')) << 63;
       let newline = masks.newline;
-      let too_long = if newline == 0 {
-        line.run + 64 > max_line_units
-      } else {
-        line.run + newline.trailing_zeros() as usize > max_line_units
-      };
       // ASCII with an ESC, none of them an OSC's.
       let usual = masks.not_plain != 0
         && masks.not_plain & !class.escape == 0
         && class.escape & next_is_close == 0;
-      if !usual || too_long {
+      if !usual || line.runs_past(newline, 64, max_line_units) {
         return Some(masks);
       }
       let (sum_high, out_high) = carry_add(newline, masks.printable, line.carry_high);
@@ -405,15 +399,9 @@ fn bounded_run<const AVX2: bool>(
       (line.carry_low, line.carry_high) = (out_low, out_high);
       count.lines += u64::from(newline.count_ones());
       count.non_blank += u64::from(sure.count_ones());
-      let last = 63 - class.not_csi.leading_zeros() as usize;
-      sequences.undecided = (class.escape >> last & 1 == 1).then_some(*at + last);
-      if newline == 0 {
-        line.run += 64;
-      } else {
-        let last = 63 - newline.leading_zeros() as usize;
-        line.start = *at + last + 1;
-        line.run = 63 - last;
-      }
+      // The block holds an ESC, so a byte no CSI sequence holds.
+      sequences.leave_undecided(*at, class.escape, class.not_csi);
+      line.advance(*at, newline, 64);
       *at += 64;
     }
   }
@@ -471,8 +459,7 @@ fn bounded_block<const AVX2: bool>(
     // and one left from before ends in it unless the block has no such byte.
     let not_csi = class.not_csi & !carried & below(stop);
     if not_csi != 0 {
-      let last = 63 - not_csi.leading_zeros() as usize;
-      sequences.undecided = (class.escape >> last & 1 == 1).then_some(at + last);
+      sequences.leave_undecided(at, class.escape, not_csi);
     }
     let chars = chars & !carried;
     let printable = masks.printable & !carried;
@@ -607,6 +594,18 @@ impl<'a> Sequences<'a> {
 }
 
 impl Sequences<'_> {
+  /// After a bounded block at `at` with ESCs at `escapes` and bytes no CSI
+  /// sequence holds at `not_csi` (ESC among them; not empty, so a sequence
+  /// left from before ends in the block): its last sequence is left undecided
+  /// when nothing but CSI bytes follows its ESC in the block.
+  #[cfg(target_arch = "x86_64")]
+  #[inline(always)]
+  fn leave_undecided(&mut self, at: usize, escapes: u64, not_csi: u64) {
+    debug_assert!(not_csi != 0);
+    let last = 63 - not_csi.leading_zeros() as usize;
+    self.undecided = (escapes >> last & 1 == 1).then_some(at + last);
+  }
+
   /// Decides the sequence [`bounded_block`] left undecided, so that
   /// [`end`](Self::end) says where it ends. A verdict that needs bytes past the
   /// end leaves `end` as it is: such a sequence holds no newline and runs to
