@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -252,27 +252,52 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   handle.set_named_property("done", done)?;
   // Aborting our controller cancels the run once there is one (an abort
   // before that, from a register callback, is checked right after the start).
-  let run_slot: Rc<RefCell<Option<Arc<ShellRun>>>> = Rc::default();
-  on_abort(&env, &controller_signal, {
+  // The listener lives as long as the controller (it is not removed), so it
+  // holds the run weakly and we keep no reference to it: the run, its
+  // threadsafe function and the listener are freed once the shell settled
+  // and the entry left the registry.
+  let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
+  let controller_listener = on_abort(&env, &controller_signal, {
     let run_slot = Rc::clone(&run_slot);
     move |_env| {
-      if let Some(run) = run_slot.borrow().as_ref() {
+      if let Some(run) = run_slot.borrow().upgrade() {
         run.cancel();
       }
     }
   })?;
+  release(&env, controller_listener);
   let keep_alive = KeepAlive::start(&env)?;
-  let caller_signal = (|| -> Result<Option<(Persistent, Persistent)>> {
+  let caller_signal = (|| -> Result<Option<CallerSignal>> {
     handle.set_named_property("unref", keep_alive.method(&env, "unref")?)?;
     handle.set_named_property("ref", keep_alive.method(&env, "ref")?)?;
     let Some(signal) = signal else {
       return Ok(None);
     };
+    // The listener reaches our controller through a slot the settle empties,
+    // so nothing it captured outlives the shell.
+    let controller_slot = Rc::new(RefCell::new(Some(controller.create_ref::<false>()?)));
     let listener = on_abort(&env, &signal, {
-      let controller = controller.create_ref::<false>()?;
-      move |env| js::call_method_guarded(env, &controller, "abort")
-    })?;
-    Ok(Some((signal.create_ref::<false>()?, listener)))
+      let controller_slot = Rc::clone(&controller_slot);
+      move |env| {
+        if let Some(controller) = controller_slot.borrow().as_ref() {
+          js::call_method_guarded(env, controller, "abort");
+        }
+      }
+    });
+    let listener = match listener {
+      Ok(listener) => listener,
+      Err(error) => {
+        if let Some(controller) = controller_slot.borrow_mut().take() {
+          release(&env, controller);
+        }
+        return Err(error);
+      }
+    };
+    Ok(Some(CallerSignal {
+      signal: signal.create_ref::<false>()?,
+      listener,
+      controller: controller_slot,
+    }))
   })();
   let caller_signal = match caller_signal {
     Ok(caller_signal) => caller_signal,
@@ -306,11 +331,14 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   // From here on a failure kills the child and leaves nothing registered.
   type Started =
     std::result::Result<(OutputWriter, process::SpawnedProcess), (TaskEnd, std::io::Error)>;
-  let abandon = |env: &Env, started: &Started| {
+  let abandon = |env: &Env, started: &Started, caller_signal: Option<CallerSignal>| {
     if let Ok((_, spawned)) = started {
       process::kill_now(&spawned.group);
     }
     keep_alive.stop(env);
+    if let Some(caller) = caller_signal {
+      caller.release(env);
+    }
   };
   let with_pid = (|| -> Result<()> {
     registration.set_named_property("startTime", now)?;
@@ -318,7 +346,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     js::set_opt(&mut handle, "pid", pid)
   })();
   if let Err(error) = with_pid {
-    abandon(&env, &started);
+    abandon(&env, &started, caller_signal);
     return Err(error);
   }
   let reg = ShellRegistration {
@@ -331,7 +359,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     todo_work_chain_id: None,
   };
   if let Err(error) = inner.register(&env, &registration, reg, Some(controller_ref)) {
-    abandon(&env, &started);
+    abandon(&env, &started, caller_signal);
     return Err(error);
   }
 
@@ -391,7 +419,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
       });
       match run {
         Ok(run) => {
-          *run_slot.borrow_mut() = Some(Arc::clone(&run));
+          *run_slot.borrow_mut() = Arc::downgrade(&run);
           inner.attach_process(&shell_id, Arc::clone(&run));
           if let Some(settle) = settle.borrow_mut().as_mut() {
             settle.process = Some(Arc::clone(&run));
@@ -462,6 +490,25 @@ fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
   unsafe { controller.cast() }
 }
 
+/// The caller's `signal`, our listener on it, and the controller the listener
+/// aborts: all released when the shell settles.
+struct CallerSignal {
+  signal: Persistent,
+  listener: Persistent,
+  controller: Rc<RefCell<Option<Persistent>>>,
+}
+
+impl CallerSignal {
+  fn release(self, env: &Env) {
+    remove_abort_listener(env, &self.signal, &self.listener);
+    release(env, self.signal);
+    release(env, self.listener);
+    if let Some(controller) = self.controller.borrow_mut().take() {
+      release(env, controller);
+    }
+  }
+}
+
 /// What the JavaScript thread needs when the shell settles.
 struct Settle {
   inner: Rc<ShellInner>,
@@ -472,7 +519,7 @@ struct Settle {
   resolve: Persistent,
   keep_alive: KeepAlive,
   /// The caller's signal and our listener on it, removed at settle.
-  signal: Option<(Persistent, Persistent)>,
+  signal: Option<CallerSignal>,
   /// The running process, unlinked from the registry at settle.
   process: Option<Arc<ShellRun>>,
 }
@@ -524,10 +571,8 @@ impl Settle {
       }
       self.inner.detach_process(&self.shell_id, &process);
     }
-    if let Some((signal, listener)) = self.signal.take() {
-      remove_abort_listener(env, &signal, &listener);
-      release(env, signal);
-      release(env, listener);
+    if let Some(caller) = self.signal.take() {
+      caller.release(env);
     }
     match self.result(env, outcome, settled) {
       Ok(result) => {
