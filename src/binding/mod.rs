@@ -5,6 +5,7 @@
 // would be reported as unused.
 #![cfg_attr(not(any(unix, windows)), allow(dead_code))]
 
+mod anchor;
 mod args;
 pub mod guards;
 pub mod js;

@@ -7,7 +7,7 @@
 //! thread queued earlier. Native threads wake the JavaScript thread through a
 //! weak threadsafe function, which never keeps Node alive.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, Weak};
@@ -16,6 +16,7 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
+use super::anchor::Anchor;
 use super::args;
 use super::js::{
   self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback,
@@ -64,6 +65,20 @@ pub(crate) struct JsSide {
   entries: RefCell<HashMap<String, JsEntry>>,
   callbacks: RefCell<Callbacks>,
   waits: JsWaits,
+  /// Keeps the registry's object reachable while it has work (set once, by the constructor).
+  anchor: OnceCell<Anchor>,
+}
+
+impl JsSide {
+  /// Holds the registry's object while a task runs (fed or native), a wait
+  /// is pending or a notification is queued; lets it go once all settled.
+  pub(crate) fn hold_while_busy(&self, env: &Env, hub: &MonitorHub) {
+    let Some(anchor) = self.anchor.get() else {
+      return;
+    };
+    let busy = self.waits.has_pending() || hub.has_pending() || hub.registry().running_count() > 0;
+    anchor.hold(env, busy);
+  }
 }
 
 /// Carries out hub effects on the JavaScript thread.
@@ -232,6 +247,14 @@ impl<'a> HostWithHub<'a> {
   }
 }
 
+/// Every delivery runs through a host: once it is done, whether the registry
+/// still has work decides whether it keeps itself reachable.
+impl Drop for HostWithHub<'_> {
+  fn drop(&mut self) {
+    self.host.js.hold_while_busy(self.host.env, self.hub);
+  }
+}
+
 /// Arms (or re-arms) a fed entry's idle timer with JavaScript's own
 /// `setTimeout`, looked up on the global object each time, so test suites
 /// that install fake timers (`vi.useFakeTimers()`) drive it as they drove the
@@ -269,7 +292,9 @@ fn arm_idle_timer(
   if timer.get_type()? == ValueType::Object {
     let object: Object = unsafe { timer.cast() }?;
     if object.get_named_property::<Unknown>("unref")?.get_type()? == ValueType::Function {
-      call_method_guarded(env, &object.create_ref::<false>()?, "unref");
+      let object = object.create_ref::<false>()?;
+      call_method_guarded(env, &object, "unref");
+      release(env, object);
     }
   }
   let timer = js::persist(&timer)?;
@@ -609,6 +634,7 @@ impl MonitorRegistry {
     }
     let hub = Arc::new(MonitorHub::new(config));
     let js_side = Rc::new(JsSide::default());
+    let _ = js_side.anchor.set(Anchor::new(&env, &this)?);
     Self::install_waker(&env, &hub, &js_side)?;
     MonitorHub::spawn_idle_watcher(&hub, RealClock)
       .map_err(|e| Error::from_reason(format!("could not start the idle watcher: {e}")))?;
@@ -720,6 +746,7 @@ impl MonitorRegistry {
         self.js.waits.resolve(&env, wait, &outcome);
       }
     }
+    self.js.hold_while_busy(&env, &self.hub);
     Ok(args::out(&env, &promise))
   }
 

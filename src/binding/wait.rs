@@ -84,6 +84,10 @@ pub(crate) struct JsWaits {
 }
 
 impl JsWaits {
+  pub(crate) fn has_pending(&self) -> bool {
+    !self.pending.borrow().is_empty()
+  }
+
   pub(crate) fn next_id(&self) -> u64 {
     let id = self.next_id.get() + 1;
     self.next_id.set(id);
