@@ -493,6 +493,17 @@ impl<'a> Detector<'a> {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::core::guards::test_support::{expect_eq, input_str, run_table};
+
+  #[test]
+  fn detect_command_substitution_vectors() {
+    run_table("detectCommandSubstitution", |case| {
+      let want = case["expected"]
+        .as_bool()
+        .ok_or("expected is not a bool")?;
+      expect_eq(detect_command_substitution(input_str(case)?), want)
+    });
+  }
 
   #[test]
   fn follows_bash_quoting() {
