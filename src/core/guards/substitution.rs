@@ -498,9 +498,7 @@ mod tests {
   #[test]
   fn detect_command_substitution_vectors() {
     run_table("detectCommandSubstitution", |case| {
-      let want = case["expected"]
-        .as_bool()
-        .ok_or("expected is not a bool")?;
+      let want = case["expected"].as_bool().ok_or("expected is not a bool")?;
       expect_eq(detect_command_substitution(input_str(case)?), want)
     });
   }
