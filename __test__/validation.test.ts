@@ -315,6 +315,18 @@ describe('validateMonitorParams: wrong types throw, a NUL directory is refused',
     }
     expect(validateMonitorParams({ command: 'tail -f log', directory: '/srv/project-a/sub' }, ctx)).toBeNull()
   })
+
+  it('a falsy directory is no directory, as in the TypeScript tool (`if (params.directory)`)', () => {
+    for (const directory of ['', null, false, 0, -0, Number.NaN]) {
+      expect(validateMonitorParams({ command: 'tail -f log', directory } as never, ctx), String(directory)).toBeNull()
+    }
+    // Any other non-string is still a directory that is not an absolute path (never a throw).
+    for (const directory of [1, true, {}, ['/srv/project-a']]) {
+      expect(validateMonitorParams({ command: 'tail -f log', directory } as never, ctx), String(directory)).toBe(
+        'Directory must be an absolute path.',
+      )
+    }
+  })
 })
 
 describe('classes called without new', () => {

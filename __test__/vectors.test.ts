@@ -15,6 +15,7 @@ const direct: Record<string, StringFn> = {
   trimTrailingShellComment: ts.trimTrailingShellComment,
   hasTopLevelTrailingBackgroundOperator: ts.hasTopLevelTrailingBackgroundOperator,
   stripShellWrapper: ts.stripShellWrapper,
+  detectCommandSubstitution: ts.detectCommandSubstitution,
   normalizeMonitorCommand: ts.normalizeMonitorCommand,
   sanitizeMonitorLine: ts.sanitizeMonitorLine,
   escapeXml: ts.escapeXml,

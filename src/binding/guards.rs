@@ -123,6 +123,25 @@ fn string_param(value: &Unknown) -> Result<core::StringParam> {
   })
 }
 
+/// `directory` as the TypeScript monitor tool reads it (`if (params.directory)`): a falsy value
+/// (`''`, `null`, `false`, `0`, `NaN`) means no directory. A truthy non-string stays a wrong
+/// type (the TypeScript tool threw on it; we answer with the absolute-path message).
+fn directory_param(value: &Unknown) -> Result<core::StringParam> {
+  Ok(match value.get_type()? {
+    ValueType::Undefined | ValueType::Null => core::StringParam::Absent,
+    ValueType::Boolean if !unsafe { value.cast::<bool>() }? => core::StringParam::Absent,
+    ValueType::Number => {
+      let number = unsafe { value.cast::<f64>() }?;
+      if number == 0.0 || number.is_nan() {
+        core::StringParam::Absent
+      } else {
+        core::StringParam::NotString
+      }
+    }
+    _ => string_param(value)?,
+  })
+}
+
 fn number_param(value: &Unknown) -> Result<core::NumberParam> {
   Ok(match value.get_type()? {
     ValueType::Undefined => core::NumberParam::Absent,
@@ -199,7 +218,7 @@ pub fn validate_monitor_params(env: Env, params: Unknown, ctx: Unknown) -> Resul
     command: string_param(&args::field(&params, "command")?)?,
     max_events: number_param(&args::field(&params, "max_events")?)?,
     idle_timeout_ms: number_param(&args::field(&params, "idle_timeout_ms")?)?,
-    directory: string_param(&args::field(&params, "directory")?)?,
+    directory: directory_param(&args::field(&params, "directory")?)?,
   };
   let ctx = core::ValidationContext {
     workspace_dirs,

@@ -48,6 +48,16 @@ fn short_inputs() -> Vec<String> {
     "a\0&\0",
     "😀&😀",
     "😀 # 😀\n😀 &",
+    "<<",
+    "<<-'",
+    "<<$'a\\",
+    "<<\"a\\\n",
+    "${a[",
+    "${!",
+    "${a@",
+    "$\\\n",
+    "cat <<a\n",
+    "cat <<a\n${b[]@P}\na\n",
   ]
   .iter()
   .map(ToString::to_string)
@@ -118,6 +128,47 @@ fn every_guard_is_linear_on_one_mib_inputs() {
   for input in huge_inputs() {
     let started = Instant::now();
     exercise(&input);
+    let elapsed = started.elapsed();
+    assert!(
+      elapsed < budget,
+      "{elapsed:?} on {:?}…",
+      input.chars().take(12).collect::<String>()
+    );
+  }
+}
+
+/// The substitution detector alone on input shaped against its lookaheads: continuations,
+/// `${…@P}` and subscripts, heredoc operators and bodies.
+#[test]
+fn substitution_detector_is_linear_on_one_mib_inputs() {
+  let budget = Duration::from_secs(20);
+  let runs = [
+    "\\\n",
+    "$\\\n",
+    "${",
+    "${a[",
+    "${!a[\\\n",
+    "${a@P",
+    "<<a ",
+    "<<",
+    "<<<",
+    "<<'a'\n",
+    "<<a\n\\\n",
+    "#\\\n",
+    "\n",
+    "$'\\\n",
+  ];
+  let mut inputs: Vec<String> = runs.iter().map(|r| r.repeat(MIB / r.len())).collect();
+  inputs.push(format!("{}]@P}}", "${a[".repeat(MIB / 4)));
+  inputs.push(format!("cat <<a\n{}a\n", "${a[x]@\\\n".repeat(MIB / 10)));
+  inputs.push(format!(
+    "{}\n{}",
+    "<<a ".repeat(MIB / 8),
+    "b\n".repeat(MIB / 4)
+  ));
+  for input in inputs {
+    let started = Instant::now();
+    let _ = detect_command_substitution(&input);
     let elapsed = started.elapsed();
     assert!(
       elapsed < budget,

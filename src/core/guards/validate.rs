@@ -131,10 +131,13 @@ fn is_absolute(dir: &str) -> bool {
 }
 
 /// Check 5: an explicit directory must be free of NUL bytes (ours), absolute, outside every
-/// user-skills directory and inside a workspace directory (containment rule of §2.11).
+/// user-skills directory and inside a workspace directory (containment rule of §2.11). An empty
+/// string is no directory, as in the TypeScript tool's `if (params.directory)`
+/// (docs/upstream-rules.md).
 fn check_directory(directory: &StringParam, ctx: &ValidationContext) -> Option<String> {
   let dir = match directory {
     StringParam::Absent => return None,
+    StringParam::Value(dir) if dir.is_empty() => return None,
     StringParam::NotString => return Some(DIRECTORY_NOT_ABSOLUTE.to_owned()),
     StringParam::Value(dir) => dir,
   };
@@ -347,9 +350,10 @@ mod tests {
       validate_monitor_params(&with_dir(StringParam::NotString), &workspace),
       not_absolute
     );
+    // An empty directory is no directory (the TypeScript tool's `if (params.directory)`).
     assert_eq!(
       validate_monitor_params(&with_dir(StringParam::Value(String::new())), &workspace),
-      not_absolute
+      None
     );
     assert_eq!(
       validate_monitor_params(
@@ -378,6 +382,24 @@ mod tests {
         &skills_inside_workspace
       ),
       None
+    );
+  }
+
+  #[test]
+  fn an_empty_directory_is_no_directory() {
+    // The TypeScript tool checks `if (params.directory)`: '' means "not given".
+    let p = MonitorParams {
+      directory: StringParam::Value(String::new()),
+      ..params("tail -f log")
+    };
+    assert_eq!(validate_monitor_params(&p, &ctx(&["/srv/project-a"])), None);
+    let p = MonitorParams {
+      directory: StringParam::Value(String::new()),
+      ..params("tail -f $(x)")
+    };
+    assert_eq!(
+      validate_monitor_params(&p, &ctx(&[])),
+      Some(COMMAND_SUBSTITUTION.to_owned())
     );
   }
 

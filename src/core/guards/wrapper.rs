@@ -4,7 +4,7 @@
 use super::token::{
   is_env_assignment, normalized_token, strip_symmetric_quotes, take_leading_token,
 };
-use super::whitespace::{trim, trim_start};
+use super::whitespace::trim_start;
 
 /// The families of known wrapper shells; they differ in their command marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,12 +154,38 @@ pub(super) fn parse_wrapper(trimmed: &str) -> Option<Wrapper<'_>> {
   })
 }
 
+/// Trim what bash's lexer discards at a command's edges: spaces, tabs and newlines, and a CR
+/// only as the first half of a CRLF pair. A lone CR, VT, FF, NBSP and every other character
+/// JavaScript's `trim()` removes are ordinary word characters to bash, so they stay
+/// (docs/upstream-rules.md).
+pub(super) fn trim_bash_edges(command: &str) -> &str {
+  let bytes = command.as_bytes();
+  let mut start = 0;
+  let mut end = bytes.len();
+  while start < end {
+    match bytes[start] {
+      b' ' | b'\t' | b'\n' => start += 1,
+      b'\r' if bytes.get(start + 1) == Some(&b'\n') => start += 1,
+      _ => break,
+    }
+  }
+  while end > start {
+    match bytes[end - 1] {
+      b' ' | b'\t' | b'\n' => end -= 1,
+      b'\r' if bytes.get(end) == Some(&b'\n') => end -= 1,
+      _ => break,
+    }
+  }
+  &command[start..end]
+}
+
 /// `stripShellWrapper(command)` (CONTRACT.md §2.16, vectors §3.5): the inner script of a known
-/// shell wrapper, or the trimmed command when there is none. The env prefix and any argv suffix
-/// are dropped; an unquoted cmd or PowerShell script is the whole rest of the line.
+/// shell wrapper, or the command trimmed of bash's edge separators when there is none (see
+/// [`trim_bash_edges`]). The env prefix and any argv suffix are dropped; an unquoted cmd or
+/// PowerShell script is the whole rest of the line.
 #[must_use]
 pub fn strip_shell_wrapper(command: &str) -> String {
-  let trimmed = trim(command);
+  let trimmed = trim_bash_edges(command);
   let Some(wrapper) = parse_wrapper(trimmed) else {
     return trimmed.to_owned();
   };
@@ -234,6 +260,28 @@ mod tests {
         "powershell /NoProfile /Command Get-Date",
       ),
       ("cmd /d /c dir", "dir"),
+    ];
+    for (input, want) in cases {
+      assert_eq!(strip_shell_wrapper(input), want, "{input:?}");
+    }
+  }
+
+  #[test]
+  fn trims_only_what_bash_discards_at_the_edges() {
+    let cases = [
+      ("echo x\r\n", "echo x"),
+      ("\r\n\t echo x \n", "echo x"),
+      ("\u{b}echo x", "\u{b}echo x"),
+      ("echo x \u{c}", "echo x \u{c}"),
+      ("echo x >\u{a0}", "echo x >\u{a0}"),
+      ("echo x\r", "echo x\r"),
+      ("\recho x", "\recho x"),
+      ("\r\r\necho x", "\r\r\necho x"),
+      ("echo x\r\n\r", "echo x\r\n\r"),
+      ("\u{feff}ls\u{3000}", "\u{feff}ls\u{3000}"),
+      ("\u{b}bash -c 'x'", "x"),
+      (" \tbash -c 'x'\r\n", "x"),
+      ("\n", ""),
     ];
     for (input, want) in cases {
       assert_eq!(strip_shell_wrapper(input), want, "{input:?}");
