@@ -378,9 +378,9 @@ fn important_lines_are_held_and_leave_together_at_the_refill() {
 }
 
 /// With `batchMs`, an important line that meets a dropped window is held; the
-/// refill's token opens a window that starts with it and takes the lines that
-/// come until it closes; its notification carries the digest of what was
-/// dropped before.
+/// refill's token delivers a window that starts with it (dated from when it was
+/// held) and takes the lines that come until it closes; its notification
+/// carries the digest of what was dropped before.
 #[test]
 fn held_lines_open_a_window_at_the_refill() {
   let (hub, clock) = setup();
@@ -393,18 +393,19 @@ fn held_lines_open_a_window_at_the_refill() {
   );
   native.read(&mut host, &lines(1..=100, "INFO "));
   assert_eq!(events(&host).len(), 5);
+  clock.advance(900);
   let out = native.read(
     &mut host,
     "INFO 101\nINFO 102\nERROR request 7 failed\nINFO 103\n",
   );
   assert_eq!(out.timer, Some(1000), "the refill, for the held line");
-  clock.advance(1000);
-  // The window opens at the refill and is due at 1200.
-  assert_eq!(native.timer(&mut host).timer, Some(1200));
+  clock.advance(100);
+  // The window is delivered at the refill; held at 900, it is due at 1100.
+  assert_eq!(native.timer(&mut host).timer, Some(1100));
   assert_eq!(events(&host).len(), 5);
   clock.advance(50);
   native.read(&mut host, "INFO 104\n");
-  clock.advance(150);
+  clock.advance(50);
   native.timer(&mut host);
   let events = events(&host);
   assert_eq!(events.len(), 6);

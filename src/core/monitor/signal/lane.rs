@@ -15,8 +15,12 @@
 //!   *held* instead, up to `maxBatchLines` lines (one past that is dropped). There is no second
 //!   bucket: the bucket's next token is spent at the moment it refills ([`SignalLane::deadline`]
 //!   names it; [`SignalLane::poll`] then, or any later call, spends it) on the held lines.
-//!   Without `batchMs` they leave together as one [`Out::Batch`]; with it the token opens a
-//!   delivered window, at the refill moment, that starts with them (and closes as any window).
+//!   Without `batchMs` they leave together as one [`Out::Batch`]; with it the token delivers a
+//!   window that starts with them and that the lines after them join until it closes, as any
+//!   window. That window is dated from the first held line (the line that would have opened a
+//!   window, had there been a token), so a held line waits for the refill or for `batchMs`,
+//!   whichever is later, never for both: it leaves at once at the refill when `batchMs` has
+//!   passed since it was held.
 //!   Held lines count as accepted (`maxEvents`), keep their order (no line can be accepted while
 //!   some are held: the next token is theirs) and leave at [`SignalLane::flush_all`] at the
 //!   latest, before a settled or terminal notification.
@@ -134,6 +138,9 @@ pub struct SignalLane {
   /// Important lines that found no token, in order; never more than `maxBatchLines`. While
   /// any are held, no delivered window is open and the bucket is empty.
   held: Vec<String>,
+  /// When the first of [`Self::held`] was held: the window they open with `batchMs` is dated
+  /// from then.
+  held_since_ms: i64,
   digest: Option<DropDigest>,
   /// `important`, for runs of plain lines ([`Self::count_plain`]).
   plain_important: Option<PlainImportant>,
@@ -155,6 +162,7 @@ impl SignalLane {
       main: throttle.map(|c| TokenBucket::new(c, start_ms)),
       window: None,
       held: Vec::new(),
+      held_since_ms: start_ms,
       digest: config.digest.then(DropDigest::new),
       plain_important: config
         .important
@@ -198,7 +206,7 @@ impl SignalLane {
           digest,
         });
       } else if self.is_important(&mut line) {
-        self.hold(line);
+        self.hold(line, now_ms);
       } else {
         self.drop_line(&line);
       }
@@ -210,7 +218,7 @@ impl SignalLane {
     };
     if !delivered && self.is_important(&mut line) {
       // Held: no window opened or joined.
-      self.hold(line);
+      self.hold(line, now_ms);
       return;
     }
     let max_lines = self.config.max_batch_lines;
@@ -419,8 +427,12 @@ impl SignalLane {
     }
   }
 
-  /// An important line without a token: held, or, with `maxBatchLines` held already, dropped.
-  fn hold(&mut self, line: LineText<'_>) {
+  /// An important line without a token at `now_ms`: held, or, with `maxBatchLines` held
+  /// already, dropped.
+  fn hold(&mut self, line: LineText<'_>, now_ms: i64) {
+    if self.held.is_empty() {
+      self.held_since_ms = now_ms;
+    }
     if self.held.len() < self.config.max_batch_lines as usize {
       self.held.push(line.into_text());
       self.events_left -= 1;
@@ -430,7 +442,8 @@ impl SignalLane {
   }
 
   /// Held lines leave if the bucket refilled by `now_ms`: the token is taken at the refill
-  /// moment, and with `batchMs` the window they open is dated then. True when they left.
+  /// moment, and with `batchMs` the window it delivers is dated from the first held line (at
+  /// most the refill moment; the caller closes it when due). True when they left.
   fn release(&mut self, now_ms: i64, out: &mut impl FnMut(Out)) -> bool {
     if self.held.is_empty() {
       return false;
@@ -454,7 +467,7 @@ impl SignalLane {
     }
     let count = lines.len() as u32;
     self.window = Some(Window {
-      opened_ms: at,
+      opened_ms: self.held_since_ms.min(at),
       delivered: true,
       count,
       lines,

@@ -480,35 +480,50 @@ fn flushing_a_dropped_window_sends_nothing() {
   assert_eq!(run.dropped, 2);
 }
 
-/// §6.7 with batchMs: an important line that meets a dropped window is held; at the refill
-/// the token opens a window dated then, holding the held lines first and the lines that come
-/// until it closes.
+/// §6.7 with batchMs: an important line that meets a dropped window is held; the refill's
+/// token delivers a window that starts with the held lines, dated from the first of them, and
+/// takes the lines that come until it closes.
 #[test]
 fn held_lines_open_a_window_at_the_refill() {
   let mut run = Run::new(config(Some(500), 20, Some("ERR"), false), burst(1));
   run.offer("a", 0);
   run.flush_all();
   run.sent();
-  run.offer("b", 1);
-  run.offer("c", 2);
+  run.offer("b", 801);
+  run.offer("c", 802);
   assert_eq!(run.dropped, 2);
-  run.offer("ERR x", 3);
-  run.offer("stack 1", 4); // joins the dropped window
-  run.offer("ERR y", 5);
+  run.offer("ERR x", 803);
+  run.offer("stack 1", 804); // joins the dropped window
+  run.offer("ERR y", 805);
   assert_eq!(run.lane.held(), 2);
   assert_eq!(run.dropped, 3);
   assert_eq!(run.lane.deadline(), Some(1000));
-  // The timer at the refill opens the window: due 500 ms later.
+  // The timer at the refill delivers the window, due 500 ms after ERR x was held.
   run.poll(1000);
   assert!(run.outs.is_empty());
-  assert_eq!(run.lane.deadline(), Some(1500));
+  assert_eq!(run.lane.deadline(), Some(1303));
   run.offer("after 1", 1200);
   run.offer("ERR z", 1300); // joins the delivered window: no token spent
-  run.poll(1499);
+  run.poll(1302);
   assert!(run.outs.is_empty());
-  run.poll(1500);
+  run.poll(1303);
   assert_eq!(run.sent(), [lines(&["ERR x", "ERR y", "after 1", "ERR z"])]);
   assert_eq!(run.dropped, 3);
+}
+
+/// With batchMs, a line held `batchMs` or more before the refill leaves at the refill, at once:
+/// it waits for the token or for the window, whichever is later, never for both.
+#[test]
+fn a_held_line_waits_for_the_refill_or_the_window_not_both() {
+  let mut run = Run::new(config(Some(200), 20, Some("ERR"), false), burst(1));
+  run.offer("a", 0);
+  run.poll(200);
+  run.sent();
+  run.offer("ERR held", 300);
+  run.offer("ERR too", 900);
+  run.poll(1000);
+  assert_eq!(run.sent(), [lines(&["ERR held", "ERR too"])]);
+  assert_eq!(run.lane.deadline(), None);
 }
 
 /// With batchMs, a missed timer: the window the held lines open is dated at the refill, so a
@@ -662,15 +677,13 @@ fn digest_batched_reports_dropped_windows_in_the_next_batch() {
   run.offer_all(&["x \x01<result>", "y", "z"], 300); // a dropped window
   run.offer("ERR", 400); // held
   run.offer("after", 401); // joins the dropped window
-                           // The held line's window opens at the refill (1000) and closes at 1200; nothing was
-                           // dropped while it was open: the digest is the four.
+                           // Held at 400, the line's window is due at 600: it leaves at the refill (1000), with the
+                           // digest of the four dropped before.
   run.poll(1000);
-  run.offer("in it", 1100);
-  run.poll(1200);
   assert_eq!(
     run.outs,
     [Out::Batch {
-      lines: lines(&["ERR", "in it"]),
+      lines: lines(&["ERR"]),
       digest: Some(DigestNote {
         count: 4,
         first: "x <\u{200B}result>".into(),
