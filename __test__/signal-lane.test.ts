@@ -1,6 +1,7 @@
 // Signal per token (API.md §6.7) through the built addon with real processes:
-// batch windows (by time, by maxBatchLines, at stop), the importance lane, digests
-// of dropped lines, the option checks, and the chatty server of issue 14.
+// batch windows (by time, by maxBatchLines, at stop), important lines held for the
+// next token, digests of dropped lines, the option checks, and the chatty server of
+// issue 14.
 // No timing thresholds: a window "by time" is one that left while its process
 // still runs; counts that depend on the throttle's refills are bounded, not fixed.
 import { existsSync, mkdtempSync } from 'node:fs'
@@ -147,29 +148,48 @@ describe('batch windows', () => {
 })
 
 describe('importance lane', () => {
-  it('important lines pass an empty main bucket, up to the importance bucket (burst 10)', async () => {
-    const { start, events, done, registry } = setup({ throttle: { burst: 1, refillMs: 600_000 } })
-    const lines = ['INFO first', 'INFO dropped', ...range(1, 15, 'ERROR request failed ')]
+  it('important lines that find the bucket empty are held and leave together at the refill, with no further output', async () => {
+    const { start, events, of } = setup({ throttle: { burst: 1, refillMs: 1000 } })
+    // One write: the first line takes the token, the rest find the bucket empty.
+    const lines = ['INFO first', 'INFO dropped', ...range(1, 25, 'ERROR request failed ')]
     const entry = start({ command: `${print(lines)}; ${HOLD}`, important: 'ERROR' })
-    await waitFor(() => entry.linesSeen === lines.length, 10_000, 'all lines read')
-    registry.cancel(entry.id)
-    await done(entry)
-    expect(events(entry).map(resultOf)).toEqual(['INFO first', ...range(1, 10, 'ERROR request failed ')])
-    expect(events(entry).every((n) => n.meta.lines === undefined)).toBe(true)
-    expect(entry).toMatchObject({ eventCount: 11, droppedLines: 6 })
+    await waitFor(() => events(entry).length === 2, 10_000, 'the held lines')
+    expect(entry.status).toBe('running')
+    const [first, held] = events(entry)
+    expect(resultOf(first)).toBe('INFO first')
+    // At most maxBatchLines (20) are held; the 5 after them are dropped like any line.
+    expect(held.meta.lines).toEqual(range(1, 20, 'ERROR request failed '))
+    expect(summaryOf(held)).toBe('Monitor "app" emitted events #2–21.')
+    expect(held.meta).toMatchObject({ type: 'event', eventCount: 21 })
+    expect(entry).toMatchObject({ eventCount: 21, droppedLines: 6 })
+    expect(of(entry)).toHaveLength(2)
   })
 
-  it('with batchMs an important line opens a delivered window of its own when the open one is dropped', async () => {
-    const { start, events, done, registry } = setup({ throttle: { burst: 1, refillMs: 600_000 } })
+  it('with batchMs the refill delivers a window that starts with the held lines, with no further output', async () => {
+    const { start, events, of } = setup({ throttle: { burst: 1, refillMs: 1000 } })
     const lines = [...range(1, 25, 'INFO '), 'ERROR boom', 'INFO after']
-    const entry = start({ command: `${print(lines)}; ${HOLD}`, batchMs: 10_000, maxBatchLines: 10, important: 'ERROR' })
-    await waitFor(() => events(entry).length === 1 && entry.linesSeen === lines.length, 10_000, 'the first window')
-    registry.cancel(entry.id)
+    const entry = start({ command: `${print(lines)}; ${HOLD}`, batchMs: 200, maxBatchLines: 10, important: 'ERROR' })
+    await waitFor(() => events(entry).length === 2, 10_000, 'the held line')
+    expect(entry.status).toBe('running')
+    // Window 1 took the only token; 11–20, 21–25 and `INFO after` met dropped windows;
+    // `ERROR boom` was held and left in the window the next token paid for (dated from
+    // when it was held, so already due at the refill).
+    expect(events(entry).map((n) => n.meta.lines)).toEqual([range(1, 10, 'INFO '), ['ERROR boom']])
+    expect(entry).toMatchObject({ eventCount: 11, droppedLines: 16 })
+    expect(of(entry)).toHaveLength(2)
+  })
+
+  it('held lines leave before the terminal notification, in their order, whatever the bucket', async () => {
+    const { start, of, done } = setup({ throttle: { burst: 1, refillMs: 600_000 } })
+    const entry = start({ command: print(['INFO first', 'ERROR a', 'INFO x', 'ERROR b']), important: 'ERROR', digest: true })
     await done(entry)
-    // Window 1 took the only token; 11–20 and 21–25 joined dropped windows; the
-    // ERROR line opened its own (importance token), which INFO after joined.
-    expect(events(entry).map((n) => n.meta.lines)).toEqual([range(1, 10, 'INFO '), ['ERROR boom', 'INFO after']])
-    expect(entry).toMatchObject({ eventCount: 12, droppedLines: 15 })
+    expect(of(entry).map((n) => n.meta.type)).toEqual(['event', 'event', 'terminal'])
+    const held = of(entry)[1]
+    expect(held.meta.lines).toEqual(['ERROR a', 'ERROR b'])
+    expect(held.meta.droppedSince).toBe(1)
+    expect(resultOf(held)).toBe('ERROR a\nERROR b\n[1 line dropped since the last notification: INFO x]')
+    expect(of(entry)[2].meta).toMatchObject({ status: 'completed', eventCount: 3 })
+    expect(of(entry)[2].meta).not.toHaveProperty('droppedSince')
   })
 })
 
@@ -182,13 +202,15 @@ describe('digests', () => {
       digest: true,
     })
     await done(entry)
+    // `ERROR boom` was held (the bucket was empty) and left at the exit, after d4.
     const [, , error] = events(entry)
     expect(events(entry)).toHaveLength(3)
-    expect(error.meta.droppedSince).toBe(3)
+    expect(error.meta.droppedSince).toBe(4)
+    expect(error.meta.lines).toEqual(['ERROR boom'])
     expect(resultOf(error)).toBe(
-      'ERROR boom\n[3 lines dropped since the last notification; first: d1 &lt;x&gt; &amp; &apos;q&apos;; last: d3]',
+      'ERROR boom\n[4 lines dropped since the last notification; first: d1 &lt;x&gt; &amp; &apos;q&apos;; last: d4]',
     )
-    expect(error.display).toBe("Monitor \"app\" event #3: ERROR boom\n[3 lines dropped since the last notification; first: d1 <x> & 'q'; last: d3]")
+    expect(error.display).toBe("Monitor \"app\" event #3: ERROR boom\n[4 lines dropped since the last notification; first: d1 <x> & 'q'; last: d4]")
     expect(events(entry)[0].meta).not.toHaveProperty('droppedSince')
   })
 
@@ -309,12 +331,11 @@ describe('the chatty server of issue 14', () => {
     expect(errorsIn(recommended)).toBe(10)
     // Every window is bounded by maxBatchLines (20).
     expect(of(recommended).every((n) => (n.meta.lines?.length ?? 0) <= 20)).toBe(true)
-    // Notifications: the main bucket opens as many windows as it passes lines by
-    // default (give or take one refill between the two processes), and each error
-    // outside them opens one on the importance bucket (at most 10). Observed here:
-    // default 9–10, recommended 18–19: not fewer, see README "Signal per token".
-    expect(of(recommended).length).toBeLessThanOrEqual(of(plain).length + 10 + 1)
-    expect(of(recommended).length).toBeGreaterThan(of(plain).length)
+    // Notifications: no second bucket. The errors that find the bucket empty wait for
+    // its next token, which the default spends on an ordinary line; only the errors
+    // held after the last refill the default's stream meets cost one more (the flush
+    // before the terminal notification, or a refill the default no longer meets).
+    expect(of(recommended).length).toBeLessThanOrEqual(of(plain).length + 1)
     expect(plain.droppedLines + plain.eventCount).toBe(2000)
     expect(recommended.droppedLines + recommended.eventCount).toBe(2000)
     // What was dropped since the previous notification is said in the next one.

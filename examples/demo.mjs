@@ -91,8 +91,9 @@ function showTasks(registry) {
 console.log('taskstream demo: an agent CLI with three background monitors')
 
 // The recommended setting for agent CLIs (API.md §6.7): lines leave in 200 ms
-// batches, lines that look important get through an empty throttle, and what
-// was dropped is summarised in the next notification.
+// batches, lines that look important are never dropped by the throttle (when
+// its bucket is empty they are held for its next token, so they cost no extra
+// notification), and what was dropped is summarised in the next notification.
 const SIGNAL = { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true }
 
 // Commands run with cwd = the package root, so the fixture paths stay short.

@@ -13,7 +13,8 @@
 //! close instead.
 //!
 //! For every input, after every step: the same notifications (lines, batches, digests), drops
-//! and `lines_seen`.
+//! and `lines_seen`; no batch (a window, or important lines held for the next token) over
+//! `maxBatchLines` lines.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -74,9 +75,10 @@ fuzz_target!(|data: &[u8]| {
     burst: [5, 1, 0, 3][usize::from(config >> 1 & 3)],
     refill_ms: [1000, 1, 0, 250][usize::from(config >> 3 & 3)],
   });
+  let max_batch_lines: u32 = if options & 0x40 != 0 { 3 } else { 20 };
   let signal = SignalConfig::new(SignalOptions {
     batch_ms: [None, Some(10.0), Some(200.0), Some(1000.0)][usize::from(options >> 4 & 3)],
-    max_batch_lines: (options & 0x40 != 0).then_some(3.0),
+    max_batch_lines: (options & 0x40 != 0).then_some(f64::from(max_batch_lines)),
     important: PATTERNS.get(usize::from(options & 0xf)).copied(),
     digest: options & 0x80 != 0,
   })
@@ -124,4 +126,13 @@ fuzz_target!(|data: &[u8]| {
   fast.flush(now, &mut got);
   exact.flush(now, &mut want);
   assert_eq!(got, want, "after the last flush");
+  for out in &got.out {
+    if let Out::Batch { lines, .. } = out {
+      assert!(
+        (1..=max_batch_lines as usize).contains(&lines.len()),
+        "a batch of {} lines",
+        lines.len()
+      );
+    }
+  }
 });

@@ -175,10 +175,14 @@ pub struct MonitorStartOptions {
   /// 1..1000, default 20: a window closes when it holds this many lines.
   pub max_batch_lines: Option<u32>,
   /// A regex (Rust `regex` syntax, linear time), tested on the sanitised line
-  /// before the throttle: a matching line takes a token from the main bucket
-  /// or, when it is empty, from a bucket of its own (burst 10, one more per
-  /// second), so it reaches the model inside a burst. An invalid one is a
-  /// SyntaxError. Turns off the counting fast path for throttled-out lines.
+  /// before the throttle: a matching line is never dropped by the throttle and
+  /// costs no extra notification. With a token (or an open delivered window) it
+  /// goes out as any line; when the bucket is empty it is held (at most
+  /// `maxBatchLines`, one more is dropped and counted) and the bucket's next
+  /// token is spent on the held lines the moment it refills: one notification
+  /// (`meta.lines`), or with `batchMs` a window that starts with them. Held
+  /// lines leave before any settled or terminal notification. An invalid one
+  /// is a SyntaxError.
   pub important: Option<String>,
   /// When lines were dropped since the previous notification, the next one
   /// (event, settled or terminal) carries `meta.droppedSince` and its

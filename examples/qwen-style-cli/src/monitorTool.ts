@@ -16,8 +16,9 @@ export const TASKS_INSPECT_HINT =
 
 /**
  * taskstream's recommended setting for agent CLIs (API.md §6.7): lines leave in 200 ms batches,
- * lines that look important get through an empty throttle, and what was dropped is summarised in
- * the next notification. Off by default here, so the drop-in texts stay Qwen's; `createCli({
+ * lines that look important are never dropped by the throttle (with its bucket empty they are
+ * held for its next token, so they cost no extra notification), and what was dropped is
+ * summarised in the next notification. Off by default here, so the drop-in texts stay Qwen's; `createCli({
  * monitorSignal: RECOMMENDED_MONITOR_SIGNAL })` turns it on.
  */
 export const RECOMMENDED_MONITOR_SIGNAL: MonitorSignalOptions = {

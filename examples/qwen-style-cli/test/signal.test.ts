@@ -1,5 +1,6 @@
 // The monitor tool with taskstream's recommended signal setting (API.md §6.7): the failed
-// requests inside a burst reach the model, in batches, with digests of what was dropped.
+// requests inside a burst reach the model (held for the throttle's next token when its bucket
+// is empty), in batches, with digests of what was dropped.
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { RECOMMENDED_MONITOR_SIGNAL } from '../src/cli.js'

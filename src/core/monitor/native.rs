@@ -4,7 +4,7 @@
 //! when a descendant still holds one; then the monitor flushes, settles
 //! through the hub and kills whatever of the tree is left. No thread of its
 //! own: the reactor reads the pipes, learns of the exit and runs the drain
-//! deadline and, with `batchMs` (API.md §6.7), the window timer (see
+//! deadline and, with a §6.7 lane, its timer (a window due, held lines at the refill; see
 //! `core::reactor`). What is read goes through a [`Reader`].
 
 use std::io;
@@ -177,13 +177,14 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     }
   }
 
-  /// The window timer (§6.7 `batchMs`) fired.
-  fn window_due(&self) {
+  /// The lane's timer (§6.7: a `batchMs` window, or held lines waiting for
+  /// the refill), armed for `at`, fired.
+  fn window_due(&self, at: i64) {
     let Some(hub) = self.hub.upgrade() else {
       return;
     };
     let now = self.clock.mono_ms();
-    let outcome = lock(&self.reader).on_timer(&hub, now, self.clock.wall_ms());
+    let outcome = lock(&self.reader).on_timer(&hub, at, now, self.clock.wall_ms());
     self.follow_up(&hub, outcome, now);
   }
 
@@ -199,7 +200,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       let delay = Duration::from_millis(at.saturating_sub(now).max(1) as u64);
       self.reactor.after(delay, move || {
         if let Some(me) = me.upgrade() {
-          me.window_due();
+          me.window_due(at);
         }
       });
     }

@@ -9,11 +9,13 @@
 //!
 //! With a signal lane (§6.7):
 //! * each read first closes a window that is due, then decides its lines;
-//! * a window is closed by time through a timer the caller arms at
+//! * a window is closed by time, and important lines held for the next token
+//!   leave when the bucket refills, through a timer the caller arms at
 //!   [`ReadOutcome::timer`] and that calls [`Reader::on_timer`];
-//! * before a settled notification, the open window is flushed
+//! * before a settled notification, held lines or the open window are flushed
 //!   ([`Reader::settle_due`]), and the settled notification carries the digest;
-//! * at stop, [`Reader::flush`] flushes partial lines, then the window, and
+//! * at stop, [`Reader::flush`] flushes partial lines, then held lines or the
+//!   window, and
 //!   leaves the digest on the entry for its terminal notification.
 
 use std::sync::Mutex;
@@ -167,9 +169,21 @@ impl Reader {
     Some(outcome)
   }
 
-  /// The window timer fired: a window that is due closes and leaves.
-  pub fn on_timer(&mut self, hub: &MonitorHub, now_mono_ms: i64, wall_ms: f64) -> ReadOutcome {
-    self.timer_at = None;
+  /// The lane's timer fired: a window that is due closes and leaves, held
+  /// lines leave on the token that refilled.
+  /// `armed_at` is the time the timer was armed for ([`ReadOutcome::timer`]):
+  /// a timer that is no longer the armed one (an earlier one replaced it) only
+  /// polls.
+  pub fn on_timer(
+    &mut self,
+    hub: &MonitorHub,
+    armed_at: i64,
+    now_mono_ms: i64,
+    wall_ms: f64,
+  ) -> ReadOutcome {
+    if self.timer_at == Some(armed_at) {
+      self.timer_at = None;
+    }
     let mut outcome = ReadOutcome::default();
     if self.pipeline.is_closed() {
       return outcome;
@@ -182,7 +196,7 @@ impl Reader {
       outcome.settled = !r.is_running(id);
       effects
     });
-    // A window not yet due (the timer's clock rounds otherwise) keeps its timer.
+    // Whatever is not yet due (the timer's clock rounds otherwise) gets a timer.
     outcome.timer = self.timer_to_arm();
     outcome
   }
@@ -280,13 +294,19 @@ impl Reader {
     self.pipeline.set_frames(on);
   }
 
+  /// The time the armed timer is for, if one is armed.
+  pub fn armed_timer(&self) -> Option<i64> {
+    self.timer_at
+  }
+
+  /// A timer to arm: for the lane's deadline, unless one armed fires by then. A later timer
+  /// left armed fires for nothing (a poll with nothing due).
   fn timer_to_arm(&mut self) -> Option<i64> {
-    match (self.pipeline.deadline(), self.timer_at) {
-      (Some(deadline), None) => {
-        self.timer_at = Some(deadline);
-        Some(deadline)
-      }
-      _ => None,
+    let deadline = self.pipeline.deadline()?;
+    if self.timer_at.is_some_and(|at| at <= deadline) {
+      return None;
     }
+    self.timer_at = Some(deadline);
+    Some(deadline)
   }
 }

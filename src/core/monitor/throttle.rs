@@ -63,6 +63,22 @@ impl TokenBucket {
     }
   }
 
+  /// The moment [`Self::try_take`] finds a token again: the refill point when tokens are
+  /// left, else the next refill; `None` for a bucket that never holds one (burst 0).
+  pub fn next_token_ms(&self) -> Option<i64> {
+    if self.config.burst == 0 {
+      None
+    } else if self.tokens > 0 {
+      Some(self.last_refill_ms)
+    } else {
+      Some(
+        self
+          .last_refill_ms
+          .saturating_add(self.config.refill_ms.max(1) as i64),
+      )
+    }
+  }
+
   /// True when [`Self::try_take`] at `now_ms` would find a token. Changes nothing: a probe that
   /// is followed by no `try_take` (a read without a non-blank line) must leave the bucket as
   /// it was, refill point included when the clock went back.
@@ -152,6 +168,26 @@ mod tests {
     assert!(!b.try_take(0));
     assert!(b.has_token(1000));
     assert!(b.try_take(1000));
+  }
+
+  #[test]
+  fn next_token_is_the_next_refill() {
+    let mut b = bucket();
+    assert_eq!(b.next_token_ms(), Some(0));
+    take_n(&mut b, 5, 0);
+    assert_eq!(b.next_token_ms(), Some(1000));
+    assert!(!b.has_token(999));
+    assert!(b.has_token(1000));
+    assert!(b.try_take(1700));
+    assert_eq!(b.next_token_ms(), Some(2000));
+    let never = TokenBucket::new(
+      ThrottleConfig {
+        burst: 0,
+        refill_ms: 1000,
+      },
+      0,
+    );
+    assert_eq!(never.next_token_ms(), None);
   }
 
   #[test]

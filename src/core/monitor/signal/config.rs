@@ -31,7 +31,8 @@ pub struct SignalConfig {
   /// A window closes when it holds this many lines. Kept (validated) even without `batch_ms`,
   /// where it has no effect.
   pub max_batch_lines: u32,
-  /// Lines matching it (tested on the sanitised line) may use the importance bucket.
+  /// Lines matching it (tested on the sanitised line) are held for the next token instead of
+  /// being dropped.
   pub important: Option<Regex>,
   /// Say what the throttle dropped in the next notification.
   pub digest: bool,

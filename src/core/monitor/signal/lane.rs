@@ -1,44 +1,46 @@
-//! Which lines reach the model (§6.7): the main token bucket, the importance lane and the batch
+//! Which lines reach the model (§6.7): the token bucket, the held important lines and the batch
 //! windows of one native monitor. Pure: time is passed in as monotonic milliseconds.
 //!
 //! Rules, per non-blank line (the caller skips lines that sanitise to blank, as today):
-//! * **Throttle off** (`throttle: None`): no buckets; every line is accepted (windows still
-//!   batch).
-//! * **Without `batchMs`**: a line takes a main token or is dropped; an important line takes a
-//!   main token if there is one, else one from the importance bucket (burst 10, +1 per second),
-//!   else it is dropped. An accepted line leaves at once as [`Out::Line`].
+//! * **Throttle off** (`throttle: None`): no bucket; every line is accepted (windows still
+//!   batch) and nothing is ever held.
+//! * **Without `batchMs`**: a line takes a token or is dropped; an accepted line leaves at once
+//!   as [`Out::Line`].
 //! * **With `batchMs`**: one token per notification. With no window open, a line opens one: it
-//!   takes a main token (or, important, an importance token) and the window is *delivered*;
-//!   without a token the window is *dropped* and every line that joins it is counted as
-//!   dropped, until it closes. Lines join the open window, delivered or dropped. An important
-//!   line that meets a dropped window tries a main token, then an importance token: with one it
-//!   closes the dropped window and opens a delivered window of its own (which the lines after
-//!   it join, as any window); with none it joins the dropped window. A window closes when
+//!   takes a token and the window is *delivered*; without a token the window is *dropped* and
+//!   every line that joins it is counted as dropped, until it closes. A window closes when
 //!   `batchMs` passed since it opened, when it holds `maxBatchLines` lines, or at
 //!   [`SignalLane::flush_all`]; a delivered one then leaves as [`Out::Batch`].
+//! * **`important`**: a matching line that would be dropped (no token, or a dropped window) is
+//!   *held* instead, up to `maxBatchLines` lines (one past that is dropped). There is no second
+//!   bucket: the bucket's next token is spent at the moment it refills ([`SignalLane::deadline`]
+//!   names it; [`SignalLane::poll`] then, or any later call, spends it) on the held lines.
+//!   Without `batchMs` they leave together as one [`Out::Batch`]; with it the token delivers a
+//!   window that starts with them and that the lines after them join until it closes, as any
+//!   window. That window is dated from the first held line (the line that would have opened a
+//!   window, had there been a token), so a held line waits for the refill or for `batchMs`,
+//!   whichever is later, never for both: it leaves at once at the refill when `batchMs` has
+//!   passed since it was held.
+//!   Held lines count as accepted (`maxEvents`), keep their order (no line can be accepted while
+//!   some are held: the next token is theirs) and leave at [`SignalLane::flush_all`] at the
+//!   latest, before a settled or terminal notification.
 //! * **`maxEvents`** counts lines: a delivered window is cut when its lines use up the event
 //!   budget; after that the lane ignores every line (the monitor is settling).
 //! * **digest**: each dropped line is recorded; the lines dropped since the previous
 //!   notification travel with the next [`Out`], or go to a settled or terminal notification
 //!   through [`SignalLane::take_digest`].
 //!
-//! The regex runs only when its answer can change the decision: on a line that found no main
-//! token, or that meets a dropped window. While the lane drops every line the regex does not
-//! match, the pipeline may hand it runs of plain lines at once ([`SignalLane::count_plain`]; see
-//! [`super::plain`]). A line is sanitised only when it is accepted, tested
-//! against the regex, or (digest on) quoted (see [`LineText`]).
+//! The regex runs only when its answer can change the decision: on a line that found no token,
+//! or that meets a dropped window. While the lane drops every line the regex does not match,
+//! the pipeline may hand it runs of plain lines at once ([`SignalLane::count_plain`]; see
+//! [`super::plain`]). A line is sanitised only when it is accepted, tested against the regex, or
+//! (digest on) quoted (see [`LineText`]).
 
 use super::config::SignalConfig;
 use super::digest::{DigestNote, DropDigest};
 use super::plain::{first_and_last, PlainImportant};
 use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
-
-/// The importance bucket: burst 10, one more token per second.
-pub const IMPORTANT_BUCKET: ThrottleConfig = ThrottleConfig {
-  burst: 10,
-  refill_ms: 1000,
-};
 
 /// A non-blank line handed to the lane, sanitised at most once and only when needed.
 #[derive(Debug)]
@@ -97,8 +99,9 @@ pub enum Out {
     /// With `digest`: the lines dropped since the previous notification.
     digest: Option<DigestNote>,
   },
-  /// A delivered window that closed: 1..=`maxBatchLines` sanitised lines, one notification
-  /// whose `eventCount` grows by `lines.len()`.
+  /// A delivered window that closed, or (without `batchMs`) the held important lines at the
+  /// refill: 1..=`maxBatchLines` sanitised lines, one notification whose `eventCount` grows by
+  /// `lines.len()`.
   Batch {
     lines: Vec<String>,
     digest: Option<DigestNote>,
@@ -121,7 +124,8 @@ struct Window {
 /// * per read: [`Self::poll`] at the read's time, then per non-blank line either
 ///   [`Self::offer`], or, for a run of lines the pipeline only counts, [`Self::count_dropped`]
 ///   (allowed while [`Self::counts_only`] is true at that time); then [`Self::take_dropped`]
-///   into `droppedLines`, and re-arm the timer at [`Self::deadline`].
+///   into `droppedLines`, and re-arm the timer at [`Self::deadline`] (when it is earlier than
+///   the one armed).
 /// * on the timer: [`Self::poll`].
 /// * at stop, after the pipeline's own flush offered the partial lines: [`Self::flush_all`];
 ///   likewise before a settled notification.
@@ -130,8 +134,13 @@ struct Window {
 pub struct SignalLane {
   config: SignalConfig,
   main: Option<TokenBucket>,
-  important: Option<TokenBucket>,
   window: Option<Window>,
+  /// Important lines that found no token, in order; never more than `maxBatchLines`. While
+  /// any are held, no delivered window is open and the bucket is empty.
+  held: Vec<String>,
+  /// When the first of [`Self::held`] was held: the window they open with `batchMs` is dated
+  /// from then.
+  held_since_ms: i64,
   digest: Option<DropDigest>,
   /// `important`, for runs of plain lines ([`Self::count_plain`]).
   plain_important: Option<PlainImportant>,
@@ -140,8 +149,8 @@ pub struct SignalLane {
 }
 
 impl SignalLane {
-  /// `throttle: None` turns the buckets off (`throttle: false`); `max_events` is the entry's
-  /// `maxEvents` (the budget of lines this lane may accept); both buckets start full at
+  /// `throttle: None` turns the bucket off (`throttle: false`); `max_events` is the entry's
+  /// `maxEvents` (the budget of lines this lane may accept); the bucket starts full at
   /// `start_ms`.
   pub fn new(
     config: SignalConfig,
@@ -149,14 +158,11 @@ impl SignalLane {
     max_events: u64,
     start_ms: i64,
   ) -> Self {
-    let important = match (&throttle, &config.important) {
-      (Some(_), Some(_)) => Some(TokenBucket::new(IMPORTANT_BUCKET, start_ms)),
-      _ => None,
-    };
     Self {
       main: throttle.map(|c| TokenBucket::new(c, start_ms)),
-      important,
       window: None,
+      held: Vec::new(),
+      held_since_ms: start_ms,
       digest: config.digest.then(DropDigest::new),
       plain_important: config
         .important
@@ -172,46 +178,49 @@ impl SignalLane {
     &self.config
   }
 
-  /// Lines this lane may still accept (`maxEvents` minus the lines accepted so far, those in
-  /// the open window included).
+  /// Lines this lane may still accept (`maxEvents` minus the lines accepted so far, those held
+  /// and those in the open window included).
   pub fn events_left(&self) -> u64 {
     self.events_left
   }
 
-  /// Decides one non-blank line at `now_ms`; what leaves goes to `out`. A window due at
-  /// `now_ms` is closed first, so a missed timer never lets a line join a window that should
-  /// have closed.
+  /// Important lines held for the next token.
+  pub fn held(&self) -> usize {
+    self.held.len()
+  }
+
+  /// Decides one non-blank line at `now_ms`; what leaves goes to `out`. Whatever is due at
+  /// `now_ms` happens first ([`Self::poll`]), so a missed timer never lets a line join a
+  /// window that should have closed, nor pass lines held for an earlier token.
   pub fn offer(&mut self, mut line: LineText<'_>, now_ms: i64, out: &mut impl FnMut(Out)) {
+    self.poll(now_ms, out);
     if self.events_left == 0 {
       return;
     }
     if self.config.batch_ms.is_none() {
-      if self.admit(&mut line, now_ms) {
+      if self.take_token(now_ms) {
         self.events_left -= 1;
         let digest = self.take_digest();
         out(Out::Line {
           line: line.into_text(),
           digest,
         });
+      } else if self.is_important(&mut line) {
+        self.hold(line, now_ms);
       } else {
         self.drop_line(&line);
       }
       return;
     }
-    self.poll(now_ms, out);
     let delivered = match &self.window {
-      Some(window) if window.delivered => true,
-      Some(_) => {
-        if self.rescue(&mut line, now_ms) {
-          // The dropped window ends here; the important line opens its own.
-          self.window = None;
-          true
-        } else {
-          false
-        }
-      }
-      None => self.admit(&mut line, now_ms),
+      Some(window) => window.delivered,
+      None => self.take_token(now_ms),
     };
+    if !delivered && self.is_important(&mut line) {
+      // Held: no window opened or joined.
+      self.hold(line, now_ms);
+      return;
+    }
     let max_lines = self.config.max_batch_lines;
     let window = self.window.get_or_insert_with(|| Window {
       opened_ms: now_ms,
@@ -239,19 +248,24 @@ impl SignalLane {
     }
   }
 
-  /// Closes the open window if `batchMs` passed since it opened (at `now_ms` or before).
+  /// What is due at `now_ms` (or before): the open window closes if `batchMs` passed since it
+  /// opened; held lines leave on the token that refilled (see the module documentation), and a
+  /// window they open closes in turn if it is due too.
   pub fn poll(&mut self, now_ms: i64, out: &mut impl FnMut(Out)) {
-    if let (Some(window), Some(batch_ms)) = (&self.window, self.config.batch_ms) {
-      if now_ms.saturating_sub(window.opened_ms) >= batch_ms as i64 {
-        self.close(out);
-      }
+    self.close_due(now_ms, out);
+    if self.release(now_ms, out) {
+      self.close_due(now_ms, out);
     }
   }
 
-  /// When the open delivered window is due (`opened + batchMs`): arm a timer for it and call
-  /// [`Self::poll`] then. `None` when no delivered window is open; a dropped window needs no
-  /// timer (closing it sends nothing; the next line closes it when due).
+  /// When to call [`Self::poll`] next: when the open delivered window is due (`opened +
+  /// batchMs`), or, with lines held, when the bucket refills. `None` when neither applies; a
+  /// dropped window needs no timer (closing it sends nothing; the next line closes it when
+  /// due).
   pub fn deadline(&self) -> Option<i64> {
+    if !self.held.is_empty() {
+      return self.main.as_ref()?.next_token_ms();
+    }
     let window = self.window.as_ref().filter(|w| w.delivered)?;
     Some(
       window
@@ -260,9 +274,18 @@ impl SignalLane {
     )
   }
 
-  /// Closes the open window whatever its age: at stop, and before a settled notification.
+  /// At stop, and before a settled notification: held lines leave (one notification, without
+  /// waiting for a token), or else the open window closes whatever its age.
   pub fn flush_all(&mut self, out: &mut impl FnMut(Out)) {
-    self.close(out);
+    if self.held.is_empty() {
+      self.close(out);
+      return;
+    }
+    // Held lines never share the lane with a delivered window: what is open is dropped.
+    self.window = None;
+    let lines = std::mem::take(&mut self.held);
+    let digest = self.take_digest();
+    out(Out::Batch { lines, digest });
   }
 
   /// True when every non-blank line offered at `now_ms` would be dropped without the lane
@@ -286,8 +309,7 @@ impl SignalLane {
 
   /// With `important` or `digest` (else [`Self::counts_only`] applies): whether runs of plain
   /// lines (see [`super::plain`]) offered at `now_ms` may go to [`Self::count_plain`], as long
-  /// as none is a candidate of [`Self::plain_important`]. Re-check after every line offered:
-  /// an important line may open a delivered window.
+  /// as none is a candidate of [`Self::plain_important`]. Re-check after every line offered.
   pub fn counts_plain(&self, now_ms: i64) -> bool {
     (self.config.important.is_none() || self.plain_important.is_some())
       && self.drops_unimportant(now_ms)
@@ -382,30 +404,87 @@ impl SignalLane {
     self.digest.as_mut()?.take()
   }
 
-  /// Whether `line` may open a delivered window, or pass unbatched: a main token, else, for an
-  /// important line, an importance token. Throttle off: always.
-  fn admit(&mut self, line: &mut LineText<'_>, now_ms: i64) -> bool {
+  /// Whether a line may open a delivered window, or pass unbatched: a token (throttle off:
+  /// always). Never while lines are held: the next token is theirs, and [`Self::poll`] at this
+  /// time already spent it if it was there (while lines are held the bucket holds none).
+  fn take_token(&mut self, now_ms: i64) -> bool {
     let Some(main) = &mut self.main else {
       return true;
     };
-    main.try_take(now_ms) || self.important_token(line, now_ms)
+    let taken = main.try_take(now_ms);
+    debug_assert!(
+      !taken || self.held.is_empty(),
+      "a token while lines are held"
+    );
+    taken
   }
 
-  /// Whether an important line met by a dropped window gets a token of either bucket.
-  fn rescue(&mut self, line: &mut LineText<'_>, now_ms: i64) -> bool {
-    let (Some(regex), Some(main), Some(important)) =
-      (&self.config.important, &mut self.main, &mut self.important)
-    else {
-      return false;
-    };
-    regex.is_match(line.text()) && (main.try_take(now_ms) || important.try_take(now_ms))
+  /// Whether `line` matches `important` (the throttle on: off, nothing is held).
+  fn is_important(&self, line: &mut LineText<'_>) -> bool {
+    match (&self.config.important, &self.main) {
+      (Some(regex), Some(_)) => regex.is_match(line.text()),
+      _ => false,
+    }
   }
 
-  fn important_token(&mut self, line: &mut LineText<'_>, now_ms: i64) -> bool {
-    let (Some(regex), Some(important)) = (&self.config.important, &mut self.important) else {
+  /// An important line without a token at `now_ms`: held, or, with `maxBatchLines` held
+  /// already, dropped.
+  fn hold(&mut self, line: LineText<'_>, now_ms: i64) {
+    if self.held.is_empty() {
+      self.held_since_ms = now_ms;
+    }
+    if self.held.len() < self.config.max_batch_lines as usize {
+      self.held.push(line.into_text());
+      self.events_left -= 1;
+    } else {
+      self.drop_line(&line);
+    }
+  }
+
+  /// Held lines leave if the bucket refilled by `now_ms`: the token is taken at the refill
+  /// moment, and with `batchMs` the window it delivers is dated from the first held line (at
+  /// most the refill moment; the caller closes it when due). True when they left.
+  fn release(&mut self, now_ms: i64, out: &mut impl FnMut(Out)) -> bool {
+    if self.held.is_empty() {
+      return false;
+    }
+    let Some(main) = &mut self.main else {
       return false;
     };
-    regex.is_match(line.text()) && important.try_take(now_ms)
+    let Some(at) = main.next_token_ms().filter(|&at| at <= now_ms) else {
+      return false;
+    };
+    if !main.try_take(at) {
+      return false;
+    }
+    let lines = std::mem::take(&mut self.held);
+    // A dropped window still open ends here.
+    self.window = None;
+    if self.config.batch_ms.is_none() {
+      let digest = self.take_digest();
+      out(Out::Batch { lines, digest });
+      return true;
+    }
+    let count = lines.len() as u32;
+    self.window = Some(Window {
+      opened_ms: self.held_since_ms.min(at),
+      delivered: true,
+      count,
+      lines,
+    });
+    if count >= self.config.max_batch_lines || self.events_left == 0 {
+      self.close(out);
+    }
+    true
+  }
+
+  /// Closes the open window if `batchMs` passed since it opened (at `now_ms` or before).
+  fn close_due(&mut self, now_ms: i64, out: &mut impl FnMut(Out)) {
+    if let (Some(window), Some(batch_ms)) = (&self.window, self.config.batch_ms) {
+      if now_ms.saturating_sub(window.opened_ms) >= batch_ms as i64 {
+        self.close(out);
+      }
+    }
   }
 
   fn fail_main_take(&mut self, now_ms: i64) {

@@ -1,8 +1,10 @@
-//! Signal per token (API.md §6.7): batch windows, the importance lane and digests of dropped
-//! lines, as pure pieces the native pipeline drives with its own clock.
+//! Signal per token (API.md §6.7): batch windows, the importance lane (important lines held for
+//! the next token) and digests of dropped lines, as pure pieces the native pipeline drives with
+//! its own clock.
 //!
 //! * [`config`]: the validated options ([`SignalConfig`]).
-//! * [`lane`]: per line, accepted or dropped, and into which window ([`SignalLane`], [`Out`]).
+//! * [`lane`]: per line, accepted, held or dropped, and into which window ([`SignalLane`],
+//!   [`Out`]).
 //! * [`digest`]: what was dropped since the previous notification ([`DropDigest`]) and the
 //!   digest line.
 //! * [`plain`]: runs of plain lines the lane drops, decided from their raw bytes.
@@ -19,5 +21,5 @@ mod tests;
 
 pub use config::{SignalConfig, SignalConfigError, SignalOptions};
 pub use digest::{digest_display_line, digest_line, result_with_digest, DigestNote, DropDigest};
-pub use lane::{LineText, Out, SignalLane, IMPORTANT_BUCKET};
+pub use lane::{LineText, Out, SignalLane};
 pub use text::{batch_display_text, batch_meta_lines, batch_result, batch_summary};

@@ -160,48 +160,165 @@ fn accepted_lines_are_sanitised() {
   );
 }
 
-/// §6.7 important, unbatched: the main token first, then the importance bucket (10, then one
-/// a second); a line that does not match never uses it.
+/// §6.7 important, unbatched: a matching line that finds a token goes out as any line; one
+/// that finds the bucket empty is held, and the held lines leave together, as one batch, on
+/// the token that refills (at 1000); a line that does not match is dropped.
 #[test]
-fn important_lines_pass_an_empty_main_bucket_up_to_their_own_limit() {
+fn important_lines_are_held_for_the_next_token() {
   let mut run = Run::new(config(None, 20, Some("ERR"), false), THROTTLE);
-  run.offer_all(&["a", "b", "c", "d", "e"], 0);
-  assert_eq!(run.sent().len(), 5);
-  run.offer("plain", 0);
-  assert_eq!(run.dropped, 1);
-  for i in 0..12 {
-    run.offer(&format!("ERR {i}"), 0);
+  run.offer_all(&["a", "b", "c", "d", "ERR first"], 0);
+  assert_eq!(run.sent().len(), 5, "the burst, the important line as any");
+  run.offer("plain", 10);
+  run.offer("ERR 1", 20);
+  run.offer("plain", 30);
+  run.offer("ERR 2", 500);
+  assert!(run.outs.is_empty());
+  assert_eq!(run.dropped, 2);
+  assert_eq!(run.lane.held(), 2);
+  assert_eq!(run.lane.deadline(), Some(1000), "the refill");
+  run.poll(999);
+  assert!(run.outs.is_empty());
+  // The timer at the refill: no further line needed.
+  run.poll(1000);
+  assert_eq!(
+    run.outs,
+    [Out::Batch {
+      lines: lines(&["ERR 1", "ERR 2"]),
+      digest: None
+    }]
+  );
+  run.outs.clear();
+  assert_eq!(run.lane.deadline(), None);
+  // The token went to them: the next line finds none.
+  run.offer("plain", 1001);
+  run.offer("ERR 3", 1002);
+  assert!(run.outs.is_empty());
+  assert_eq!(run.lane.deadline(), Some(2000));
+}
+
+/// A line that comes after the refill (the timer missed it): the held lines leave first, on
+/// the token, and the line finds the bucket empty.
+#[test]
+fn held_lines_leave_before_a_later_line() {
+  let mut run = Run::new(config(None, 20, Some("ERR"), true), burst(1));
+  run.offer("a", 0);
+  run.sent();
+  run.offer("dropped", 1);
+  run.offer("ERR x", 2);
+  run.offer("ERR y", 1500);
+  // 1500 is past the refill at 1000: ERR x leaves first (alone), then ERR y is held.
+  assert_eq!(
+    run.outs,
+    [Out::Batch {
+      lines: lines(&["ERR x"]),
+      digest: Some(DigestNote {
+        count: 1,
+        first: "dropped".into(),
+        last: "dropped".into()
+      })
+    }]
+  );
+  run.outs.clear();
+  assert_eq!(run.lane.held(), 1);
+  run.offer("later", 2000);
+  assert_eq!(run.sent(), [lines(&["ERR y"])]);
+  assert_eq!(run.dropped, 2, "`later` found the bucket spent on ERR y");
+}
+
+/// At most `maxBatchLines` are held; a matching line beyond that is dropped, counted and
+/// named by the digest.
+#[test]
+fn at_most_max_batch_lines_are_held() {
+  let mut run = Run::new(config(None, 3, Some("ERR"), true), burst(0));
+  for i in 0..5 {
+    run.offer(&format!("ERR {i}"), i);
   }
-  assert_eq!(run.sent().len(), 10, "the importance burst");
-  assert_eq!(run.dropped, 3);
-  // One second on: each bucket has one token. The important line takes the main one first.
-  run.offer("ERR main", 1000);
-  run.offer("plain", 1000);
-  run.offer("ERR own", 1000);
-  run.offer("ERR none", 1000);
-  assert_eq!(run.sent(), [lines(&["ERR main"]), lines(&["ERR own"])]);
-  assert_eq!(run.dropped, 5);
-  // Ten seconds on, the importance bucket is full again but capped at 10.
-  run.offer_all(&["a", "b", "c", "d", "e"], 11_000);
-  for i in 0..12 {
-    run.offer(&format!("ERR {i}"), 11_000);
+  assert_eq!(run.lane.held(), 3);
+  assert_eq!(run.dropped, 2);
+  assert_eq!(run.lane.deadline(), None, "a bucket of 0 never refills");
+  run.flush_all();
+  assert_eq!(
+    run.outs,
+    [Out::Batch {
+      lines: lines(&["ERR 0", "ERR 1", "ERR 2"]),
+      digest: Some(DigestNote {
+        count: 2,
+        first: "ERR 3".into(),
+        last: "ERR 4".into()
+      })
+    }]
+  );
+  assert_eq!(run.lane.take_digest(), None);
+}
+
+/// Held lines count against `maxEvents`; the lane then ignores lines, and they still leave.
+#[test]
+fn held_lines_count_as_events() {
+  let mut run = Run::with_events(config(None, 20, Some("ERR"), false), burst(1), 3);
+  run.offer("a", 0);
+  run.offer_all(&["ERR 1", "ERR 2", "ERR 3"], 10);
+  assert_eq!(run.lane.events_left(), 0);
+  assert_eq!(run.lane.held(), 2);
+  assert_eq!(run.dropped, 0);
+  run.poll(1000);
+  assert_eq!(run.sent(), [lines(&["a"]), lines(&["ERR 1", "ERR 2"])]);
+}
+
+/// A stream whose bucket is always spent: as many notifications as the bare bucket sends,
+/// however the important lines fall, and every important line gets through while the held
+/// cap is not reached.
+#[test]
+fn held_lines_cost_no_extra_notification_on_a_spent_bucket() {
+  let mut rng = XorShift(0x0001_D1E5);
+  let mut flushed_with_held = 0;
+  for batch in [None, Some(200)] {
+    for round in 0..50 {
+      let mut run = Run::new(config(batch, 20, Some("ERR"), false), THROTTLE);
+      let mut bucket = TokenBucket::new(THROTTLE.unwrap(), 0);
+      let (mut bare, mut important) = (0, 0);
+      // 20 lines every 50 ms for 10 s: every refill finds a line waiting. Every other round
+      // has one tick more, at the refill at 10 s.
+      for tick in 0..200 + round % 2 {
+        let now = tick * 50;
+        run.poll(now);
+        for k in 0..20 {
+          let is_err = rng.below(80) == 0;
+          important += usize::from(is_err);
+          let line = if is_err {
+            format!("ERR {tick}.{k}")
+          } else {
+            format!("line {tick}.{k}")
+          };
+          bare += usize::from(bucket.try_take(now));
+          run.offer(&line, now);
+        }
+      }
+      // Lines held after the last refill leave at the flush: the only notification the bare
+      // bucket does not send (the next token would have found no line).
+      let held_at_end = usize::from(run.lane.held() > 0);
+      flushed_with_held += held_at_end;
+      run.flush_all();
+      let sent = run.sent();
+      let delivered = sent.concat();
+      let errors = delivered.iter().filter(|l| l.starts_with("ERR")).count();
+      assert_eq!(errors, important, "{batch:?} round {round}");
+      assert_eq!(sent.len(), bare + held_at_end, "{batch:?} round {round}");
+      assert!(sent.iter().all(|n| n.len() <= 20));
+    }
   }
-  assert_eq!(run.sent().len(), 15);
+  assert!((5..95).contains(&flushed_with_held), "{flushed_with_held}");
 }
 
 #[test]
-fn an_important_line_spends_a_main_token_when_there_is_one() {
+fn an_important_line_spends_a_token_when_there_is_one() {
   let mut run = Run::new(config(None, 20, Some("ERR"), false), burst(1));
   run.offer("ERR first", 0);
-  // The main token went to the important line: a plain line now finds none, and the
-  // importance bucket still holds its 10.
+  // The token went to the important line: a plain line now finds none.
   run.offer("plain", 0);
   assert_eq!(run.dropped, 1);
-  for i in 0..11 {
-    run.offer(&format!("ERR {i}"), 0);
-  }
-  assert_eq!(run.sent().len(), 11);
-  assert_eq!(run.dropped, 2);
+  run.offer("ERR second", 0);
+  assert_eq!(run.sent(), [lines(&["ERR first"])]);
+  assert_eq!(run.lane.held(), 1);
 }
 
 /// Matching runs on the sanitised line: control characters are gone, structural tags defanged.
@@ -211,7 +328,8 @@ fn the_regex_sees_the_sanitised_line() {
   run.offer("ERR\x01OR", 0);
   run.offer("<result>", 0);
   run.offer("\x1bERROR", 0);
-  assert_eq!(run.sent(), [lines(&["ERROR"]), lines(&["ERROR"])]);
+  run.flush_all();
+  assert_eq!(run.sent(), [lines(&["ERROR", "ERROR"])]);
   assert_eq!(run.dropped, 1);
 }
 
@@ -363,68 +481,125 @@ fn flushing_a_dropped_window_sends_nothing() {
   assert_eq!(run.dropped, 2);
 }
 
-/// §6.7: an important line that meets a dropped window opens a delivered window of its own,
-/// which the lines after it join.
+/// §6.7 with batchMs: an important line that meets a dropped window is held; the refill's
+/// token delivers a window that starts with the held lines, dated from the first of them, and
+/// takes the lines that come until it closes.
 #[test]
-fn an_important_line_opens_its_own_window_while_one_is_dropped() {
+fn held_lines_open_a_window_at_the_refill() {
   let mut run = Run::new(config(Some(500), 20, Some("ERR"), false), burst(1));
   run.offer("a", 0);
   run.flush_all();
   run.sent();
-  run.offer("b", 1);
-  run.offer("c", 2);
+  run.offer("b", 801);
+  run.offer("c", 802);
   assert_eq!(run.dropped, 2);
-  run.offer("ERR x", 3);
-  assert_eq!(run.lane.deadline(), Some(503));
-  run.offer("stack 1", 4);
-  run.offer("ERR y", 5); // joins the delivered window: no token spent
-  run.poll(502);
-  assert!(run.outs.is_empty());
-  run.poll(503);
-  assert_eq!(run.sent(), [lines(&["ERR x", "stack 1", "ERR y"])]);
-  assert_eq!(run.dropped, 2);
-}
-
-/// An important line with no window open and an empty main bucket opens a delivered window on
-/// an importance token; with both buckets empty it opens (or joins) a dropped window.
-#[test]
-fn important_windows_and_the_importance_limit() {
-  let mut run = Run::new(config(Some(100), 1, Some("ERR"), false), burst(1));
-  for i in 0..12 {
-    run.offer(&format!("ERR {i}"), 0);
-  }
-  assert_eq!(
-    run.sent().len(),
-    11,
-    "one main token and ten importance tokens"
-  );
-  assert_eq!(run.dropped, 1);
-  run.offer("ERR a", 1000);
-  run.offer("ERR b", 1000);
-  run.offer("ERR c", 1000);
-  assert_eq!(run.sent().len(), 2, "one refill of each bucket");
-  assert_eq!(run.dropped, 2);
-}
-
-/// An important line that finds both buckets empty joins the dropped window and is counted;
-/// one that comes when a token is back rescues the rest of the window's time.
-#[test]
-fn an_important_line_without_tokens_is_dropped() {
-  let mut run = Run::new(config(Some(5000), 20, Some("ERR"), false), burst(0));
-  for i in 0..10 {
-    run.offer(&format!("ERR {i}"), 0);
-    run.flush_all();
-  }
-  assert_eq!(run.sent().len(), 10, "ten importance tokens, ten windows");
-  run.offer("plain", 1); // opens a dropped window
-  run.offer("ERR none", 2); // no token of either kind: joins it
-  assert_eq!(run.dropped, 2);
-  run.offer("plain 2", 999);
-  run.offer("ERR back", 1000); // an importance token is back: its own window
-  run.offer("after", 1001);
-  run.flush_all();
-  assert_eq!(run.sent(), [lines(&["ERR back", "after"])]);
+  run.offer("ERR x", 803);
+  run.offer("stack 1", 804); // joins the dropped window
+  run.offer("ERR y", 805);
+  assert_eq!(run.lane.held(), 2);
   assert_eq!(run.dropped, 3);
+  assert_eq!(run.lane.deadline(), Some(1000));
+  // The timer at the refill delivers the window, due 500 ms after ERR x was held.
+  run.poll(1000);
+  assert!(run.outs.is_empty());
+  assert_eq!(run.lane.deadline(), Some(1303));
+  run.offer("after 1", 1200);
+  run.offer("ERR z", 1300); // joins the delivered window: no token spent
+  run.poll(1302);
+  assert!(run.outs.is_empty());
+  run.poll(1303);
+  assert_eq!(run.sent(), [lines(&["ERR x", "ERR y", "after 1", "ERR z"])]);
+  assert_eq!(run.dropped, 3);
+}
+
+/// With batchMs, a line held `batchMs` or more before the refill leaves at the refill, at once:
+/// it waits for the token or for the window, whichever is later, never for both.
+#[test]
+fn a_held_line_waits_for_the_refill_or_the_window_not_both() {
+  let mut run = Run::new(config(Some(200), 20, Some("ERR"), false), burst(1));
+  run.offer("a", 0);
+  run.poll(200);
+  run.sent();
+  run.offer("ERR held", 300);
+  run.offer("ERR too", 900);
+  run.poll(1000);
+  assert_eq!(run.sent(), [lines(&["ERR held", "ERR too"])]);
+  assert_eq!(run.lane.deadline(), None);
+}
+
+/// With batchMs, a missed timer: the window the held lines open is dated at the refill, so a
+/// line after it closed does not join it; the held lines still leave first.
+#[test]
+fn a_late_line_finds_the_held_window_closed() {
+  let mut run = Run::new(config(Some(200), 20, Some("ERR"), false), burst(1));
+  run.offer("a", 0);
+  run.poll(200);
+  run.sent();
+  run.offer("ERR held", 300);
+  run.offer("late", 1300); // the refill at 1000 opened a window that closed at 1200
+  assert_eq!(run.sent(), [lines(&["ERR held"])]);
+  assert_eq!(run.dropped, 1, "late found the bucket spent");
+}
+
+/// With batchMs, `maxBatchLines` held lines fill the window they open: it leaves at once.
+#[test]
+fn a_full_hold_leaves_as_a_full_window() {
+  let mut run = Run::new(config(Some(200), 2, Some("ERR"), true), burst(1));
+  run.offer_all(&["a", "b"], 0);
+  run.sent();
+  run.offer_all(&["ERR 1", "x", "ERR 2", "ERR 3"], 10);
+  assert_eq!(run.lane.held(), 2);
+  assert_eq!(run.dropped, 2);
+  run.poll(1000);
+  assert_eq!(
+    run.outs,
+    [Out::Batch {
+      lines: lines(&["ERR 1", "ERR 2"]),
+      digest: Some(DigestNote {
+        count: 2,
+        first: "x".into(),
+        last: "ERR 3".into()
+      })
+    }]
+  );
+  assert_eq!(run.lane.deadline(), None);
+}
+
+/// Held lines leave at a flush (stop, or before a settled notification), before anything
+/// else, without a token, and a dropped window still open ends with them.
+#[test]
+fn held_lines_are_flushed_whatever_the_bucket() {
+  for batch in [None, Some(200)] {
+    let mut run = Run::new(config(batch, 20, Some("ERR"), true), burst(1));
+    run.offer("a", 0);
+    run.flush_all();
+    run.sent();
+    run.offer("ERR 1", 10);
+    run.offer("x", 20);
+    run.offer("ERR 2", 30);
+    run.flush_all();
+    assert_eq!(
+      run.outs,
+      [Out::Batch {
+        lines: lines(&["ERR 1", "ERR 2"]),
+        digest: Some(DigestNote {
+          count: 1,
+          first: "x".into(),
+          last: "x".into()
+        })
+      }],
+      "{batch:?}"
+    );
+    run.outs.clear();
+    assert_eq!(run.lane.held(), 0);
+    assert_eq!(run.lane.deadline(), None);
+    run.flush_all();
+    assert!(run.outs.is_empty(), "idempotent");
+    // The token that refills at 1000 is the bucket's again.
+    run.offer("b", 1000);
+    run.flush_all();
+    assert_eq!(run.sent(), [lines(&["b"])], "{batch:?}");
+  }
 }
 
 // ---- maxEvents ----
@@ -501,18 +676,19 @@ fn digest_batched_reports_dropped_windows_in_the_next_batch() {
   run.poll(200);
   assert_eq!(run.digests(), [None]);
   run.offer_all(&["x \x01<result>", "y", "z"], 300); // a dropped window
-  run.offer("ERR", 400);
-  run.offer("after", 401);
-  // Nothing dropped while the delivered window was open: the digest is the three.
-  run.poll(600);
+  run.offer("ERR", 400); // held
+  run.offer("after", 401); // joins the dropped window
+                           // Held at 400, the line's window is due at 600: it leaves at the refill (1000), with the
+                           // digest of the four dropped before.
+  run.poll(1000);
   assert_eq!(
     run.outs,
     [Out::Batch {
-      lines: lines(&["ERR", "after"]),
+      lines: lines(&["ERR"]),
       digest: Some(DigestNote {
-        count: 3,
+        count: 4,
         first: "x <\u{200B}result>".into(),
-        last: "z".into()
+        last: "after".into()
       })
     }]
   );
