@@ -38,6 +38,8 @@ const TRIALS = envInt('BENCH_TERMINAL_TRIALS', 100)
 const ROUNDS = envInt('BENCH_TERMINAL_ROUNDS', 5)
 /** Terminal-mode ingest must reach this share of the pty's own ceiling, measured in the same run. */
 const CEILING_GOAL = 0.9
+/** taskstream's reading threads run at nice 15 (src/core/process/priority.rs). */
+const READER_NICENESS = 15
 const TASKS = 16
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const size = { cols: 120, rows: 40 }
@@ -87,6 +89,7 @@ function launcher(impl) {
 
 async function firehose(impl) {
   if (impl === 'floor') return ptyFloor()
+  if (impl === 'floor-nice') return ptyFloor(READER_NICENESS)
   const start = launcher(impl)
   const task = start('yes terminal-firehose-line-0123456789')
   await sleep(300)
@@ -108,12 +111,13 @@ async function firehose(impl) {
  * the same warm-up and duration. No terminal reader in any language can ingest
  * more than this.
  */
-function ptyFloor() {
+function ptyFloor(niceness) {
   const source = join(dirname(script), 'lib', 'pty-ceiling.c')
   const binary = join(dirname(script), '.build', 'pty-ceiling')
   mkdirSync(dirname(binary), { recursive: true })
   execFileSync('cc', ['-O2', '-o', binary, source, '-lutil'], { stdio: 'inherit' })
-  const out = execFileSync(binary, [String(SECONDS), 'yes terminal-firehose-line-0123456789'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const args = [String(SECONDS), 'yes terminal-firehose-line-0123456789', ...(niceness === undefined ? [] : [String(niceness)])]
+  const out = execFileSync(binary, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   const [bytes, seconds] = String(out).trim().split(' ').map(Number)
   const mb = bytes / 1e6
   return { mb, mbPerS: mb / seconds }
@@ -191,16 +195,21 @@ if (process.argv[2] === '--worker') {
   for (let i = 0; i < ROUNDS; i++) {
     const floor = await spawnWorker(script, 'firehose', 'floor')
     const ours = await spawnWorker(script, 'firehose', 'taskstream')
+    const floorNice = await spawnWorker(script, 'firehose', 'floor-nice')
     const ref = await spawnWorker(script, 'firehose', 'reference')
-    rounds.push({ floor, ours, ref })
-    process.stderr.write(`  firehose round ${i + 1}: ceiling ${floor.mbPerS.toFixed(1)}, taskstream ${ours.mbPerS.toFixed(1)}, reference ${ref.mbPerS.toFixed(1)} MB/s\n`)
+    rounds.push({ floor, ours, floorNice, ref })
+    process.stderr.write(
+      `  firehose round ${i + 1}: ceiling ${floor.mbPerS.toFixed(1)}, taskstream ${ours.mbPerS.toFixed(1)}, ceiling at nice ${READER_NICENESS} ${floorNice.mbPerS.toFixed(1)}, reference ${ref.mbPerS.toFixed(1)} MB/s\n`,
+    )
   }
   const medianOf = (side, key) => median(rounds.map((r) => r[side][key]))
   const fire = {
     ours: { jsMsPerMb: medianOf('ours', 'jsMsPerMb'), mbPerS: medianOf('ours', 'mbPerS') },
     ref: { jsMsPerMb: medianOf('ref', 'jsMsPerMb'), mbPerS: medianOf('ref', 'mbPerS') },
     floor: { mbPerS: medianOf('floor', 'mbPerS') },
+    floorNice: { mbPerS: medianOf('floorNice', 'mbPerS') },
   }
+  const ofNiceCeiling = median(rounds.map((r) => r.ours.mbPerS / r.floorNice.mbPerS))
   const ofCeiling = median(rounds.map((r) => r.ours.mbPerS / r.floor.mbPerS))
   const many = await run('sixteen')
   const keys = await run('echo')
@@ -224,13 +233,18 @@ if (process.argv[2] === '--worker') {
         ['ingest', `${fire.ours.mbPerS.toFixed(1)} MB/s`, `${fire.ref.mbPerS.toFixed(1)} MB/s`, ratio(fire.ours.mbPerS, fire.ref.mbPerS)],
         ['the pty\'s own ceiling (`bench/lib/pty-ceiling.c`: a C reader of the master, 64 KiB reads, no parsing)', `${fire.floor.mbPerS.toFixed(1)} MB/s`, '', ''],
         ['**ingest / ceiling** (median of the rounds\' own ratios)', `**${(ofCeiling * 100).toFixed(0)} %**`, `${(median(rounds.map((r) => r.ref.mbPerS / r.floor.mbPerS)) * 100).toFixed(0)} %`, ''],
+        [`the same C reader at nice ${READER_NICENESS}, the niceness of taskstream's reading threads (the command at the default priority)`, `${fire.floorNice.mbPerS.toFixed(1)} MB/s`, '', ''],
+        [`ingest / that ceiling`, `${(ofNiceCeiling * 100).toFixed(0)} %`, '', ''],
       ],
     ),
     '',
     `Goal: terminal-mode ingest ≥ ${(CEILING_GOAL * 100).toFixed(0)} % of the pty's own ceiling in the same run: ${ofCeiling >= CEILING_GOAL ? 'met' : '**missed**'} (${(ofCeiling * 100).toFixed(1)} %).`,
     '',
-    `Per round (ceiling / taskstream / reference MB/s; taskstream's share of the ceiling): ${rounds
-      .map((r) => `${r.floor.mbPerS.toFixed(1)} / ${r.ours.mbPerS.toFixed(1)} / ${r.ref.mbPerS.toFixed(1)} (${((r.ours.mbPerS / r.floor.mbPerS) * 100).toFixed(0)} %)`)
+    `Per round, measured in this order (ceiling / taskstream / ceiling at nice ${READER_NICENESS} / reference MB/s; taskstream's share of the ceiling): ${rounds
+      .map(
+        (r) =>
+          `${r.floor.mbPerS.toFixed(1)} / ${r.ours.mbPerS.toFixed(1)} / ${r.floorNice.mbPerS.toFixed(1)} / ${r.ref.mbPerS.toFixed(1)} (${((r.ours.mbPerS / r.floor.mbPerS) * 100).toFixed(0)} %)`,
+      )
       .join('; ')}.`,
     '',
     `### ${TASKS} terminal tasks at once (a progress bar redrawn every 10 ms and a line every 100 ms each)`,
