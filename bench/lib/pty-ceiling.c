@@ -6,10 +6,14 @@
  * Prints "<bytes> <seconds>". No terminal reader, in any language, can ingest
  * more than this on the same machine.
  *
- * usage: pty-ceiling <seconds> <command>   (the command runs under /bin/sh -c)
+ * usage: pty-ceiling <seconds> <command> [reader niceness]
+ * (the command runs under /bin/sh -c at the caller's priority; with a
+ * niceness, only the reader, this process, runs that much nicer after the
+ * fork, as taskstream's reading thread does)
  */
 #include <pty.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -23,8 +27,8 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s <seconds> <command>\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: %s <seconds> <command> [reader niceness]\n", argv[0]);
     return 2;
   }
   double seconds = atof(argv[1]);
@@ -38,6 +42,10 @@ int main(int argc, char **argv) {
   if (pid == 0) {
     execl("/bin/sh", "sh", "-c", argv[2], (char *)NULL);
     _exit(127);
+  }
+  if (argc == 4 && setpriority(PRIO_PROCESS, 0, atoi(argv[3])) != 0) {
+    perror("setpriority");
+    return 1;
   }
   static char buf[65536];
   double start = now(), counting_from = start + 0.3, end = counting_from + seconds;

@@ -31,12 +31,43 @@
 //! never early; and a redraw whose reads all fall between two checks counts
 //! only for what it left on the screen (an erase-then-draw split across
 //! reads is no change then).
+//!
+//! **Lines that scroll away are not drawn.** `vt100` draws every character
+//! into its grid (some 20 ns a byte, 70 % of the reading thread's time on a
+//! `yes` under a terminal), which made the emulator, not the
+//! pseudo-terminal, the limit of a terminal firehose. Most of such output
+//! scrolls off the screen before anyone looks. So plain text (printable
+//! ASCII, CR, LF, tab) is not handed to the emulator as it arrives but kept
+//! ([`Screen::feed`]), and only its last lines are drawn when the screen is
+//! next needed (a check, a snapshot, a resize, or the next byte that is not
+//! plain text). What is dropped is exact, not an approximation: when the
+//! kept text starts right after a CR and holds at least `2 × rows + 1` line
+//! feeds, the screen after it does not depend on anything before it but the
+//! emulator's modes. From column 0 (the CR) on any row, at most `rows - 1`
+//! line feeds bring the cursor to the bottom row, and each further one
+//! scrolls; after `rows + 2` more scrolls every visible row was scrolled in
+//! blank during the kept text and written only by it, and the cursor ends
+//! where the kept text leaves it. So a dropped stretch is replaced by a
+//! single CR, which puts the cursor at column 0 as the stretch's own final
+//! CR did. Plain text changes nothing but the grid, the cursor and the last
+//! printed character (kept text always holds a printable one), so modes,
+//! attributes, saved cursor, title and tab stops are the same either way.
+//! Two conditions make it so, and both are checked: the emulator's parser
+//! is between sequences with no partial UTF-8 character when the kept text
+//! starts (a second `vte` parser follows every byte that is not plain text,
+//! [`Probe`]), and no scroll region was ever set (one that does not cover
+//! the cursor would keep rows the dropped text wrote; a program that sets
+//! one is simply drawn in full from then on).
 
 use std::hash::{DefaultHasher, Hasher};
 use std::num::NonZeroU16;
 
 use super::TerminalSize;
 use crate::core::text::{truncate_code_points, utf16_len};
+
+#[cfg(test)]
+#[path = "tests_kept.rs"]
+mod tests_kept;
 
 /// At most this many UTF-16 units of screen text go into a settled
 /// notification (API.md §6.2).
@@ -47,6 +78,99 @@ pub const CHECK_INTERVAL_MS: u64 = 10;
 
 /// A title longer than this many code points is cut.
 const MAX_TITLE_CODE_POINTS: usize = 1024;
+
+/// Kept plain text past this size is cut down (or drawn, when no cut is
+/// possible), so it never holds much more than a screen's worth of lines.
+const KEPT_TEXT_LIMIT: usize = 16 * 1024;
+
+/// Plain text: what only draws characters or moves the cursor within the
+/// grid (see the module doc).
+fn is_plain(byte: u8) -> bool {
+  matches!(byte, 0x20..=0x7e | b'\r' | b'\n' | b'\t')
+}
+
+/// Where `text` (plain) can start being drawn with nothing before it lost:
+/// right after the last CR that leaves at least `line_feeds` line feeds and
+/// a printable character after it. `None` when there is no such CR.
+fn cut_point(text: &[u8], line_feeds: usize) -> Option<usize> {
+  let mut seen = 0;
+  let mut at = text.len();
+  while seen < line_feeds {
+    at = text[..at].iter().rposition(|&b| b == b'\n')?;
+    seen += 1;
+  }
+  let cut = text[..at].iter().rposition(|&b| b == b'\r')? + 1;
+  text[cut..]
+    .iter()
+    .any(|b| (0x20..=0x7e).contains(b))
+    .then_some(cut)
+}
+
+/// What the second `vte` parser saw while it followed the bytes that are
+/// not plain text: whether the emulator's parser is now between sequences,
+/// and whether a scroll region was set.
+#[derive(Default)]
+struct Probe {
+  /// A sequence ended (dispatched, or cancelled by CAN or SUB): the parser
+  /// is in its ground state right after the byte that ended it.
+  ended: bool,
+  /// A character was printed: the parser is in its ground state, and stays
+  /// there up to the next ESC.
+  printed: bool,
+  /// `CSI … r` other than the reset to the full screen.
+  scroll_region: bool,
+}
+
+impl vte::Perform for Probe {
+  fn print(&mut self, _: char) {
+    self.printed = true;
+  }
+
+  fn execute(&mut self, byte: u8) {
+    // CAN and SUB cancel any sequence ("anywhere" in vte's state machine).
+    if matches!(byte, 0x18 | 0x1a) {
+      self.ended = true;
+    }
+  }
+
+  fn csi_dispatch(&mut self, params: &vte::Params, intermediates: &[u8], _: bool, action: char) {
+    if action == 'r' && !(intermediates.is_empty() && params.iter().all(|p| p == [0])) {
+      self.scroll_region = true;
+    }
+    self.ended = true;
+  }
+
+  fn esc_dispatch(&mut self, _: &[u8], _: bool, _: u8) {
+    self.ended = true;
+  }
+
+  fn osc_dispatch(&mut self, _: &[&[u8]], bell_terminated: bool) {
+    // An OSC ended by ESC continues as that escape (`ESC \\`).
+    if bell_terminated {
+      self.ended = true;
+    }
+  }
+
+  fn terminated(&self) -> bool {
+    self.ended || self.printed
+  }
+}
+
+/// Plain text not yet drawn (see the module doc).
+struct Kept {
+  /// The emulator's parser is between sequences, with no partial UTF-8
+  /// character, after what it was given and what is kept here.
+  clean: bool,
+  /// Follows the emulator's parser through everything that is not plain
+  /// text while `clean` is false; started afresh whenever it is true.
+  probe: vte::Parser,
+  /// Plain text, not yet given to the emulator.
+  text: Vec<u8>,
+  /// Text before `text` was dropped: draw a CR first.
+  dropped: bool,
+  /// No scroll region was ever set: dropping is exact.
+  may_drop: bool,
+}
 
 /// The cursor, 0-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +254,7 @@ impl vt100::Callbacks for Callbacks {
 /// JavaScript thread reads snapshots).
 pub struct Screen {
   parser: vt100::Parser<Callbacks>,
+  kept: Kept,
   /// Hash of the visible text and size at the last check.
   hash: u64,
   changed_at: u64,
@@ -164,6 +289,13 @@ impl Screen {
     );
     let mut screen = Screen {
       parser,
+      kept: Kept {
+        clean: true,
+        probe: vte::Parser::new(),
+        text: Vec::new(),
+        dropped: false,
+        may_drop: true,
+      },
       hash: 0,
       changed_at: now_ms,
       checked_at: None,
@@ -182,12 +314,86 @@ impl Screen {
     if bytes.is_empty() {
       return false;
     }
-    self.parser.process(bytes);
+    self.process(bytes);
     self.unchecked_feed = Some(now_ms);
     let due = self
       .checked_at
       .is_none_or(|at| now_ms >= at.saturating_add(CHECK_INTERVAL_MS));
     due && self.check()
+  }
+
+  /// Gives `bytes` to the emulator, keeping plain text back (see the
+  /// module doc).
+  fn process(&mut self, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+      if self.kept.clean {
+        let plain = bytes
+          .iter()
+          .position(|&b| !is_plain(b))
+          .unwrap_or(bytes.len());
+        if plain > 0 {
+          self.keep(&bytes[..plain]);
+          bytes = &bytes[plain..];
+          continue;
+        }
+        // The parser is where a fresh one is: the probe starts afresh.
+        self.draw_kept();
+        self.kept.clean = false;
+        self.kept.probe = vte::Parser::new();
+      }
+      let mut probe = Probe::default();
+      let taken = self
+        .kept
+        .probe
+        .advance_until_terminated(&mut probe, bytes)
+        // Never 0: a fresh probe stops only after a byte.
+        .clamp(1, bytes.len());
+      self.parser.process(&bytes[..taken]);
+      if probe.scroll_region {
+        self.kept.may_drop = false;
+      }
+      let last = bytes[taken - 1];
+      // After a print the probe stopped at the end of a run of text, or just
+      // after the ESC that ended it; a partial UTF-8 character ends in a
+      // byte above 0x7f.
+      self.kept.clean = probe.ended || (probe.printed && last != 0x1b && last < 0x80);
+      bytes = &bytes[taken..];
+    }
+  }
+
+  /// Keeps plain text, dropping what the kept text makes irrelevant.
+  fn keep(&mut self, text: &[u8]) {
+    let kept = &mut self.kept;
+    let line_feeds = 2 * usize::from(self.parser.screen().size().0.get()) + 1;
+    if kept.may_drop {
+      if let Some(cut) = cut_point(text, line_feeds) {
+        kept.text.clear();
+        kept.text.extend_from_slice(&text[cut..]);
+        kept.dropped = true;
+        return;
+      }
+    }
+    kept.text.extend_from_slice(text);
+    if kept.text.len() > KEPT_TEXT_LIMIT {
+      match cut_point(&kept.text, line_feeds).filter(|_| kept.may_drop) {
+        Some(cut) => {
+          kept.text.drain(..cut);
+          kept.dropped = true;
+        }
+        None => self.draw_kept(),
+      }
+    }
+  }
+
+  /// Draws the kept text: the screen is then exact.
+  fn draw_kept(&mut self) {
+    if std::mem::take(&mut self.kept.dropped) {
+      self.parser.process(b"\r");
+    }
+    if !self.kept.text.is_empty() {
+      self.parser.process(&self.kept.text);
+      self.kept.text.clear();
+    }
   }
 
   /// When a pending check should run (`CHECK_INTERVAL_MS` after the last
@@ -211,6 +417,7 @@ impl Screen {
   /// at once. A new size is a visible change: the program is about to
   /// redraw for it.
   pub fn resize(&mut self, size: TerminalSize, now_ms: u64) -> bool {
+    self.draw_kept();
     self
       .parser
       .set_size(non_zero(size.rows), non_zero(size.cols));
@@ -225,6 +432,7 @@ impl Screen {
       return false;
     };
     self.checked_at = Some(self.checked_at.map_or(fed_at, |at| at.max(fed_at)));
+    self.draw_kept();
     let hash = self.visible_hash();
     if hash == self.hash {
       return false;
@@ -264,7 +472,8 @@ impl Screen {
   }
 
   /// The visible text (see [`ScreenSnapshot::text`]).
-  pub fn text(&self) -> String {
+  pub fn text(&mut self) -> String {
+    self.draw_kept();
     let screen = self.parser.screen();
     let (_, cols) = screen.size();
     let mut text = String::new();
@@ -286,7 +495,8 @@ impl Screen {
     text
   }
 
-  pub fn cursor(&self) -> CursorPosition {
+  pub fn cursor(&mut self) -> CursorPosition {
+    self.draw_kept();
     let screen = self.parser.screen();
     let (row, col) = screen.cursor_position();
     let (rows, cols) = screen.size();
@@ -317,7 +527,7 @@ impl Screen {
   }
 
   /// The screen text of a settled notification (see [`settled_text`]).
-  pub fn settled_text(&self) -> String {
+  pub fn settled_text(&mut self) -> String {
     settled_text(&self.text()).to_owned()
   }
 

@@ -38,11 +38,11 @@ fn a_blank_screen() {
 fn text_is_trimmed_rows_joined_by_newlines() {
   // The terminal turns `\n` into `\r\n`; trailing spaces, inner empty rows,
   // trailing empty rows.
-  let screen = screen_of(20, 6, b"one   \r\n\r\n  three\r\n\r\n");
+  let mut screen = screen_of(20, 6, b"one   \r\n\r\n  three\r\n\r\n");
   assert_eq!(screen.text(), "one\n\n  three");
   assert_eq!(screen.cursor(), cursor(4, 0));
   // Leading empty rows stay.
-  let screen = screen_of(20, 6, b"\r\n\r\nthird");
+  let mut screen = screen_of(20, 6, b"\r\n\r\nthird");
   assert_eq!(screen.text(), "\n\nthird");
   assert_eq!(screen.cursor(), cursor(2, 5));
 }
@@ -80,13 +80,13 @@ fn a_carriage_return_progress_bar_shows_its_last_frame() {
     );
   }
   bytes.extend_from_slice(b"\r\ndone\r\n");
-  let screen = screen_of(40, 5, &bytes);
+  let mut screen = screen_of(40, 5, &bytes);
   assert_eq!(screen.text(), "100% [##########]\ndone");
   // A shorter last frame leaves the longer one's tail, as on a terminal,
   // unless the program erases it.
-  let screen = screen_of(40, 5, b"\rdownloading 10 files\rdone\x1b[K");
+  let mut screen = screen_of(40, 5, b"\rdownloading 10 files\rdone\x1b[K");
   assert_eq!(screen.text(), "done");
-  let screen = screen_of(40, 5, b"\rdownloading 10 files\rdone");
+  let mut screen = screen_of(40, 5, b"\rdownloading 10 files\rdone");
   assert_eq!(screen.text(), "doneloading 10 files");
 }
 
@@ -129,21 +129,21 @@ fn a_huge_title_is_bounded() {
 
 #[test]
 fn wide_and_combining_characters() {
-  let screen = screen_of(10, 3, "日本\r\ne\u{301}!".as_bytes());
+  let mut screen = screen_of(10, 3, "日本\r\ne\u{301}!".as_bytes());
   assert_eq!(screen.text(), "日本\ne\u{301}!");
   assert_eq!(screen.cursor(), cursor(1, 2));
 }
 
 #[test]
 fn lines_wrap_and_scroll() {
-  let screen = screen_of(5, 3, b"abcdefgh");
+  let mut screen = screen_of(5, 3, b"abcdefgh");
   assert_eq!(screen.text(), "abcde\nfgh");
   // Scrolling drops the top rows (no scrollback is kept).
-  let screen = screen_of(5, 3, b"1\r\n2\r\n3\r\n4\r\n5");
+  let mut screen = screen_of(5, 3, b"1\r\n2\r\n3\r\n4\r\n5");
   assert_eq!(screen.text(), "3\n4\n5");
   assert_eq!(screen.cursor(), cursor(2, 1));
   // Writing to the last column leaves the cursor there.
-  let screen = screen_of(5, 3, b"abcde");
+  let mut screen = screen_of(5, 3, b"abcde");
   assert_eq!(screen.cursor(), cursor(0, 4));
 }
 

@@ -96,7 +96,7 @@ impl ScreenWatch {
   }
 
   /// The screen text for the settled notification.
-  pub fn settled_text(&self) -> String {
+  pub fn settled_text(&mut self) -> String {
     self.screen.settled_text()
   }
 
