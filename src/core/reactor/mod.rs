@@ -5,11 +5,15 @@
 //! Each reactor thread owns a poller, the sources registered with it and a
 //! timer queue. The poller is `mio`'s (tokio's): epoll on Linux, kqueue on
 //! macOS and the BSDs, woken from other threads by its `Waker` (an eventfd on
-//! Linux, `EVFILT_USER` on macOS). Every source is a descriptor registered as
-//! a `SourceFd` whose token is the source's key. A task registers all its sources with one reactor, so its handlers
-//! run one at a time, in the order the kernel reported them. Handlers run on
-//! the reactor thread and must not block for long: they decode, split,
-//! throttle and queue (monitors) or write a file (shells).
+//! Linux, `EVFILT_USER` on macOS). Every source is a descriptor registered
+//! as a `SourceFd` whose token is the source's key. A pipe the poller
+//! refuses is closed with that error, a pidfd falls back to a waiter thread
+//! (kqueue refuses the `/dev/tty` alias, which is never registered here; it
+//! takes pipes and pseudo-terminal masters). A task registers all its sources with one reactor, so its
+//! handlers run one at a time: first the sources left unfinished by the last
+//! turn, then those the poller reported, in its order. Handlers run on the
+//! reactor thread and must not block for long: they decode, split, throttle
+//! and queue (monitors) or write a file (shells).
 //!
 //! Sources:
 //! * a pipe: read non-blocking, up to [`READS_PER_TURN`] reads of
@@ -23,8 +27,8 @@
 //! * a child's exit: a pidfd on Linux (5.3+), reaped with `waitpid` on its pid
 //!   only (never `-1`: Node's own children are left to libuv; a pidfd that
 //!   reports readiness before the child can be reaped is registered again,
-//!   which re-arms it); elsewhere (macOS), or
-//!   where `pidfd_open` is refused, a short-lived waiter thread per child;
+//!   which re-arms it); elsewhere (macOS), or where `pidfd_open` is refused,
+//!   a short-lived waiter thread per child;
 //! * timers ([`Reactor::after`]), such as a monitor's 1000 ms drain deadline.
 //!
 //! A pipe streamed in small writes would wake the reactor for every write;
