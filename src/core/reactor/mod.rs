@@ -2,22 +2,33 @@
 //! pipes and learn of every task's exit, so the thread count stays flat as
 //! tasks grow (a thread per pipe cost three threads a task).
 //!
-//! Each reactor thread owns a poller (epoll on Linux, `poll(2)` on other Unix
-//! systems; see `poller_*.rs`), the sources registered with it and a timer
-//! queue. A task registers all its sources with one reactor, so its handlers
-//! run one at a time, in the order the kernel reported them. Handlers run on
-//! the reactor thread and must not block for long: they decode, split,
-//! throttle and queue (monitors) or write a file (shells).
+//! Each reactor thread owns a poller, the sources registered with it and a
+//! timer queue. The poller is `mio`'s (tokio's): epoll on Linux, kqueue on
+//! macOS and the BSDs, woken from other threads by its `Waker` (an eventfd on
+//! Linux, `EVFILT_USER` on macOS). Every source is a descriptor registered
+//! as a `SourceFd` whose token is the source's key. A pipe the poller
+//! refuses is closed with that error, a pidfd falls back to a waiter thread
+//! (kqueue refuses the `/dev/tty` alias, which is never registered here; it
+//! takes pipes and pseudo-terminal masters). A task registers all its sources with one reactor, so its
+//! handlers run one at a time: first the sources left unfinished by the last
+//! turn, then those the poller reported, in its order. Handlers run on the
+//! reactor thread and must not block for long: they decode, split, throttle
+//! and queue (monitors) or write a file (shells).
 //!
 //! Sources:
 //! * a pipe: read non-blocking, up to [`READS_PER_TURN`] reads of
-//!   [`READ_CHUNK`] bytes before the next source gets its turn (the poller is
-//!   level-triggered, so the rest is read on the next turn); EOF or a read
+//!   [`READ_CHUNK`] bytes before the next source gets its turn. mio's
+//!   readiness is edge-triggered (`EPOLLET`, `EV_CLEAR`): the kernel reports
+//!   a pipe again only once it was read dry (`WouldBlock`), so a pipe whose
+//!   turn ended with data left is kept on the reactor's own list and served
+//!   again on the next turn, after a wait that does not block. EOF or a read
 //!   error closes it; a terminal's master (terminal mode) is watched as a
 //!   pipe, its `EIO` (every process closed the terminal) being its EOF;
 //! * a child's exit: a pidfd on Linux (5.3+), reaped with `waitpid` on its pid
-//!   only (never `-1`: Node's own children are left to libuv); elsewhere, or
-//!   where `pidfd_open` is refused, a short-lived waiter thread per child;
+//!   only (never `-1`: Node's own children are left to libuv; a pidfd that
+//!   reports readiness before the child can be reaped is registered again,
+//!   which re-arms it); elsewhere (macOS), or where `pidfd_open` is refused,
+//!   a short-lived waiter thread per child;
 //! * timers ([`Reactor::after`]), such as a monitor's 1000 ms drain deadline.
 //!
 //! A pipe streamed in small writes would wake the reactor for every write;
@@ -25,17 +36,11 @@
 //! so the next read carries more (coalesce.rs says when, and why no writer
 //! ever blocks for it).
 //!
-//! Other threads talk to a reactor through its command queue and a wake-up
-//! descriptor; registration returns at once.
+//! Other threads talk to a reactor through its command queue and its waker;
+//! registration returns at once.
 
 mod coalesce;
 mod exit_watch;
-#[cfg(target_os = "linux")]
-#[path = "poller_epoll.rs"]
-mod poller;
-#[cfg(all(unix, not(target_os = "linux")))]
-#[path = "poller_poll.rs"]
-mod poller;
 #[cfg(test)]
 mod tests;
 
@@ -43,13 +48,15 @@ use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
 use std::io::{self, ErrorKind, Read};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Registry, Token};
 use once_cell::sync::Lazy;
 
 use crate::core::process::{self, Child, EnlargedPipe};
@@ -61,6 +68,10 @@ pub const READ_CHUNK: usize = 64 * 1024;
 pub const READS_PER_TURN: usize = 16;
 /// Most reactor threads, whatever the number of cores.
 const MAX_REACTORS: usize = 4;
+/// Most events one wait returns.
+const MAX_EVENTS: usize = 256;
+/// The waker's token; source keys start at 1.
+const WAKE: Token = Token(0);
 
 /// What a task does with its pipes' bytes. Called on the reactor thread.
 pub trait PipeHandler: Send + Sync {
@@ -110,6 +121,9 @@ enum Source {
     handler: Arc<dyn PipeHandler>,
     /// Held while reading (the enlarged-pipe budget); whether it holds 1 MiB.
     enlarged: EnlargedPipe,
+    /// The last turn that read it: a pipe both unfinished and reported again
+    /// is read once per turn.
+    served: u64,
   },
   Exit {
     pidfd: File,
@@ -121,7 +135,7 @@ enum Source {
 /// One reactor thread's handle.
 pub struct Reactor {
   commands: Mutex<Vec<Command>>,
-  waker: poller::Waker,
+  waker: mio::Waker,
   /// Sources registered with this reactor and not closed yet.
   load: AtomicUsize,
 }
@@ -140,7 +154,8 @@ static REACTORS: Lazy<Vec<Arc<Reactor>>> = Lazy::new(|| {
 
 impl Reactor {
   fn start(index: usize) -> io::Result<Arc<Reactor>> {
-    let (poller, waker) = poller::Poller::new()?;
+    let poll = Poll::new()?;
+    let waker = mio::Waker::new(poll.registry(), WAKE)?;
     let reactor = Arc::new(Reactor {
       commands: Mutex::new(Vec::new()),
       waker,
@@ -149,7 +164,7 @@ impl Reactor {
     let thread_side = Arc::clone(&reactor);
     std::thread::Builder::new()
       .name(format!("taskstream-reactor-{index}"))
-      .spawn(move || run(&thread_side, poller))?;
+      .spawn(move || run(&thread_side, poll))?;
     Ok(reactor)
   }
 
@@ -164,7 +179,9 @@ impl Reactor {
 
   fn send(&self, command: Command) {
     lock(&self.commands).push(command);
-    self.waker.wake();
+    if let Err(error) = self.waker.wake() {
+      tracing::warn!(%error, "taskstream: reactor wake failed");
+    }
   }
 
   /// Reads `file` (a pipe's read end) until EOF, handing every read to
@@ -256,54 +273,75 @@ impl Ord for Timer {
 /// The reactor thread's own state.
 struct Loop {
   sources: HashMap<u64, Source>,
-  by_fd: HashMap<RawFd, u64>,
+  /// Pipes whose last turn ended before they were read dry: the kernel will
+  /// not report them again, so the next turn serves them.
+  unfinished: Vec<u64>,
+  /// The turn being served (see `Source::Pipe::served`).
+  turn: u64,
   timers: BinaryHeap<Timer>,
   next_sequence: u64,
   buffer: Vec<u8>,
   coalescer: coalesce::Coalescer,
 }
 
-fn run(reactor: &Reactor, mut poller: poller::Poller) {
+fn run(reactor: &Reactor, mut poll: Poll) {
   process::lower_current_thread_priority();
   let mut state = Loop {
     sources: HashMap::new(),
-    by_fd: HashMap::new(),
+    unfinished: Vec::new(),
+    turn: 0,
     timers: BinaryHeap::new(),
     next_sequence: 0,
     buffer: vec![0u8; READ_CHUNK],
     coalescer: coalesce::Coalescer::default(),
   };
-  let mut ready: Vec<RawFd> = Vec::new();
+  let mut events = Events::with_capacity(MAX_EVENTS);
+  let mut ready: Vec<u64> = Vec::new();
   loop {
     if let Some(nap) = state.coalescer.take_nap() {
       std::thread::sleep(nap);
     }
     let commands = std::mem::take(&mut *lock(&reactor.commands));
     for command in commands {
-      state.apply(reactor, &mut poller, command);
+      state.apply(reactor, poll.registry(), command);
     }
     state.run_due_timers();
-    let timeout = state
-      .timers
-      .peek()
-      .map(|t| t.at.saturating_duration_since(Instant::now()));
-    ready.clear();
-    if let Err(error) = poller.wait(timeout, &mut ready) {
-      tracing::warn!(%error, "taskstream: reactor wait failed");
-      std::thread::sleep(Duration::from_millis(10));
-      continue;
-    }
-    for &fd in &ready {
-      let Some(&key) = state.by_fd.get(&fd) else {
+    let timeout = if state.unfinished.is_empty() {
+      state
+        .timers
+        .peek()
+        .map(|t| t.at.saturating_duration_since(Instant::now()))
+    } else {
+      Some(Duration::ZERO)
+    };
+    if let Err(error) = poll.poll(&mut events, timeout) {
+      if error.kind() != ErrorKind::Interrupted {
+        tracing::warn!(%error, "taskstream: reactor wait failed");
+        std::thread::sleep(Duration::from_millis(10));
         continue;
-      };
-      state.ready(reactor, &mut poller, key);
+      }
+      // A wait interrupted by a signal is an empty wait; unfinished pipes
+      // still get their turn.
+      events.clear();
+    }
+    state.turn += 1;
+    ready.clear();
+    ready.append(&mut state.unfinished);
+    ready.extend(
+      events
+        .iter()
+        .map(|event| event.token())
+        .filter(|&token| token != WAKE)
+        .map(|token| token.0 as u64),
+    );
+    for &key in &ready {
+      state.ready(reactor, poll.registry(), key);
     }
   }
 }
 
 impl Loop {
-  fn apply(&mut self, reactor: &Reactor, poller: &mut poller::Poller, command: Command) {
+  fn apply(&mut self, reactor: &Reactor, registry: &Registry, command: Command) {
     match command {
       Command::AddPipe {
         key,
@@ -311,14 +349,12 @@ impl Loop {
         tag,
         handler,
       } => {
-        let fd = file.as_raw_fd();
-        if let Err(error) = poller.add(fd) {
+        if let Err(error) = register(registry, &file, key) {
           reactor.load.fetch_sub(1, Ordering::Relaxed);
           guarded(|| handler.closed(tag, Some(error)));
           return;
         }
         let enlarged = process::enlarge_pipe(&file);
-        self.by_fd.insert(fd, key);
         self.sources.insert(
           key,
           Source::Pipe {
@@ -326,12 +362,17 @@ impl Loop {
             tag,
             handler,
             enlarged,
+            served: 0,
           },
         );
+        // Bytes already in the pipe are reported at registration (epoll and
+        // kqueue both check readiness then); the first turn reads anyway,
+        // rather than rely on that for an edge that would never come again.
+        self.unfinished.push(key);
       }
       Command::ClosePipe(key) => {
         if matches!(self.sources.get(&key), Some(Source::Pipe { .. })) {
-          self.remove(reactor, poller, key);
+          self.remove(reactor, registry, key);
         }
       }
       Command::AddExit {
@@ -340,15 +381,13 @@ impl Loop {
         child,
         handler,
       } => {
-        let fd = pidfd.as_raw_fd();
-        if poller.add(fd).is_err() {
+        if register(registry, &pidfd, key).is_err() {
           reactor.load.fetch_sub(1, Ordering::Relaxed);
           if let Err(error) = exit_watch::on_thread(child, Arc::clone(&handler)) {
             guarded(|| handler.exited(Err(error)));
           }
           return;
         }
-        self.by_fd.insert(fd, key);
         self.sources.insert(
           key,
           Source::Exit {
@@ -374,29 +413,37 @@ impl Loop {
     }
   }
 
-  fn remove(&mut self, reactor: &Reactor, poller: &mut poller::Poller, key: u64) -> Option<Source> {
+  fn remove(&mut self, reactor: &Reactor, registry: &Registry, key: u64) -> Option<Source> {
     let source = self.sources.remove(&key)?;
     let fd = match &source {
       Source::Pipe { file, .. } => file.as_raw_fd(),
       Source::Exit { pidfd, .. } => pidfd.as_raw_fd(),
     };
-    poller.remove(fd);
-    self.by_fd.remove(&fd);
+    // Closing the descriptor (when `source` drops) would unregister it too;
+    // an explicit deregister keeps that true if it was ever duplicated.
+    let _ = registry.deregister(&mut SourceFd(&fd));
     reactor.load.fetch_sub(1, Ordering::Relaxed);
     Some(source)
   }
 
-  fn ready(&mut self, reactor: &Reactor, poller: &mut poller::Poller, key: u64) {
+  fn ready(&mut self, reactor: &Reactor, registry: &Registry, key: u64) {
+    let turn = self.turn;
     match self.sources.get_mut(&key) {
       Some(Source::Pipe {
         file,
         tag,
         handler,
         enlarged,
+        served,
       }) => {
+        if *served == turn {
+          return;
+        }
+        *served = turn;
         let (tag, handler) = (*tag, Arc::clone(handler));
         let enlarged = enlarged.is_enlarged();
         let mut end: Option<Option<io::Error>> = None;
+        let mut dry = false;
         let mut turn_bytes = 0;
         for _ in 0..READS_PER_TURN {
           match file.read(&mut self.buffer) {
@@ -410,7 +457,10 @@ impl Loop {
               guarded(|| handler.data(tag, bytes));
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+              dry = true;
+              break;
+            }
             // A terminal's master fails with EIO once every process closed
             // the terminal: that is its EOF. A pipe never fails so.
             Err(e) if e.raw_os_error() == Some(libc::EIO) => {
@@ -424,17 +474,28 @@ impl Loop {
           }
         }
         if let Some(error) = end {
-          self.remove(reactor, poller, key);
+          self.remove(reactor, registry, key);
           guarded(|| handler.closed(tag, error));
         } else {
+          if !dry {
+            self.unfinished.push(key);
+          }
           self.coalescer.on_turn(turn_bytes, enlarged, Instant::now());
         }
       }
-      Some(Source::Exit { child, .. }) => match child.try_wait() {
-        Ok(None) => {}
+      Some(Source::Exit { child, pidfd, .. }) => match child.try_wait() {
+        Ok(None) => {
+          // Reported before it could be reaped: registering it again
+          // re-arms the edge, so a pidfd still readable is reported anew.
+          let _ = registry.reregister(
+            &mut SourceFd(&pidfd.as_raw_fd()),
+            Token(key as usize),
+            Interest::READABLE,
+          );
+        }
         result => {
           let status = result.map(|s| s.expect("not None"));
-          if let Some(Source::Exit { handler, .. }) = self.remove(reactor, poller, key) {
+          if let Some(Source::Exit { handler, .. }) = self.remove(reactor, registry, key) {
             guarded(|| handler.exited(status));
           }
         }
@@ -444,13 +505,13 @@ impl Loop {
   }
 }
 
-/// A wait interrupted by a signal is an empty wait, not an error.
-fn interrupted_is_ok(error: io::Error) -> io::Result<()> {
-  if error.kind() == ErrorKind::Interrupted {
-    Ok(())
-  } else {
-    Err(error)
-  }
+/// Registers `file` for readability under the token `key`.
+fn register(registry: &Registry, file: &File, key: u64) -> io::Result<()> {
+  registry.register(
+    &mut SourceFd(&file.as_raw_fd()),
+    Token(key as usize),
+    Interest::READABLE,
+  )
 }
 
 /// Runs a handler; a panic is logged and does not stop the reactor.

@@ -68,6 +68,53 @@ fn a_pipe_is_read_in_order_to_eof() {
   assert_eq!(got, sent);
 }
 
+/// The poller is edge-triggered: a source whose turn ends before it was read
+/// dry is not reported again, so the reactor must come back to it. Datagrams
+/// make that exact: each read takes one, so a turn of [`READS_PER_TURN`]
+/// reads leaves the rest queued, and no new write ever re-arms the edge.
+#[test]
+fn a_source_left_unread_after_its_turn_is_read_on_the_next() {
+  let mut fds = [0; 2];
+  // SAFETY: `fds` has room for two descriptors.
+  assert_eq!(
+    unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM, 0, fds.as_mut_ptr()) },
+    0
+  );
+  // SAFETY: both descriptors are new and ours.
+  let (read, mut write) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+  // Room for every datagram (macOS sizes a datagram socket's queue by its
+  // receive buffer), and a full queue fails the test instead of hanging it.
+  let room: libc::c_int = 256 * 1024;
+  // SAFETY: setsockopt reads an int from `room`; fcntl touches no memory.
+  unsafe {
+    libc::setsockopt(
+      fds[0],
+      libc::SOL_SOCKET,
+      libc::SO_RCVBUF,
+      (&room as *const libc::c_int).cast(),
+      std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+    );
+    libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK);
+  }
+  let count = READS_PER_TURN * 2 + 5;
+  for i in 0..count {
+    write
+      .write_all(format!("datagram {i}").as_bytes())
+      .unwrap_or_else(|e| panic!("datagram {i} could not be queued: {e}"));
+  }
+  let reactor = Reactor::pick().unwrap();
+  let (tx, rx) = channel();
+  let key = reactor.watch_pipe(read, 3, Arc::new(Recorder(Mutex::new(tx))));
+  for i in 0..count {
+    let heard = rx
+      .recv_timeout(Duration::from_secs(5))
+      .unwrap_or_else(|_| panic!("datagram {i} of {count} never read"));
+    assert_eq!(heard, Heard::Data(3, format!("datagram {i}").into_bytes()));
+  }
+  reactor.close_pipe(key);
+  drop(write);
+}
+
 #[test]
 fn a_closed_pipe_hears_nothing_more() {
   let reactor = Reactor::pick().unwrap();
