@@ -158,3 +158,29 @@ export async function ensureDebianPackages(what, wanted) {
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   })
 }
+
+// As a command, for shell scripts (.ci/run, scripts/fuzz.sh):
+//
+//   node scripts/lib/run.mjs STEP SECONDS -- COMMAND [ARG...]
+//
+// runs COMMAND as step STEP under the same rules, prints the step's duration, and exits with
+// COMMAND's status (124 after a timeout, as coreutils' timeout does; 128 + n for a signal n).
+const invoked = process.argv[1] && (await import('node:url')).pathToFileURL(process.argv[1]).href === import.meta.url
+if (invoked) {
+  const [step, limit, dashes, command, ...args] = process.argv.slice(2)
+  if (!step || !(Number(limit) > 0) || dashes !== '--' || !command) {
+    console.error('usage: node scripts/lib/run.mjs STEP SECONDS -- COMMAND [ARG...]')
+    process.exit(2)
+  }
+  const { constants } = await import('node:os')
+  let code
+  try {
+    const result = await run(step, command, args, { timeoutMs: Number(limit) * SEC, stdio: 'inherit', check: false })
+    code = result.status ?? 128 + (constants.signals[result.signal] ?? 0)
+    console.log(`== ${step}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds(result.ms)}`)
+  } catch (error) {
+    console.log(`== ${step}: FAILED: ${error.message}`)
+    code = error.result?.timedOut ? 124 : 1
+  }
+  process.exit(code)
+}
