@@ -12,6 +12,7 @@
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { TOOLCHAIN } from './lib/debian.mjs'
 import { ensureDebianPackages, main, MIN, run } from './lib/run.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -25,14 +26,9 @@ const ALL = [
 const targets = process.env.TARGETS ? process.env.TARGETS.split(',').filter(Boolean) : ALL
 const RUSTC = '/usr/bin/rustc'
 const CARGO = '/usr/bin/cargo'
-const STD_SRC = '/usr/lib/rustlib/src/rust/library/std'
 
 await main(async () => {
-  await ensureDebianPackages('test:targets', [
-    [RUSTC, 'rustc-web'],
-    [CARGO, 'cargo-web'],
-    [STD_SRC, 'rust-web-src'],
-  ])
+  await ensureDebianPackages('test:targets', TOOLCHAIN)
   let failed = 0
   for (const target of targets) {
     const started = Date.now()

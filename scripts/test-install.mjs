@@ -19,7 +19,7 @@
 //   node scripts/test-install.mjs                  build, pack, install, check
 //   node scripts/test-install.mjs --binary <file>  skip the build and pack this .node (iteration)
 //   node scripts/test-install.mjs --keep           keep the temporary directory
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, delimiter, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -63,15 +63,27 @@ async function capture(command, argv, options = {}) {
   return (await run(command, argv, { ...options, capture: true })).stdout
 }
 
-/** Pids of running cargo/rustc processes (matched by executable name): one build at a time. */
+/** Pids of running cargo/rustc processes (matched by executable name) that build into this
+ * repository's target/ (their working directory is this repository, and CARGO_TARGET_DIR is
+ * unset or target/): one build at a time there. Builds elsewhere (target/cross, run beside this
+ * by .ci/run; other checkouts) touch nothing this script packs. */
 function runningBuilds() {
   if (process.platform !== 'linux') return []
   const busy = []
+  const ownTarget = join(realpathSync(root), 'target')
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
       const comm = readFileSync(`/proc/${name}/comm`, 'utf8').trim()
-      if (comm === 'cargo' || comm === 'rustc') busy.push(`${name} (${comm})`)
+      if (comm !== 'cargo' && comm !== 'rustc') continue
+      const cwd = realpathSync(`/proc/${name}/cwd`)
+      if (cwd !== realpathSync(root)) continue
+      const targetDir = readFileSync(`/proc/${name}/environ`, 'utf8')
+        .split('\0')
+        .find((v) => v.startsWith('CARGO_TARGET_DIR='))
+        ?.slice('CARGO_TARGET_DIR='.length)
+      if (targetDir && resolve(cwd, targetDir) !== ownTarget) continue
+      busy.push(`${name} (${comm})`)
     } catch {}
   }
   return busy
@@ -167,6 +179,7 @@ async function main() {
       for (let waited = 0; ; waited += 5) {
         const busy = runningBuilds()
         if (busy.length === 0) break
+        if (waited >= 15 * 60) throw new Error(`test:install: a build into target/ still runs after 15 min: ${busy.join(', ')}`)
         if (waited % 30 === 0) log(`waiting for a running build to finish: ${busy.join(', ')}`)
         await new Promise((r) => setTimeout(r, 5000))
       }

@@ -19,12 +19,14 @@
 //   symlink to it is added to the final link.
 //
 // Both use Debian's rustc-web toolchain with -Zbuild-std (as test:targets
-// does) and build into target/cross, kept between runs. Missing packages
-// are installed with apt-get.
+// does) and build into target/cross, kept between runs, with warnings
+// denied (so .ci/run does not also type-check these two targets in
+// test:targets). Missing packages are installed with apt-get.
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { LINUX_CROSS, TOOLCHAIN } from './lib/debian.mjs'
 import { ensureDebianPackages, main, MIN, output, run } from './lib/run.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -53,15 +55,7 @@ const QEMU_SKIPS = [
 ]
 
 function ensurePackages() {
-  return ensureDebianPackages('test:linux-cross', [
-    [RUSTC, 'rustc-web'],
-    [CARGO, 'cargo-web'],
-    ['/usr/lib/rustlib/src/rust/library/std', 'rust-web-src'],
-    [ARM_GCC, 'gcc-aarch64-linux-gnu'],
-    [join(ARM_ROOT, 'lib', 'libc.so.6'), 'libc6-dev-arm64-cross'],
-    [QEMU, 'qemu-user'],
-    [MUSL_GCC, 'musl-tools'],
-  ])
+  return ensureDebianPackages('test:linux-cross', [...TOOLCHAIN, ...LINUX_CROSS])
 }
 
 const baseEnv = { ...process.env, RUSTC, RUSTC_BOOTSTRAP: '1', CARGO_TARGET_DIR: cross }
@@ -82,6 +76,9 @@ async function arm64Tests() {
       env: {
         ...baseEnv,
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER: ARM_GCC,
+        // Warnings denied, as test:targets does for the targets it only type-checks (.ci/run
+        // leaves this one to this build).
+        RUSTFLAGS: '-D warnings',
         // Optimised: every instruction is emulated.
         CARGO_PROFILE_DEV_OPT_LEVEL: '2',
         CARGO_PROFILE_DEV_DEBUG: '0',
@@ -142,7 +139,7 @@ async function muslLink() {
       env: {
         ...baseEnv,
         CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: MUSL_GCC,
-        RUSTFLAGS: '-C target-feature=-crt-static',
+        RUSTFLAGS: '-D warnings -C target-feature=-crt-static',
       },
     },
   )

@@ -47,13 +47,13 @@ import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync,
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { TOOLCHAIN, WINDOWS } from './lib/debian.mjs'
 import { ensureDebianPackages, main, MIN, output, run, SEC } from './lib/run.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const TARGET = 'x86_64-pc-windows-gnu'
 const RUSTC = '/usr/bin/rustc'
 const CARGO = '/usr/bin/cargo'
-const STD_SRC = '/usr/lib/rustlib/src/rust/library/std'
 const MINGW = '/usr/bin/x86_64-w64-mingw32-gcc'
 const WINE = '/usr/lib/wine/wine64'
 const WINESERVER = '/usr/lib/wine/wineserver64'
@@ -62,13 +62,7 @@ const shims = join(cross, 'winshim')
 const prefix = join(cross, 'wine')
 
 function ensurePackages() {
-  return ensureDebianPackages('test:windows', [
-    [RUSTC, 'rustc-web'],
-    [CARGO, 'cargo-web'],
-    [STD_SRC, 'rust-web-src'],
-    [MINGW, 'gcc-mingw-w64-x86-64'],
-    [WINE, 'wine64'],
-  ])
+  return ensureDebianPackages('test:windows', [...TOOLCHAIN, ...WINDOWS])
 }
 
 /** Builds a shim DLL from scripts/windows/<name>.c when missing or older than its source. */
