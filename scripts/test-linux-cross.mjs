@@ -72,7 +72,7 @@ async function arm64Tests() {
     ],
     {
       cwd: root,
-      timeoutMs: 30 * MIN,
+      timeoutMs: 40 * MIN,
       env: {
         ...baseEnv,
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER: ARM_GCC,
@@ -112,7 +112,7 @@ async function arm64Tests() {
   const tests = await run('the arm64 tests under qemu-user', QEMU, ['-L', ARM_ROOT, exe, ...args], {
     cwd: root,
     check: false,
-    timeoutMs: 15 * MIN,
+    timeoutMs: 25 * MIN,
     env: { ...process.env, QEMU_LD_PREFIX: ARM_ROOT },
   })
   const ok = tests.status === 0
@@ -135,7 +135,7 @@ async function muslLink() {
     {
       cwd: root,
       check: false,
-      timeoutMs: 20 * MIN,
+      timeoutMs: 30 * MIN,
       env: {
         ...baseEnv,
         CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: MUSL_GCC,

@@ -84,7 +84,7 @@ async function buildTests() {
       'test', '--locked', '--no-run', '--lib', '-Zbuild-std=std,panic_unwind', '--target', TARGET,
       '--message-format=json-render-diagnostics',
     ],
-    { cwd: root, env: { ...crossEnv, ...profileEnv }, timeoutMs: 30 * MIN },
+    { cwd: root, env: { ...crossEnv, ...profileEnv }, timeoutMs: 40 * MIN },
   )
   const exe = built
     .split('\n')
@@ -150,7 +150,7 @@ async function runTests(exe, args) {
       result = await run(`the Windows tests under Wine (attempt ${attempt})`, WINE, [exe, ...args, ...skips], {
         env: wineEnv,
         stdio: ['ignore', fd, fd],
-        timeoutMs: 12 * MIN,
+        timeoutMs: 20 * MIN,
         check: false,
       })
     } finally {
@@ -197,7 +197,7 @@ async function buildAddon(dir) {
     'the Windows addon build (cargo build, x86_64-pc-windows-gnu)',
     CARGO,
     ['build', '--locked', '--lib', '-Zbuild-std=std,panic_unwind', '--target', TARGET],
-    { cwd: root, env: { ...crossEnv, ...profileEnv }, timeoutMs: 20 * MIN },
+    { cwd: root, env: { ...crossEnv, ...profileEnv }, timeoutMs: 30 * MIN },
   )
   mkdirSync(dir, { recursive: true })
   const addon = join(dir, 'taskstream.node')
@@ -385,7 +385,7 @@ async function vitestUnderWine(addon, node) {
         },
         // Wine's node.exe needs its output in files.
         stdio: ['ignore', openSync(out, 'w'), openSync(err, 'w')],
-        timeoutMs: 10 * MIN,
+        timeoutMs: 15 * MIN,
         check: false,
       },
     )
