@@ -56,7 +56,10 @@ fi
 # The harness's own helpers (fuzz/src/lib.rs) have unit tests: a wrong helper fails a target
 # for a reason that is not the core's.
 echo "== fuzz harness unit tests"
-limit "fuzz harness unit tests" 900 -- cargo test --quiet --manifest-path fuzz/Cargo.toml --lib
+# Built into the main crate's target/ (unless CARGO_TARGET_DIR says otherwise): the dependencies
+# are the ones `cargo test` of the main crate built (65 of 100 s of CPU saved after npm test).
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" \
+  limit "fuzz harness unit tests" 900 -- cargo test --quiet --manifest-path fuzz/Cargo.toml --lib
 
 echo "== building ${#targets[@]} fuzz targets (address sanitizer, debug assertions)"
 build_started=$SECONDS
