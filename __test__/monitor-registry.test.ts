@@ -376,13 +376,23 @@ describe('fed idle timeout (CONTRACT.md §2.5)', () => {
   it('re-armed by accepted events; fires abort first, then Idle timeout', async () => {
     const { registry, notifications } = setup()
     const ac = new AbortController()
-    ac.signal.addEventListener('abort', () => registry.emitEvent('mon-1', 'flushed partial'))
-    registry.register(registration({ idleTimeoutMs: 300, abortController: ac }))
-    await new Promise((r) => setTimeout(r, 200))
+    let abortedAt = 0
+    ac.signal.addEventListener('abort', () => {
+      abortedAt = performance.now()
+      registry.emitEvent('mon-1', 'flushed partial')
+    })
+    const registered = performance.now()
+    registry.register(registration({ idleTimeoutMs: 1000, abortController: ac }))
+    // The event goes 200 ms into the 1000 ms window, from this thread (blocked meanwhile, so no
+    // timer of ours can make it late). The idle timer cannot fire early: re-armed by the event,
+    // it fires no sooner than a whole timeout after it (a few ms of slack for the native clock's
+    // whole milliseconds, far below the 200 ms it proves).
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200)
+    const sentAt = performance.now() - registered
     registry.emitEvent('mon-1', 'keeps it alive')
-    await new Promise((r) => setTimeout(r, 200))
-    expect(registry.get('mon-1')!.status).toBe('running')
-    await vi.waitFor(() => expect(registry.get('mon-1')!.status).toBe('completed'), { timeout: 3000 })
+    expect(sentAt).toBeLessThan(1000)
+    await vi.waitFor(() => expect(registry.get('mon-1')!.status).toBe('completed'), { timeout: 10_000 })
+    expect(abortedAt - registered).toBeGreaterThanOrEqual(sentAt + 1000 - 5)
     expect(notifications.map((n) => n.meta.status)).toEqual(['running', 'running', 'completed'])
     expect(notifications[1].display).toContain('flushed partial')
     expect(notifications[2].model).toContain('<result>Idle timeout</result>')

@@ -149,11 +149,20 @@ describe('waitFor on fed entries', () => {
     registry.emitEvent('fed', 'compiling')
     registry.emitEvent('fed', 'listening on :3000')
     expect(await match).toMatchObject({ reason: 'match', line: 'listening on :3000' })
-    const quiet = registry.waitFor('fed', { quietMs: 150 })
-    setTimeout(() => registry.emitEvent('fed', 'still here'), 50)
+    // An event inside the window restarts it: the wait ends no sooner than quietMs after that
+    // event. The event is sent 100 ms into a 1000 ms window from this thread (blocked meanwhile,
+    // so no timer of ours can run late); the quiet timer cannot fire early, so it ends after the
+    // event plus the whole window, measured from the call (in whole milliseconds of the native
+    // clock, taken a little after `called`: a few ms of slack, far below the 100 ms it proves).
+    const called = performance.now()
+    const quiet = registry.waitFor('fed', { quietMs: 1000 })
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100)
+    const sentAt = performance.now() - called
+    registry.emitEvent('fed', 'still here')
     const q = await quiet
     expect(q.reason).toBe('quiet')
-    expect(q.elapsedMs).toBeGreaterThanOrEqual(190)
+    expect(sentAt).toBeLessThan(1000)
+    expect(q.elapsedMs).toBeGreaterThanOrEqual(sentAt + 1000 - 5)
     registry.complete('fed', 0)
     expect(await exit).toMatchObject({ reason: 'exit', status: 'completed' })
   })

@@ -254,9 +254,21 @@ describe('executeBackground', () => {
 
   it('a descendant that keeps a pipe open keeps the shell running', async () => {
     const { registry } = setup()
-    const h = executeBackground({ command: '(sleep 0.6; echo late) & echo early', cwd: '/tmp', outputDir: freshDir(), registry })
+    // The descendant writes its line only once the test creates `go`: the shell cannot end
+    // before the check below, however slow the machine is.
+    const dir = freshDir()
+    mkdirSync(dir, { recursive: true })
+    const go = join(dir, 'go')
+    const h = executeBackground({
+      command: `(while [ ! -e '${go}' ]; do sleep 0.01; done; echo late) & echo early`,
+      cwd: '/tmp',
+      outputDir: dir,
+      registry,
+    })
+    await waitFor(() => existsSync(h.outputPath) && readFileSync(h.outputPath, 'utf8') === 'early\n', 10_000, 'early')
     await sleep(300)
     expect(registry.get(h.shellId)!.status).toBe('running')
+    writeFileSync(go, '')
     await h.done
     expect(readFileSync(h.outputPath, 'utf8')).toBe('early\nlate\n')
   })

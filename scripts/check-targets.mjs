@@ -9,10 +9,11 @@
 // keeps each target's standard library between runs.
 //
 // TARGETS=<comma list> checks a subset.
-import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+
+import { TOOLCHAIN } from './lib/debian.mjs'
+import { ensureDebianPackages, main, MIN, run } from './lib/run.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const ALL = [
@@ -25,50 +26,37 @@ const ALL = [
 const targets = process.env.TARGETS ? process.env.TARGETS.split(',').filter(Boolean) : ALL
 const RUSTC = '/usr/bin/rustc'
 const CARGO = '/usr/bin/cargo'
-const STD_SRC = '/usr/lib/rustlib/src/rust/library/std'
 
-function ensureToolchain() {
-  if (existsSync(RUSTC) && existsSync(CARGO) && existsSync(STD_SRC)) return
-  if (process.platform !== 'linux' || !existsSync('/usr/bin/apt-get')) {
-    throw new Error(`test:targets needs Debian's rustc-web, cargo-web and rust-web-src (${RUSTC}, ${CARGO}, ${STD_SRC})`)
-  }
-  if (process.getuid?.() !== 0) {
-    throw new Error('test:targets: install rustc-web cargo-web rust-web-src (apt-get, as root) first')
-  }
-  console.log('== installing rustc-web cargo-web rust-web-src (Debian)')
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' })
-  execFileSync('apt-get', ['install', '-y', '-qq', 'rustc-web', 'cargo-web', 'rust-web-src'], {
-    stdio: 'inherit',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  })
-}
-
-ensureToolchain()
-let failed = 0
-for (const target of targets) {
-  const started = Date.now()
-  const run = spawnSync(
-    CARGO,
-    ['check', '--quiet', '--locked', '-Zbuild-std=std,panic_unwind', '--target', target, '--lib'],
-    {
-      cwd: root,
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        RUSTC,
-        RUSTC_BOOTSTRAP: '1',
-        // A musl cdylib needs a dynamically linked C runtime, or cargo drops it.
-        RUSTFLAGS: target.endsWith('-musl') ? '-D warnings -C target-feature=-crt-static' : '-D warnings',
-        CARGO_TARGET_DIR: join(root, 'target', 'cross'),
+await main(async () => {
+  await ensureDebianPackages('test:targets', TOOLCHAIN)
+  let failed = 0
+  for (const target of targets) {
+    const started = Date.now()
+    const result = await run(
+      `cargo check --target ${target}`,
+      CARGO,
+      ['check', '--quiet', '--locked', '-Zbuild-std=std,panic_unwind', '--target', target, '--lib'],
+      {
+        cwd: root,
+        check: false,
+        timeoutMs: 15 * MIN,
+        env: {
+          ...process.env,
+          RUSTC,
+          RUSTC_BOOTSTRAP: '1',
+          // A musl cdylib needs a dynamically linked C runtime, or cargo drops it.
+          RUSTFLAGS: target.endsWith('-musl') ? '-D warnings -C target-feature=-crt-static' : '-D warnings',
+          CARGO_TARGET_DIR: join(root, 'target', 'cross'),
+        },
       },
-    },
-  )
-  const seconds = ((Date.now() - started) / 1000).toFixed(0)
-  if (run.status === 0) console.log(`ok   ${target} (${seconds} s)`)
-  else {
-    failed++
-    console.log(`FAIL ${target} (${seconds} s)`)
+    )
+    const seconds = ((Date.now() - started) / 1000).toFixed(0)
+    if (result.status === 0) console.log(`ok   ${target} (${seconds} s)`)
+    else {
+      failed++
+      console.log(`FAIL ${target} (${seconds} s)`)
+    }
   }
-}
-console.log(`${targets.length - failed} passed, ${failed} failed`)
-process.exit(failed === 0 ? 0 : 1)
+  console.log(`${targets.length - failed} passed, ${failed} failed`)
+  process.exit(failed === 0 ? 0 : 1)
+})

@@ -19,12 +19,12 @@
 //   node scripts/test-install.mjs                  build, pack, install, check
 //   node scripts/test-install.mjs --binary <file>  skip the build and pack this .node (iteration)
 //   node scripts/test-install.mjs --keep           keep the temporary directory
-import { execFileSync, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, delimiter, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
+import { MIN, run as runStep } from './lib/run.mjs'
 import { loaderConfig, patchLoaderSource } from './patch-loader.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -53,26 +53,37 @@ function cleanEnv() {
   return env
 }
 
-function run(command, argv, options = {}) {
-  const r = spawnSync(command, argv, { stdio: 'inherit', env: cleanEnv(), ...options })
-  if (r.error) throw r.error
-  if (r.status !== 0) throw new Error(`${command} ${argv.join(' ')} exited with ${r.status ?? r.signal} (in ${options.cwd ?? root})`)
-  return r
+/** Runs one step (see scripts/lib/run.mjs: a time limit, its tree killed on a timeout). */
+async function run(command, argv, { timeoutMs = 10 * MIN, ...options } = {}) {
+  const name = `${command.split('/').pop()} ${argv.join(' ')}`
+  return runStep(`test:install: ${name} (in ${options.cwd ?? root})`, command, argv, { env: cleanEnv(), timeoutMs, ...options })
 }
 
-function capture(command, argv, options = {}) {
-  return execFileSync(command, argv, { encoding: 'utf8', env: cleanEnv(), stdio: ['ignore', 'pipe', 'inherit'], ...options })
+async function capture(command, argv, options = {}) {
+  return (await run(command, argv, { ...options, capture: true })).stdout
 }
 
-/** Pids of running cargo/rustc processes (matched by executable name): one build at a time. */
+/** Pids of running cargo/rustc processes (matched by executable name) that build into this
+ * repository's target/ (their working directory is this repository, and CARGO_TARGET_DIR is
+ * unset or target/): one build at a time there. Builds elsewhere (target/cross, run beside this
+ * by .ci/run; other checkouts) touch nothing this script packs. */
 function runningBuilds() {
   if (process.platform !== 'linux') return []
   const busy = []
+  const ownTarget = join(realpathSync(root), 'target')
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
       const comm = readFileSync(`/proc/${name}/comm`, 'utf8').trim()
-      if (comm === 'cargo' || comm === 'rustc') busy.push(`${name} (${comm})`)
+      if (comm !== 'cargo' && comm !== 'rustc') continue
+      const cwd = realpathSync(`/proc/${name}/cwd`)
+      if (cwd !== realpathSync(root)) continue
+      const targetDir = readFileSync(`/proc/${name}/environ`, 'utf8')
+        .split('\0')
+        .find((v) => v.startsWith('CARGO_TARGET_DIR='))
+        ?.slice('CARGO_TARGET_DIR='.length)
+      if (targetDir && resolve(cwd, targetDir) !== ownTarget) continue
+      busy.push(`${name} (${comm})`)
     } catch {}
   }
   return busy
@@ -81,7 +92,7 @@ function runningBuilds() {
 const fingerprint = (path) => (existsSync(path) ? `${statSync(path).mtimeMs}:${statSync(path).size}` : 'absent')
 
 /** The tarball's file list, from `tar -tzf`, without the leading `package/`. */
-const tarList = (tgz) => capture('tar', ['-tzf', tgz]).split('\n').filter(Boolean).map((p) => p.replace(/^package\//, '')).sort()
+const tarList = async (tgz) => (await capture('tar', ['-tzf', tgz], { timeoutMs: 1 * MIN })).split('\n').filter(Boolean).map((p) => p.replace(/^package\//, '')).sort()
 
 /**
  * A lockfile for the consumer's dev tools, cut from this repository's package-lock.json: the
@@ -168,11 +179,12 @@ async function main() {
       for (let waited = 0; ; waited += 5) {
         const busy = runningBuilds()
         if (busy.length === 0) break
+        if (waited >= 15 * 60) throw new Error(`test:install: a build into target/ still runs after 15 min: ${busy.join(', ')}`)
         if (waited % 30 === 0) log(`waiting for a running build to finish: ${busy.join(', ')}`)
         await new Promise((r) => setTimeout(r, 5000))
       }
       log(`napi build --platform --release --output-dir ${buildDir}`)
-      run(join(root, 'node_modules', '.bin', 'napi'), ['build', '--platform', '--release', '--output-dir', buildDir], { cwd: root })
+      await run(join(root, 'node_modules', '.bin', 'napi'), ['build', '--platform', '--release', '--output-dir', buildDir], { cwd: root, timeoutMs: 20 * MIN })
     }
     const after = rootArtifacts.map(fingerprint)
     rootArtifacts.forEach((path, i) => {
@@ -202,7 +214,7 @@ async function main() {
     // as `npm run build` leaves it (a no-op once the committed index.js carries the patch).
     const mainDir = join(tmp, 'pkg-main')
     mkdirSync(mainDir)
-    const [{ files }] = JSON.parse(capture('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root }))
+    const [{ files }] = JSON.parse(await capture('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root }))
     for (const { path } of files) cpSync(join(root, path), join(mainDir, path))
     const loaderPath = join(mainDir, 'index.js')
     writeFileSync(loaderPath, patchLoaderSource(readFileSync(loaderPath, 'utf8'), config))
@@ -219,7 +231,7 @@ async function main() {
     if (mainPkg.optionalDependencies?.[platformName] !== mainPkg.version) {
       throw new Error(`package.json optionalDependencies must pin ${platformName} to ${mainPkg.version}`)
     }
-    run('npm', ['pack', '--ignore-scripts', '--pack-destination', tarballs], { cwd: mainDir, stdio: ['ignore', 'ignore', 'inherit'] })
+    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', tarballs], { cwd: mainDir, stdio: ['ignore', 'ignore', 'inherit'] })
 
     // The platform package: a copy of npm/<target>/ with the binary in it.
     const platformDir = join(tmp, 'pkg-platform')
@@ -229,12 +241,12 @@ async function main() {
     if (platformPkg.name !== platformName || platformPkg.version !== mainPkg.version || platformPkg.main !== binary) {
       throw new Error(`npm/${target}/package.json must be ${platformName}@${mainPkg.version} with main ${binary}`)
     }
-    run('npm', ['pack', '--ignore-scripts', '--pack-destination', tarballs], { cwd: platformDir, stdio: ['ignore', 'ignore', 'inherit'] })
+    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', tarballs], { cwd: platformDir, stdio: ['ignore', 'ignore', 'inherit'] })
 
     const mainTgz = join(tarballs, `${mainPkg.name}-${mainPkg.version}.tgz`)
     const platformTgz = join(tarballs, `${platformName}-${platformPkg.version}.tgz`)
-    const mainList = tarList(mainTgz)
-    const platformList = tarList(platformTgz)
+    const mainList = await tarList(mainTgz)
+    const platformList = await tarList(platformTgz)
     if (mainList.join() !== mainFiles.join()) throw new Error(`unexpected main tarball contents: ${mainList.join(', ')}`)
     if (!platformList.includes(binary) || !platformList.includes('package.json')) {
       throw new Error(`unexpected platform tarball contents: ${platformList.join(', ')}`)
@@ -260,16 +272,16 @@ async function main() {
       }
     }
     const consumerPkg = JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8'))
-    const registry = capture('npm', ['config', 'get', 'registry'], { cwd: consumer }).trim()
+    const registry = (await capture('npm', ['config', 'get', 'registry'], { cwd: consumer })).trim()
     writeFileSync(join(consumer, 'package-lock.json'), `${JSON.stringify(consumerLock(consumerPkg, registry), null, 2)}\n`)
 
     log(`npm install --offline --no-audit --no-fund ${basename(mainTgz)} ${basename(platformTgz)} (in ${consumer})`)
-    run('npm', ['install', '--offline', '--no-audit', '--no-fund', mainTgz, platformTgz], { cwd: consumer })
+    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', mainTgz, platformTgz], { cwd: consumer })
 
     log('consumer: npm run typecheck (tsc --noEmit --strict)')
-    run('npm', ['run', 'typecheck'], { cwd: consumer })
+    await run('npm', ['run', 'typecheck'], { cwd: consumer })
     log('consumer: npm test (vitest, against the installed tarballs)')
-    run('npm', ['test'], { cwd: consumer })
+    await run('npm', ['test'], { cwd: consumer })
 
     ok = true
     log('passed')

@@ -19,12 +19,15 @@
 //   symlink to it is added to the final link.
 //
 // Both use Debian's rustc-web toolchain with -Zbuild-std (as test:targets
-// does) and build into target/cross, kept between runs. Missing packages
-// are installed with apt-get.
-import { execFileSync, spawnSync } from 'node:child_process'
+// does) and build into target/cross, kept between runs, with warnings
+// denied (so .ci/run does not also type-check these two targets in
+// test:targets). Missing packages are installed with apt-get.
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+
+import { LINUX_CROSS, TOOLCHAIN } from './lib/debian.mjs'
+import { ensureDebianPackages, main, MIN, output, run } from './lib/run.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const cross = join(root, 'target', 'cross')
@@ -52,34 +55,16 @@ const QEMU_SKIPS = [
 ]
 
 function ensurePackages() {
-  const wanted = [
-    [RUSTC, 'rustc-web'],
-    [CARGO, 'cargo-web'],
-    ['/usr/lib/rustlib/src/rust/library/std', 'rust-web-src'],
-    [ARM_GCC, 'gcc-aarch64-linux-gnu'],
-    [join(ARM_ROOT, 'lib', 'libc.so.6'), 'libc6-dev-arm64-cross'],
-    [QEMU, 'qemu-user'],
-    [MUSL_GCC, 'musl-tools'],
-  ].filter(([path]) => !existsSync(path))
-  if (wanted.length === 0) return
-  const names = wanted.map(([, name]) => name)
-  if (process.platform !== 'linux' || !existsSync('/usr/bin/apt-get') || process.getuid?.() !== 0) {
-    throw new Error(`test:linux-cross needs Debian's ${names.join(', ')} (apt-get, as root)`)
-  }
-  console.log(`== installing ${names.join(' ')} (Debian)`)
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' })
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...names], {
-    stdio: 'inherit',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  })
+  return ensureDebianPackages('test:linux-cross', [...TOOLCHAIN, ...LINUX_CROSS])
 }
 
 const baseEnv = { ...process.env, RUSTC, RUSTC_BOOTSTRAP: '1', CARGO_TARGET_DIR: cross }
 const seconds = (started) => `${((Date.now() - started) / 1000).toFixed(0)} s`
 
-function arm64Tests() {
+async function arm64Tests() {
   const started = Date.now()
-  const build = spawnSync(
+  const built = await output(
+    'the arm64 test build (cargo test --no-run, aarch64-unknown-linux-gnu)',
     CARGO,
     [
       'test', '--locked', '--no-run', '--lib', '-Zbuild-std=std,panic_unwind',
@@ -87,20 +72,20 @@ function arm64Tests() {
     ],
     {
       cwd: root,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      maxBuffer: 256 * 1024 * 1024,
+      timeoutMs: 40 * MIN,
       env: {
         ...baseEnv,
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER: ARM_GCC,
+        // Warnings denied, as test:targets does for the targets it only type-checks (.ci/run
+        // leaves this one to this build).
+        RUSTFLAGS: '-D warnings',
         // Optimised: every instruction is emulated.
         CARGO_PROFILE_DEV_OPT_LEVEL: '2',
         CARGO_PROFILE_DEV_DEBUG: '0',
       },
     },
   )
-  if (build.status !== 0) throw new Error(`the arm64 test build failed (exit ${build.status})`)
-  const exe = build.stdout
+  const exe = built
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line))
@@ -111,9 +96,11 @@ function arm64Tests() {
   // the timing-bound ones (settle within 10 s, sweeps) must not also compete.
   // Every skip must name a test that exists (a module move would otherwise turn a skip into a
   // failure here, or a rename silently into nothing).
-  const listed = spawnSync(QEMU, ['-L', ARM_ROOT, exe, '--list', '--format', 'terse'], {
+  const listed = await run('listing the arm64 tests under qemu-user', QEMU, ['-L', ARM_ROOT, exe, '--list', '--format', 'terse'], {
     cwd: root,
-    encoding: 'utf8',
+    capture: true,
+    check: false,
+    timeoutMs: 2 * MIN,
     env: { ...process.env, QEMU_LD_PREFIX: ARM_ROOT },
   })
   const names = new Set(listed.stdout.split('\n').filter((l) => l.endsWith(': test')).map((l) => l.slice(0, -': test'.length)))
@@ -122,23 +109,24 @@ function arm64Tests() {
     throw new Error(`skips that name no arm64 test: ${unknown.join(', ') || '(the listing failed)'}`)
   }
   const args = ['--exact', '--test-threads=1', ...QEMU_SKIPS.flatMap((t) => ['--skip', t])]
-  const run = spawnSync(QEMU, ['-L', ARM_ROOT, exe, ...args], {
+  const tests = await run('the arm64 tests under qemu-user', QEMU, ['-L', ARM_ROOT, exe, ...args], {
     cwd: root,
-    stdio: 'inherit',
-    timeout: 15 * 60 * 1000,
+    check: false,
+    timeoutMs: 25 * MIN,
     env: { ...process.env, QEMU_LD_PREFIX: ARM_ROOT },
   })
-  const ok = run.status === 0
+  const ok = tests.status === 0
   console.log(`${ok ? 'ok  ' : 'FAIL'} aarch64-unknown-linux-gnu tests under qemu-user (${seconds(started)})`)
   return ok
 }
 
-function muslLink() {
+async function muslLink() {
   const started = Date.now()
   const libgcc = join(cross, 'musl-libgcc')
   mkdirSync(libgcc, { recursive: true })
   if (!existsSync(join(libgcc, 'libgcc_s.so.1'))) symlinkSync(LIBGCC_S, join(libgcc, 'libgcc_s.so.1'))
-  const run = spawnSync(
+  const build = await run(
+    'the musl cdylib build (cargo rustc, x86_64-unknown-linux-musl)',
     CARGO,
     [
       'rustc', '--locked', '--lib', '-Zbuild-std=std,panic_unwind', '--target', 'x86_64-unknown-linux-musl',
@@ -146,18 +134,19 @@ function muslLink() {
     ],
     {
       cwd: root,
-      stdio: 'inherit',
+      check: false,
+      timeoutMs: 30 * MIN,
       env: {
         ...baseEnv,
         CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: MUSL_GCC,
-        RUSTFLAGS: '-C target-feature=-crt-static',
+        RUSTFLAGS: '-D warnings -C target-feature=-crt-static',
       },
     },
   )
   const library = join(cross, 'x86_64-unknown-linux-musl', 'debug', 'libtaskstream.so')
-  let ok = run.status === 0 && existsSync(library)
+  let ok = build.status === 0 && existsSync(library)
   if (ok) {
-    const dynamic = execFileSync('readelf', ['-d', library], { encoding: 'utf8' })
+    const dynamic = await output('readelf -d on the musl cdylib', 'readelf', ['-d', library], { timeoutMs: 1 * MIN })
     // Linked against musl's libc (`libc.so`), not glibc's (`libc.so.6`).
     ok = /NEEDED.*\[libc\.so\]/.test(dynamic) && !/libc\.so\.6/.test(dynamic)
     if (!ok) console.log(dynamic)
@@ -166,8 +155,10 @@ function muslLink() {
   return ok
 }
 
-ensurePackages()
-const results = [arm64Tests(), muslLink()]
-const failed = results.filter((ok) => !ok).length
-console.log(`${results.length - failed} passed, ${failed} failed`)
-process.exit(failed === 0 ? 0 : 1)
+await main(async () => {
+  await ensurePackages()
+  const results = [await arm64Tests(), await muslLink()]
+  const failed = results.filter((ok) => !ok).length
+  console.log(`${results.length - failed} passed, ${failed} failed`)
+  process.exit(failed === 0 ? 0 : 1)
+})

@@ -129,7 +129,7 @@ fn a_closed_pipe_hears_nothing_more() {
   reactor.close_pipe(key);
   // Once the reactor closed its end, the writer sees EPIPE.
   let mut broken = false;
-  for _ in 0..500 {
+  for _ in 0..3000 {
     if write.write_all(b"x").is_err() {
       broken = true;
       break;

@@ -146,7 +146,7 @@ fn cancel_kills_the_tree_and_reports_aborted() {
   let outcome = started.wait().outcome;
   assert!(outcome.aborted);
   assert!(outcome.exit.signal.is_some(), "{outcome:?}");
-  assert!(wait_until(Duration::from_secs(2), || !tree_alive(
+  assert!(wait_until(Duration::from_secs(10), || !tree_alive(
     started.run.group()
   )));
 }
@@ -154,11 +154,18 @@ fn cancel_kills_the_tree_and_reports_aborted() {
 #[test]
 fn a_descendant_holding_stdout_keeps_the_run_open_and_its_output_is_kept() {
   let _serial = serial();
-  let started = start("echo early; (sleep 1; echo late) &");
+  // The descendant writes its line only once the test says so (a file
+  // appears), so the run cannot settle early however slow the machine is.
+  let go = TempDir::new("go");
+  let flag = go.path().join("go");
+  let started = start(&format!(
+    "echo early; (while [ ! -e '{}' ]; do sleep 0.01; done; echo late) &",
+    flag.display()
+  ));
   let _cleanup = KillOnDrop(started.run.group().clone());
   let pid = started.run.pid();
   let leader_gone = || procfs::stat(pid).is_none_or(|s| s.zombie);
-  assert!(wait_until(Duration::from_secs(5), leader_gone));
+  assert!(wait_until(Duration::from_secs(10), leader_gone));
   assert_eq!(
     started
       .settled
@@ -167,6 +174,7 @@ fn a_descendant_holding_stdout_keeps_the_run_open_and_its_output_is_kept() {
     Some(RecvTimeoutError::Timeout),
     "settled while a descendant held stdout"
   );
+  std::fs::write(&flag, b"").unwrap();
   let settled = started.wait();
   assert_eq!(settled.outcome.exit.code, Some(0));
   assert_eq!(started.output(), "early\nlate\n");
@@ -185,7 +193,7 @@ fn a_natural_settle_kills_what_is_left_of_the_tree() {
   assert_eq!(settled.outcome.exit.code, Some(0));
   assert_eq!(started.output(), "started\n");
   assert!(
-    wait_until(Duration::from_secs(2), || tagged_alive(&group.task_tag)
+    wait_until(Duration::from_secs(10), || tagged_alive(&group.task_tag)
       .is_empty()),
     "left alive after the settle: {:?}",
     tagged_alive(&group.task_tag)

@@ -32,7 +32,7 @@ fn terminate_kills_grandchildren_that_left_the_group() {
   terminate(&p.group);
   let ids = ids(&sleepers);
   assert!(
-    wait_until(Duration::from_secs(1), || all_dead(&ids)),
+    wait_until(Duration::from_secs(10), || all_dead(&ids)),
     "{sleepers:?}"
   );
   let status = ExitStatusInfo::from(p.child.wait().unwrap());
@@ -49,16 +49,14 @@ fn terminate_escalates_to_sigkill_after_the_grace() {
   let sleepers = ids(&wait_for_sleepers(&p.group.task_tag, 1));
   let started = Instant::now();
   terminate(&p.group);
-  std::thread::sleep(Duration::from_millis(100));
-  assert!(tree_alive(&p.group), "SIGTERM is ignored");
+  // SIGTERM is ignored: only the SIGKILL ends it, and never before the
+  // grace (a timer does not fire early, however loaded the machine is).
+  // Without the escalation `sleep 30` would end with exit 0.
   let status = ExitStatusInfo::from(p.child.wait().unwrap());
   let elapsed = started.elapsed();
   assert_eq!(status.signal, Some(libc::SIGKILL));
-  assert!(
-    elapsed >= SIGKILL_GRACE && elapsed < Duration::from_secs(1),
-    "{elapsed:?}"
-  );
-  assert!(wait_until(Duration::from_secs(1), || all_dead(&sleepers)));
+  assert!(elapsed >= SIGKILL_GRACE, "{elapsed:?}");
+  assert!(wait_until(Duration::from_secs(10), || all_dead(&sleepers)));
 }
 
 #[test]
@@ -72,7 +70,7 @@ fn kill_now_kills_at_once() {
   kill_now(&p.group);
   let status = ExitStatusInfo::from(p.child.wait().unwrap());
   assert_eq!(status.signal, Some(libc::SIGKILL));
-  assert!(wait_until(Duration::from_secs(1), || all_dead(&sleepers)));
+  assert!(wait_until(Duration::from_secs(10), || all_dead(&sleepers)));
   assert!(forget_if_dead(&p.group));
   assert!(!tracked_groups().contains(&p.group));
 }
@@ -116,7 +114,7 @@ fn terminate_kills_every_group_of_a_burst() {
     terminate(&p.group);
   }
   assert!(
-    wait_until(Duration::from_secs(1), || all_dead(&sleepers)),
+    wait_until(Duration::from_secs(10), || all_dead(&sleepers)),
     "{sleepers:?}"
   );
   for p in &mut procs {
@@ -138,11 +136,11 @@ fn terminate_leftovers_forgets_dead_trees_and_kills_live_ones() {
   left.child.wait().unwrap();
   terminate_leftovers(&done.group);
   terminate_leftovers(&left.group);
-  assert!(wait_until(Duration::from_secs(1), || {
+  assert!(wait_until(Duration::from_secs(10), || {
     !tracked_groups().contains(&done.group)
   }));
   assert!(
-    wait_until(Duration::from_secs(1), || all_dead(&sleepers)),
+    wait_until(Duration::from_secs(10), || all_dead(&sleepers)),
     "{sleepers:?}"
   );
   assert!(forget_if_dead(&left.group));
@@ -175,7 +173,7 @@ fn terminate_reaches_children_forked_during_the_scan() {
     terminate(&p.group);
     let _ = p.child.wait();
     assert!(
-      wait_until(Duration::from_secs(2), || tagged(&tag).is_empty()),
+      wait_until(Duration::from_secs(10), || tagged(&tag).is_empty()),
       "round {round}: {} left",
       tagged(&tag).len()
     );

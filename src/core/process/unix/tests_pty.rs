@@ -219,7 +219,7 @@ fn killing_the_group_ends_the_terminal_task_and_its_descendants() {
         terminate(&p.group);
       }
       assert!(
-        wait_until(Duration::from_secs(2), || all_dead(&sleepers)),
+        wait_until(Duration::from_secs(10), || all_dead(&sleepers)),
         "{name} {kill}: {sleepers:?}"
       );
       let status = ExitStatusInfo::from(p.child.wait().unwrap());
@@ -247,10 +247,11 @@ fn write_errors_queue_full_and_ended() {
     let _kill = KillOnDrop(p.group.clone());
     read_terminal_until(&p.stdout, Duration::from_secs(5), |s| s.contains("ready"));
     let terminal = p.terminal.clone().unwrap();
-    let started = Instant::now();
     terminal.write(&vec![b'a'; INPUT_QUEUE_LIMIT]).unwrap();
-    // Never blocks.
-    assert!(started.elapsed() < Duration::from_millis(500), "{name}");
+    // Never blocks: the write returned while the program, which reads
+    // nothing, still runs (a blocking write of 1 MiB could only return
+    // once the program read it or died).
+    assert!(p.child.try_wait().unwrap().is_none(), "{name}");
     // The kernel took a few KiB (the line discipline's buffer and the
     // terminal's own), the writer thread holds the rest.
     let queued = terminal.queued();
@@ -269,16 +270,19 @@ fn write_errors_queue_full_and_ended() {
       .unwrap_err()
       .to_string();
     assert!(message.contains("input queue is full"), "{message}");
-    // What fits still goes, behind the rest.
+    // What fits still goes, behind the rest. (The writer thread may hand
+    // the kernel more bytes at any moment, so the queue's length is no
+    // measure of the 1000 bytes; the kernel's room is a few KiB, so more
+    // than half the limit is still waiting.)
     terminal.write(&[b'd'; 1000]).unwrap();
-    assert!(terminal.queued() > q, "{name}");
+    assert!(terminal.queued() > INPUT_QUEUE_LIMIT / 2, "{name}");
 
     // The program dies: the terminal hangs up, the queue is dropped and
     // writes say it ended.
     kill_now(&p.group);
     p.child.wait().unwrap();
     assert!(
-      wait_until(Duration::from_secs(2), || terminal.is_ended()),
+      wait_until(Duration::from_secs(10), || terminal.is_ended()),
       "{name}: the writer saw the hang-up"
     );
     assert_eq!(terminal.queued(), 0);
@@ -335,10 +339,10 @@ fn dropping_the_handles_releases_the_terminal() {
     assert!(terminal.queued() > 0, "{name}");
     drop(terminal);
     drop(p.stdout);
-    let started = Instant::now();
+    // The hang-up ends `sleep 30` by SIGHUP: a master held open would let
+    // it run to its normal exit instead.
     let status = ExitStatusInfo::from(p.child.wait().unwrap());
     assert_eq!(status.signal, Some(libc::SIGHUP), "{name}: {status:?}");
-    assert!(started.elapsed() < Duration::from_secs(5), "{name}");
   }
 }
 

@@ -2,7 +2,6 @@
 //! and the timer.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::proc_table::{self, ProcStat};
@@ -189,13 +188,20 @@ fn real_scan_protects_the_host() {
 
 #[test]
 fn timer_runs_jobs_in_deadline_order() {
-  let order = Arc::new(Mutex::new(Vec::new()));
+  // Waits for all three (not a fixed sleep: a loaded machine may run the
+  // timer thread late; then every job is due and still runs in order).
+  let (tx, rx) = std::sync::mpsc::channel();
   for ms in [60u64, 20, 40] {
-    let order = Arc::clone(&order);
+    let tx = tx.clone();
     super::timer::schedule(Duration::from_millis(ms), move || {
-      order.lock().unwrap().push(ms)
+      let _ = tx.send(ms);
     });
   }
-  std::thread::sleep(Duration::from_millis(200));
-  assert_eq!(*order.lock().unwrap(), [20, 40, 60]);
+  let order: Vec<u64> = (0..3)
+    .map(|_| {
+      rx.recv_timeout(Duration::from_secs(30))
+        .expect("the job runs")
+    })
+    .collect();
+  assert_eq!(order, [20, 40, 60]);
 }
