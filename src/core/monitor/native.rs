@@ -21,7 +21,7 @@ use super::signal::SignalConfig;
 use super::throttle::ThrottleConfig;
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
-use crate::core::sync::lock;
+use crate::core::sync::{lock, SelfRef};
 use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 
 /// How long a monitor keeps reading after its leader exited (§2.10 "Exit and settle").
@@ -42,7 +42,8 @@ struct Io {
 /// The process side of one native monitor.
 pub struct NativeMonitor<C: Clock> {
   /// This monitor, for the drain deadline's job.
-  me: Weak<Self>,
+  /// What its timers hold (see [`SelfRef`]).
+  me: SelfRef<Self>,
   id: String,
   group: ProcessGroup,
   hub: Weak<MonitorHub>,
@@ -106,7 +107,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       ..
     } = spawned;
     let monitor = Arc::new_cyclic(|me| Self {
-      me: me.clone(),
+      me: SelfRef::new(me),
       id: id.to_owned(),
       group,
       hub: Arc::downgrade(hub),
@@ -148,7 +149,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   }
 
   fn arm_screen_timer(&self, at: u64, now: u64) {
-    let me = self.me.clone();
+    let me = self.me.for_timer();
     let delay = Duration::from_millis(at.saturating_sub(now).max(1));
     self.reactor.after(delay, move || {
       if let Some(me) = me.upgrade() {
@@ -195,7 +196,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       hub.poke_idle_watcher();
     }
     if let Some(at) = outcome.timer {
-      let me = self.me.clone();
+      let me = self.me.for_timer();
       // At least 1 ms: the reactor's clock and ours round differently.
       let delay = Duration::from_millis(at.saturating_sub(now).max(1) as u64);
       self.reactor.after(delay, move || {
@@ -314,7 +315,7 @@ impl<C: Clock + Send + Sync + 'static> ExitHandler for NativeMonitor<C> {
       return;
     }
     // A descendant may hold a pipe: settle 1000 ms after the exit at the latest.
-    let me = self.me.clone();
+    let me = self.me.for_timer();
     self.reactor.after(DRAIN_AFTER_EXIT, move || {
       if let Some(me) = me.upgrade() {
         me.finish();

@@ -10,7 +10,7 @@
 
 use std::io;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::output::{OutputCounters, OutputWriter, Stream};
@@ -20,7 +20,7 @@ use crate::core::clock;
 use crate::core::end::{EndVia, TaskEnd};
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::reactor::{ExitHandler, PipeHandler, Reactor};
-use crate::core::sync::lock;
+use crate::core::sync::{lock, SelfRef};
 use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 use crate::core::wait::{WaitOutcome, WaitSpec};
 /// What must end before the run settles: the leader, stdout and stderr.
@@ -95,7 +95,8 @@ type OnSignal = Box<dyn Fn(RunSignal) + Send + Sync>;
 
 /// The process side of one background shell.
 pub struct ShellRun {
-  me: Weak<Self>,
+  /// What its timers hold (see [`SelfRef`]).
+  me: SelfRef<Self>,
   pid: u32,
   group: ProcessGroup,
   writer: Mutex<OutputWriter>,
@@ -149,7 +150,7 @@ impl ShellRun {
       ..
     } = spawned;
     let run = Arc::new_cyclic(|me| Self {
-      me: me.clone(),
+      me: SelfRef::new(me),
       pid,
       group,
       writer: Mutex::new(writer),
@@ -246,7 +247,7 @@ impl ShellRun {
     let Some(reactor) = lock(&self.reactor).clone() else {
       return;
     };
-    let me = self.me.clone();
+    let me = self.me.for_timer();
     reactor.after(
       Duration::from_millis(at.saturating_sub(now).max(1)),
       move || {
@@ -291,7 +292,7 @@ impl ShellRun {
       return;
     };
     let delay = (deadline - clock::mono_ms()).max(0) as u64;
-    let me = self.me.clone();
+    let me = self.me.for_timer();
     reactor.after(Duration::from_millis(delay), move || {
       if let Some(run) = me.upgrade() {
         run.tick();

@@ -199,3 +199,23 @@ fn a_natural_settle_kills_what_is_left_of_the_tree() {
     tagged_alive(&group.task_tag)
   );
 }
+
+#[test]
+fn a_pending_wait_timer_keeps_nothing_of_a_settled_run() {
+  let _serial = serial();
+  let started = start("echo done");
+  // A wait whose timeout lies far beyond the run: its timer is still pending
+  // on the reactor after the settle.
+  started.run.add_wait(
+    1,
+    crate::core::wait::WaitSpec {
+      matcher: None,
+      quiet_ms: None,
+      timeout_ms: Some(600_000),
+    },
+  );
+  started.wait();
+  // Only the run's own cell refers to it weakly: once the last `Arc` goes,
+  // its allocation goes too, though the timer fires ten minutes from now.
+  assert_eq!(Arc::weak_count(&started.run), 1);
+}
