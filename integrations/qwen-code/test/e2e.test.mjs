@@ -5,10 +5,11 @@ import path from 'node:path'
 import { test } from 'node:test'
 
 import { patch } from '../lib/patcher.mjs'
-import { chattyScenario, shellsScenario } from '../e2e/scenarios.mjs'
+import { chattyScenario, containmentScenario, shellsScenario } from '../e2e/scenarios.mjs'
 import { copyQwen, requireInstalledQwen } from '../e2e/support.mjs'
 
 const skip = process.platform === 'win32' ? 'the scenarios run bash commands' : false
+const linuxOnly = process.platform !== 'linux' ? 'processes are found and killed through /proc' : false
 
 function patchedCopy(t) {
   const dir = copyQwen(t)
@@ -98,4 +99,26 @@ test('background shells and task_stop: the same texts, files and outcomes as sto
   assert.deepEqual(integrated.failing.status.end, { reason: 'exited', by: 'process', exitCode: 3 })
   assert.equal(integrated.long.status.end.reason, 'cancelled')
   assert.equal(path.basename(integrated.failing.outputFile), `shell-${integrated.failing.id}.output`)
+})
+
+test('containment: a background shell ignoring SIGTERM with a background child, and a monitor, after the CLI is SIGKILLed and after a normal exit', { skip: linuxOnly }, async (t) => {
+  const dir = patchedCopy(t)
+  const stockKill = await containmentScenario({ qwenDir: requireInstalledQwen(), mode: 'sigkill' })
+  const integratedKill = await containmentScenario({ qwenDir: dir, mode: 'sigkill', waitAllDeadMs: 30_000 })
+  const stockExit = await containmentScenario({ qwenDir: requireInstalledQwen(), mode: 'exit' })
+  const integratedExit = await containmentScenario({ qwenDir: dir, mode: 'exit', waitAllDeadMs: 30_000 })
+  for (const [name, r] of Object.entries({ stockKill, integratedKill, stockExit, integratedExit })) {
+    t.diagnostic(`${name}: ${r.survivors}/${r.taskPids.length} task processes alive ${r.survivorsAtMs} ms after the CLI ended (CLI processes killed: ${r.cliProcesses})`)
+    assert.equal(r.taskPids.length, 4, name) // bash, its two sleeps, the monitor's sleep
+  }
+  // All of the CLI's processes were killed (the launcher and the CLI it relaunches).
+  assert.ok(stockKill.cliProcesses >= 2 && integratedKill.cliProcesses >= 2)
+  // Stock leaves every task process running: nothing can end them once the CLI is gone.
+  assert.equal(stockKill.survivors, 4)
+  // Integrated: every one of them ends (taskstream's watchdog), however long the machine takes.
+  assert.notEqual(integratedKill.allDeadMs, undefined, 'every task process ended after SIGKILL of the CLI')
+  // A normal exit ends them all under both.
+  assert.notEqual(integratedExit.allDeadMs, undefined, 'every task process ended after a normal exit')
+  assert.equal(integratedExit.code, 0)
+  assert.equal(stockExit.code, 0)
 })
