@@ -363,3 +363,108 @@ export async function containmentScenario({ qwenDir, mode, env = {}, observeMs =
     sandbox.cleanup()
   }
 }
+
+export const FIREHOSE = path.join(here, 'fixtures', 'firehose.sh')
+
+function cpuTicks(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(f[11]) + Number(f[12]) // utime + stime (fields 14 and 15)
+  } catch {
+    return 0
+  }
+}
+
+/** Whether `pid` has an open fd linking to `target` (such as 'pipe:[1234]'). */
+function holdsFile(pid, target) {
+  try {
+    return fs.readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === target
+      } catch {
+        return false
+      }
+    })
+  } catch {
+    return false
+  }
+}
+
+function peakRssKb(pid) {
+  try {
+    return Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * The firehose: a monitor on `yes | head -c 200 MB`. Measured from outside: the CLI's CPU time
+ * (all its processes, from the monitor's start to the producer's end), the producer's own
+ * throughput, the CLI's peak RSS (VmHWM), and what the model got.
+ */
+export async function firehoseScenario({ qwenDir, env = {}, bytes = 200_000_000, clkTck = 100, timeoutMs = 300_000 }) {
+  const sandbox = makeSandbox()
+  const doneFile = path.join(sandbox.root, 'firehose.done')
+  const m = {}
+  let q
+  const server = await startModelServer(async (body, { index }) => {
+    if (index === 0) return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:monitor' } }] }
+    if (index === 1) {
+      m.cliPids = nodeDescendants(q.child.pid)
+      m.cpuBefore = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
+      m.startedAt = Date.now()
+      return {
+        toolCalls: [
+          { name: 'tool_call', arguments: { name: 'monitor', arguments: { command: `FIREHOSE_BYTES=${bytes} bash ${FIREHOSE} ${doneFile}`, description: 'firehose' } } },
+        ],
+      }
+    }
+    if (index === 2) {
+      // The producer's stdout pipe, to tell when the CLI has read it to the end.
+      const pid = Number(await until(() => fs.readFileSync(`${doneFile}.pid`, 'utf8').trim(), 'the firehose pid', timeoutMs))
+      // (A producer that is already gone cannot be looked at: then only its end is waited for.)
+      const pipe = await until(() => {
+        try {
+          return fs.readlinkSync(`/proc/${pid}/fd/1`)
+        } catch (err) {
+          if (fs.existsSync(doneFile)) return 'gone'
+          throw err
+        }
+      }, 'the firehose stdout', timeoutMs)
+      await waitForFile(doneFile, timeoutMs)
+      m.producerEndAt = Date.now()
+      // The CLI closes its end of the pipe once it read everything (stock: the 'close' event;
+      // taskstream: EOF in the reader thread), just before it settles the monitor.
+      if (pipe !== 'gone') await until(() => !m.cliPids.some((p) => holdsFile(p, pipe)), 'the CLI to finish reading', timeoutMs)
+      m.readEndAt = Date.now()
+      m.cpuAfter = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
+      m.peakRssKb = Math.max(...m.cliPids.map(peakRssKb))
+      return { toolCalls: [{ name: 'run_shell_command', arguments: { command: `cat ${doneFile}`, description: 'barrier' } }] }
+    }
+    if (index === 3) return { text: 'Watching.' }
+    return { text: 'Noted.' }
+  })
+  try {
+    q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Watch the firehose.', env, timeoutMs })
+    const result = await q.done
+    const [b, ns] = fs.readFileSync(doneFile, 'utf8').trim().split(' ').map(Number)
+    const blocks = []
+    for (const body of server.requests) for (const msg of messageTexts(body)) if (msg.role === 'user') blocks.push(...notificationBlocks(msg.text))
+    const unique = [...new Set(blocks)]
+    return {
+      code: result.code,
+      cliCpuMs: ((m.cpuAfter - m.cpuBefore) * 1000) / clkTck,
+      producerMBps: b / 1e6 / (ns / 1e9),
+      producerSeconds: ns / 1e9,
+      readEndAfterProducerMs: m.readEndAt - m.producerEndAt,
+      peakRssMB: m.peakRssKb / 1024,
+      notifications: unique.length,
+      terminal: unique.find((x) => /<status>(completed|failed|cancelled)<\/status>/.test(x)),
+    }
+  } finally {
+    await server.close()
+    sandbox.cleanup()
+  }
+}
