@@ -42,7 +42,7 @@ try {
   fs.rmSync(root, { recursive: true, force: true })
 }
 fs.mkdirSync(path.join(here, 'results'), { recursive: true })
-const out = path.join(here, 'results', `${results.date.slice(0, 10)}.json`)
+const out = path.join(here, 'results', `${results.date.slice(0, 16).replace(':', '')}.json`)
 fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n')
 const r = results.runs
 const rows = [
