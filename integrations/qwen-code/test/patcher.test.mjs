@@ -75,8 +75,10 @@ test('the patched modules load: the runtime gives taskstream registries, and fal
     assert.deepEqual(JSON.parse(r.stdout), want)
   }
   // The patched CLI itself starts (a full module graph load of the patched chunks happens in the e2e suite).
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'tsq-home-'))
+  t.after(() => fs.rmSync(home, { recursive: true, force: true }))
   const r = await run(process.execPath, [path.join(dir, 'cli-entry.js'), '--version'], {
-    env: { ...process.env, HOME: fs.mkdtempSync(path.join(os.tmpdir(), 'tsq-home-')) },
+    env: { ...process.env, HOME: home },
     timeoutMs: 60_000,
   })
   assert.equal(r.code, 0, r.stderr)
