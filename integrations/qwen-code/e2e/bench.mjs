@@ -1,0 +1,59 @@
+// Stock vs integrated Qwen Code 0.24.4 on the same machine in the same run: the chatty dev server,
+// containment after SIGKILL, and the `yes` firehose. Writes results/<date>.json and prints a table.
+//   node integrations/qwen-code/e2e/bench.mjs     (after e2e/setup.mjs and a release build: npm run build)
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { patch } from '../lib/patcher.mjs'
+import { chattyScenario, containmentScenario, firehoseScenario } from './scenarios.mjs'
+import { requireInstalledQwen } from './support.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const stockDir = requireInstalledQwen()
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tsq-bench-'))
+const patchedDir = path.join(root, 'node_modules', '@qwen-code', 'qwen-code')
+fs.cpSync(stockDir, patchedDir, { recursive: true, verbatimSymlinks: true })
+const { manifest } = patch(patchedDir)
+
+const results = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, loadavg: os.loadavg(), qwen: manifest.qwenVersion, taskstream: manifest.taskstreamVersion, runs: {} }
+const log = (k, v) => {
+  results.runs[k] = v
+  console.error(k, JSON.stringify(v))
+}
+try {
+  for (const [name, dir] of [['stock', stockDir], ['integrated', patchedDir]]) {
+    const c = await chattyScenario({ qwenDir: dir })
+    log(`chatty/${name}`, { errorLines: c.errorLines.length, notifications: c.notifications, modelBytes: c.modelBytes })
+  }
+  for (const [name, dir] of [['stock', stockDir], ['integrated', patchedDir]]) {
+    const k = await containmentScenario({ qwenDir: dir, mode: 'sigkill' })
+    log(`sigkill/${name}`, { survivorsAfter2s: k.survivors, of: k.taskPids.length, cliProcesses: k.cliProcesses })
+    const e = await containmentScenario({ qwenDir: dir, mode: 'exit' })
+    log(`exit/${name}`, { survivorsAfter2s: e.survivors, of: e.taskPids.length })
+  }
+  for (const [name, dir] of [['stock', stockDir], ['integrated', patchedDir]]) {
+    const f = await firehoseScenario({ qwenDir: dir })
+    const { terminal, ...rest } = f
+    log(`firehose/${name}`, rest)
+  }
+} finally {
+  fs.rmSync(root, { recursive: true, force: true })
+}
+fs.mkdirSync(path.join(here, 'results'), { recursive: true })
+const out = path.join(here, 'results', `${results.date.slice(0, 16).replace(':', '')}.json`)
+fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n')
+const r = results.runs
+const rows = [
+  ['chatty dev server', 'error lines that reach the model', `${r['chatty/stock'].errorLines}/10`, `${r['chatty/integrated'].errorLines}/10`],
+  ['', 'notifications to the model', r['chatty/stock'].notifications, r['chatty/integrated'].notifications],
+  ['', 'notification text', `${(r['chatty/stock'].modelBytes / 1000).toFixed(1)} kB`, `${(r['chatty/integrated'].modelBytes / 1000).toFixed(1)} kB`],
+  ['CLI SIGKILLed', 'task processes alive 2 s later', `${r['sigkill/stock'].survivorsAfter2s}/4`, `${r['sigkill/integrated'].survivorsAfter2s}/4`],
+  ['normal exit', 'task processes alive 2 s later', `${r['exit/stock'].survivorsAfter2s}/4`, `${r['exit/integrated'].survivorsAfter2s}/4`],
+  ['`yes` firehose, 200 MB', "CLI's CPU time", `${(r['firehose/stock'].cliCpuMs / 1000).toFixed(2)} s`, `${(r['firehose/integrated'].cliCpuMs / 1000).toFixed(2)} s`],
+  ['', "producer's throughput", `${r['firehose/stock'].producerMBps.toFixed(1)} MB/s`, `${r['firehose/integrated'].producerMBps.toFixed(1)} MB/s`],
+  ['', "CLI's peak RSS", `${r['firehose/stock'].peakRssMB.toFixed(0)} MB`, `${r['firehose/integrated'].peakRssMB.toFixed(0)} MB`],
+]
+console.log(`| scenario | metric | stock 0.24.4 | integrated |\n|---|---|---:|---:|\n${rows.map((x) => `| ${x.join(' | ')} |`).join('\n')}`)
+console.log(`\n(${out})`)

@@ -1,0 +1,470 @@
+// End-to-end scenarios against the real CLI, shared by the tests and the benchmark.
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { messageTexts, startModelServer } from './model-server.mjs'
+import { makeSandbox, startQwen, waitForFile } from './qwen.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+export const CHATTY = path.join(here, 'fixtures', 'chatty-server.sh')
+
+const lastMessage = (body) => {
+  const msgs = messageTexts(body)
+  return msgs[msgs.length - 1]
+}
+
+/** The <task-notification> blocks in a text. */
+export function notificationBlocks(text) {
+  return text.match(/<task-notification>[\s\S]*?<\/task-notification>/g) ?? []
+}
+
+/**
+ * The chatty dev server watched with the monitor tool, found through tool_search and called through
+ * tool_call. The model keeps its turn until the server has written its last line (a barrier file)
+ * and one more tool round trip, then ends it; the CLI then hands the queued notifications to the
+ * model as one message. Returns what reached the model.
+ */
+export async function chattyScenario({ qwenDir, env = {}, timeoutMs = 180_000 }) {
+  const sandbox = makeSandbox()
+  const doneFile = path.join(sandbox.root, 'chatty.done')
+  const command = `CHATTY_DONE_FILE=${doneFile} bash ${CHATTY}`
+  const log = []
+  const server = await startModelServer(async (body, { index }) => {
+    const last = lastMessage(body)
+    log.push({ index, role: last?.role, text: last?.text?.slice(0, 300) })
+    if (index === 0) return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:monitor' } }] }
+    if (index === 1) {
+      return {
+        toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command, description: 'chatty dev server' } } }],
+      }
+    }
+    if (index === 2) {
+      await waitForFile(doneFile, timeoutMs)
+      return { toolCalls: [{ name: 'run_shell_command', arguments: { command: `cat ${doneFile}`, description: 'barrier' } }] }
+    }
+    if (index === 3) return { text: 'Watching the dev server.' }
+    return { text: 'Noted.' }
+  })
+  try {
+    const q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Start the dev server and watch it for errors.', env, timeoutMs })
+    const result = await q.done
+    const toModel = server.requests.slice(3).flatMap((body) => messageTexts(body).filter((m) => m.role === 'user'))
+    const blocks = []
+    const seen = new Set()
+    for (const body of server.requests) {
+      for (const m of messageTexts(body)) {
+        if (m.role !== 'user') continue
+        for (const b of notificationBlocks(m.text)) {
+          if (!seen.has(b)) {
+            seen.add(b)
+            blocks.push(b)
+          }
+        }
+      }
+    }
+    const errorLines = new Set()
+    for (const b of blocks) for (const m of b.matchAll(/ERROR request (\d+) failed/g)) errorLines.add(Number(m[1]))
+    const monitorStarted = server.requests
+      .flatMap((b) => messageTexts(b))
+      .find((m) => m.role === 'tool' && m.text.startsWith('Monitor started.'))
+    return {
+      result,
+      requests: server.requests.length,
+      log,
+      blocks,
+      notifications: blocks.length,
+      modelBytes: blocks.reduce((n, b) => n + Buffer.byteLength(b), 0),
+      errorLines: [...errorLines].sort((a, b) => a - b),
+      monitorStarted: monitorStarted?.text,
+      toModel,
+    }
+  } finally {
+    await server.close()
+    sandbox.cleanup()
+  }
+}
+
+/** The text of the last message of a request (a tool result or the user's message). */
+export const lastText = (body) => lastMessage(body)?.text ?? ''
+
+/** Resolves with `read()`'s value once it is truthy (checked every 50 ms), or rejects after timeoutMs. */
+export function until(read, what, timeoutMs = 60_000) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const tick = () => {
+      let v
+      try {
+        v = read()
+      } catch {}
+      if (v) return resolve(v)
+      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`))
+      setTimeout(tick, 50)
+    }
+    tick()
+  })
+}
+
+export function isAlive(pid) {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  // A zombie is dead for our purposes.
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+  } catch {
+    return true
+  }
+}
+
+/** The environment of a live process (Linux), as an object; {} when it cannot be read. */
+export function environOf(pid) {
+  try {
+    return Object.fromEntries(
+      fs
+        .readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    )
+  } catch {
+    return {}
+  }
+}
+
+const readStatus = (file) => {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+/** Parses the CLI's "Background shell started." text. */
+export function parseShellStarted(text) {
+  const id = /^id: (bg_\w+)$/m.exec(text)?.[1]
+  const pid = Number(/^pid: (\d+)$/m.exec(text)?.[1]) || undefined
+  const outputFile = /^output file: (.+)$/m.exec(text)?.[1]
+  const statusFile = /^status file: (.+)$/m.exec(text)?.[1]
+  return { id, pid, outputFile, statusFile }
+}
+
+/**
+ * Background shells and task_stop: a shell that prints to stdout and stderr and exits 3; a shell
+ * `sleep 600` stopped with task_stop; a monitor stopped with task_stop. The model waits on each
+ * shell's status file. Returns the texts the model got, the files and the processes' fates.
+ */
+export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 }) {
+  const sandbox = makeSandbox()
+  const monPidFile = path.join(sandbox.root, 'monitor.pid')
+  const st = {}
+  const server = await startModelServer(async (body, { index }) => {
+    const text = lastText(body)
+    switch (index) {
+      case 0:
+        return {
+          toolCalls: [
+            {
+              name: 'run_shell_command',
+              arguments: { command: "printf 'out-1\\n'; printf 'err-1\\n' >&2; printf 'out-2\\n'; exit 3", is_background: true, description: 'failing job' },
+            },
+          ],
+        }
+      case 1: {
+        st.failing = { started: text, ...parseShellStarted(text) }
+        await until(() => readStatus(st.failing.statusFile)?.status !== 'running' && readStatus(st.failing.statusFile), 'the failing shell to settle', timeoutMs)
+        st.failing.status = readStatus(st.failing.statusFile)
+        st.failing.output = fs.readFileSync(st.failing.outputFile, 'utf8')
+        return { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'sleep 600', is_background: true, description: 'long job' } }] }
+      }
+      case 2:
+        st.long = { started: text, ...parseShellStarted(text) }
+        st.long.aliveBefore = isAlive(st.long.pid)
+        st.long.environ = environOf(st.long.pid)
+        return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:task_stop,monitor' } }] }
+      case 3:
+        return { toolCalls: [{ name: 'tool_call', arguments: { name: 'task_stop', arguments: { task_id: st.long.id } } }] }
+      case 4: {
+        st.long.stopText = text
+        await until(() => readStatus(st.long.statusFile)?.status !== 'running' && readStatus(st.long.statusFile), 'the stopped shell to settle', timeoutMs)
+        st.long.status = readStatus(st.long.statusFile)
+        await until(() => !isAlive(st.long.pid), 'the stopped shell to die', timeoutMs)
+        return {
+          toolCalls: [
+            {
+              name: 'tool_call',
+              arguments: { name: 'monitor', arguments: { command: `echo $$ > ${monPidFile}; echo ready; exec sleep 600`, description: 'sleeper' } },
+            },
+          ],
+        }
+      }
+      case 5: {
+        st.monitor = { started: text, id: /^id: (mon_\w+)$/m.exec(text)?.[1] }
+        st.monitor.pid = Number(await until(() => fs.readFileSync(monPidFile, 'utf8').trim(), 'the monitor pid file', timeoutMs))
+        st.monitor.aliveBefore = isAlive(st.monitor.pid)
+        st.monitor.environ = environOf(st.monitor.pid)
+        return { toolCalls: [{ name: 'tool_call', arguments: { name: 'task_stop', arguments: { task_id: st.monitor.id } } }] }
+      }
+      case 6:
+        st.monitor.stopText = text
+        await until(() => !isAlive(st.monitor.pid), 'the stopped monitor to die', timeoutMs)
+        return { text: 'All done.' }
+      default:
+        return { text: 'Noted.' }
+    }
+  })
+  try {
+    const q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Run the jobs.', env, timeoutMs })
+    const result = await q.done
+    const notifications = []
+    for (const body of server.requests) for (const m of messageTexts(body)) if (m.role === 'user') notifications.push(...notificationBlocks(m.text))
+    return { result, requests: server.requests.length, ...st, notifications: [...new Set(notifications)] }
+  } finally {
+    await server.close()
+    sandbox.cleanup()
+  }
+}
+
+/** Pids of live (non-zombie) processes whose argv satisfies `pred`. */
+export function pidsWhere(pred) {
+  const out = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').slice(0, -1)
+      if (pred(argv) && isAlive(Number(name))) out.push(Number(name))
+    } catch {}
+  }
+  return out
+}
+
+/** Pids of live processes whose command line is exactly `argv`. */
+export const pidsByArgv = (want) => pidsWhere((argv) => argv.length === want.length && argv.every((a, i) => a === want[i]))
+
+/** Direct children of a process (Linux). */
+function childrenOf(pid) {
+  const out = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name))
+    } catch {}
+  }
+  return out
+}
+
+/** The CLI's own processes: `pid` and its node descendants (the launcher relaunches itself, here twice). */
+function nodeDescendants(pid) {
+  const out = [pid]
+  for (let i = 0; i < out.length; i++) {
+    for (const child of childrenOf(out[i])) {
+      try {
+        if (/node/.test(fs.readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0')[0])) out.push(child)
+      } catch {}
+    }
+  }
+  return out
+}
+
+/**
+ * Containment: a background shell `trap "" TERM; sleep A & sleep B` and a monitor `sleep C`; once
+ * the three sleeps (and the shell's bash) run, the CLI either is SIGKILLed (all of its processes:
+ * the launcher and the CLI it relaunches) or ends its turn and exits normally. Returns the task
+ * processes, how many are alive `observeMs` after the CLI's end and, with `waitAllDeadMs`, when the
+ * last one ended (within that bound); the survivors are then killed.
+ */
+export async function containmentScenario({ qwenDir, mode, env = {}, observeMs = 2000, waitAllDeadMs = 0, timeoutMs = 180_000 }) {
+  const sandbox = makeSandbox()
+  const tag = String(1000 + Math.floor(Math.random() * 8999))
+  const [a, b, c] = ['1', '2', '3'].map((d) => `6${tag}${d}`)
+  const shellCommand = `trap "" TERM; sleep ${a} & sleep ${b}`
+  let release
+  const released = new Promise((r) => (release = r))
+  let ready
+  const readyP = new Promise((r) => (ready = r))
+  const server = await startModelServer(async (body, { index }) => {
+    switch (index) {
+      case 0:
+        return { toolCalls: [{ name: 'run_shell_command', arguments: { command: shellCommand, is_background: true, description: 'daemon' } }] }
+      case 1:
+        return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:monitor' } }] }
+      case 2:
+        return { toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command: `sleep ${c}`, description: 'sleeper' } } }] }
+      case 3: {
+        const pids = await until(() => {
+          const found = [a, b, c].map((n) => pidsByArgv(['sleep', n]))
+          // taskstream's bash runs a cgroup step before the command, so match the end of the script.
+          const bash = pidsWhere((argv) => argv.length === 3 && /(^|\/)bash$/.test(argv[0]) && argv[1] === '-c' && argv[2].endsWith(shellCommand))
+          return found.every((p) => p.length === 1) && bash.length >= 1 ? [...found.flat(), ...bash] : undefined
+        }, 'the task processes', timeoutMs)
+        ready(pids)
+        if (mode === 'sigkill') await released
+        return { text: 'Leaving them running.' }
+      }
+      default:
+        return { text: 'Noted.' }
+    }
+  })
+  let taskPids = []
+  let cliProcesses = 0
+  try {
+    const q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Start the daemon and the sleeper.', env, timeoutMs })
+    taskPids = await Promise.race([readyP, q.done.then((r) => Promise.reject(new Error(`the CLI ended early: ${r.code} ${r.signal} ${r.stderr.slice(-3000)}`)))])
+    const endedAt = { t: 0 }
+    if (mode === 'sigkill') {
+      const cliPids = nodeDescendants(q.child.pid)
+      for (const pid of cliPids) process.kill(pid, 'SIGKILL')
+      endedAt.t = Date.now()
+      cliProcesses = cliPids.length
+      release()
+    } else {
+      await q.exited
+      endedAt.t = Date.now()
+    }
+    // The metric: how many task processes are alive `observeMs` after the CLI ended (or the time
+    // at which none was left, if earlier).
+    const observed = await new Promise((resolve) => {
+      const check = () => {
+        const alive = taskPids.filter(isAlive)
+        const ms = Date.now() - endedAt.t
+        if (alive.length === 0 || ms >= observeMs) resolve({ alive: alive.length, ms })
+        else setTimeout(check, 20)
+      }
+      check()
+    })
+    const survivors = observed.alive
+    // Bounded wait for all of them to end (the integrated CLI's guarantee), for the tests.
+    let allDeadMs
+    if (waitAllDeadMs > 0) {
+      try {
+        await until(() => taskPids.every((p) => !isAlive(p)), 'the task processes to end', waitAllDeadMs)
+        allDeadMs = Date.now() - endedAt.t
+      } catch {}
+    }
+    for (const pid of taskPids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
+    }
+    const result = await q.done
+    return { mode, code: result.code, taskPids, cliProcesses, survivors, survivorsAtMs: observed.ms, allDeadMs }
+  } finally {
+    for (const pid of taskPids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
+    }
+    release?.()
+    await server.close()
+    sandbox.cleanup()
+  }
+}
+
+export const FIREHOSE = path.join(here, 'fixtures', 'firehose.sh')
+
+function cpuTicks(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(f[11]) + Number(f[12]) // utime + stime (fields 14 and 15)
+  } catch {
+    return 0
+  }
+}
+
+/** Whether `pid` has an open fd linking to `target` (such as 'pipe:[1234]'). */
+function holdsFile(pid, target) {
+  try {
+    return fs.readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === target
+      } catch {
+        return false
+      }
+    })
+  } catch {
+    return false
+  }
+}
+
+function peakRssKb(pid) {
+  try {
+    return Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * The firehose: a monitor on `yes | head -c 200 MB`. Measured from outside: the CLI's CPU time
+ * (all its processes, from the monitor's start to the producer's end), the producer's own
+ * throughput, the CLI's peak RSS (VmHWM), and what the model got.
+ */
+export async function firehoseScenario({ qwenDir, env = {}, bytes = 200_000_000, clkTck = 100, timeoutMs = 300_000 }) {
+  const sandbox = makeSandbox()
+  const doneFile = path.join(sandbox.root, 'firehose.done')
+  const m = {}
+  let q
+  const server = await startModelServer(async (body, { index }) => {
+    if (index === 0) return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:monitor' } }] }
+    if (index === 1) {
+      m.cliPids = nodeDescendants(q.child.pid)
+      m.cpuBefore = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
+      m.startedAt = Date.now()
+      return {
+        toolCalls: [
+          { name: 'tool_call', arguments: { name: 'monitor', arguments: { command: `FIREHOSE_BYTES=${bytes} bash ${FIREHOSE} ${doneFile}`, description: 'firehose' } } },
+        ],
+      }
+    }
+    if (index === 2) {
+      // The producer's stdout pipe, to tell when the CLI has read it to the end.
+      const pid = Number(await until(() => fs.readFileSync(`${doneFile}.pid`, 'utf8').trim(), 'the firehose pid', timeoutMs))
+      // (A producer that is already gone cannot be looked at: then only its end is waited for.)
+      const pipe = await until(() => {
+        try {
+          return fs.readlinkSync(`/proc/${pid}/fd/1`)
+        } catch (err) {
+          if (fs.existsSync(doneFile)) return 'gone'
+          throw err
+        }
+      }, 'the firehose stdout', timeoutMs)
+      await waitForFile(doneFile, timeoutMs)
+      m.producerEndAt = Date.now()
+      // The CLI closes its end of the pipe once it read everything (stock: the 'close' event;
+      // taskstream: EOF in the reader thread), just before it settles the monitor.
+      if (pipe !== 'gone') await until(() => !m.cliPids.some((p) => holdsFile(p, pipe)), 'the CLI to finish reading', timeoutMs)
+      m.readEndAt = Date.now()
+      m.cpuAfter = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
+      m.peakRssKb = Math.max(...m.cliPids.map(peakRssKb))
+      return { toolCalls: [{ name: 'run_shell_command', arguments: { command: `cat ${doneFile}`, description: 'barrier' } }] }
+    }
+    if (index === 3) return { text: 'Watching.' }
+    return { text: 'Noted.' }
+  })
+  try {
+    q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Watch the firehose.', env, timeoutMs })
+    const result = await q.done
+    const [b, ns] = fs.readFileSync(doneFile, 'utf8').trim().split(' ').map(Number)
+    const blocks = []
+    for (const body of server.requests) for (const msg of messageTexts(body)) if (msg.role === 'user') blocks.push(...notificationBlocks(msg.text))
+    const unique = [...new Set(blocks)]
+    return {
+      code: result.code,
+      cliCpuMs: ((m.cpuAfter - m.cpuBefore) * 1000) / clkTck,
+      producerMBps: b / 1e6 / (ns / 1e9),
+      producerSeconds: ns / 1e9,
+      readEndAfterProducerMs: m.readEndAt - m.producerEndAt,
+      peakRssMB: m.peakRssKb / 1024,
+      notifications: unique.length,
+      terminal: unique.find((x) => /<status>(completed|failed|cancelled)<\/status>/.test(x)),
+    }
+  } finally {
+    await server.close()
+    sandbox.cleanup()
+  }
+}

@@ -1,0 +1,194 @@
+// taskstream-qwen runtime: copied by `taskstream-qwen patch` into <qwen-code>/taskstream-qwen/runtime.mjs
+// and imported by the patched chunks of @qwen-code/qwen-code. Removed by `taskstream-qwen unpatch`.
+//
+// It gives the CLI taskstream's registries (the fed drop-in) and runs the two process paths natively:
+// the monitor tool through MonitorRegistry.start() and `run_shell_command` with is_background through
+// executeBackground(). Whenever the native path cannot do what the stock path would (a sandbox, Windows,
+// taskstream failing to load, TASKSTREAM_QWEN=0), the CLI's own code runs unchanged.
+//
+// Switches (environment of the `qwen` process):
+//   TASKSTREAM_QWEN=0          the CLI's own registries and spawn paths, as if unpatched
+//   TASKSTREAM_QWEN_NATIVE=0   taskstream's registries, fed by the CLI's own spawn paths (the drop-in only)
+//   TASKSTREAM_QWEN_SIGNAL=0   native monitors without the recommended signal setting (the stock throttle)
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+
+/** The recommended signal setting for agent CLIs (taskstream API.md §6.7). */
+export const RECOMMENDED_SIGNAL = Object.freeze({
+  important: '(?i)error|fail|exception|panic|listening|ready',
+  batchMs: 200,
+  digest: true,
+})
+
+const off = (name) => process.env[name] === '0' || process.env[name] === 'false'
+
+let binding
+let loadError
+function taskstream() {
+  if (binding !== undefined) return binding
+  if (off('TASKSTREAM_QWEN')) {
+    binding = null
+    return binding
+  }
+  try {
+    binding = require('./index.js')
+  } catch (err) {
+    binding = null
+    loadError = err
+    process.stderr.write(
+      `taskstream-qwen: taskstream did not load, Qwen Code runs its own background-task code: ${err && err.message}\n`,
+    )
+  }
+  return binding
+}
+
+/** Why taskstream is not in use, or undefined when it is. */
+export function unavailableReason() {
+  if (taskstream()) return undefined
+  return off('TASKSTREAM_QWEN') ? 'TASKSTREAM_QWEN=0' : `taskstream did not load: ${loadError && loadError.message}`
+}
+
+// Step A: the Config field initialisers call these with the CLI's own classes as fallbacks.
+export function createMonitorRegistry(StockMonitorRegistry) {
+  const ts = taskstream()
+  return ts ? new ts.MonitorRegistry() : new StockMonitorRegistry()
+}
+
+export function createBackgroundShellRegistry(StockBackgroundShellRegistry) {
+  const ts = taskstream()
+  return ts ? new ts.BackgroundShellRegistry() : new StockBackgroundShellRegistry()
+}
+
+function nativeAllowed(config, registry, ctorName) {
+  const ts = taskstream()
+  if (!ts || off('TASKSTREAM_QWEN_NATIVE')) return false
+  if (process.platform === 'win32') return false // the CLI runs PowerShell/cmd there; taskstream runs bash
+  if (config.getShellExecutionSandbox?.()) return false // the sandbox runtime spawns; keep it
+  const env = config.getExecutionEnvironment?.()
+  if (env && env.constructor && /ssh/i.test(env.constructor.name)) return false // commands run remotely
+  return registry instanceof ts[ctorName]
+}
+
+export function nativeMonitor(config) {
+  return nativeAllowed(config, config.getMonitorRegistry(), 'MonitorRegistry')
+}
+
+export function nativeShell(config) {
+  return nativeAllowed(config, config.getBackgroundShellRegistry(), 'BackgroundShellRegistry')
+}
+
+/**
+ * What to pass as taskstream's `env` (added to the inherited environment) so that the child sees
+ * `childEnv`, the environment the CLI would have given it. A variable the CLI removes (its internal
+ * secrets) cannot be removed this way: it is overridden with an empty value, so its value never leaks.
+ */
+export function envDelta(childEnv, parentEnv = process.env) {
+  const env = {}
+  for (const [key, value] of Object.entries(childEnv)) {
+    if (value === undefined || value === null) continue
+    if (parentEnv[key] !== String(value)) env[key] = String(value)
+  }
+  for (const key of Object.keys(parentEnv)) {
+    if (!(key in childEnv) || childEnv[key] === undefined) env[key] = ''
+  }
+  return env
+}
+
+/** The signal options native monitors start with (none when TASKSTREAM_QWEN_SIGNAL=0). */
+export function signalOptions() {
+  return off('TASKSTREAM_QWEN_SIGNAL') ? {} : { ...RECOMMENDED_SIGNAL }
+}
+
+const errorText = (err) => (err instanceof Error ? err.message : String(err))
+
+/**
+ * The monitor tool's execute() on taskstream's start(). `inv` is the MonitorToolInvocation; `h` holds
+ * the chunk's own helpers and constants, so texts and limits stay the CLI's.
+ */
+export function executeMonitor(inv, h) {
+  const params = inv.params
+  const config = inv.config
+  const normalized = h.normalizeMonitorCommand(params.command)
+  const command = normalized.spawnCommand
+  const description = h.sanitizeMonitorLine(params.description || command)
+  const displayDescription = h.truncateDisplayDescription(description)
+  const maxEvents = Math.min(params.max_events ?? h.DEFAULT_MAX_EVENTS, h.MAX_MAX_EVENTS)
+  const idleTimeoutMs = Math.min(params.idle_timeout_ms ?? h.DEFAULT_IDLE_TIMEOUT_MS, h.MAX_IDLE_TIMEOUT_MS)
+  const registry = config.getMonitorRegistry()
+  const ownerAgentId = h.getCurrentAgentId() ?? undefined
+  if (registry.getRunning().length >= h.MAX_CONCURRENT_MONITORS) {
+    return {
+      llmContent: `Cannot start monitor: maximum concurrent monitors (${h.MAX_CONCURRENT_MONITORS}) reached. Stop an existing monitor first.`,
+      returnDisplay: `Monitor rejected: too many concurrent monitors.`,
+    }
+  }
+  let entry
+  try {
+    entry = registry.start({
+      command,
+      description,
+      maxEvents,
+      idleTimeoutMs,
+      cwd: params.directory || config.getTargetDir(),
+      env: envDelta(h.childEnv),
+      ...(inv.callId ? { toolUseId: inv.callId } : {}),
+      ...(ownerAgentId ? { ownerAgentId } : {}),
+      ...signalOptions(),
+    })
+  } catch (err) {
+    return {
+      llmContent: `Monitor failed to start: ${errorText(err)}`,
+      returnDisplay: `Monitor failed: ${errorText(err)}`,
+    }
+  }
+  if (entry.status === 'failed' && entry.end && entry.end.reason === 'spawn-failed') {
+    const message = entry.error || entry.end.detail || 'spawn failed'
+    return {
+      llmContent: `Monitor failed to start: ${message}`,
+      returnDisplay: `Monitor failed: ${message}`,
+    }
+  }
+  const monitorId = entry.id
+  return {
+    llmContent: `Monitor started.
+id: ${monitorId}
+command: ${command}
+description: ${description}
+max_events: ${maxEvents}
+idle_timeout: ${idleTimeoutMs}ms
+Events will be delivered as notifications. The monitor auto-stops after ${maxEvents} events or ${idleTimeoutMs}ms of silence.
+To inspect: /tasks (text) or the interactive Background tasks dialog (focus the footer Background tasks pill, then Enter \u2014 detail view + live updates).`,
+    returnDisplay: `Monitor started: ${displayDescription} (${monitorId})`,
+  }
+}
+
+/**
+ * `run_shell_command` with is_background on taskstream's executeBackground(): the output file, its
+ * status sidecar and the registry entry are taskstream's; the text the model gets is the CLI's.
+ */
+export function executeBackgroundShell(config, o) {
+  const ts = taskstream()
+  const registry = config.getBackgroundShellRegistry()
+  const handle = ts.executeBackground({
+    command: o.command,
+    cwd: o.cwd,
+    outputDir: o.outputDir,
+    registry,
+    env: envDelta(o.childEnv),
+  })
+  const pid = handle.pid
+  const outputPath = handle.outputPath
+  const pidLine = pid !== undefined ? `pid: ${pid}\n` : ''
+  return {
+    llmContent:
+      `Background shell started.
+id: ${handle.shellId}
+` +
+      pidLine +
+      `output file: ${outputPath}
+${o.statusFileGuidance(outputPath)}
+To inspect: /tasks (text) or the interactive Background tasks dialog (focus the footer Background tasks pill, then Enter \u2014 detail view + live updates). Read the output file directly to view the captured output.`,
+    returnDisplay: `Background shell ${handle.shellId} started${pid !== undefined ? ` (pid ${pid})` : ''}.`,
+  }
+}

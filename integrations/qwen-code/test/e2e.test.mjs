@@ -1,0 +1,124 @@
+// The real Qwen Code CLI 0.24.4, headless against the scripted model server, stock and patched in
+// the same run. Linux/macOS: the scenarios run bash commands (the CLI's shell there).
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import { test } from 'node:test'
+
+import { patch } from '../lib/patcher.mjs'
+import { chattyScenario, containmentScenario, shellsScenario } from '../e2e/scenarios.mjs'
+import { copyQwen, requireInstalledQwen } from '../e2e/support.mjs'
+
+const skip = process.platform === 'win32' ? 'the scenarios run bash commands' : false
+const linuxOnly = process.platform !== 'linux' ? 'processes are found and killed through /proc' : false
+
+function patchedCopy(t) {
+  const dir = copyQwen(t)
+  patch(dir)
+  return dir
+}
+
+const summary = (r) => ({
+  code: r.result.code,
+  notifications: r.notifications,
+  modelBytes: r.modelBytes,
+  errorLines: `${r.errorLines.length}/10`,
+})
+
+test('chatty dev server through the monitor tool: stock 0/10 error lines reach the model, integrated 10/10', { skip }, async (t) => {
+  const stock = await chattyScenario({ qwenDir: requireInstalledQwen() })
+  const dir = patchedCopy(t)
+  const integrated = await chattyScenario({ qwenDir: dir })
+  const switchedOff = await chattyScenario({ qwenDir: dir, env: { TASKSTREAM_QWEN_SIGNAL: '0' } })
+  t.diagnostic(`stock ${JSON.stringify(summary(stock))}`)
+  t.diagnostic(`integrated ${JSON.stringify(summary(integrated))}`)
+  t.diagnostic(`integrated, TASKSTREAM_QWEN_SIGNAL=0 ${JSON.stringify(summary(switchedOff))}`)
+  for (const r of [stock, integrated, switchedOff]) {
+    assert.equal(r.result.timedOut, false)
+    assert.equal(r.result.code, 0, r.result.stderr)
+    // The same tool text as stock (monitor ids differ).
+    assert.match(r.monitorStarted, /^Monitor started\.\nid: mon_[0-9a-f]{16}\ncommand: CHATTY_DONE_FILE=\S+ bash \S+chatty-server\.sh\ndescription: chatty dev server\nmax_events: 1000\nidle_timeout: 300000ms\n/)
+    // The monitor's completion reaches the model.
+    const last = r.blocks[r.blocks.length - 1]
+    assert.match(last, /<status>completed<\/status>/)
+    assert.match(last, /<result>Exited with code 0[\n<]/)
+  }
+  assert.deepEqual(stock.errorLines, [])
+  assert.deepEqual(integrated.errorLines, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+  // Without the signal setting the integrated CLI throttles as stock does: no error line either.
+  assert.deepEqual(switchedOff.errorLines, [])
+  assert.match(stock.blocks.at(-1), /lines dropped due to throttling/)
+})
+
+test('background shells and task_stop: the same texts, files and outcomes as stock, through executeBackground()', { skip }, async (t) => {
+  const stock = await shellsScenario({ qwenDir: requireInstalledQwen() })
+  const integrated = await shellsScenario({ qwenDir: patchedCopy(t) })
+  const norm = (text) =>
+    text
+      .replace(/bg_[0-9a-f]{8}/g, 'bg_ID')
+      .replace(/mon_[0-9a-f]{16}/g, 'mon_ID')
+      .replace(/pid: \d+/g, 'pid: N')
+      .replace(/\/tmp\/tsq-e2e-\w+/g, 'TMP')
+      .replace(/\/tmp\/[0-9a-f]{64}/g, '/tmp/PROJECT')
+      .replace(/background-shells\/[0-9a-f-]{36}/g, 'background-shells/SESSION')
+  for (const r of [stock, integrated]) {
+    assert.equal(r.result.timedOut, false)
+    assert.equal(r.result.code, 0, r.result.stderr)
+    // A failing shell: its output file holds both streams, its status file says failed with the exit code.
+    assert.deepEqual(r.failing.output.split('\n').filter(Boolean).sort(), ['err-1', 'out-1', 'out-2'])
+    assert.equal(r.failing.status.status, 'failed')
+    assert.equal(r.failing.status.error, 'exited with code 3')
+    assert.equal(r.failing.status.id, r.failing.id)
+    // task_stop on a shell: cancelled, and the process is gone.
+    assert.equal(r.long.aliveBefore, true)
+    assert.equal(r.long.status.status, 'cancelled')
+    // task_stop on a monitor: its process is gone.
+    assert.equal(r.monitor.aliveBefore, true)
+    assert.match(r.monitor.stopText, /^Monitor "mon_[0-9a-f]{16}" cancelled\./)
+  }
+  // The model reads the same texts.
+  for (const key of ['failing', 'long', 'monitor']) assert.equal(norm(integrated[key].started), norm(stock[key].started), key)
+  assert.equal(norm(integrated.long.stopText), norm(stock.long.stopText))
+  assert.equal(norm(integrated.monitor.stopText), norm(stock.monitor.stopText))
+  // The integrated CLI ran them natively (taskstream tags its children), with the CLI's environment.
+  if (process.platform === 'linux') {
+    assert.equal(stock.long.environ.TASKSTREAM_TASK_ID, undefined)
+    assert.equal(stock.monitor.environ.TASKSTREAM_TASK_ID, undefined)
+    assert.ok(integrated.long.environ.TASKSTREAM_TASK_ID, 'the background shell runs under taskstream')
+    assert.ok(integrated.monitor.environ.TASKSTREAM_TASK_ID, 'the monitor runs under taskstream')
+    for (const r of [stock, integrated]) {
+      assert.equal(r.long.environ.QWEN_CODE, '1')
+      assert.equal(r.long.environ.TERM, 'xterm-256color')
+      assert.equal(r.monitor.environ.QWEN_CODE, '1')
+      assert.equal(r.monitor.environ.TERM, 'dumb')
+      assert.equal(r.monitor.environ.PAGER, r === stock ? stock.monitor.environ.PAGER : integrated.monitor.environ.PAGER)
+    }
+    assert.equal(integrated.monitor.environ.PAGER, stock.monitor.environ.PAGER)
+    assert.equal(integrated.long.environ.PAGER, stock.long.environ.PAGER)
+  }
+  // The taskstream status sidecar says who ended each shell.
+  assert.deepEqual(integrated.failing.status.end, { reason: 'exited', by: 'process', exitCode: 3 })
+  assert.equal(integrated.long.status.end.reason, 'cancelled')
+  assert.equal(path.basename(integrated.failing.outputFile), `shell-${integrated.failing.id}.output`)
+})
+
+test('containment: a background shell ignoring SIGTERM with a background child, and a monitor, after the CLI is SIGKILLed and after a normal exit', { skip: linuxOnly }, async (t) => {
+  const dir = patchedCopy(t)
+  const stockKill = await containmentScenario({ qwenDir: requireInstalledQwen(), mode: 'sigkill' })
+  const integratedKill = await containmentScenario({ qwenDir: dir, mode: 'sigkill', waitAllDeadMs: 30_000 })
+  const stockExit = await containmentScenario({ qwenDir: requireInstalledQwen(), mode: 'exit' })
+  const integratedExit = await containmentScenario({ qwenDir: dir, mode: 'exit', waitAllDeadMs: 30_000 })
+  for (const [name, r] of Object.entries({ stockKill, integratedKill, stockExit, integratedExit })) {
+    t.diagnostic(`${name}: ${r.survivors}/${r.taskPids.length} task processes alive ${r.survivorsAtMs} ms after the CLI ended (CLI processes killed: ${r.cliProcesses})`)
+    assert.equal(r.taskPids.length, 4, name) // bash, its two sleeps, the monitor's sleep
+  }
+  // All of the CLI's processes were killed (the launcher and the CLI it relaunches).
+  assert.ok(stockKill.cliProcesses >= 2 && integratedKill.cliProcesses >= 2)
+  // Stock leaves every task process running: nothing can end them once the CLI is gone.
+  assert.equal(stockKill.survivors, 4)
+  // Integrated: every one of them ends (taskstream's watchdog), however long the machine takes.
+  assert.notEqual(integratedKill.allDeadMs, undefined, 'every task process ended after SIGKILL of the CLI')
+  // A normal exit ends them all under both.
+  assert.notEqual(integratedExit.allDeadMs, undefined, 'every task process ended after a normal exit')
+  assert.equal(integratedExit.code, 0)
+  assert.equal(stockExit.code, 0)
+})

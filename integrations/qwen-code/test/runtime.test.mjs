@@ -1,0 +1,27 @@
+// The runtime's pure parts (the module patched installs import), without loading taskstream.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+
+import { RECOMMENDED_SIGNAL, envDelta, signalOptions } from '../runtime/runtime.mjs'
+
+test('envDelta: what to add to the inherited environment so the child sees the CLI\'s environment', () => {
+  const parent = { PATH: '/bin', HOME: '/h', QWEN_SERVER_TOKEN: 'secret', TERM: 'xterm' }
+  const child = { PATH: '/bin', HOME: '/h', TERM: 'dumb', QWEN_CODE: '1', PAGER: 'cat' }
+  // Unchanged variables are not repeated; changed and new ones are; removed ones are emptied.
+  assert.deepEqual(envDelta(child, parent), { TERM: 'dumb', QWEN_CODE: '1', PAGER: 'cat', QWEN_SERVER_TOKEN: '' })
+  assert.deepEqual(envDelta({ ...parent }, parent), {})
+})
+
+test('signalOptions: the recommended setting (API.md §6.7) unless TASKSTREAM_QWEN_SIGNAL=0', () => {
+  const saved = process.env.TASKSTREAM_QWEN_SIGNAL
+  try {
+    delete process.env.TASKSTREAM_QWEN_SIGNAL
+    assert.deepEqual(signalOptions(), { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true })
+    assert.deepEqual(signalOptions(), { ...RECOMMENDED_SIGNAL })
+    process.env.TASKSTREAM_QWEN_SIGNAL = '0'
+    assert.deepEqual(signalOptions(), {})
+  } finally {
+    if (saved === undefined) delete process.env.TASKSTREAM_QWEN_SIGNAL
+    else process.env.TASKSTREAM_QWEN_SIGNAL = saved
+  }
+})
