@@ -2,10 +2,12 @@
 // package-lock.json (the registry mirror on our build machines lacks some foreign-platform
 // builds, so npm skips them and then `npm ci` refuses the lock as "out of sync").
 // Each stub pins the version the parent asks for and is marked optional, which is exactly
-// what npm writes on a machine that could see the package. Run after `npm install`.
+// what npm writes on a machine that could see the package. Run after `npm install`:
+//   node scripts/lock-optional-stubs.mjs [path/to/package-lock.json]   (default: the root's)
 import { readFileSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 
-const lockPath = new URL('../package-lock.json', import.meta.url)
+const lockPath = process.argv[2] ? resolve(process.argv[2]) : new URL('../package-lock.json', import.meta.url)
 const lock = JSON.parse(readFileSync(lockPath, 'utf8'))
 let added = 0
 for (const [path, pkg] of Object.entries(lock.packages)) {
