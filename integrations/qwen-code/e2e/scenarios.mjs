@@ -7,7 +7,8 @@ import { messageTexts, startModelServer } from './model-server.mjs'
 import { makeSandbox, startQwen, waitForFile } from './qwen.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-export const CHATTY = path.join(here, 'fixtures', 'chatty-server.sh')
+// The same dev server bench/signal.mjs measures.
+export const CHATTY = path.join(here, '..', '..', '..', 'bench', 'fixtures', 'chatty-server.sh')
 
 const lastMessage = (body) => {
   const msgs = messageTexts(body)
