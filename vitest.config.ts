@@ -13,6 +13,7 @@ const unixOnly: Record<string, string> = {
   'optional-values.test.ts': 'starts bash commands (sleep, `;`) with cwd /tmp to reach every optional field',
   'primitives.test.ts': 'bash commands (sleep, printf, kill -TERM $$) and signal endings',
   'read-output.test.ts': 'a bash writer (seq, printf), mkfifo, and ELOOP for a symlink (O_NOFOLLOW)',
+  'reachability.test.ts': 'its tasks are bash commands (a `while [ -e ]` gate, `true`) run by the thousand; Windows keeps its registries reachable through the same binding code',
   'reentrancy.test.ts': 'its retried start() uses the Unix cwd /nonexistent-taskstream-dir, not absolute on Windows',
   'shell-trust.test.ts': 'bash commands, FIFOs and symlinks at the output path, Unix errno texts (os error 21)',
   'shells.test.ts': 'bash commands, file modes (0600), symlinks and Unix paths (/tmp, /repo)',
