@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
-import { killTree } from './support.mjs'
+import { collect } from './support.mjs'
 
 export function makeSandbox(prefix = 'tsq-e2e-') {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
@@ -69,27 +69,15 @@ export function startQwen({ qwenDir, sandbox, modelUrl, prompt, env = {}, timeou
       },
     },
   )
-  let stdout = ''
-  let stderr = ''
-  let timedOut = false
-  child.stdout.on('data', (d) => (stdout += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  const timer = setTimeout(() => {
-    timedOut = true
-    killTree(child.pid)
-  }, timeoutMs)
-  const done = new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      const events = []
-      for (const line of stdout.split('\n')) {
-        if (!line.trim()) continue
-        try {
-          events.push(JSON.parse(line))
-        } catch {}
-      }
-      resolve({ code, signal, stdout, stderr, events, timedOut })
-    })
+  const done = collect(child, timeoutMs).then((result) => {
+    const events = []
+    for (const line of result.stdout.split('\n')) {
+      if (!line.trim()) continue
+      try {
+        events.push(JSON.parse(line))
+      } catch {}
+    }
+    return { ...result, events }
   })
   // 'exit' can come long before 'close' when children the CLI left behind hold its stdout or stderr.
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))

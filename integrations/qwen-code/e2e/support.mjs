@@ -17,8 +17,17 @@ export const installedQwen = path.join(integrationDir, 'e2e', 'node_modules', '@
  * process group, and on timeout the whole group is killed (SIGKILL).
  */
 export function run(command, args, { timeoutMs = 60_000, env = process.env, cwd, input } = {}) {
+  const child = spawn(command, args, { cwd, env, detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'] })
+  child.stdin.end(input ?? '')
+  return collect(child, timeoutMs)
+}
+
+/**
+ * Collects a spawned child's output; resolves { code, signal, stdout, stderr, timedOut } once it
+ * closes. On timeout its whole process group is killed.
+ */
+export function collect(child, timeoutMs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     let timedOut = false
@@ -36,7 +45,6 @@ export function run(command, args, { timeoutMs = 60_000, env = process.env, cwd,
       clearTimeout(timer)
       resolve({ code, signal, stdout, stderr, timedOut })
     })
-    child.stdin.end(input ?? '')
   })
 }
 
