@@ -12,8 +12,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskstream::core::monitor::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
-use taskstream::core::text::{ecma_trim, sanitize_monitor_line};
+use taskstream::core::text::{
+  ecma_trim, sanitize_monitor_line, LineSplitter, PARTIAL_LINE_CAP_UNITS,
+};
 use taskstream_fuzz::{char_ranges, debug_usize_field, lines_within_cap, utf16_len, Cuts};
 
 /// What the splitter produced: lines passed on, and lines that would be dropped by an empty

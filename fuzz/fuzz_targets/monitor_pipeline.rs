@@ -20,10 +20,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use taskstream::core::monitor::pipeline::{LinePipeline, LineSink, Stream};
-use taskstream::core::monitor::splitter::LineSplitter;
 use taskstream::core::monitor::throttle::{ThrottleConfig, TokenBucket};
 use taskstream::core::text::{
-  ecma_trim, sanitize_monitor_line, strip_ansi, CleanTextStream,
+  ecma_trim, sanitize_monitor_line, strip_ansi, CleanTextStream, LineSplitter,
 };
 use taskstream_fuzz::{controlled_reads, lines_within_cap, within_hold_bound};
 

@@ -1,7 +1,9 @@
 //! Monitors: the registry state machine, its notification texts, and the
-//! native line pipeline pieces (splitter, throttle).
+//! native line pipeline pieces (throttle, signal lane); the line splitter is
+//! `text::LineSplitter`.
 
 pub mod entry;
+mod event_line;
 pub mod hub;
 #[cfg(any(unix, windows))]
 pub mod native;
@@ -10,7 +12,6 @@ pub mod pipeline;
 pub mod reader;
 pub mod registry;
 pub mod signal;
-pub mod splitter;
 pub mod throttle;
 
 #[cfg(test)]

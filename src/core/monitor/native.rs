@@ -4,7 +4,7 @@
 //! when a descendant still holds one; then the monitor flushes, settles
 //! through the hub and kills whatever of the tree is left. No thread of its
 //! own: the reactor reads the pipes, learns of the exit and runs the drain
-//! deadline and, with a §6.7 lane, its timer (a window due, held lines at the refill; see
+//! deadline and, with an API.md §6.7 lane, its timer (a window due, held lines at the refill; see
 //! `core::reactor`). What is read goes through a [`Reader`].
 
 use std::io;

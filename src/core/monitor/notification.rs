@@ -1,17 +1,13 @@
 //! The exact texts of monitor notifications (CONTRACT.md §2.2).
 
 use super::entry::{MonitorEntry, MonitorStatus};
+pub use super::event_line::{truncate_event_line, EVENT_LINE_TRUNCATE_UNITS};
 use super::signal::{
   batch_display_text, batch_meta_lines, batch_result, batch_summary, digest_display_line,
   result_with_digest, DigestNote,
 };
 use crate::core::end::TaskEnd;
-use crate::core::text::{
-  escape_xml, strip_display_control_chars, truncate_notification_label, truncate_utf16, utf16_len,
-};
-
-/// `EVENT_LINE_TRUNCATE`: event lines longer than this many UTF-16 units are cut.
-pub const EVENT_LINE_TRUNCATE_UNITS: usize = 2000;
+use crate::core::text::{escape_xml, strip_display_control_chars, truncate_notification_label};
 
 /// Where a notification goes (CONTRACT.md §2.4): an owned entry only to its
 /// owner's callback, any other entry to the global callback. No fallback.
@@ -63,17 +59,6 @@ pub struct Notification {
   pub model_text: String,
   pub meta: NotificationMeta,
   pub route: Route,
-}
-
-/// Cuts an event line above 2000 units and marks it, never splitting a surrogate pair.
-pub fn truncate_event_line(line: &str) -> std::borrow::Cow<'_, str> {
-  if line.len() > EVENT_LINE_TRUNCATE_UNITS && utf16_len(line) > EVENT_LINE_TRUNCATE_UNITS {
-    let mut out = truncate_utf16(line, EVENT_LINE_TRUNCATE_UNITS).to_owned();
-    out.push_str("...[truncated]");
-    out.into()
-  } else {
-    line.into()
-  }
 }
 
 /// The notification for accepted event number `entry.event_count`; `line` is already truncated.

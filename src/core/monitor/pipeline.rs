@@ -6,15 +6,15 @@
 
 use std::sync::Arc;
 
-use super::signal::plain::{first_and_last, plain_lines_counted, PlainImportant};
 use super::signal::{DigestNote, LineText, Out, SignalConfig, SignalLane};
-use super::splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 use super::throttle::{ThrottleConfig, TokenBucket};
 use crate::core::text::{
   count_lines, find_either, find_line_end_or_not_plain, incomplete_utf8_tail, is_ecma_whitespace,
   sanitize_monitor_line, scan_discarded, CleanTextStream, FrameCollapser, FramePiece, LineCount,
   Source, MAX_HELD_SEQUENCE_CHARS,
 };
+use crate::core::text::{first_and_last, plain_lines_counted, PlainImportant};
+use crate::core::text::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 
 pub use crate::core::task::Stream;
 
@@ -315,7 +315,7 @@ impl StreamState {
   /// throttle has no token and the read's time is fixed), so lines are only
   /// counted. With [`Counting::Plain`] (a lane with `important` or `digest`),
   /// only runs of plain lines are counted, up to the first line that may be
-  /// important ([`super::signal::plain`]); that line and every line that is not
+  /// important ([`crate::core::text::PlainImportant`]); that line and every line that is not
   /// plain take the exact path, and `decide` says after each whether counting
   /// goes on.
   ///

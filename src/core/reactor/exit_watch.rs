@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io;
 use std::sync::Arc;
 
-use super::ExitHandler;
+use super::handlers::ExitHandler;
 use crate::core::process::Child;
 
 /// A pidfd for `pid` (our unreaped child, so the pid cannot be reused

@@ -41,6 +41,7 @@
 
 mod coalesce;
 mod exit_watch;
+mod handlers;
 #[cfg(test)]
 mod tests;
 
@@ -50,7 +51,6 @@ use std::fs::File;
 use std::io::{self, ErrorKind, Read};
 use std::os::fd::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::ExitStatus;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -62,6 +62,8 @@ use once_cell::sync::Lazy;
 use crate::core::process::{self, Child, EnlargedPipe};
 use crate::core::sync::lock;
 
+pub use handlers::{ExitHandler, PipeHandler};
+
 /// One read takes at most this many bytes (CONTRACT.md §2.10 "Reading").
 pub const READ_CHUNK: usize = 64 * 1024;
 /// Reads one pipe gets before the reactor turns to its other sources.
@@ -72,21 +74,6 @@ const MAX_REACTORS: usize = 4;
 const MAX_EVENTS: usize = 256;
 /// The waker's token; source keys start at 1.
 const WAKE: Token = Token(0);
-
-/// What a task does with its pipes' bytes. Called on the reactor thread.
-pub trait PipeHandler: Send + Sync {
-  /// One read of the pipe registered with `tag`.
-  fn data(&self, tag: u8, bytes: &[u8]);
-  /// The pipe reached EOF (`None`), failed (the error), or was closed by
-  /// [`Reactor::close_pipe`] (not called then).
-  fn closed(&self, tag: u8, error: Option<io::Error>);
-}
-
-/// What a task does when its leader exits. Called on the reactor thread (or
-/// on the fallback waiter thread).
-pub trait ExitHandler: Send + Sync {
-  fn exited(&self, status: io::Result<ExitStatus>);
-}
 
 /// Identifies a registered pipe, to close it early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

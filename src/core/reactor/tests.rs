@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::os::fd::FromRawFd;
+use std::process::ExitStatus;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

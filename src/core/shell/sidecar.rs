@@ -35,7 +35,7 @@ struct StatusRecord<'a> {
   #[serde(skip_serializing_if = "Option::is_none")]
   error: Option<&'a str>,
   owner_pid: u32,
-  /// Who ended it (API.md §6.3); after `ownerPid`, so the keys of §2.14 keep their order.
+  /// Who ended it (API.md §6.3); after `ownerPid`, so the keys of CONTRACT.md §2.14 keep their order.
   #[serde(skip_serializing_if = "Option::is_none")]
   end: Option<&'a TaskEnd>,
 }

@@ -4,9 +4,8 @@
 //! the bytes are read. The `exit` of a wait is resolved by the binding at the
 //! settle, with the status the registry settled the shell with.
 
-use crate::core::monitor::splitter::LineSplitter;
 use crate::core::task::Stream;
-use crate::core::text::{ecma_trim, sanitize_monitor_line};
+use crate::core::text::{ecma_trim, sanitize_monitor_line, LineSplitter};
 use crate::core::wait::{Settle, WaitOutcome, WaitSet, WaitSpec};
 
 /// One thing to tell JavaScript, in order.

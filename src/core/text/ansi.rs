@@ -21,6 +21,7 @@
 //! text after it only when the walk reached the end of the text.
 
 use super::bytes::find_either;
+use super::csi_bytes::{is_csi_final, is_csi_prefix};
 
 /// ESC, U+001B.
 const ESC: u8 = 0x1B;
@@ -332,37 +333,6 @@ fn take_digits(bytes: &[u8], from: usize) -> usize {
     .take_while(|byte| byte.is_ascii_digit())
     .count();
   from + run
-}
-
-/// `[[\]()#;?]`
-const fn is_csi_prefix(byte: u8) -> bool {
-  matches!(byte, b'[' | b']' | b'(' | b')' | b'#' | b';' | b'?')
-}
-
-/// True for the bytes a match of the CSI alternative can hold after its
-/// introducer (prefix, parameter and final bytes): the only bytes it removes.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(crate) const fn is_csi_byte(byte: u8) -> bool {
-  is_csi_prefix(byte) || byte.is_ascii_digit() || byte == b';' || byte == b':' || is_csi_final(byte)
-}
-
-/// `[\dA-PR-TZcf-nq-uy=><~]` (JavaScript `\d` is ASCII only).
-pub(crate) const fn is_csi_final(byte: u8) -> bool {
-  matches!(
-    byte,
-    b'0'..=b'9'
-      | b'A'..=b'P'
-      | b'R'..=b'T'
-      | b'Z'
-      | b'c'
-      | b'f'..=b'n'
-      | b'q'..=b'u'
-      | b'y'
-      | b'='
-      | b'>'
-      | b'<'
-      | b'~'
-  )
 }
 
 #[cfg(test)]

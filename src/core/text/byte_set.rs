@@ -1,5 +1,5 @@
 //! A set of bytes and the search for the first byte of a haystack in it: the skip before a
-//! regex search on a run of plain lines (`monitor::signal::plain`), where every match must start
+//! regex search on a run of plain lines (`text::plain`), where every match must start
 //! with one of a few bytes. With AVX2 the search looks at 32 bytes per step with two nibble
 //! table lookups (the "shufti" technique); elsewhere it is a table lookup per byte.
 //!

@@ -42,7 +42,7 @@ fn portable_block_masks(block: &[u8]) -> BlockMasks {
   masks
 }
 
-/// Bit masks for finding plain lines (`monitor::signal::plain`), over one
+/// Bit masks for finding plain lines (`text::plain`), over one
 /// block of at most 64 bytes (bit `i` = byte `i`; bits past its end are 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlainMasks {
@@ -328,7 +328,7 @@ pub(crate) mod avx2 {
   };
 
   use super::{BlockMasks, CsiClassMasks, EscapeMasks, PlainMasks, Utf8Masks, ESC};
-  use crate::core::text::ansi::is_csi_byte;
+  use crate::core::text::csi_bytes::is_csi_byte;
 
   /// True when the CPU has AVX2, POPCNT, LZCNT, BMI1 and BMI2 (every AVX2 CPU
   /// has the others). Cached by the standard library after the first call.
@@ -890,7 +890,7 @@ mod tests {
               escape: escape.escape,
               close_bracket: if value == b']' { bit } else { 0 },
               // The filler TAB is no CSI byte either.
-              not_csi: if crate::core::text::ansi::is_csi_byte(value) {
+              not_csi: if crate::core::text::csi_bytes::is_csi_byte(value) {
                 !bit
               } else {
                 !0

@@ -16,13 +16,14 @@
 //! here", so a sequence that could still be completed by a later read is where
 //! they stop, exactly as the streaming stripper holds it.
 
-use super::ansi::{is_csi_final, Attempt, Grammar};
+use super::ansi::{Attempt, Grammar};
 #[cfg(target_arch = "x86_64")]
 use super::bytes::avx2;
 use super::bytes::{
   block_masks, digit_mask, escape_masks, find_line_end_or_introducer, find_line_end_or_not_plain,
   utf8_masks, whitespace_mask, BlockMasks, EscapeMasks, Utf8Masks,
 };
+use super::csi_bytes::is_csi_final;
 
 const ESC: u8 = 0x1B;
 /// UTF-8 lead byte of U+0080–U+00BF.
@@ -423,7 +424,7 @@ pub fn carry_add(newline: u64, text: u64, carry: bool) -> (u64, bool) {
 /// A full block of raw bytes whose sequences all take the CSI alternative
 /// (no `ESC ]` starts in it), without deciding them (AVX2 only): such a match
 /// never holds a newline, and it holds nothing but
-/// [`is_csi_byte`](super::ansi::is_csi_byte) bytes
+/// [`is_csi_byte`](super::csi_bytes::is_csi_byte) bytes
 /// after its ESC. So the newlines are exact, printable bytes outside that
 /// class are surely text, and all printable bytes at most. Bounds like these
 /// need no sequence decided, not even one that runs in from the block before;

@@ -7,13 +7,16 @@ mod byte_set;
 mod bytes;
 mod clean_stream;
 mod controls;
+mod csi_bytes;
 mod frames;
 mod length;
 mod line_buffer;
 mod line_count;
+mod line_splitter;
 mod output_file;
 mod output_text;
 mod paths;
+mod plain;
 mod read_output;
 #[cfg(test)]
 mod stream_tests;
@@ -41,7 +44,9 @@ pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUN
 pub use line_count::{
   carry_add, count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
 };
+pub use line_splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
+pub use plain::{first_and_last, plain_lines_counted, PlainImportant};
 pub use read_output::{
   read_task_output, Grep, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
   MIN_READ_OUTPUT_MAX_BYTES,

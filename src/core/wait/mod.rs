@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-use crate::core::monitor::signal::plain::PlainImportant;
 use crate::core::task::TaskStatus;
+use crate::core::text::PlainImportant;
 
 /// The longest `quietMs` and `timeoutMs`: one day.
 pub const MAX_WAIT_MS: u64 = 86_400_000;

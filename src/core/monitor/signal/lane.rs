@@ -38,8 +38,8 @@
 
 use super::config::SignalConfig;
 use super::digest::{DigestNote, DropDigest};
-use super::plain::{first_and_last, PlainImportant};
 use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
+use crate::core::text::{first_and_last, PlainImportant};
 use crate::core::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
 
 /// A non-blank line handed to the lane, sanitised at most once and only when needed.

@@ -7,13 +7,11 @@
 //!   [`Out`]).
 //! * [`digest`]: what was dropped since the previous notification ([`DropDigest`]) and the
 //!   digest line.
-//! * [`plain`]: runs of plain lines the lane drops, decided from their raw bytes.
 //! * [`text`]: the summary, result and display texts of a batch notification.
 
 pub mod config;
 pub mod digest;
 pub mod lane;
-pub mod plain;
 pub mod text;
 
 #[cfg(test)]

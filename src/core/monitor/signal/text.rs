@@ -8,7 +8,7 @@
 //! escaped, the display one not), so the builder must not escape again. A batch of one line
 //! gives exactly the texts of `event_notification`.
 
-use crate::core::monitor::notification::truncate_event_line;
+use crate::core::monitor::event_line::truncate_event_line;
 use crate::core::text::{escape_xml, strip_display_control_chars};
 
 /// What goes between `<summary>` and `</summary>`, escaped: `Monitor "<desc>" emitted events

@@ -202,6 +202,14 @@ fn leftovers_batch() {
   terminate_now(alive);
 }
 
+/// SIGKILL to every tracked tree, synchronously and without grace
+/// (CONTRACT.md §4 item 4): for `process.on('exit')`. It never waits for the
+/// processes to die.
+pub fn kill_all_sync() {
+  let groups = tracker::tracked_groups();
+  signal_trees(&groups, Signal::SIGKILL);
+}
+
 /// SIGKILL to the tree, synchronously, without grace.
 pub fn kill_now(group: &ProcessGroup) {
   signal_tree(group, Signal::SIGKILL);

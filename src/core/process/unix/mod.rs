@@ -42,6 +42,7 @@ mod pre_exec;
 mod proc_darwin;
 #[cfg(any(target_os = "macos", test))]
 mod proc_darwin_parse;
+mod proc_stat;
 pub mod proc_table;
 #[cfg(not(target_os = "macos"))]
 pub mod procfs;
@@ -49,6 +50,7 @@ mod pty;
 mod spawn;
 mod tracker;
 mod tree;
+mod wait;
 mod watchdog;
 #[cfg(target_os = "macos")]
 mod watchdog_darwin;
@@ -60,12 +62,13 @@ use super::{shell, tag, timer};
 
 pub use group::ProcessGroup;
 pub use kill::{
-  kill_now, kill_now_all, signal_tree, terminate, terminate_leftovers, tree_alive, SIGKILL_GRACE,
+  kill_all_sync, kill_now, kill_now_all, signal_tree, terminate, terminate_leftovers, tree_alive,
+  SIGKILL_GRACE,
 };
 pub use nix::sys::signal::Signal;
 pub use spawn::spawn;
-pub(super) use spawn::waitpid;
-pub use tracker::{forget_if_dead, kill_all_sync, tracked_groups, watchdog_pid};
+pub use tracker::{forget_if_dead, tracked_groups, watchdog_pid};
+pub(super) use wait::waitpid;
 
 #[cfg(test)]
 #[allow(unused_imports)]

@@ -15,7 +15,7 @@ use std::ptr;
 use once_cell::sync::Lazy;
 
 use super::proc_darwin_parse::{proc_stat, procargs2_tags, BsdInfo};
-use super::proc_table::ProcStat;
+use super::proc_stat::ProcStat;
 
 /// Start times are wall-clock times, and the clock may be stepped back (by
 /// hand, or by `timed` after a long sleep). A process started up to an hour

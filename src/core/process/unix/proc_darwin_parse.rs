@@ -2,7 +2,7 @@
 //! libproc and `sysctl` return into [`ProcStat`]s and tags. No system calls,
 //! so it is compiled and unit-tested on every Unix.
 
-use super::proc_table::{tag_values, ProcStat};
+use super::proc_stat::{tag_values, ProcStat};
 
 /// The fields of libproc's `struct proc_bsdinfo` (`PROC_PIDTBSDINFO`) that
 /// the tree code needs, copied out of the C struct.

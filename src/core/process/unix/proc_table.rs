@@ -19,34 +19,17 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use super::tag::TASK_TAG_VAR;
-
 #[cfg(target_os = "macos")]
 use super::proc_darwin as os;
 #[cfg(not(target_os = "macos"))]
 use super::procfs as os;
 
+pub use super::proc_stat::ProcStat;
 /// The process's short command name (for tests).
 #[cfg(test)]
 pub(super) use os::name;
 pub use os::{available, list_pids, stat};
 pub(super) use os::{env_tags_with, WATCHDOG_PS};
-
-/// What the tree code needs to know about one process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProcStat {
-  pub pid: u32,
-  pub ppid: u32,
-  pub pgid: u32,
-  /// When the process started, in a unit of the platform: clock ticks after
-  /// boot on Linux (field 22 of `/proc/<pid>/stat`), microseconds since the
-  /// epoch on macOS (`pbi_start_tvsec * 10^6 + pbi_start_tvusec`). Only
-  /// compared with values of the same platform: equal means the same process
-  /// (a pid reused later has a later start), and larger means started later.
-  pub start_time: u64,
-  /// The process has exited and cannot run or fork again (a zombie).
-  pub zombie: bool,
-}
 
 /// The process's start time (see [`ProcStat::start_time`]), zombies included.
 pub fn start_time(pid: u32) -> Option<u64> {
@@ -87,20 +70,6 @@ pub fn env_tags(pid: u32) -> Vec<String> {
 /// The environment holds the exact entry `TASKSTREAM_TASK_ID=<tag>`.
 pub fn has_env_tag(pid: u32, tag: &str) -> bool {
   env_tags(pid).iter().any(|t| t == tag)
-}
-
-/// The values of the `TASKSTREAM_TASK_ID=` entries among `entries`
-/// (`NAME=value` byte strings); values that are not UTF-8 are skipped.
-pub(super) fn tag_values<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Vec<String> {
-  entries
-    .into_iter()
-    .filter_map(|entry| {
-      entry
-        .strip_prefix(TASK_TAG_VAR.as_bytes())?
-        .strip_prefix(b"=")
-    })
-    .filter_map(|value| String::from_utf8(value.to_vec()).ok())
-    .collect()
 }
 
 /// One scan of every process.

@@ -13,11 +13,12 @@ use std::io::{ErrorKind, Read};
 
 use once_cell::sync::Lazy;
 
-use super::proc_table::tag_values;
-// The platform-neutral part of the API, also under its older paths here.
+use super::proc_stat::tag_values;
+pub use super::proc_stat::ProcStat;
+// The platform-neutral part of the API, also under its older paths here, for the tests.
+#[cfg(test)]
 pub use super::proc_table::{
-  all_stats, descendants, descendants_in, env_tags, has_env_tag, is_running, pgid, ppid,
-  start_time, ProcStat,
+  all_stats, descendants, descendants_in, env_tags, has_env_tag, is_running, pgid, ppid, start_time,
 };
 
 /// Start times count clock ticks after boot, which never step back.

@@ -65,15 +65,13 @@ pub(super) fn uses_posix_spawn() -> bool {
   posix::available()
 }
 
-pub(in crate::core::process) use unix::waitpid;
-
 mod unix {
   use std::fs::File;
   use std::io;
   use std::os::fd::OwnedFd;
-  use std::os::unix::process::{CommandExt, ExitStatusExt};
+  use std::os::unix::process::CommandExt;
   use std::panic::{catch_unwind, AssertUnwindSafe};
-  use std::process::{Command, ExitStatus, Stdio};
+  use std::process::{Command, Stdio};
   use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
   use once_cell::sync::Lazy;
@@ -89,28 +87,6 @@ mod unix {
     pub stdout: File,
     pub stderr: File,
     pub terminal: Option<TerminalHandle>,
-  }
-
-  /// `waitpid(pid)`, retried on `EINTR`; `None` when `no_hang` and it still runs.
-  pub(in crate::core::process) fn waitpid(
-    pid: u32,
-    no_hang: bool,
-  ) -> io::Result<Option<ExitStatus>> {
-    let flags = if no_hang { libc::WNOHANG } else { 0 };
-    let mut status = 0;
-    loop {
-      // SAFETY: `status` is a valid out-pointer for the duration of the call.
-      match unsafe { libc::waitpid(pid as libc::pid_t, &mut status, flags) } {
-        -1 => {
-          let error = io::Error::last_os_error();
-          if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-          }
-        }
-        0 => return Ok(None),
-        _ => return Ok(Some(ExitStatus::from_raw(status))),
-      }
-    }
   }
 
   /// Tracks the new leader and wraps it up for the caller.
@@ -202,7 +178,7 @@ mod unix {
 
   /// The one thread that forks every child on the fallback path. It lives as
   /// long as the process, so `PR_SET_PDEATHSIG`, which fires when the forking
-  /// *thread* exits, fires only when the whole host dies (NAPI.md §2.11).
+  /// *thread* exits, fires only when the whole host dies.
   static SPAWNER: Lazy<Result<Sender<Job>, String>> = Lazy::new(|| {
     let (sender, jobs) = mpsc::channel();
     std::thread::Builder::new()

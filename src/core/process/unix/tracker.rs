@@ -5,10 +5,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use nix::sys::signal::Signal;
-
 use super::group::ProcessGroup;
-use super::kill::signal_trees;
 use super::timer;
 use super::tree::Snapshot;
 use super::watchdog::Link;
@@ -28,7 +25,7 @@ const MIN_PRUNE_AT: usize = 32;
 
 static STATE: Mutex<State> = Mutex::new(State {
   groups: Vec::new(),
-  watchdog: Link::new(),
+  watchdog: Link::new(watchdog_exited),
   prune_at: MIN_PRUNE_AT,
   pruning: false,
 });
@@ -47,8 +44,9 @@ pub(super) fn prepare() {
   watchdog.ensure_started(groups);
 }
 
-/// Called by the watchdog's guard thread when the watchdog with `pid` exited.
-pub(super) fn watchdog_exited(pid: u32) {
+/// Called by the watchdog's guard thread when the watchdog with `pid` exited
+/// (the [`Link`]'s exit callback).
+fn watchdog_exited(pid: u32) {
   let mut state = state();
   let State {
     groups, watchdog, ..
@@ -132,14 +130,6 @@ pub(super) fn forget(dead: &[ProcessGroup]) {
       super::cgroup::remove(dir);
     }
   }
-}
-
-/// SIGKILL to every tracked tree, synchronously and without grace
-/// (CONTRACT.md §4 item 4): for `process.on('exit')`. It never waits for the
-/// processes to die.
-pub fn kill_all_sync() {
-  let groups = state().groups.clone();
-  signal_trees(&groups, Signal::SIGKILL);
 }
 
 /// The groups tracked now (dead ones may linger until the next prune).

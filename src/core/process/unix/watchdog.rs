@@ -24,7 +24,7 @@
 //! library would hold it open): bash cannot wait on a kqueue, so a helper
 //! forked from the watchdog before it execs bash waits on kqueue
 //! `EVFILT_PROC`/`NOTE_EXIT` for the host pid and, when it fires, writes the
-//! [`HOST_GONE_LINE`] into the pipe; the script stops reading at that line
+//! `HOST_GONE_LINE` (watchdog_darwin_events.rs) into the pipe; the script stops reading at that line
 //! exactly as at EOF. Whichever comes first runs the same kills
 //! (watchdog_darwin.rs).
 
@@ -37,11 +37,10 @@ use super::group::ProcessGroup;
 use super::pre_exec;
 use super::shell::resolve_program;
 
-/// What the macOS host-exit helper writes when the host pid exited: the
-/// leading newline ends a line the host may have left half written as it
-/// died, and the script stops reading at `!` as at EOF.
-#[cfg(any(target_os = "macos", test))]
-pub(super) const HOST_GONE_LINE: &[u8] = b"\n!\n";
+/// What the macOS host-exit helper writes when the host pid exited (defined
+/// beside the helper's pure event logic), here for the tests that play it.
+#[cfg(test)]
+pub(super) use super::watchdog_darwin_events::HOST_GONE_LINE;
 
 /// The watchdog's macOS half: shell functions that read the process table
 /// with `ps` (see the module comment). A macro, so that [`SCRIPT`] includes
@@ -269,19 +268,23 @@ enum State {
 /// messages are ordered with the tracker's own changes.
 pub(super) struct Link {
   state: State,
+  /// Called with a watchdog's pid, on its guard thread, when that watchdog
+  /// exited (the tracker's `watchdog_exited`, which calls [`Link::exited`]).
+  on_exit: fn(u32),
 }
 
 impl Link {
-  pub(super) const fn new() -> Link {
+  pub(super) const fn new(on_exit: fn(u32)) -> Link {
     Link {
       state: State::NotStarted,
+      on_exit,
     }
   }
 
   /// Starts the watchdog if it never ran, announcing every `tracked` group.
   pub(super) fn ensure_started(&mut self, tracked: &[ProcessGroup]) {
     if let State::NotStarted = self.state {
-      self.state = start_with(tracked);
+      self.state = start_with(tracked, self.on_exit);
     }
   }
 
@@ -299,7 +302,7 @@ impl Link {
   pub(super) fn exited(&mut self, pid: u32, tracked: &[ProcessGroup]) {
     if self.pid() == Some(pid) {
       tracing::warn!("taskstream: the orphan watchdog died; starting a new one");
-      self.state = start_with(tracked);
+      self.state = start_with(tracked, self.on_exit);
     }
   }
 
@@ -324,7 +327,7 @@ impl Link {
     if let Err(error) = watchdog.stdin.write_all(line.as_bytes()) {
       // Its guard thread reaps it (and finds it no longer current).
       tracing::warn!("taskstream: watchdog lost ({error}); starting a new one");
-      self.state = start_with(tracked);
+      self.state = start_with(tracked, self.on_exit);
     }
   }
 }
@@ -339,8 +342,8 @@ fn added_line(group: &ProcessGroup) -> String {
   format!("+{} {} {} {}\n", group.pgid, start, group.task_tag, cgroup)
 }
 
-fn start_with(tracked: &[ProcessGroup]) -> State {
-  let started = Watchdog::start().and_then(|mut watchdog| {
+fn start_with(tracked: &[ProcessGroup], on_exit: fn(u32)) -> State {
+  let started = Watchdog::start(on_exit).and_then(|mut watchdog| {
     let lines: String = tracked.iter().map(added_line).collect();
     watchdog
       .stdin
@@ -357,7 +360,8 @@ fn start_with(tracked: &[ProcessGroup]) -> State {
 }
 
 impl Watchdog {
-  fn start() -> io::Result<Watchdog> {
+  /// Starts a watchdog; its guard thread calls `on_exit` with its pid when it exits.
+  fn start(on_exit: fn(u32)) -> io::Result<Watchdog> {
     let path = std::env::var_os("PATH");
     let bash = resolve_program("bash", path.as_deref())
       .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "bash not found on PATH"))?;
@@ -405,7 +409,7 @@ impl Watchdog {
       .name("taskstream-watchdog-guard".into())
       .spawn(move || {
         let _ = child.wait();
-        super::tracker::watchdog_exited(pid);
+        on_exit(pid);
       });
     if let Err(error) = guard {
       tracing::warn!("taskstream: cannot watch the orphan watchdog: {error}");

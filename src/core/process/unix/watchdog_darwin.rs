@@ -33,7 +33,7 @@
 //! makes only plain system calls (`fork`, `getrlimit`, `close`, `kqueue`,
 //! `kevent`, `write`, `_exit`) on stack values: no allocation, no locks.
 
-use super::watchdog::HOST_GONE_LINE;
+use super::watchdog_darwin_events::HOST_GONE_LINE;
 use super::watchdog_darwin_events::{combine, on_event, on_receipt, Verdict, Watched};
 
 /// The most descriptors the helper closes when the limit is unbounded.

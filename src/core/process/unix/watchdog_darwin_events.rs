@@ -2,6 +2,11 @@
 //! kqueue gives it. Pure, so it is unit-tested on every Unix; the kqueue
 //! calls themselves compile on macOS only.
 
+/// What the macOS host-exit helper writes when the host pid exited: the
+/// leading newline ends a line the host may have left half written as it
+/// died, and the script stops reading at `!` as at EOF.
+pub(super) const HOST_GONE_LINE: &[u8] = b"\n!\n";
+
 /// The two processes the helper waits on: the host (Node), whose exit is the
 /// second host-death signal, and the watchdog it serves, whose exit makes the
 /// helper useless (a replaced watchdog gets a helper of its own).

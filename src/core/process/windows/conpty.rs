@@ -168,8 +168,8 @@ pub struct ConPty {
 /// A pseudo console of `size` on two new pipes (see the module documentation).
 pub fn open(size: TerminalSize) -> io::Result<ConPty> {
   let api = api()?;
-  let (input_read, input_write) = super::spawn::pipe()?;
-  let (output_read, output_write) = super::spawn::pipe()?;
+  let (input_read, input_write) = super::handles::pipe()?;
+  let (output_read, output_write) = super::handles::pipe()?;
   let mut raw: HPCON = 0;
   // SAFETY: two open pipe ends and a valid out-pointer; the host duplicates
   // the ends it is given, so ours are closed below whatever the result.

@@ -25,6 +25,7 @@
 
 pub mod cmdline;
 pub mod conpty;
+mod handles;
 mod job;
 mod kill;
 mod spawn;

@@ -27,7 +27,7 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+use std::os::windows::io::OwnedHandle;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -37,7 +37,6 @@ use windows_sys::Win32::Storage::FileSystem::{
   CreateFileW, FILE_GENERIC_READ, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
 };
 use windows_sys::Win32::System::Console::HPCON;
-use windows_sys::Win32::System::Pipes::CreatePipe;
 use windows_sys::Win32::System::Threading::{
   CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList, ResumeThread,
   TerminateProcess, UpdateProcThreadAttribute, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW,
@@ -48,6 +47,7 @@ use windows_sys::Win32::System::Threading::{
 
 use super::cmdline::{command_line, environment_block, wide_nul};
 use super::conpty;
+use super::handles::{owned, pipe, raw};
 use super::job::{Job, STOPPED_EXIT_CODE};
 use crate::core::process::spawn::SpawnRequest;
 
@@ -63,25 +63,6 @@ pub struct Contained {
   pub job: Job,
   pub stdout: File,
   pub stderr: File,
-}
-
-fn owned(raw: HANDLE) -> OwnedHandle {
-  // SAFETY: called only on handles just returned to us and owned by nobody else.
-  unsafe { OwnedHandle::from_raw_handle(raw as _) }
-}
-
-fn raw(handle: &OwnedHandle) -> HANDLE {
-  handle.as_raw_handle() as HANDLE
-}
-
-/// An anonymous pipe (read end, write end), neither inheritable.
-pub(super) fn pipe() -> io::Result<(OwnedHandle, OwnedHandle)> {
-  let (mut read, mut write): (HANDLE, HANDLE) = (std::ptr::null_mut(), std::ptr::null_mut());
-  // SAFETY: valid out-pointers; no security attributes (not inheritable).
-  if unsafe { CreatePipe(&mut read, &mut write, std::ptr::null(), 0) } == 0 {
-    return Err(io::Error::last_os_error());
-  }
-  Ok((owned(read), owned(write)))
 }
 
 /// A read handle on `NUL`, not inheritable.

@@ -1,11 +1,14 @@
-//! The native monitor's line splitter, one per stream (CONTRACT.md §2.10
+//! The native monitor's line splitter (also the one a background shell's waits
+//! read its lines with), one per stream (CONTRACT.md §2.10
 //! "Line splitter", the TypeScript `processLines`, with the partial-line cap
 //! checked after every split so pending text stays bounded, §4 item 3). One
 //! physical line gives at most one event: once a partial line goes over the
 //! cap, its first 4096 units are passed on and the rest of that line, up to
 //! and including its next `\n`, is discarded.
 
-use crate::core::text::{count_lines, ecma_trim, truncate_utf16, utf16_len, LineCount, Source};
+use super::length::{truncate_utf16, utf16_len};
+use super::line_count::{count_lines, LineCount, Source};
+use super::whitespace::ecma_trim;
 
 /// `PARTIAL_LINE_BUFFER_CAP`: longest line passed on, in UTF-16 units.
 pub const PARTIAL_LINE_CAP_UNITS: usize = 4096;

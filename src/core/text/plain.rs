@@ -1,5 +1,5 @@
 //! Runs of plain lines decided without building them, for a lane with `important` or `digest`
-//! (§6.7) on a firehose: the pipeline's counting fast path may count a run of lines only when
+//! (API.md §6.7) on a firehose: the pipeline's counting fast path may count a run of lines only when
 //! the lane would drop each of them without the text making a difference, which it can tell
 //! here from the raw bytes.
 //!
@@ -28,10 +28,13 @@
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
-use crate::core::monitor::splitter::PARTIAL_LINE_CAP_UNITS;
+use super::byte_set::ByteSet;
 #[cfg(target_arch = "x86_64")]
-use crate::core::text::has_avx2;
-use crate::core::text::{carry_add, plain_masks_of, ByteSet, LineCount};
+use super::bytes::has_avx2;
+use super::bytes::plain_masks_of;
+use super::line_count::{carry_add, LineCount};
+
+use super::line_splitter::PARTIAL_LINE_CAP_UNITS;
 
 /// `bits` low bits set.
 #[inline]
