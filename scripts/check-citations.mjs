@@ -105,7 +105,7 @@ for (const file of files) {
 }
 
 for (const failure of failures) console.error(failure)
-console.log(
+;(failures.length ? console.error : console.log)(
   `check-citations: ${count} section citations in ${files.length} files, ` +
     `${failures.length} unresolved (headings: docs/CONTRACT.md ${sections['CONTRACT.md'].size}, ` +
     `docs/API.md ${sections['API.md'].size})`,
