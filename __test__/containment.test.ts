@@ -1,4 +1,4 @@
-// Tasks stopped from unusual places still lose their processes (issue 9 §2): a cancel from a
+// Tasks stopped from unusual places still lose their processes: a cancel from a
 // callback that runs inside start(), complete()/fail() on a native monitor. Every check counts
 // processes by pid and allows 2 s.
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// Callbacks that call back into the registry without end (issue 9 §1). Each case runs in its
+// Callbacks that call back into the registry without end. Each case runs in its
 // own Node process, so a native stack overflow shows up as a failed exit instead of killing
 // the test runner.
 import { spawnSync } from 'node:child_process'

@@ -1,5 +1,5 @@
 // Background shells stay truthful whatever the output directory holds and
-// whatever the caller does to the registry (issue 9): an output file that
+// whatever the caller does to the registry: an output file that
 // cannot be opened fails the shell before anything runs, `done` reports the
 // status the registry settled the shell with, and a full disk still leaves a
 // sidecar that says how the shell ended. Real processes, real files, and a

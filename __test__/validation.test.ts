@@ -1,4 +1,4 @@
-// Trustworthy under any caller (issue 9): values that cannot work are refused up front,
+// Trustworthy under any caller: values that cannot work are refused up front,
 // as a TypeError (wrong type) or RangeError (unusable value) naming the field, and
 // nothing is spawned, registered or written when one is thrown.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'

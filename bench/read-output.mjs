@@ -3,7 +3,7 @@
 // steps, each read starting at the previous nextOffset, until a read returns
 // nextOffset === offset. Side by side, the pure-JavaScript way of doing the same: fs.readSync of
 // the same 64 KiB windows into one Buffer, a streaming TextDecoder, the unfinished last line
-// carried to the next window (as readTaskOutput stops after the last `\n`), and the §2.14
+// carried to the next window (as readTaskOutput stops after the last `\n`), and the CONTRACT.md §2.14
 // steps 5–7 in JavaScript (the four escape-sequence regex passes, a control-character regex,
 // the `\r` frame rule) on the rest. Both must produce the same number of UTF-16 units.
 //

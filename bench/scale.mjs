@@ -1,4 +1,4 @@
-// Scale benchmark (issue 10 §3): many idle tasks in one Node process. Each
+// Scale benchmark: many idle tasks in one Node process. Each
 // cell starts background shells (`executeBackground({ command: 'sleep 600' })`,
 // each handle unref()'d, one BackgroundShellRegistry) and native monitors
 // (`MonitorRegistry.start({ command: 'sleep 600' })`, one registry with

@@ -1,4 +1,4 @@
-// Output-shape benchmark (issue 10 §3): four shapes of BENCH_SHAPE_BYTES of
+// Output-shape benchmark: four shapes of BENCH_SHAPE_BYTES of
 // output each, every one run (a) as the producer alone piped into the
 // simplest reader, `<producer> | cat > /dev/null` (the floor for any pipe
 // reader), and (b) under a native monitor, `new MonitorRegistry().start()`

@@ -1,4 +1,4 @@
-// Signal per token (issue 14, API.md §6.7): what reaches the model from
+// Signal per token (API.md §6.7): what reaches the model from
 // replayable outputs, each under a native monitor with today's defaults and
 // with the recommended agent setting, side by side in one run.
 //

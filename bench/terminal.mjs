@@ -1,4 +1,4 @@
-// Terminal-mode benchmark (issue 13 §3), side by side with what a Node CLI
+// Terminal-mode benchmark, side by side with what a Node CLI
 // does today: node-pty + @xterm/headless in JavaScript (Gemini CLI's
 // approach), installed into bench/terminal-reference/ by this script only.
 // Every measurement runs in a fresh Node process (`--worker <scenario> <impl>`).

@@ -1,4 +1,4 @@
-// waitFor benchmark (issue 12 §7), one run, every measurement in a fresh Node
+// waitFor benchmark, one run, every measurement in a fresh Node
 // process (`--worker <scenario>`):
 //
 //   firehose  `yes` under a native monitor for BENCH_WAIT_SECONDS [3] s, once

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of taskstream's pure core (issue 9 §6): builds every target of fuzz/
+# Coverage-guided fuzzing of taskstream's pure core: builds every target of fuzz/
 # once, then runs each for a fixed time. Exits non-zero if any target crashes, panics, hangs
 # (-timeout) or runs out of memory (-rss_limit_mb).
 #

@@ -643,7 +643,7 @@ fn a_stopped_reader_disarms_the_settled_notification() {
   assert!(host.notifications().is_empty());
 }
 
-/// The chatty server of issue 14: 2000 INFO lines over 4 s with 10 ERROR lines
+/// A chatty server: 2000 INFO lines over 4 s with 10 ERROR lines
 /// spread through them, read 50 lines at a time (`total` lines in all).
 fn chatty_server(native: &mut Native, host: &mut Host, clock: &TestClock, total: u32) {
   let mut text = String::new();

@@ -27,7 +27,7 @@ impl CappedFile {
   /// Opens `path` truncated, `0600`, not through a symlink, never blocking
   /// on a FIFO, and only if it is (or becomes) a regular file. A failure is
   /// `Cannot open output file <path>: <OS error>`: the shell must then fail
-  /// without running (issue 9), rather than run with its output unwritten.
+  /// without running, rather than run with its output unwritten.
   pub(super) fn open(path: &Path, limit: u64) -> io::Result<Self> {
     let file = open_private(path, Existing::Truncate).map_err(|error| {
       io::Error::new(

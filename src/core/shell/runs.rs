@@ -1,4 +1,4 @@
-//! What a run's `done` reports (CONTRACT.md §2.15 step 9, issue 9).
+//! What a run's `done` reports (CONTRACT.md §2.15 step 9).
 //!
 //! The rule: `done` carries the status the registry settled the shell with,
 //! even when the entry has left the registry since (pruned from the 32-entry

@@ -444,7 +444,7 @@ static END: std::sync::LazyLock<crate::core::end::TaskEnd> =
   std::sync::LazyLock::new(|| crate::core::end::TaskEnd::exited(Some(0)));
 
 /// `done`'s status for a run: what the registry settled, even after the entry
-/// left it (issue 9).
+/// left it.
 fn settled_status(
   registry: &mut ShellRegistry,
   id: &str,

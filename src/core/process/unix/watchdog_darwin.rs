@@ -1,4 +1,4 @@
-//! macOS: the second host-death signal beside the watchdog's pipe (issue 11).
+//! macOS: the second host-death signal beside the watchdog's pipe.
 //!
 //! The pipe's EOF comes only once every write end is closed; a copy leaked
 //! into a process that another library forked (between `pipe` and the
