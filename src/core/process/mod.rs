@@ -33,6 +33,8 @@ mod priority;
 mod shell;
 mod spawn;
 mod tag;
+mod terminal_handle;
+mod terminal_size;
 #[cfg(any(unix, windows))]
 mod timer;
 
@@ -51,6 +53,8 @@ pub use priority::{enlarge_pipe, lower_current_thread_priority, EnlargedPipe};
 pub use shell::{resolve_program, shell_config, shell_config_for, ShellConfig, ShellKind};
 pub use spawn::{Child, SpawnRequest, SpawnedProcess};
 pub use tag::{is_valid_task_tag, new_task_tag, TASK_TAG_VAR};
+pub use terminal_handle::{TerminalError, TerminalHandle, INPUT_QUEUE_LIMIT};
+pub use terminal_size::{TerminalSize, UNSUPPORTED_MESSAGE};
 
 #[cfg(not(any(unix, windows)))]
 pub use group::ProcessGroup;

@@ -9,8 +9,9 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitStatus;
 
+use super::terminal_handle::TerminalHandle;
+use super::terminal_size::TerminalSize;
 use super::ProcessGroup;
-use crate::core::terminal::{TerminalHandle, TerminalSize};
 
 /// What to run. `program` is usually the shell from
 /// [`super::resolve_program`]; `env` is the complete environment (the child
@@ -107,7 +108,7 @@ impl Child {
 #[cfg(not(any(unix, windows)))]
 pub fn spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
   let message = if request.terminal.is_some() {
-    crate::core::terminal::UNSUPPORTED_MESSAGE
+    super::terminal_size::UNSUPPORTED_MESSAGE
   } else {
     "taskstream: spawning is not implemented on this platform"
   };

@@ -3,7 +3,8 @@
 //! its screen; the caller writes to its input and resizes it.
 //!
 //! The pieces, each usable on its own:
-//! * [`TerminalSize`]: the size a task asks for (`SpawnRequest::terminal`);
+//! * [`TerminalSize`]: the size a task asks for (`SpawnRequest::terminal`),
+//!   defined in `process` (a terminal is made at spawn) and re-exported here;
 //! * [`Screen`] (screen.rs): the screen model, fed the bytes read from the
 //!   terminal, answering [`Screen::snapshot`] and judging *visible* change;
 //! * [`Settle`] (`core::wait`): the settle judgement of API.md §6.2 as pure
@@ -11,7 +12,8 @@
 //!   change of the screen) and for the others (activity = any byte);
 //! * [`ScreenWatch`] (watch.rs): a terminal's `Screen` and `Settle`
 //!   together, with one deadline for the integrator's timer;
-//! * [`TerminalHandle`] (handle.rs): the terminal's input and size, from the
+//! * [`TerminalHandle`] (`process/terminal_handle.rs`, re-exported here): the
+//!   terminal's input and size, from the
 //!   spawned process (`SpawnedProcess::terminal`): a pseudo-terminal master
 //!   on Unix, a pseudo console (ConPTY) on Windows; elsewhere a terminal
 //!   spawn fails with [`UNSUPPORTED_MESSAGE`] and no handle exists.
@@ -34,7 +36,6 @@
 //!    with [`TerminalError::Ended`]) and `watch.finish()`; `screen()` keeps
 //!    answering from `watch.snapshot()` after the end.
 
-mod handle;
 mod screen;
 mod task;
 mod watch;
@@ -42,71 +43,15 @@ mod watch;
 #[cfg(test)]
 mod tests_screen;
 
+pub use crate::core::process::{
+  TerminalError, TerminalHandle, TerminalSize, INPUT_QUEUE_LIMIT, UNSUPPORTED_MESSAGE,
+};
 pub use crate::core::wait::{Settle, SettlePoll};
-pub use handle::{TerminalError, TerminalHandle, INPUT_QUEUE_LIMIT};
 pub use screen::{
   settled_text, CursorPosition, Screen, ScreenSnapshot, CHECK_INTERVAL_MS, SETTLED_TEXT_MAX_UNITS,
 };
 pub use task::{TaskTerminal, TerminalTick};
 pub use watch::ScreenWatch;
 
-#[cfg(windows)]
-pub(crate) use handle::new_handle;
-#[cfg(unix)]
-pub(crate) use handle::{cloexec_pipe, new_handle, set_flags, set_window_size};
-
 /// `TERM` of a terminal-mode child unless the caller's `env` sets it.
 pub const TERMINAL_TERM: &str = "xterm-256color";
-
-/// The error text of a terminal spawn where terminals are not implemented.
-pub const UNSUPPORTED_MESSAGE: &str =
-  "taskstream: terminal mode is not implemented on this platform";
-
-/// A terminal's size in character cells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct TerminalSize {
-  pub cols: u16,
-  pub rows: u16,
-}
-
-impl TerminalSize {
-  /// 120 columns, 40 rows (API.md §6.5).
-  pub const DEFAULT: TerminalSize = TerminalSize {
-    cols: 120,
-    rows: 40,
-  };
-  /// The largest size accepted: the screen keeps every cell in memory.
-  pub const MAX_COLS: u16 = 1000;
-  pub const MAX_ROWS: u16 = 1000;
-
-  /// A size within `1..=MAX_COLS` × `1..=MAX_ROWS`, else `None` (the
-  /// binding turns that into a `RangeError` naming the field).
-  pub fn new(cols: u32, rows: u32) -> Option<TerminalSize> {
-    let cols = u16::try_from(cols)
-      .ok()
-      .filter(|c| (1..=Self::MAX_COLS).contains(c))?;
-    let rows = u16::try_from(rows)
-      .ok()
-      .filter(|r| (1..=Self::MAX_ROWS).contains(r))?;
-    Some(TerminalSize { cols, rows })
-  }
-
-  /// `InvalidInput` for a size without a column or a row (a `TerminalSize` made by hand;
-  /// [`TerminalSize::new`] never gives one): what a spawn or resize refuses.
-  pub fn check_not_empty(self) -> std::io::Result<()> {
-    if self.cols == 0 || self.rows == 0 {
-      let message = "a terminal needs at least one column and one row";
-      return Err(std::io::Error::new(
-        std::io::ErrorKind::InvalidInput,
-        message,
-      ));
-    }
-    Ok(())
-  }
-}
-
-impl Default for TerminalSize {
-  fn default() -> Self {
-    Self::DEFAULT
-  }
-}

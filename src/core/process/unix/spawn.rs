@@ -77,10 +77,10 @@ mod unix {
   use once_cell::sync::Lazy;
 
   use crate::core::process::spawn::{Child, SpawnRequest, SpawnedProcess};
+  use crate::core::process::terminal_handle::TerminalHandle;
   use crate::core::process::unix::cgroup::TaskCgroup;
   use crate::core::process::unix::group::ProcessGroup;
   use crate::core::process::unix::{pre_exec, proc_table, pty, tracker};
-  use crate::core::terminal::TerminalHandle;
 
   /// What the caller reads and writes: the pipes, or the terminal.
   pub(super) struct Streams {
@@ -575,7 +575,7 @@ mod posix {
     cwd: &CString,
     argv: &[*mut libc::c_char],
     envp: &[*mut libc::c_char],
-    size: crate::core::terminal::TerminalSize,
+    size: crate::core::process::terminal_size::TerminalSize,
   ) -> io::Result<(u32, Streams)> {
     let pty = pty::open(size)?;
     // Made before the spawn: once the child runs, nothing may fail.

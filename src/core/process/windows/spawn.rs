@@ -368,7 +368,7 @@ pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedP
         console.close();
         return Err(error);
       }
-      match crate::core::terminal::new_handle(console.clone(), input, size) {
+      match crate::core::process::terminal_handle::new_handle(console.clone(), input, size) {
         Ok(handle) => Some(handle),
         Err(error) => {
           // No input writer: nothing may run half-started.
@@ -398,7 +398,7 @@ pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedP
 /// our end of its input.
 fn spawn_with_console(
   request: &SpawnRequest,
-  size: crate::core::terminal::TerminalSize,
+  size: crate::core::process::terminal_size::TerminalSize,
 ) -> io::Result<(Contained, conpty::PseudoConsole, File)> {
   size.check_not_empty()?;
   let conpty = conpty::open(size)?;

@@ -1,5 +1,6 @@
 //! A terminal task's input and size: [`TerminalHandle`], made by the spawn
 //! (`SpawnedProcess::terminal`) around the pseudo-terminal's master side.
+//! It lives in `process`, which makes it, and `terminal` re-exports it.
 //!
 //! **Writing never blocks the caller** (the JavaScript thread). The master
 //! is non-blocking. `write` appends to the terminal's queue, bounded by
@@ -58,7 +59,7 @@ pub use unix::TerminalHandle;
 pub(crate) use unix::{cloexec_pipe, new_handle, set_flags, set_window_size};
 
 #[cfg(windows)]
-#[path = "handle_windows.rs"]
+#[path = "terminal_handle_windows.rs"]
 mod windows;
 #[cfg(windows)]
 pub(crate) use windows::new_handle;
@@ -66,7 +67,7 @@ pub(crate) use windows::new_handle;
 pub use windows::TerminalHandle;
 
 /// No terminal exists on this platform: a terminal spawn fails with
-/// [`super::UNSUPPORTED_MESSAGE`], so no value of this type is ever made.
+/// [`super::UNSUPPORTED_MESSAGE`](crate::core::process::UNSUPPORTED_MESSAGE), so no value of this type is ever made.
 #[cfg(not(any(unix, windows)))]
 #[derive(Debug, Clone)]
 pub struct TerminalHandle {
@@ -78,10 +79,10 @@ impl TerminalHandle {
   pub fn write(&self, _bytes: &[u8]) -> Result<(), TerminalError> {
     match self.never {}
   }
-  pub fn resize(&self, _size: super::TerminalSize) -> Result<(), TerminalError> {
+  pub fn resize(&self, _size: super::terminal_size::TerminalSize) -> Result<(), TerminalError> {
     match self.never {}
   }
-  pub fn size(&self) -> super::TerminalSize {
+  pub fn size(&self) -> super::terminal_size::TerminalSize {
     match self.never {}
   }
   pub fn queued(&self) -> usize {
@@ -106,8 +107,8 @@ mod unix {
   use once_cell::sync::Lazy;
 
   use super::{TerminalError, INPUT_QUEUE_LIMIT};
+  use crate::core::process::terminal_size::TerminalSize;
   use crate::core::sync::lock;
-  use crate::core::terminal::TerminalSize;
 
   /// The terminal's input side. Cheap to share (`Clone`): every clone is
   /// the same terminal. Dropping the last clone is [`TerminalHandle::close`].

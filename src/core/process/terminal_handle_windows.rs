@@ -19,8 +19,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::{TerminalError, INPUT_QUEUE_LIMIT};
 use crate::core::process::conpty::PseudoConsole;
+use crate::core::process::terminal_size::TerminalSize;
 use crate::core::sync::lock;
-use crate::core::terminal::TerminalSize;
 
 /// Most bytes the writer hands to one pipe write.
 const WRITE_CHUNK: usize = 64 * 1024;
