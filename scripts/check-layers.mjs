@@ -128,7 +128,24 @@ function matchingBrace(src, open) {
 }
 
 const TEST_CFG = /#\[cfg\(([^\]]*)\)\]/g
-const isTestCfg = (cond) => /(^|[(,\s])test([),\s]|$)/.test(cond) && !/not\(\s*test\s*\)/.test(cond)
+/** Whether a `cfg` condition holds only in tests: `test`, or `all(…)` with `test` among its terms
+ * (`any(target_os = "macos", test)` is not: it holds on macOS without tests). */
+function isTestCfg(cond) {
+  const c = cond.replace(/\s+/g, '')
+  if (c === 'test') return true
+  if (!c.startsWith('all(') || !c.endsWith(')')) return false
+  let depth = 0
+  let term = ''
+  for (const ch of c.slice(4, -1) + ',') {
+    if (ch === '(') depth++
+    if (ch === ')') depth--
+    if (ch === ',' && depth === 0) {
+      if (term === 'test') return true
+      term = ''
+    } else term += ch
+  }
+  return false
+}
 
 /** Blanks every item under a `#[cfg(test)]`-like attribute; returns the names of test modules. */
 function blankTestItems(src) {
