@@ -16,6 +16,8 @@ pub mod monitor_native;
 pub mod monitor_terminal;
 pub mod monitor_types;
 mod pending;
+#[cfg(any(unix, windows))]
+pub mod persist;
 pub mod read_output;
 pub mod shell;
 #[cfg(any(unix, windows))]

@@ -558,6 +558,7 @@ impl Settle {
       cancelled_via: None,
       spawn_or_io_error: Some(error.to_owned()),
       counters: Default::default(),
+      recorded_end: None,
     };
     self.finish(env, &outcome, &settled);
   }

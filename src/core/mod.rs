@@ -7,6 +7,8 @@ pub mod end;
 pub mod guards;
 pub mod ids;
 pub mod monitor;
+#[cfg(unix)]
+pub mod persisted;
 pub mod process;
 #[cfg(unix)]
 pub mod reactor;
