@@ -370,7 +370,7 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
           .unwrap_or(crate::core::end::EndVia::Cancel);
         persisted
           .link
-          .request_cancel(crate::core::persisted::end_view::via_name(via));
+          .request_cancel(via);
         return;
       }
       if let Some(group) = &self.group {

@@ -13,8 +13,9 @@ use crate::core::monitor::hub::{Clock, MonitorHub};
 use crate::core::monitor::reader::Reader;
 use crate::core::monitor::signal::{DropDigest, SignalConfig};
 use crate::core::monitor::throttle::ThrottleConfig;
-use crate::core::persisted::follow::{FollowPaths, FollowSink, Follower, ReadEnd};
+use crate::core::persisted::follow::{FollowPaths, FollowSink, Follower};
 use crate::core::persisted::link::{self, KeeperLink};
+
 use crate::core::persisted::EndView;
 use crate::core::reactor::Reactor;
 use crate::core::sync::{lock, SelfRef};
@@ -76,7 +77,6 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     throttle: Option<ThrottleConfig>,
     signal: SignalConfig,
     max_events: u64,
-    read_end: ReadEnd,
     clock: C,
   ) -> std::io::Result<Arc<Self>> {
     let observing = hub.registry().observation(id);
@@ -110,14 +110,14 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     let follower = Follower::start(
       FollowPaths {
         id: id.to_owned(),
-        data: files.log(),
-        end: files.end(),
-        cursor: Some(files.cursor()),
+        data: files.log.clone(),
+        end: files.end.clone(),
+        cursor: Some(files.cursor.clone()),
       },
       from.offset,
       from.missed_until,
       Arc::downgrade(&sink),
-      read_end,
+      crate::core::persisted::link::read_end,
       link::write_cursor,
     )?;
     if let Some(p) = &monitor.persisted {
@@ -153,7 +153,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       hub.wake_js();
     }
     if end.is_ok() {
-      persisted.link.forget_state(true);
+      persisted.link.forget_state();
     } else {
       persisted.link.release();
     }

@@ -55,6 +55,17 @@ pub fn via_name(via: EndVia) -> &'static str {
 }
 
 impl EndView {
+  /// From a checked end record.
+  pub fn from_record(r: &crate::core::persist::EndRecord) -> Self {
+    Self {
+      end_time: r.end_time as f64,
+      end: r.end.clone(),
+      exit_code: r.exit_code.or(r.end.exit_code),
+      output_bytes: r.output_bytes,
+      dropped_bytes: r.dropped_bytes,
+    }
+  }
+
   /// From the record's JSON (already checked by its reader).
   pub fn from_json(v: &serde_json::Value) -> Result<Self, String> {
     let e = v.get("end").ok_or("no end")?;

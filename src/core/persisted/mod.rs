@@ -10,5 +10,6 @@ pub mod renewer;
 pub use end_view::EndView;
 pub use follow::{FollowSink, Follower};
 pub mod link;
+pub mod program;
 
-pub use link::{AdoptionLock, KeeperLink, TaskFiles};
+pub use link::KeeperLink;

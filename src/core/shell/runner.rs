@@ -229,7 +229,7 @@ impl ShellRun {
         let via = state.cancelled_via.unwrap_or(EndVia::Signal);
         persisted
           .link
-          .request_cancel(crate::core::persisted::end_view::via_name(via));
+          .request_cancel(via);
         return;
       }
       if let Some(group) = &self.group {

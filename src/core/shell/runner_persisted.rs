@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use super::{OnSignal, RunState, ShellOutcome, ShellRun, NO_EXIT, PARTS};
 use crate::core::clock;
-use crate::core::persisted::follow::{FollowPaths, FollowSink, Follower, ReadEnd};
+use crate::core::end::{EndReason, EndVia};
+use crate::core::persisted::follow::{FollowPaths, FollowSink, Follower};
 use crate::core::persisted::{EndView, KeeperLink};
 use crate::core::process::ExitStatusInfo;
 use crate::core::shell::output::{OutputCounters, Stream};
@@ -30,11 +31,10 @@ impl ShellRun {
     output: std::path::PathBuf,
     offset: u64,
     settle_ms: Option<u64>,
-    read_end: ReadEnd,
     on_signal: OnSignal,
     on_settle: Box<dyn FnOnce(ShellOutcome) + Send>,
   ) -> io::Result<Arc<Self>> {
-    let files = link.files.clone();
+    let (id, end) = (link.id.clone(), link.files.end.clone());
     let run = Arc::new_cyclic(|me| Self {
       me: SelfRef::new(me),
       pid,
@@ -62,15 +62,15 @@ impl ShellRun {
     let sink: Arc<dyn FollowSink> = run.clone();
     let follower = Follower::start(
       FollowPaths {
-        id: files.id.clone(),
+        id,
         data: output,
-        end: files.end(),
+        end,
         cursor: None,
       },
       offset,
       offset,
       Arc::downgrade(&sink),
-      read_end,
+      crate::core::persisted::link::read_end,
       crate::core::persisted::link::write_cursor,
     )?;
     *lock(&run.reactor) = Some(follower.reactor());
@@ -97,27 +97,7 @@ impl ShellRun {
     };
     lock(&self.signals).stop();
     let outcome = match &end {
-      Ok(view) => {
-        let recorded = view.end.clone();
-        let cancelled = recorded.reason == crate::core::end::EndReason::Cancelled;
-        ShellOutcome {
-          exit: ExitStatusInfo {
-            code: view.exit_code,
-            signal: recorded.signal.as_deref().and_then(signal_number),
-          },
-          aborted: aborted || cancelled,
-          cancelled_via: cancelled_via.or(recorded.via),
-          spawn_or_io_error: None,
-          counters: OutputCounters {
-            bytes_read: view.output_bytes + view.dropped_bytes,
-            bytes_written: view.output_bytes,
-            bytes_not_written: view.dropped_bytes,
-            binary_detected: false,
-            write_error: None,
-          },
-          recorded_end: Some(recorded),
-        }
-      }
+      Ok(view) => ShellOutcome::from_record(view, aborted, cancelled_via),
       Err(error) => ShellOutcome {
         exit: NO_EXIT,
         aborted,
@@ -132,10 +112,36 @@ impl ShellRun {
     }
     if let Some(p) = &self.persisted {
       if end.is_ok() {
-        p.link.forget_state(true);
+        p.link.forget_state();
       } else {
         p.link.release();
       }
+    }
+  }
+}
+
+impl ShellOutcome {
+  /// A persisted run's outcome from its keeper's end record; `aborted` and
+  /// `cancelled_via`: what this host asked.
+  pub fn from_record(view: &EndView, aborted: bool, cancelled_via: Option<EndVia>) -> Self {
+    let recorded = view.end.clone();
+    let cancelled = recorded.reason == EndReason::Cancelled;
+    ShellOutcome {
+      exit: ExitStatusInfo {
+        code: view.exit_code,
+        signal: recorded.signal.as_deref().and_then(signal_number),
+      },
+      aborted: aborted || cancelled,
+      cancelled_via: cancelled_via.or(recorded.via),
+      spawn_or_io_error: None,
+      counters: OutputCounters {
+        bytes_read: view.output_bytes + view.dropped_bytes,
+        bytes_written: view.output_bytes,
+        bytes_not_written: view.dropped_bytes,
+        binary_detected: false,
+        write_error: None,
+      },
+      recorded_end: Some(recorded),
     }
   }
 }
