@@ -7,6 +7,7 @@ pub mod end;
 pub mod guards;
 pub mod ids;
 pub mod monitor;
+pub mod persist;
 #[cfg(unix)]
 pub mod persisted;
 pub mod process;

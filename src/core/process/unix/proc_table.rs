@@ -32,6 +32,13 @@ pub(super) use os::name;
 pub use os::{available, list_pids, stat};
 pub(super) use os::{env_tags_with, WATCHDOG_PS};
 
+/// The values of every `<name>=` entry of the environment the process was
+/// started with (for example a persisted task's keeper tag). Empty if
+/// unreadable.
+pub fn env_values(pid: u32, name: &str) -> Vec<String> {
+  os::env_values(pid, name)
+}
+
 /// What the tree code needs to know about one process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProcStat {
@@ -92,13 +99,18 @@ pub fn has_env_tag(pid: u32, tag: &str) -> bool {
 /// The values of the `TASKSTREAM_TASK_ID=` entries among `entries`
 /// (`NAME=value` byte strings); values that are not UTF-8 are skipped.
 pub(super) fn tag_values<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Vec<String> {
+  named_values(entries, TASK_TAG_VAR)
+}
+
+/// The values of the `<name>=` entries among `entries`; values that are not
+/// UTF-8 are skipped.
+pub(super) fn named_values<'a>(
+  entries: impl IntoIterator<Item = &'a [u8]>,
+  name: &str,
+) -> Vec<String> {
   entries
     .into_iter()
-    .filter_map(|entry| {
-      entry
-        .strip_prefix(TASK_TAG_VAR.as_bytes())?
-        .strip_prefix(b"=")
-    })
+    .filter_map(|entry| entry.strip_prefix(name.as_bytes())?.strip_prefix(b"="))
     .filter_map(|value| String::from_utf8(value.to_vec()).ok())
     .collect()
 }

@@ -13,7 +13,7 @@ use std::io::{ErrorKind, Read};
 
 use once_cell::sync::Lazy;
 
-use super::proc_table::tag_values;
+use super::proc_table::{named_values, tag_values};
 // The platform-neutral part of the API, also under its older paths here.
 pub use super::proc_table::{
   all_stats, descendants, descendants_in, env_tags, has_env_tag, is_running, pgid, ppid,
@@ -115,6 +115,15 @@ pub(super) fn env_tags_with(pid: u32, buf: &mut Vec<u8>) -> Vec<String> {
     return Vec::new();
   };
   tag_values(buf[..len].split(|&b| b == 0))
+}
+
+/// The values of the `<name>=` entries of `/proc/<pid>/environ`.
+pub(super) fn env_values(pid: u32, name: &str) -> Vec<String> {
+  let mut buf = Vec::new();
+  let Some(len) = read_file_into(&format!("/proc/{pid}/environ"), &mut buf) else {
+    return Vec::new();
+  };
+  named_values(buf[..len].split(|&b| b == 0), name)
 }
 
 /// Every pid listed in `/proc`.
