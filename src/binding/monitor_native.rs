@@ -78,17 +78,16 @@ fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, serde_js
     "digest": digest,
   });
   signal_config(batch_ms, max_batch_lines, important.as_deref(), digest)
-  .map(|config| (config, json))
-  .map_err(|error| match error {
-
-    SignalConfigError::InvalidRegex { field, message } => args::syntax_error(
-      env,
-      format!("The \"options.{field}\" property is not a valid regular expression: {message}"),
-    ),
-    out_of_range @ SignalConfigError::OutOfRange { .. } => {
-      args::range_error(env, out_of_range.to_string())
-    }
-  })
+    .map(|config| (config, json))
+    .map_err(|error| match error {
+      SignalConfigError::InvalidRegex { field, message } => args::syntax_error(
+        env,
+        format!("The \"options.{field}\" property is not a valid regular expression: {message}"),
+      ),
+      out_of_range @ SignalConfigError::OutOfRange { .. } => {
+        args::range_error(env, out_of_range.to_string())
+      }
+    })
 }
 
 /// The §6.7 options as a [`SignalConfig`].

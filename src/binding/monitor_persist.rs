@@ -57,7 +57,10 @@ fn recorded_options(v: &serde_json::Value) -> Recorded {
     sig.get("batchMs").and_then(serde_json::Value::as_f64),
     sig.get("maxBatchLines").and_then(serde_json::Value::as_f64),
     sig.get("important").and_then(|x| x.as_str()),
-    sig.get("digest").and_then(serde_json::Value::as_bool).unwrap_or(false),
+    sig
+      .get("digest")
+      .and_then(serde_json::Value::as_bool)
+      .unwrap_or(false),
   )
   .unwrap_or_default();
   Recorded {
@@ -255,9 +258,7 @@ impl MonitorRegistry {
         let message = format!("could not follow the persisted monitor: {error}");
         let end = TaskEnd::io_error(&message);
         let wall = js::wall_ms();
-        self
-          .hub
-          .apply(|r| r.fail_with_end(id, &message, end, wall));
+        self.hub.apply(|r| r.fail_with_end(id, &message, end, wall));
         self.drain_for(env, id);
       }
     }
@@ -299,8 +300,9 @@ impl MonitorRegistry {
   )]
   pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
     let state_dir = recover_state_dir(&env, &options)?;
-    let found = persist::scan(&state_dir, TaskKind::Monitor)
-      .map_err(|e| Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display())))?;
+    let found = persist::scan(&state_dir, TaskKind::Monitor).map_err(|e| {
+      Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display()))
+    })?;
     let mut out = RecoverOut::new(&env)?;
     for finding in found {
       match finding {
@@ -317,9 +319,9 @@ impl MonitorRegistry {
             }
           };
           let view = EndView::from_record(&end);
-          self.hub.apply(|r| {
-            r.settle_from_record(&record.id, &view.end, false, view.end_time)
-          });
+          self
+            .hub
+            .apply(|r| r.settle_from_record(&record.id, &view.end, false, view.end_time));
           self.drain_for(&env, &record.id);
           let _ = persist::forget(&state_dir, &record.id);
           drop(lock);

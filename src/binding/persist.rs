@@ -147,9 +147,9 @@ mod launch {
     let persist = request.persist;
     renewer::attach(&persist.state_dir, persist.lease_ms);
     let (node, args) = program::node_keeper_program()?;
-    let output_path = request.output_path.unwrap_or_else(|| {
-      persist::TaskFiles::new(&persist.state_dir, request.id).log
-    });
+    let output_path = request
+      .output_path
+      .unwrap_or_else(|| persist::TaskFiles::new(&persist.state_dir, request.id).log);
     let config = KeeperConfig {
       version: RECORD_VERSION,
       kind: request.kind,

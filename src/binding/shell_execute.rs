@@ -339,16 +339,11 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   let now = js::wall_ms();
   let started = match &persisted {
     #[cfg(unix)]
-    Some(link) => launch_persisted_shell(
-      &command,
-      &opts,
-      &shell_id,
-      &output_path,
-      &status_path,
-      now,
-    )
-    .map(|record| Started::Persisted(record.task.pid, Arc::clone(link)))
-    .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error)),
+    Some(link) => {
+      launch_persisted_shell(&command, &opts, &shell_id, &output_path, &status_path, now)
+        .map(|record| Started::Persisted(record.task.pid, Arc::clone(link)))
+        .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error))
+    }
     #[cfg(not(unix))]
     Some(never) => match *never {},
     None => match OutputWriter::create(Path::new(&output_path), opts.max_output_bytes) {
@@ -433,7 +428,9 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
           on_signal,
           on_settle,
         )
-        .map_err(|error| Error::from_reason(format!("could not follow the persisted shell: {error}")))
+        .map_err(|error| {
+          Error::from_reason(format!("could not follow the persisted shell: {error}"))
+        })
       });
       attach_run(
         &env,
@@ -458,10 +455,9 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
       )
       .and_then(|tsfn| {
         let (on_signal, on_settle) = run_callbacks(tsfn);
-        ShellRun::start_with_signals(spawned, writer, opts.settle_ms, on_signal, on_settle)
-          .map_err(|error| {
-            Error::from_reason(format!("could not start the output threads: {error}"))
-          })
+        ShellRun::start_with_signals(spawned, writer, opts.settle_ms, on_signal, on_settle).map_err(
+          |error| Error::from_reason(format!("could not start the output threads: {error}")),
+        )
       });
       attach_run(
         &env,
@@ -480,6 +476,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
 }
 
 /// How a shell was started: spawned here, or run by a keeper (persisted).
+#[allow(clippy::large_enum_variant)] // one value, on the stack for the call
 enum Started {
   Local(OutputWriter, process::SpawnedProcess),
   #[cfg(unix)]
@@ -864,9 +861,9 @@ fn settle_function(
 #[cfg(unix)]
 mod recover {
   use super::*;
+  use crate::binding::monitor_persist::{recover_state_dir, RecoverOut};
   use crate::core::persist::{self, Found, TaskKind, TaskRecord};
   use crate::core::persisted::{renewer, EndView, KeeperLink};
-  use crate::binding::monitor_persist::{recover_state_dir, RecoverOut};
 
   /// A recorded shell registered as running: its entry object, its
   /// controller's signal, and the settle of its run.
@@ -927,7 +924,11 @@ mod recover {
       signal: None,
       process: None,
     };
-    Ok((registration, controller_signal, Rc::new(RefCell::new(Some(settle)))))
+    Ok((
+      registration,
+      controller_signal,
+      Rc::new(RefCell::new(Some(settle))),
+    ))
   }
 
   #[napi]
@@ -974,14 +975,14 @@ mod recover {
             out.settled(object)?;
           }
           Found::Running { record, lock } => {
-            let (object, controller_signal, settle) =
-              match register_recorded(&env, inner, &record) {
-                Ok(registered) => registered,
-                Err(error) => {
-                  out.busy_because(&record.id, &error.reason)?;
-                  continue;
-                }
-              };
+            let (object, controller_signal, settle) = match register_recorded(&env, inner, &record)
+            {
+              Ok(registered) => registered,
+              Err(error) => {
+                out.busy_because(&record.id, &error.reason)?;
+                continue;
+              }
+            };
             let id = record.id.clone();
             let link = Arc::new(KeeperLink::new(&state_dir, &id, lock));
             renewer::attach(&state_dir, record.lease_ms);

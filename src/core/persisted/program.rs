@@ -11,9 +11,7 @@ pub const KEEPER_EXPORT: &str = "__taskstreamKeeper";
 
 /// The script run by `node -e`: `process.argv[1]` is the addon's path.
 pub fn keeper_script() -> String {
-  format!(
-    "const m={{exports:{{}}}};process.dlopen(m,process.argv[1]);m.exports.{KEEPER_EXPORT}();"
-  )
+  format!("const m={{exports:{{}}}};process.dlopen(m,process.argv[1]);m.exports.{KEEPER_EXPORT}();")
 }
 
 /// The file this code was loaded from (the `.node` addon in a Node host).

@@ -227,9 +227,7 @@ impl ShellRun {
       if let Some(persisted) = &self.persisted {
         // A persisted run is never signalled from here: its keeper is asked.
         let via = state.cancelled_via.unwrap_or(EndVia::Signal);
-        persisted
-          .link
-          .request_cancel(via);
+        persisted.link.request_cancel(via);
         return;
       }
       if let Some(group) = &self.group {
