@@ -1,0 +1,386 @@
+// Persisted tasks (docs/persistence.md): a task started with `persist` runs
+// under a detached keeper, outlives its host however the host ends, keeps
+// writing its output, and is taken over by the next host's recover(). Every
+// test runs real hosts (fixtures/persist-host.js) and real keepers, with a
+// short lease as the backstop; afterEach recovers and cancels whatever is left.
+import { spawn } from 'node:child_process'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { BackgroundShellRegistry, executeBackground, MonitorRegistry } from '../index.js'
+import { isAlive, waitFor } from './support/process'
+
+const hostScript = join(__dirname, 'fixtures', 'persist-host.js')
+const LEASE_MS = 5000
+
+type Kind = 'monitor' | 'shell'
+
+interface Started {
+  id: string
+  pid: number
+  child: number
+  output: string
+  tag: string
+  keeper: number
+  sibling: number
+}
+
+const dirs: string[] = []
+const hosts: ReturnType<typeof spawn>[] = []
+const strangers: number[] = []
+
+function newStateDir(): string {
+  // mkdtemp creates the directory 0700, as a state directory must be.
+  const dir = mkdtempSync(join(tmpdir(), 'taskstream-persist-'))
+  dirs.push(dir)
+  return dir
+}
+
+/** Pids of live processes whose environment carries TASKSTREAM_TASK_ID=<tag>. */
+function tagged(tag: string): number[] {
+  const needle = `TASKSTREAM_TASK_ID=${tag}\0`
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (`${readFileSync(`/proc/${name}/environ`, 'latin1')}\0`.includes(needle) && isAlive(Number(name))) found.push(Number(name))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found
+}
+
+afterEach(async () => {
+  for (const child of hosts.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const pid of strangers.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  // Whatever a test left running is taken over and cancelled; the lease ends it otherwise.
+  for (const dir of dirs.splice(0)) {
+    if (!existsSync(dir)) continue
+    const monitors = new MonitorRegistry()
+    const shells = new BackgroundShellRegistry()
+    const pids: number[] = []
+    for (const t of monitors.recover({ stateDir: dir }).adopted) {
+      pids.push(t.pid!)
+      monitors.cancel(t.monitorId)
+    }
+    for (const t of shells.recover({ stateDir: dir }).adopted) {
+      pids.push(t.pid!)
+      shells.cancel(t.shellId, Date.now())
+    }
+    for (const pid of pids) await waitFor(() => !isAlive(pid), 10_000, `leftover task ${pid} to end`)
+  }
+})
+
+function runHost(args: string[]): { line: Promise<string>; exited: Promise<{ code: number | null; signal: string | null }>; kill: (s: NodeJS.Signals) => void } {
+  const child = spawn(process.execPath, [hostScript, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  hosts.push(child)
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  )
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const line = new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (d) => {
+      out += d
+      if (out.includes('\n')) resolve(out.split('\n')[0])
+    })
+    exited.then(() => {
+      if (!out.includes('\n')) reject(new Error(`host ended before reporting: ${stderr}`))
+    })
+  })
+  return { line, exited, kill: (s) => child.kill(s) }
+}
+
+async function startHost(mode: string, kind: Kind, dir: string, extra = '-', command?: string) {
+  const host = runHost([mode, kind, dir, String(LEASE_MS), extra, ...(command ? [command] : [])])
+  const started: Started = JSON.parse(await host.line)
+  return { ...host, started }
+}
+
+/** The highest `tick <n>` in the file. */
+function lastTick(path: string): number {
+  const ticks = [...readFileSync(path, 'utf8').matchAll(/tick (\d+)/g)].map((m) => Number(m[1]))
+  return ticks.length ? Math.max(...ticks) : -1
+}
+
+async function endHost(host: Awaited<ReturnType<typeof startHost>>, mode: string) {
+  if (mode === 'sigterm') host.kill('SIGTERM')
+  if (mode === 'sigkill') host.kill('SIGKILL')
+  const result = await Promise.race([host.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 10_000))])
+  expect(result).not.toBe('hung')
+  return result as { code: number | null; signal: string | null }
+}
+
+async function expectGone(started: Started) {
+  await waitFor(() => !isAlive(started.pid), 10_000, `task ${started.pid} to end`)
+  if (started.child) await waitFor(() => !isAlive(started.child), 10_000, `grandchild ${started.child} to end`)
+  await waitFor(() => tagged(started.tag).length === 0, 10_000, `no process tagged ${started.tag}`)
+  await waitFor(() => !isAlive(started.keeper), 10_000, `keeper ${started.keeper} to end`)
+}
+
+const deaths: [string, string, (r: { code: number | null; signal: string | null }) => void][] = [
+  ['normal', '-', (r) => expect(r).toEqual({ code: 0, signal: null })],
+  ['exit', '-', (r) => expect(r).toEqual({ code: 0, signal: null })],
+  ['uncaught', '-', (r) => expect(r.code).toBe(1)],
+  ['sigterm', '-', (r) => expect(r.signal).toBe('SIGTERM')],
+  ['sigkill', '-', (r) => expect(r.signal).toBe('SIGKILL')],
+  ['sigkill', 'kill-watchdog', (r) => expect(r.signal).toBe('SIGKILL')],
+]
+
+describe.each(['monitor', 'shell'] as const)('a persisted %s dev server', (kind) => {
+  it.each(deaths)('survives its host ending by %s (%s), keeps writing its output, and the next host recovers and stops it', async (mode, extra, check) => {
+    const dir = newStateDir()
+    const host = await startHost(mode, kind, dir, extra)
+    const { started } = host
+    check(await endHost(host, mode))
+    // The task that was not persisted died with its host; the persisted one runs on.
+    await waitFor(() => !isAlive(started.sibling), 10_000, `the non-persisted sibling ${started.sibling} to die`)
+    expect(isAlive(started.pid)).toBe(true)
+    expect(isAlive(started.keeper)).toBe(true)
+    // Output keeps reaching the file with no host at all.
+    const before = lastTick(started.output)
+    await waitFor(() => lastTick(started.output) >= before + 3, 10_000, 'more ticks in the output file')
+
+    const registry = kind === 'monitor' ? new MonitorRegistry() : new BackgroundShellRegistry()
+    const result = registry.recover({ stateDir: dir })
+    expect(result.lost).toEqual([])
+    expect(result.corrupt).toEqual([])
+    expect(result.adopted).toHaveLength(1)
+    const task = result.adopted[0] as { pid?: number; status: string }
+    expect(task.pid).toBe(started.pid)
+    expect(task.status).toBe('running')
+    // The recovered task is followed like an own task: a wait sees its new lines.
+    const waited = await registry.waitFor(started.id, { match: 'tick \\d+', timeoutMs: 10_000 })
+    expect(waited.reason).toBe('match')
+    if (registry instanceof MonitorRegistry) registry.cancel(started.id)
+    else registry.cancel(started.id, Date.now())
+    await expectGone(started)
+    expect(registry.getAll().find((t) => (t as { id: string }).id === started.id)?.status).toBe('cancelled')
+    // Its state is gone: a later recover finds nothing.
+    await waitFor(() => !existsSync(join(dir, `${started.id}.task.json`)), 10_000, 'the task record to be removed')
+    const again = (kind === 'monitor' ? new MonitorRegistry() : new BackgroundShellRegistry()).recover({ stateDir: dir })
+    expect([again.adopted, again.settled, again.lost]).toEqual([[], [], []])
+  })
+
+  it('ending while no host runs: reported once by the next host, with its real exit code', async () => {
+    const dir = newStateDir()
+    const host = await startHost('sigkill', kind, dir, '-', 'sleep 0.5; echo done; exit 7')
+    host.kill('SIGKILL')
+    await host.exited
+    const { id } = host.started
+    await waitFor(() => existsSync(join(dir, `${id}.end.json`)), 10_000, 'the keeper to record the end')
+    const registry = kind === 'monitor' ? new MonitorRegistry() : new BackgroundShellRegistry()
+    const notes: { status: string; text: string }[] = []
+    registry.setNotificationCallback((display: string, model: string, meta: { status: string }) =>
+      notes.push({ status: meta.status, text: model }),
+    )
+    const result = registry.recover({ stateDir: dir })
+    expect(result.adopted).toEqual([])
+    expect(result.settled).toHaveLength(1)
+    const settled = result.settled[0] as { status: string; end?: { reason: string; exitCode?: number } }
+    expect(settled.status).toBe('failed')
+    expect(settled.end).toMatchObject({ reason: 'exited', exitCode: 7 })
+    await waitFor(() => notes.length >= 1, 5000, 'the terminal notification')
+    expect(notes).toHaveLength(1)
+    expect(notes[0].status).toBe('failed')
+    // Reported once: the second recover finds nothing.
+    const again = (kind === 'monitor' ? new MonitorRegistry() : new BackgroundShellRegistry()).recover({ stateDir: dir })
+    expect([again.adopted, again.settled, again.lost]).toEqual([[], [], []])
+  })
+
+  it('two hosts racing to recover it: exactly one adopts', async () => {
+    const dir = newStateDir()
+    const host = await startHost('sigkill', kind, dir)
+    host.kill('SIGKILL')
+    await host.exited
+    const racers = [runHost(['recover', kind, dir]), runHost(['recover', kind, dir])]
+    const results = (await Promise.all(racers.map((r) => r.line))).map((l) => JSON.parse(l))
+    const adopted = results.map((r) => r.adopted.length)
+    expect(adopted.sort()).toEqual([0, 1])
+    const loser = results.find((r) => r.adopted.length === 0)
+    expect(loser.busy).toEqual([host.started.id])
+    // The winner owns it while it lives; once both are gone, cleanup adopts and cancels it.
+    for (const r of racers) r.kill('SIGKILL')
+    await Promise.all(racers.map((r) => r.exited))
+  })
+})
+
+/** FNV-1a 64 of a string's UTF-8 bytes, lowercase hex (the records' checksum). */
+function fnv1a64(text: string): string {
+  let hash = 0xcbf29ce484222325n
+  for (const byte of Buffer.from(text, 'utf8')) {
+    hash ^= BigInt(byte)
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn
+  }
+  return hash.toString(16).padStart(16, '0')
+}
+
+function writeRecord(path: string, record: object) {
+  const body = JSON.stringify(record)
+  writeFileSync(path, `${body.slice(0, -1)},"checksum":"${fnv1a64(body)}"}\n`, { mode: 0o600 })
+}
+
+describe('recover() never trusts what it cannot prove', () => {
+  it('a stranger with the recorded pid is reported lost and never signalled', async () => {
+    const dir = newStateDir()
+    // A process of our own, untagged: its pid stands in for a reused one.
+    const stranger = spawn('sleep', ['300'], { stdio: 'ignore' })
+    strangers.push(stranger.pid!)
+    const pid = stranger.pid!
+    writeRecord(join(dir, 'mon_stranger.task.json'), {
+      version: 1,
+      kind: 'monitor',
+      id: 'mon_stranger',
+      command: 'sleep 300',
+      description: 'sleep 300',
+      cwd: '/',
+      startTime: Date.now(),
+      leaseMs: LEASE_MS,
+      outputPath: join(dir, 'mon_stranger.log'),
+      statusPath: null,
+      maxOutputBytes: 1024,
+      options: {},
+      keeper: { pid, startTime: 1, tag: 'not-its-tag' },
+      task: { pid, pgid: pid, startTime: 1, tag: 'not-its-tag', cgroup: null },
+    })
+    const registry = new MonitorRegistry()
+    const result = registry.recover({ stateDir: dir })
+    expect(result.adopted).toEqual([])
+    expect(result.lost).toHaveLength(1)
+    expect(result.lost[0]).toMatchObject({ id: 'mon_stranger', command: 'sleep 300' })
+    expect(registry.getAll()).toEqual([])
+    // Still alive, well after recover returned: nothing was sent to it.
+    await new Promise((r) => setTimeout(r, 300))
+    expect(isAlive(pid)).toBe(true)
+    // Reported once.
+    expect(new MonitorRegistry().recover({ stateDir: dir }).lost).toEqual([])
+  })
+
+  it('a corrupt or half-written state file is reported and skipped, once', () => {
+    const dir = newStateDir()
+    writeFileSync(join(dir, 'bad.task.json'), '{"version":1,"kind":"monitor","id":"bad"', { mode: 0o600 })
+    writeRecord(join(dir, 'tampered.task.json'), { version: 1, kind: 'shell', id: 'tampered' })
+    const text = readFileSync(join(dir, 'tampered.task.json'), 'utf8').replace('shell', 'sheLL')
+    writeFileSync(join(dir, 'tampered.task.json'), text)
+    const registry = new BackgroundShellRegistry()
+    const result = registry.recover({ stateDir: dir })
+    expect(result.corrupt.map((c) => c.file.split('/').pop()).sort()).toEqual(['bad.task.json', 'tampered.task.json'])
+    for (const c of result.corrupt) expect(c.error).toBeTruthy()
+    expect([result.adopted, result.settled, result.lost]).toEqual([[], [], []])
+    expect(registry.getAll()).toEqual([])
+    expect(new BackgroundShellRegistry().recover({ stateDir: dir }).corrupt).toEqual([])
+  })
+})
+
+it("a monitor's lines missed while no host ran arrive as one digest notification, then live lines", async () => {
+  const dir = newStateDir()
+  const [go1, go2] = [join(dir, 'go1'), join(dir, 'go2')]
+  const command = `while [ ! -e ${go1} ]; do sleep 0.05; done; for i in $(seq 1 50); do echo missed $i; done; while [ ! -e ${go2} ]; do sleep 0.05; done; echo live 1; sleep 300`
+  const host = await startHost('sigkill', 'monitor', dir, '-', command)
+  host.kill('SIGKILL')
+  await host.exited
+  writeFileSync(go1, '')
+  await waitFor(() => readFileSync(host.started.output, 'utf8').includes('missed 50\n'), 10_000, 'the missed lines in the log')
+
+  const registry = new MonitorRegistry()
+  const notes: { text: string; dropped?: number }[] = []
+  registry.setNotificationCallback((display: string, _model: string, meta: { droppedSince?: number }) =>
+    notes.push({ text: display, dropped: meta.droppedSince }),
+  )
+  expect(registry.recover({ stateDir: dir }).adopted).toHaveLength(1)
+  await waitFor(() => notes.length >= 1, 10_000, 'the digest notification')
+  const live = registry.waitFor(host.started.id, { match: '^live 1$', timeoutMs: 10_000 })
+  writeFileSync(go2, '')
+  expect((await live).reason).toBe('match')
+  await waitFor(() => notes.some((n) => n.text.includes('live 1')), 10_000, 'the live line')
+  expect(notes).toHaveLength(2)
+  expect(notes[0].dropped).toBe(50)
+  expect(notes[0].text).toContain('50 lines were written while no host was attached')
+  expect(notes[0].text).toContain('first: missed 1; last: missed 50')
+  registry.cancel(host.started.id)
+  await expectGone(host.started)
+})
+
+describe('bad persist options throw before anything starts', () => {
+  const cases: [string, (dir: string) => unknown, RegExp, ErrorConstructor][] = [
+    ['not an object', () => 'x', /options\.persist/, TypeError],
+    ['a relative stateDir', () => ({ stateDir: 'state' }), /persist\.stateDir/, TypeError],
+    ['a stateDir that is not a string', () => ({ stateDir: 42 }), /persist\.stateDir/, TypeError],
+    ['a leaseMs below 1000', (dir) => ({ stateDir: dir, leaseMs: 999 }), /persist\.leaseMs/, RangeError],
+    ['a leaseMs above 7 days', (dir) => ({ stateDir: dir, leaseMs: 604_800_001 }), /persist\.leaseMs/, RangeError],
+    ['a fractional leaseMs', (dir) => ({ stateDir: dir, leaseMs: 1500.5 }), /persist\.leaseMs/, RangeError],
+    ['a leaseMs that is not a number', (dir) => ({ stateDir: dir, leaseMs: '5000' }), /persist\.leaseMs/, TypeError],
+  ]
+
+  it.each(cases)('%s', (_what, persist, message, type) => {
+    const dir = newStateDir()
+    const marker = join(dir, 'ran')
+    const monitors = new MonitorRegistry()
+    const shells = new BackgroundShellRegistry()
+    const bad = persist(join(dir, 'state'))
+    expect(() => monitors.start({ command: `touch ${marker}`, persist: bad as never })).toThrowError(type)
+    expect(() => monitors.start({ command: `touch ${marker}`, persist: bad as never })).toThrowError(message)
+    expect(() =>
+      executeBackground({ command: `touch ${marker}`, cwd: '/tmp', outputDir: dir, registry: shells, persist: bad as never }),
+    ).toThrowError(message)
+    expect(monitors.getAll()).toEqual([])
+    expect(shells.getAll()).toEqual([])
+    expect(existsSync(join(dir, 'state'))).toBe(false)
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('with terminal mode', () => {
+    const dir = newStateDir()
+    const monitors = new MonitorRegistry()
+    expect(() => monitors.start({ command: 'true', terminal: true, persist: { stateDir: dir } })).toThrowError(
+      /terminal tasks cannot be persisted/,
+    )
+    expect(monitors.getAll()).toEqual([])
+  })
+
+  it.each([
+    ['a symlinked stateDir', (dir: string) => {
+      mkdirSync(join(dir, 'real'), { mode: 0o700 })
+      symlinkSync(join(dir, 'real'), join(dir, 'link'))
+      return join(dir, 'link')
+    }],
+    ['a stateDir open to the group', (dir: string) => {
+      mkdirSync(join(dir, 'open'))
+      chmodSync(join(dir, 'open'), 0o750)
+      return join(dir, 'open')
+    }],
+  ])('%s is refused, naming persist.stateDir', (_what, make) => {
+    const dir = newStateDir()
+    const stateDir = make(dir)
+    const marker = join(dir, 'ran')
+    const monitors = new MonitorRegistry()
+    const shells = new BackgroundShellRegistry()
+    expect(() => monitors.start({ command: `touch ${marker}`, persist: { stateDir } })).toThrowError(/persist\.stateDir/)
+    expect(() =>
+      executeBackground({ command: `touch ${marker}`, cwd: '/tmp', outputDir: dir, registry: shells, persist: { stateDir } }),
+    ).toThrowError(/persist\.stateDir/)
+    expect(() => monitors.recover({ stateDir })).toThrowError(/stateDir/)
+    expect(monitors.getAll()).toEqual([])
+    expect(shells.getAll()).toEqual([])
+    expect(existsSync(marker)).toBe(false)
+  })
+})
