@@ -384,3 +384,117 @@ describe('bad persist options throw before anything starts', () => {
     expect(existsSync(marker)).toBe(false)
   })
 })
+
+/** The tag and keeper of a task this process just started with `persist`. */
+function recorded(dir: string, id: string): { tag: string; keeper: number } {
+  const task = JSON.parse(readFileSync(join(dir, `${id}.task.json`), 'utf8'))
+  return { tag: task.task.tag, keeper: task.keeper.pid }
+}
+
+async function expectTreeGone(dir: string, id: string, pid: number, tag: string, keeper: number) {
+  await waitFor(() => !isAlive(pid), 10_000, `task ${pid} to end`)
+  await waitFor(() => tagged(tag).length === 0, 10_000, `no process tagged ${tag}`)
+  await waitFor(() => !isAlive(keeper), 10_000, `keeper ${keeper} to end`)
+  await waitFor(() => !existsSync(join(dir, `${id}.task.json`)), 10_000, 'its state to be removed')
+}
+
+const withChild = `bash ${join(__dirname, 'fixtures', 'eval.sh')} 'sleep 300 & sleep 300'`
+
+describe('every way a host stops a persisted task goes through its keeper', () => {
+  it.each([
+    ['cancel()', (r: MonitorRegistry, id: string) => r.cancel(id), 'cancelled', { reason: 'cancelled', via: 'cancel' }, {}],
+    ['abortAll()', (r: MonitorRegistry) => r.abortAll(), 'cancelled', { reason: 'cancelled', via: 'abortAll' }, {}],
+    [
+      'cancelRunningForOwner()',
+      (r: MonitorRegistry) => r.cancelRunningForOwner('agent-1'),
+      'cancelled',
+      { reason: 'cancelled', via: 'owner' },
+      { ownerAgentId: 'agent-1' },
+    ],
+    ['the entry\'s AbortController', (r: MonitorRegistry, id: string) => r.get(id)!.abortController.abort(), 'cancelled', { reason: 'cancelled' }, {}],
+    ['the idle timeout', () => {}, 'completed', { reason: 'idle-timeout' }, { idleTimeoutMs: 1000 }],
+  ] as const)('monitor: %s', async (_what, stop, status, end, extra) => {
+    const dir = newStateDir()
+    const registry = new MonitorRegistry()
+    const notes: string[] = []
+    registry.setNotificationCallback((_d: string, _m: string, meta: { status: string }) => notes.push(meta.status))
+    const entry = registry.start({ command: withChild, persist: { stateDir: dir, leaseMs: LEASE_MS }, ...extra })
+    expect(entry.status).toBe('running')
+    const { tag, keeper } = recorded(dir, entry.monitorId)
+    await waitFor(() => tagged(tag).length >= 2, 10_000, 'the task and its child')
+    stop(registry, entry.monitorId)
+    await waitFor(() => registry.get(entry.monitorId)!.status !== 'running', 10_000, 'the entry to settle')
+    expect(registry.get(entry.monitorId)!.status).toBe(status)
+    expect(registry.get(entry.monitorId)!.end).toMatchObject(end)
+    await expectTreeGone(dir, entry.monitorId, entry.pid!, tag, keeper)
+    // An owned monitor's notifications go to its agent's callback instead.
+    if (!('ownerAgentId' in extra)) expect(notes.filter((s) => s !== 'running')).toEqual([status])
+  })
+
+  it('monitor: max events', async () => {
+    const dir = newStateDir()
+    const registry = new MonitorRegistry({ throttle: false })
+    const entry = registry.start({
+      command: `bash ${join(__dirname, 'fixtures', 'eval.sh')} 'sleep 300 & while :; do echo line; sleep 0.05; done'`,
+      maxEvents: 3,
+      persist: { stateDir: dir, leaseMs: LEASE_MS },
+    })
+    const { tag, keeper } = recorded(dir, entry.monitorId)
+    await waitFor(() => registry.get(entry.monitorId)!.status !== 'running', 10_000, 'max events')
+    expect(registry.get(entry.monitorId)!.end).toMatchObject({ reason: 'max-events' })
+    expect(registry.get(entry.monitorId)!.eventCount).toBe(3)
+    await expectTreeGone(dir, entry.monitorId, entry.pid!, tag, keeper)
+  })
+
+  it('monitor: an exit code reaches the entry as for an own task', async () => {
+    const dir = newStateDir()
+    const registry = new MonitorRegistry()
+    const entry = registry.start({ command: 'echo one; exit 3', persist: { stateDir: dir, leaseMs: LEASE_MS } })
+    await waitFor(() => registry.get(entry.monitorId)!.status !== 'running', 10_000, 'the exit')
+    expect(registry.get(entry.monitorId)).toMatchObject({ status: 'failed', end: { reason: 'exited', exitCode: 3 } })
+    expect(registry.get(entry.monitorId)!.eventCount).toBe(1)
+    await waitFor(() => readdirSync(dir).filter((f) => f !== 'lease').length === 0, 10_000, 'its state to be removed')
+  })
+
+  it.each([
+    ['its AbortSignal', (_r: BackgroundShellRegistry, _id: string, ac: AbortController) => ac.abort(), { reason: 'cancelled', via: 'signal' }],
+    ['cancel()', (r: BackgroundShellRegistry, id: string) => r.cancel(id, Date.now()), { reason: 'cancelled', via: 'cancel' }],
+    ['abortAll()', (r: BackgroundShellRegistry) => r.abortAll(), { reason: 'cancelled', via: 'abortAll' }],
+  ] as const)('shell: %s', async (_what, stop, end) => {
+    const dir = newStateDir()
+    const registry = new BackgroundShellRegistry()
+    const ac = new AbortController()
+    const handle = executeBackground({
+      command: 'sleep 300 & echo started; sleep 300',
+      cwd: '/tmp',
+      outputDir: join(dir, 'out'),
+      registry,
+      signal: ac.signal,
+      persist: { stateDir: dir, leaseMs: LEASE_MS },
+    })
+    const { tag, keeper } = recorded(dir, handle.shellId)
+    await waitFor(() => existsSync(handle.outputPath) && readFileSync(handle.outputPath, 'utf8').includes('started'), 10_000, 'output')
+    stop(registry, handle.shellId, ac)
+    const result = await handle.done
+    expect(result.status).toBe('cancelled')
+    expect(registry.get(handle.shellId)!.end).toMatchObject(end)
+    await expectTreeGone(dir, handle.shellId, handle.pid!, tag, keeper)
+  })
+
+  it('shell: done reports the exit and the output file is the normal one', async () => {
+    const dir = newStateDir()
+    const registry = new BackgroundShellRegistry()
+    const handle = executeBackground({
+      command: 'printf "\\033[31mred\\033[0m\\n"; exit 3',
+      cwd: '/tmp',
+      outputDir: join(dir, 'out'),
+      registry,
+      persist: { stateDir: dir, leaseMs: LEASE_MS },
+    })
+    const result = await handle.done
+    expect(result).toMatchObject({ status: 'failed', exitCode: 3, end: { reason: 'exited', exitCode: 3 } })
+    expect(readFileSync(handle.outputPath, 'utf8')).toBe('red\n')
+    const status = JSON.parse(readFileSync(handle.statusPath, 'utf8'))
+    expect(status.end).toMatchObject({ reason: 'exited', exitCode: 3 })
+  })
+})
