@@ -26,6 +26,7 @@ use crate::core::text::sanitize_monitor_line;
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `start()` options after validation.
+#[cfg_attr(not(unix), allow(dead_code))] // `persist` and its record are Unix-only
 pub(crate) struct StartOptions {
   pub(crate) command: String,
   pub(crate) description: Option<String>,

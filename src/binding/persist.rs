@@ -15,6 +15,7 @@ pub const LEASE_MS_DEFAULT: u64 = 600_000;
 
 /// `persist` after validation.
 #[derive(Clone, Debug)]
+#[cfg_attr(not(unix), allow(dead_code))] // refused before use where there is no keeper
 pub struct PersistOptions {
   pub state_dir: PathBuf,
   pub lease_ms: u64,
@@ -64,9 +65,9 @@ pub(crate) fn parse_persist_option(
       "The \"options.persist\" property cannot be combined with \"options.terminal\": terminal tasks cannot be persisted yet (their screen lives in the host)".into(),
     ));
   }
-  if cfg!(windows) {
+  if !cfg!(unix) {
     return Err(Error::from_reason(
-      "persist is not supported on Windows: a Job Object ends with its last handle, and no holder process that would keep it past the host is shipped yet",
+      crate::core::persist::UNSUPPORTED_MESSAGE,
     ));
   }
   Ok(Some(PersistOptions {
@@ -174,5 +175,44 @@ mod launch {
       options: request.options,
     };
     launch_keeper(&KeeperProgram::new(node, args), &config).map(|started| started.record)
+  }
+}
+
+/// Windows: `recover()` exists (the typings are the same everywhere) and
+/// throws why persistence is not supported there.
+#[cfg(not(unix))]
+mod unsupported {
+  use napi::bindgen_prelude::*;
+  use napi_derive::napi;
+
+  use crate::binding::monitor::MonitorRegistry;
+  use crate::binding::shell::BackgroundShellRegistry;
+
+  #[napi]
+  impl MonitorRegistry {
+    #[napi(
+      catch_unwind,
+      ts_args_type = "options: RecoverOptions",
+      skip_typescript
+    )]
+    pub fn recover(&self, _options: Unknown) -> Result<()> {
+      Err(Error::from_reason(
+        crate::core::persist::UNSUPPORTED_MESSAGE,
+      ))
+    }
+  }
+
+  #[napi]
+  impl BackgroundShellRegistry {
+    #[napi(
+      catch_unwind,
+      ts_args_type = "options: RecoverOptions",
+      skip_typescript
+    )]
+    pub fn recover(&self, _options: Unknown) -> Result<()> {
+      Err(Error::from_reason(
+        crate::core::persist::UNSUPPORTED_MESSAGE,
+      ))
+    }
   }
 }

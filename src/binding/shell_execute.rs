@@ -28,6 +28,7 @@ use crate::core::text::{ecma_trim, status_file_path_for};
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `executeBackground()` options after validation.
+#[cfg_attr(not(unix), allow(dead_code))] // `persist` is refused before use off Unix
 struct Options {
   command: String,
   cwd: String,

@@ -204,3 +204,25 @@ impl<C: Clock + Send + Sync + 'static> FollowSink for NativeMonitor<C> {
     self.finish_persisted(end);
   }
 }
+
+#[cfg(test)]
+mod tests {
+  use super::Missed;
+
+  #[test]
+  fn missed_lines_are_counted_with_the_first_and_the_last_and_a_partial_line_is_kept() {
+    let mut missed = Missed::default();
+    missed.add(b"one\ntw");
+    missed.add(b"o\nthree\nfou");
+    assert_eq!(missed.lines, 3);
+    assert_eq!(missed.first.as_deref(), Some("one"));
+    assert_eq!(missed.last.as_deref(), Some("three"));
+    assert_eq!(missed.partial, b"fou");
+    let mut one = Missed::default();
+    one.add(b"only\n");
+    assert_eq!(
+      (one.lines, one.first.as_deref(), one.last.as_deref()),
+      (1, Some("only"), None)
+    );
+  }
+}

@@ -13,3 +13,6 @@ pub mod link;
 pub mod program;
 
 pub use link::KeeperLink;
+
+#[cfg(test)]
+mod tests;
