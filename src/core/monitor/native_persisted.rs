@@ -143,7 +143,10 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       let aborted = self.aborted.load(std::sync::atomic::Ordering::Acquire);
       let wall = self.clock.wall_ms();
       match &end {
-        Ok(view) => hub.apply(|r| r.settle_from_record(&self.id, &view.end, aborted, wall)),
+        // The end time is the keeper's, when the task really ended.
+        Ok(view) => {
+          hub.apply(|r| r.settle_from_record(&self.id, &view.end, aborted, view.end_time))
+        }
         Err(error) => {
           let message = format!("the keeper's end record cannot be read: {error}");
           let end = crate::core::end::TaskEnd::io_error(&message);
