@@ -110,8 +110,8 @@ function runHost(args: string[]): { line: Promise<string>; exited: Promise<{ cod
   return { line, exited, kill: (s) => child.kill(s) }
 }
 
-async function startHost(mode: string, kind: Kind, dir: string, extra = '-', command?: string) {
-  const host = runHost([mode, kind, dir, String(LEASE_MS), extra, ...(command ? [command] : [])])
+async function startHost(mode: string, kind: Kind, dir: string, extra = '-', command?: string, leaseMs = LEASE_MS) {
+  const host = runHost([mode, kind, dir, String(leaseMs), extra, ...(command ? [command] : [])])
   const started: Started = JSON.parse(await host.line)
   return { ...host, started }
 }
@@ -205,6 +205,44 @@ describe.each(['monitor', 'shell'] as const)('a persisted %s dev server', (kind)
     // Reported once: the second recover finds nothing.
     const again = (kind === 'monitor' ? new MonitorRegistry() : new BackgroundShellRegistry()).recover({ stateDir: dir })
     expect([again.adopted, again.settled, again.lost]).toEqual([[], [], []])
+  })
+
+  it('with no host at all, the lease ends the whole tree: a process ignoring SIGTERM and a double-forked one', async () => {
+    const dir = newStateDir()
+    const daemonFile = join(dir, 'daemon.pid')
+    const script = join(dir, 'stubborn.sh')
+    writeFileSync(
+      script,
+      [
+        "trap '' TERM",
+        `( setsid bash -c 'trap "" TERM; echo $$ > ${daemonFile}; exec sleep 300' & )`,
+        `while [ ! -s ${daemonFile} ]; do sleep 0.05; done`,
+        'echo ready',
+        'exec sleep 300',
+      ].join('\n'),
+    )
+    const leaseMs = 2000
+    const host = await startHost('sigkill', kind, dir, '-', `bash ${script}`, leaseMs)
+    await waitFor(() => existsSync(daemonFile) && readFileSync(daemonFile, 'utf8').trim() !== '', 10_000, 'the daemon')
+    const daemon = Number(readFileSync(daemonFile, 'utf8').trim())
+    host.kill('SIGKILL')
+    await host.exited
+    expect(isAlive(daemon)).toBe(true)
+    // The issue's bound: gone within leaseMs + 10 s of the last renewal (the host's death).
+    await waitFor(
+      () => !isAlive(host.started.pid) && !isAlive(daemon) && tagged(host.started.tag).length === 0,
+      leaseMs + 10_000,
+      'the lease to end the tree',
+    )
+    await waitFor(() => existsSync(join(dir, `${host.started.id}.end.json`)), 10_000, 'the recorded end')
+    const registry = kind === 'monitor' ? new MonitorRegistry() : new BackgroundShellRegistry()
+    const result = registry.recover({ stateDir: dir })
+    expect(result.settled).toHaveLength(1)
+    expect((result.settled[0] as { end?: object }).end).toMatchObject({
+      reason: 'host-exit',
+      by: 'host',
+      detail: `lease of ${leaseMs} ms expired`,
+    })
   })
 
   it('two hosts racing to recover it: exactly one adopts', async () => {

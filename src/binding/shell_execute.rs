@@ -716,7 +716,11 @@ struct Settle {
 impl Settle {
   /// §2.15 step 9, after the runner flushed and closed the file.
   fn settled(self, env: &Env, outcome: ShellOutcome) {
-    self.settled_at(env, outcome, js::wall_ms());
+    // A persisted run ended when its keeper says.
+    let end_time = outcome
+      .recorded_end_time
+      .map_or_else(js::wall_ms, |t| t as f64);
+    self.settled_at(env, outcome, end_time);
   }
 
   /// [`Self::settled`] at a given end time (a recorded end's).
@@ -752,6 +756,7 @@ impl Settle {
       spawn_or_io_error: Some(error.to_owned()),
       counters: Default::default(),
       recorded_end: None,
+      recorded_end_time: None,
     };
     self.finish(env, &outcome, &settled);
   }

@@ -46,8 +46,10 @@ pub struct ShellOutcome {
   /// A pipe read, wait or output-file write error, by its message.
   pub spawn_or_io_error: Option<String>,
   pub counters: OutputCounters,
-  /// A persisted run: the end its keeper recorded (docs/persistence.md).
+  /// A persisted run: the end its keeper recorded (docs/persistence.md),
+  /// and when (ms since the epoch).
   pub recorded_end: Option<TaskEnd>,
+  pub recorded_end_time: Option<u64>,
 }
 
 impl ShellOutcome {
@@ -400,6 +402,7 @@ impl ShellRun {
       spawn_or_io_error: io_error.or_else(|| counters.write_error.clone()),
       counters,
       recorded_end: None,
+      recorded_end_time: None,
     };
     if let Some(on_settle) = on_settle {
       on_settle(outcome);

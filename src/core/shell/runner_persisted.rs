@@ -105,6 +105,7 @@ impl ShellRun {
         spawn_or_io_error: Some(format!("the keeper's end record cannot be read: {error}")),
         counters: OutputCounters::default(),
         recorded_end: None,
+        recorded_end_time: None,
       },
     };
     if let Some(on_settle) = on_settle {
@@ -142,6 +143,7 @@ impl ShellOutcome {
         write_error: None,
       },
       recorded_end: Some(recorded),
+      recorded_end_time: Some(view.end_time as u64),
     }
   }
 }
