@@ -278,9 +278,10 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
   let controller_listener = on_abort(&env, &controller_signal, {
     let run_slot = Rc::clone(&run_slot);
+    let (inner, id) = (Rc::downgrade(&inner), shell_id.clone());
     move |_env| {
       if let Some(run) = run_slot.borrow().upgrade() {
-        run.cancel();
+        cancel_run(&run, &inner, &id);
       }
     }
   })?;
@@ -582,6 +583,22 @@ fn attach_run(
       }
     }
   }
+}
+
+/// The entry's controller was aborted: the run is cancelled. A persisted
+/// run first learns who cancelled it (the registry's `cancel()`,
+/// `abortAll()`, …), for the end its keeper records.
+fn cancel_run(run: &ShellRun, inner: &std::rc::Weak<ShellInner>, id: &str) {
+  if run.is_persisted() {
+    let via = inner.upgrade().and_then(|inner| {
+      let entry = inner.entry(id)?;
+      entry.end.or(entry.ending)?.via
+    });
+    if let Some(via) = via {
+      run.cancel_via(via);
+    }
+  }
+  run.cancel();
 }
 
 /// Whether an `AbortSignal` has fired.
@@ -995,9 +1012,10 @@ mod recover {
             let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
             let listener = on_abort(&env, &controller_signal, {
               let run_slot = Rc::clone(&run_slot);
+              let (inner, id) = (Rc::downgrade(inner), record.id.clone());
               move |_env| {
                 if let Some(run) = run_slot.borrow().upgrade() {
-                  run.cancel();
+                  cancel_run(&run, &inner, &id);
                 }
               }
             })?;

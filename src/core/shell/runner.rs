@@ -357,6 +357,18 @@ impl ShellRun {
     self.pid
   }
 
+  /// Whether the run is a keeper's (it outlives this host; docs/persistence.md).
+  pub fn is_persisted(&self) -> bool {
+    #[cfg(unix)]
+    {
+      self.persisted.is_some()
+    }
+    #[cfg(not(unix))]
+    {
+      false
+    }
+  }
+
   /// The task's tree (not for a persisted run).
   pub fn group(&self) -> &ProcessGroup {
     self

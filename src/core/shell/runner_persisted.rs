@@ -80,11 +80,6 @@ impl ShellRun {
     Ok(run)
   }
 
-  /// Whether the run is a keeper's (it outlives this host).
-  pub fn is_persisted(&self) -> bool {
-    self.persisted.is_some()
-  }
-
   /// The end record arrived: settle once with it.
   fn settle_persisted(&self, end: Result<EndView, String>) {
     let (aborted, cancelled_via, on_settle) = {
