@@ -536,3 +536,26 @@ describe('every way a host stops a persisted task goes through its keeper', () =
     expect(status.end).toMatchObject({ reason: 'exited', exitCode: 3 })
   })
 })
+
+describe('a keeper that dies without recording an end', () => {
+  it('takes its task along, and the following host settles the entry instead of waiting forever', async () => {
+    const dir = newStateDir()
+    const monitors = new MonitorRegistry()
+    const shells = new BackgroundShellRegistry()
+    const entry = monitors.start({ command: withChild, monitorId: 'mon', persist: { stateDir: dir, leaseMs: LEASE_MS } })
+    const handle = executeBackground({ command: withChild, cwd: '/tmp', outputDir: join(dir, 'out'), registry: shells, shellId: 'sh', persist: { stateDir: dir, leaseMs: LEASE_MS } })
+    const tasks = [recorded(dir, 'mon'), recorded(dir, 'sh')]
+    for (const { keeper } of tasks) process.kill(keeper, 'SIGKILL')
+    for (const { tag } of tasks) await waitFor(() => tagged(tag).length === 0, 10_000, `no process tagged ${tag}`)
+    await waitFor(() => monitors.get('mon')!.status !== 'running', 10_000, 'the monitor to settle')
+    expect(monitors.get('mon')).toMatchObject({ status: 'failed', end: { reason: 'io-error' } })
+    expect(monitors.get('mon')!.end!.detail).toContain('its keeper ended without recording an end')
+    const result = await handle.done
+    expect(result.status).toBe('failed')
+    expect(result.end).toMatchObject({ reason: 'io-error' })
+    expect(isAlive(entry.pid!)).toBe(false)
+    // Reported here, so not again by a later host.
+    await waitFor(() => !existsSync(join(dir, 'mon.task.json')) && !existsSync(join(dir, 'sh.task.json')), 10_000, 'the state to go')
+    expect(new MonitorRegistry().recover({ stateDir: dir }).lost).toEqual([])
+  })
+})

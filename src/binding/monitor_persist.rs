@@ -201,17 +201,7 @@ impl MonitorRegistry {
     }
     self.drain_for(env, &id);
     match launched {
-      Ok(_) => self.follow(
-        env,
-        &id,
-        Arc::clone(&link),
-        FollowFrom {
-          offset: 0,
-          missed_until: 0,
-        },
-        opts.signal,
-        opts.max_events,
-      ),
+      Ok(record) => self.follow_started(env, &id, &link, record, opts.signal, opts.max_events),
       Err(error) => {
         link.forget_state();
         let message = error.to_string();
@@ -223,6 +213,30 @@ impl MonitorRegistry {
       }
     }
     Ok(args::out(env, &object))
+  }
+
+  /// A task this host just started: followed from the start of its log.
+  fn follow_started(
+    &self,
+    env: &Env,
+    id: &str,
+    link: &Arc<KeeperLink>,
+    record: TaskRecord,
+    signal: SignalConfig,
+    max_events: u64,
+  ) {
+    link.set_keeper(record.keeper);
+    self.follow(
+      env,
+      id,
+      Arc::clone(link),
+      FollowFrom {
+        offset: 0,
+        missed_until: 0,
+      },
+      signal,
+      max_events,
+    );
   }
 
   /// Hands a registered persisted entry to its follower.
@@ -337,6 +351,7 @@ impl MonitorRegistry {
             }
           };
           let link = Arc::new(KeeperLink::new(&state_dir, &record.id, lock));
+          link.set_keeper(record.keeper.clone());
           renewer::attach(&state_dir, record.lease_ms);
           let offset = read_cursor(&link.files.cursor, &record.id).unwrap_or(0);
           let size = std::fs::metadata(&link.files.log).map_or(0, |m| m.len());

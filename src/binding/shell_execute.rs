@@ -343,7 +343,10 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     #[cfg(unix)]
     Some(link) => {
       launch_persisted_shell(&command, &opts, &shell_id, &output_path, &status_path, now)
-        .map(|record| Started::Persisted(record.task.pid, Arc::clone(link)))
+        .map(|record| {
+          link.set_keeper(record.keeper);
+          Started::Persisted(record.task.pid, Arc::clone(link))
+        })
         .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error))
     }
     #[cfg(not(unix))]
@@ -1008,6 +1011,7 @@ mod recover {
             };
             let id = record.id.clone();
             let link = Arc::new(KeeperLink::new(&state_dir, &id, lock));
+            link.set_keeper(record.keeper.clone());
             renewer::attach(&state_dir, record.lease_ms);
             let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
             let listener = on_abort(&env, &controller_signal, {

@@ -86,6 +86,10 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     }
     let reactor = Reactor::pick()?;
     let files = link.files.clone();
+    let keeper_alive = {
+      let link = Arc::clone(&link);
+      Box::new(move || link.keeper_alive())
+    };
     let monitor = Arc::new_cyclic(|me| Self {
       me: SelfRef::new(me),
       id: id.to_owned(),
@@ -119,6 +123,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       Arc::downgrade(&sink),
       crate::core::persisted::link::read_end,
       link::write_cursor,
+      keeper_alive,
     )?;
     if let Some(p) = &monitor.persisted {
       *lock(&p.follower) = Some(follower);
@@ -148,18 +153,16 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
           hub.apply(|r| r.settle_from_record(&self.id, &view.end, aborted, view.end_time))
         }
         Err(error) => {
-          let message = format!("the keeper's end record cannot be read: {error}");
+          let message = format!("persisted task: {error}");
           let end = crate::core::end::TaskEnd::io_error(&message);
           hub.apply(|r| r.fail_with_end(&self.id, &message, end, wall));
         }
       }
       hub.wake_js();
     }
-    if end.is_ok() {
-      persisted.link.forget_state();
-    } else {
-      persisted.link.release();
-    }
+    // Reported either way (a keeper that died without an end fails the
+    // entry): the state goes, so no later host reports it again.
+    persisted.link.forget_state();
   }
 }
 

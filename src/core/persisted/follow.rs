@@ -42,6 +42,11 @@ pub trait FollowSink: Send + Sync {
 pub type ReadEnd = fn(&std::path::Path) -> Result<Option<EndView>, String>;
 /// Writes the cursor record.
 pub type WriteCursor = fn(&std::path::Path, &str, u64) -> io::Result<()>;
+/// Whether the keeper still runs (checked about once a second while no end is recorded).
+pub type KeeperAlive = Box<dyn Fn() -> bool + Send + Sync>;
+
+/// How often a quiet follower checks that the keeper still runs.
+const KEEPER_CHECK: Duration = Duration::from_secs(1);
 
 /// What a follower needs to know about its task's files.
 pub struct FollowPaths {
@@ -62,6 +67,7 @@ struct State {
   quiet: Duration,
   cursor_written: u64,
   cursor_at: Instant,
+  keeper_checked: Instant,
   done: bool,
 }
 
@@ -72,6 +78,7 @@ pub struct Follower {
   sink: Weak<dyn FollowSink>,
   read_end: ReadEnd,
   write_cursor: WriteCursor,
+  keeper_alive: KeeperAlive,
   state: Mutex<State>,
 }
 
@@ -85,6 +92,7 @@ impl Follower {
     sink: Weak<dyn FollowSink>,
     read_end: ReadEnd,
     write_cursor: WriteCursor,
+    keeper_alive: KeeperAlive,
   ) -> io::Result<Arc<Self>> {
     let reactor = Reactor::pick()?;
     let follower = Arc::new_cyclic(|me| Self {
@@ -94,6 +102,7 @@ impl Follower {
       sink,
       read_end,
       write_cursor,
+      keeper_alive,
       state: Mutex::new(State {
         file: None,
         offset,
@@ -102,6 +111,7 @@ impl Follower {
         quiet: BUSY_POLL,
         cursor_written: offset,
         cursor_at: Instant::now(),
+        keeper_checked: Instant::now(),
         done: false,
       }),
     });
@@ -199,7 +209,20 @@ impl Follower {
       self.schedule(BUSY_POLL);
       return;
     }
-    match (self.read_end)(&self.paths.end) {
+    let mut end = (self.read_end)(&self.paths.end);
+    if matches!(end, Ok(None)) && state.keeper_checked.elapsed() >= KEEPER_CHECK {
+      state.keeper_checked = Instant::now();
+      // A keeper that died without an end record (SIGKILL, a crash) took
+      // its task along: settle rather than follow forever. Its end record
+      // may have landed meanwhile.
+      if !(self.keeper_alive)() {
+        end = match (self.read_end)(&self.paths.end) {
+          Ok(None) => Err("its keeper ended without recording an end".to_owned()),
+          other => other,
+        };
+      }
+    }
+    match end {
       Ok(None) => {
         self.keep_cursor(&mut state, false);
         state.quiet = (state.quiet * 2).min(QUIET_POLL);

@@ -10,8 +10,11 @@ use std::sync::Mutex;
 
 use super::end_view::EndView;
 use crate::core::end::EndVia;
+use crate::core::persist::identity::{prove_with, Identity};
 use crate::core::persist::records::{read_record, write_record, CursorRecord, ReadRecord};
-use crate::core::persist::{self, AdoptionLock, EndRecord, TaskFiles, RECORD_VERSION};
+use crate::core::persist::{
+  self, AdoptionLock, EndRecord, ProcessIdentity, TaskFiles, KEEPER_TAG_VAR, RECORD_VERSION,
+};
 use crate::core::sync::lock;
 
 /// `<id>.cursor`.
@@ -51,6 +54,8 @@ pub struct KeeperLink {
   pub files: TaskFiles,
   lock: Mutex<Option<AdoptionLock>>,
   cancel_sent: AtomicBool,
+  /// The keeper, once it answered (from its task record).
+  keeper: Mutex<Option<ProcessIdentity>>,
 }
 
 impl KeeperLink {
@@ -61,6 +66,21 @@ impl KeeperLink {
       files: TaskFiles::new(state_dir, id),
       lock: Mutex::new(Some(lock)),
       cancel_sent: AtomicBool::new(false),
+      keeper: Mutex::new(None),
+    }
+  }
+
+  /// The keeper as its task record names it.
+  pub fn set_keeper(&self, keeper: ProcessIdentity) {
+    *lock(&self.keeper) = Some(keeper);
+  }
+
+  /// Whether the recorded keeper still runs (proved by start time and tag;
+  /// `true` while none is known).
+  pub fn keeper_alive(&self) -> bool {
+    match &*lock(&self.keeper) {
+      Some(k) => prove_with(k.pid, k.start_time, KEEPER_TAG_VAR, &k.tag) == Identity::Same,
+      None => true,
     }
   }
 

@@ -88,6 +88,7 @@ fn follows_from_the_cursor_counts_what_was_missed_then_reads_live_bytes_to_the_e
     Arc::downgrade(&dyn_sink),
     read_end,
     write_cursor,
+    Box::new(|| true),
   )
   .unwrap();
   let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();

@@ -35,6 +35,10 @@ impl ShellRun {
     on_settle: Box<dyn FnOnce(ShellOutcome) + Send>,
   ) -> io::Result<Arc<Self>> {
     let (id, end) = (link.id.clone(), link.files.end.clone());
+    let keeper_alive = {
+      let link = Arc::clone(&link);
+      Box::new(move || link.keeper_alive())
+    };
     let run = Arc::new_cyclic(|me| Self {
       me: SelfRef::new(me),
       pid,
@@ -72,6 +76,7 @@ impl ShellRun {
       Arc::downgrade(&sink),
       crate::core::persisted::link::read_end,
       crate::core::persisted::link::write_cursor,
+      keeper_alive,
     )?;
     *lock(&run.reactor) = Some(follower.reactor());
     if let Some(p) = &run.persisted {
@@ -97,7 +102,7 @@ impl ShellRun {
         exit: NO_EXIT,
         aborted,
         cancelled_via,
-        spawn_or_io_error: Some(format!("the keeper's end record cannot be read: {error}")),
+        spawn_or_io_error: Some(format!("persisted task: {error}")),
         counters: OutputCounters::default(),
         recorded_end: None,
         recorded_end_time: None,
@@ -106,12 +111,10 @@ impl ShellRun {
     if let Some(on_settle) = on_settle {
       on_settle(outcome);
     }
+    // Reported either way (a keeper that died without an end fails the
+    // run): the state goes, so no later host reports it again.
     if let Some(p) = &self.persisted {
-      if end.is_ok() {
-        p.link.forget_state();
-      } else {
-        p.link.release();
-      }
+      p.link.forget_state();
     }
   }
 }
