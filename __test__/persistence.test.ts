@@ -559,3 +559,27 @@ describe('a keeper that dies without recording an end', () => {
     expect(new MonitorRegistry().recover({ stateDir: dir }).lost).toEqual([])
   })
 })
+
+describe('persisted starts that fail and resets', () => {
+  it('a keeper that cannot start the command gives a failed entry, as a spawn failure does, and leaves no state', async () => {
+    const dir = newStateDir()
+    const monitors = new MonitorRegistry()
+    const entry = monitors.start({ command: 'true', cwd: '/nonexistent-taskstream-dir', persist: { stateDir: dir } })
+    expect(monitors.get(entry.monitorId)).toMatchObject({ status: 'failed', end: { reason: 'spawn-failed' } })
+    const shells = new BackgroundShellRegistry()
+    const handle = executeBackground({ command: 'true', cwd: '/nonexistent-taskstream-dir', outputDir: join(dir, 'out'), registry: shells, persist: { stateDir: dir } })
+    expect(await handle.done).toMatchObject({ status: 'failed', end: { reason: 'spawn-failed' } })
+    expect(readdirSync(dir).filter((f) => f !== 'lease' && f !== 'out')).toEqual([])
+  })
+
+  it('reset() stops persisted monitors through their keepers', async () => {
+    const dir = newStateDir()
+    const registry = new MonitorRegistry()
+    const entry = registry.start({ command: withChild, persist: { stateDir: dir, leaseMs: LEASE_MS } })
+    const { tag, keeper } = recorded(dir, entry.monitorId)
+    await waitFor(() => tagged(tag).length >= 2, 10_000, 'the task and its child')
+    registry.reset()
+    expect(registry.getAll()).toEqual([])
+    await expectTreeGone(dir, entry.monitorId, entry.pid!, tag, keeper)
+  })
+})

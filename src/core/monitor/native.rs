@@ -368,7 +368,7 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
             entry.end.as_ref().or(entry.ending.as_ref())?.via
           })
           .unwrap_or(crate::core::end::EndVia::Cancel);
-        persisted.link.request_cancel(via);
+        persisted.request_cancel(via);
         return;
       }
       if let Some(group) = &self.group {

@@ -65,6 +65,18 @@ pub struct FollowFrom {
   pub missed_until: u64,
 }
 
+impl Persisted {
+  /// Asks the keeper to stop the task; the follower then keeps the monitor
+  /// alive until the end is read, so its state is forgotten even if the
+  /// entry was removed meanwhile (`reset()`).
+  pub fn request_cancel(&self, via: crate::core::end::EndVia) {
+    if let Some(follower) = lock(&self.follower).as_ref() {
+      follower.hold_until_end();
+    }
+    self.link.request_cancel(via);
+  }
+}
+
 impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
   /// A persisted monitor whose entry is already registered in `hub`: follows
   /// the keeper's log through `link`.

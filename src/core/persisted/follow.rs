@@ -9,6 +9,7 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -80,6 +81,12 @@ pub struct Follower {
   write_cursor: WriteCursor,
   keeper_alive: KeeperAlive,
   state: Mutex<State>,
+  /// The sink, held strongly once its task is being stopped, so the end is
+  /// still read and its state forgotten after the owner let go (a reset, a
+  /// pruned entry). Its own lock: the sink asks for it from inside a poll.
+  held: Mutex<Option<Arc<dyn FollowSink>>>,
+  /// Set once the end was handed over (read without the state lock).
+  finished: AtomicBool,
 }
 
 impl Follower {
@@ -103,6 +110,8 @@ impl Follower {
       read_end,
       write_cursor,
       keeper_alive,
+      held: Mutex::new(None),
+      finished: AtomicBool::new(false),
       state: Mutex::new(State {
         file: None,
         offset,
@@ -122,6 +131,15 @@ impl Follower {
   /// Stops following (the sink hears nothing more).
   pub fn stop(&self) {
     lock(&self.state).done = true;
+    lock(&self.held).take();
+  }
+
+  /// Keeps the sink alive until the end is read (its task is being stopped).
+  pub fn hold_until_end(&self) {
+    *lock(&self.held) = self.sink.upgrade();
+    if self.finished.load(Ordering::Acquire) {
+      lock(&self.held).take();
+    }
   }
 
   /// The reactor its polls run on (for the owner's own timers).
@@ -234,9 +252,11 @@ impl Follower {
         // The keeper wrote its end after the file was complete: read the rest.
         while self.read_new(&sink, &mut state) > 0 {}
         state.done = true;
+        self.finished.store(true, Ordering::Release);
         self.keep_cursor(&mut state, true);
         drop(state);
         sink.ended(end.and_then(|e| e.ok_or_else(|| "no end record".to_owned())));
+        lock(&self.held).take();
       }
     }
   }
