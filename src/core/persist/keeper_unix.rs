@@ -315,11 +315,12 @@ fn one_line(text: &str) -> String {
   text.replace(['\n', '\r'], " ")
 }
 
-/// Writes the handshake line, then points stdin and stdout at `/dev/null`:
-/// the launcher reads nothing more, and may be gone.
+/// Writes the handshake line (on a line of its own, whatever was printed
+/// before it), then points stdin and stdout at `/dev/null`: the launcher
+/// reads nothing more, and may be gone.
 fn answer(line: &str) {
   let mut out = io::stdout().lock();
-  let _ = writeln!(out, "{line}");
+  let _ = write!(out, "\n{line}\n");
   let _ = out.flush();
   drop(out);
   if let Ok(null) = OpenOptions::new().read(true).write(true).open("/dev/null") {
