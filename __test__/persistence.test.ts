@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { BackgroundShellRegistry, executeBackground, MonitorRegistry } from '../index.js'
+import { BackgroundShellRegistry, executeBackground, MonitorRegistry, readTaskOutput } from '../index.js'
 import { isAlive, waitFor } from './support/process'
 
 const hostScript = join(__dirname, 'fixtures', 'persist-host.js')
@@ -171,6 +171,11 @@ describe.each(['monitor', 'shell'] as const)('a persisted %s dev server', (kind)
     // The recovered task is followed like an own task: a wait sees its new lines.
     const waited = await registry.waitFor(started.id, { match: 'tick \\d+', timeoutMs: 10_000 })
     expect(waited.reason).toBe('match')
+    if (kind === 'shell') {
+      // Everything written while no host ran is in the output file, for readTaskOutput.
+      const read = readTaskOutput(started.output) as { text: string }
+      expect(read.text).toContain(`tick ${before + 3}`)
+    }
     if (registry instanceof MonitorRegistry) registry.cancel(started.id)
     else registry.cancel(started.id, Date.now())
     await expectGone(started)
