@@ -67,24 +67,10 @@ fn run() {
   }
 }
 
-/// Sets the lease file's mtime to now (creates it 0600 if absent).
+/// Sets the lease file's mtime to now (created 0600 if absent, never
+/// through a symlink): `core::persist::renew`.
 pub fn renew(state_dir: &Path) {
-  let path = state_dir.join("lease");
-  let mut open = std::fs::OpenOptions::new();
-  open.write(true).create(true);
-  #[cfg(unix)]
-  {
-    use std::os::unix::fs::OpenOptionsExt;
-    open.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-  }
-  match open.open(&path) {
-    Ok(file) => {
-      if let Err(error) = file.set_modified(std::time::SystemTime::now()) {
-        tracing::debug!(%error, path = %path.display(), "taskstream: lease renewal failed");
-      }
-    }
-    Err(error) => {
-      tracing::debug!(%error, path = %path.display(), "taskstream: lease renewal failed")
-    }
+  if let Err(error) = crate::core::persist::renew(state_dir) {
+    tracing::debug!(%error, dir = %state_dir.display(), "taskstream: lease renewal failed");
   }
 }
