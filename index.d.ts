@@ -72,6 +72,16 @@ export declare class BackgroundShellRegistry {
   write(shellId: string, data: string | Uint8Array): void
   /** Resizes the terminal (the program gets SIGWINCH) and its screen. */
   resize(shellId: string, cols: number, rows: number): void
+  /**
+   * Takes over the persisted shells in `stateDir` (docs/persistence.md):
+   * running ones are adopted (re-registered with their id, command, start
+   * time and pid; waits and `settleMs` follow the output file from now
+   * on, and `cancel()` asks their keeper), ended ones are settled with
+   * their recorded end (one terminal notification) and forgotten, and
+   * those whose keeper is gone or is not the recorded process are `lost`
+   * (never signalled). `busy` lists ids another live host owns.
+   */
+  recover(options: RecoverOptions): { adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
 }
 
 /**
@@ -161,6 +171,16 @@ export declare class MonitorRegistry {
    * entry (and its notification) rather than a throw.
    */
   start(options: MonitorStartOptions): MonitorTask
+  /**
+   * Takes over the persisted monitors in `stateDir` (docs/persistence.md):
+   * running ones are adopted (re-registered with their id, command, start
+   * time and pid, followed from where the last host stopped; the lines
+   * missed meanwhile arrive as one digest notification), ended ones are
+   * settled with their recorded end (one terminal notification) and
+   * forgotten, and those whose keeper is gone or is not the recorded process
+   * are `lost` (never signalled). `busy` lists ids another live host owns.
+   */
+  recover(options: RecoverOptions): { adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
   /**
    * The screen of a monitor started with `terminal` (also after it ended,
    * until its entry is pruned); `undefined` for any other monitor.
@@ -289,6 +309,11 @@ export interface ExecuteBackgroundOptions {
    * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
    */
   terminal?: TerminalOptions | boolean
+  /**
+   * Run the shell under a detached keeper that outlives this host on a lease
+   * (docs/persistence.md). Not with `terminal`; refused on Windows.
+   */
+  persist?: PersistOptions
 }
 
 /** The process-wide registry `executeBackground` uses when no `registry` is given. */
@@ -442,6 +467,11 @@ export interface MonitorStartOptions {
    * first: …; last: …]`. Turns off the counting fast path.
    */
   digest?: boolean
+  /**
+   * Run the task under a detached keeper that outlives this host on a lease
+   * (docs/persistence.md). Not with `terminal`; refused on Windows.
+   */
+  persist?: PersistOptions
 }
 
 /** `running` leads to exactly one of the other three. */
@@ -539,6 +569,23 @@ export interface OutputTailText {
 }
 
 /**
+ * `persist` (docs/persistence.md): the task runs under a detached keeper
+ * and outlives this host while a host attached to `stateDir` renews its lease.
+ */
+export interface PersistOptions {
+  /**
+   * Absolute; created 0700. A symlink, a directory owned by another user or
+   * one with group/other permission bits is refused.
+   */
+  stateDir: string
+  /**
+   * 1000..604800000, default 600000: with no host renewing the stateDir's
+   * lease for this long, the keeper ends the task's whole tree.
+   */
+  leaseMs?: number
+}
+
+/**
  * Reads what is new in an output file, bounded: the text from `offset` on (at most
  * `maxBytes` bytes of the file), sanitised like `readTaskOutputTail` but not trimmed, and the
  * `nextOffset` to poll from next; the texts of successive reads concatenate to the sanitised
@@ -567,6 +614,28 @@ export interface ReadTaskOutputOptions {
  * lines. `undefined` when there is nothing to show (CONTRACT.md §2.14).
  */
 export declare function readTaskOutputTail(outputFile: string, maxBytes?: number): OutputTailText | OutputTailError | undefined
+
+/** A state file `recover()` could not trust (renamed `<name>.corrupt`). */
+export interface RecoverCorrupt {
+  file: string
+  error: string
+}
+
+/**
+ * A persisted task `recover()` could not take over: its keeper is gone, or
+ * a process with its pid is not the same process. Never signalled.
+ */
+export interface RecoverLost {
+  id: string
+  command: string
+  reason: string
+}
+
+/** `recover({ stateDir })`. */
+export interface RecoverOptions {
+  /** The `persist.stateDir` the tasks were started with. */
+  stateDir: string
+}
 
 /** Replaces every UTF-16 unit outside `[a-zA-Z0-9_-]` with `_`. */
 export declare function sanitizeFilenameComponent(value: string): string

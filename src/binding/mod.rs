@@ -13,9 +13,13 @@ pub mod lifecycle;
 pub mod monitor;
 #[cfg(any(unix, windows))]
 pub mod monitor_native;
+#[cfg(unix)]
+pub mod monitor_persist;
 pub mod monitor_terminal;
 pub mod monitor_types;
 mod pending;
+#[cfg(any(unix, windows))]
+pub mod persist;
 pub mod read_output;
 pub mod shell;
 #[cfg(any(unix, windows))]

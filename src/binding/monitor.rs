@@ -449,7 +449,9 @@ fn meta_object<'a>(env: &'a Env, n: &Notification) -> Result<Object<'a>> {
 impl Drop for MonitorRegistry {
   fn drop(&mut self) {
     for native in self.hub.natives() {
-      native.abort(&self.hub, AbortKind::Discard);
+      if !native.is_persisted() {
+        native.abort(&self.hub, AbortKind::Discard);
+      }
     }
   }
 }

@@ -26,29 +26,34 @@ use crate::core::text::sanitize_monitor_line;
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `start()` options after validation.
-struct StartOptions {
-  command: String,
-  description: Option<String>,
-  max_events: u64,
-  idle_timeout_ms: u64,
-  cwd: PathBuf,
-  env: Vec<(String, String)>,
-  tool_use_id: Option<String>,
-  owner_agent_id: Option<String>,
-  todo_work_chain_id: Option<String>,
-  monitor_id: Option<String>,
-  settle_ms: Option<u64>,
+#[cfg_attr(not(unix), allow(dead_code))] // `persist` and its record are Unix-only
+pub(crate) struct StartOptions {
+  pub(crate) command: String,
+  pub(crate) description: Option<String>,
+  pub(crate) max_events: u64,
+  pub(crate) idle_timeout_ms: u64,
+  pub(crate) cwd: PathBuf,
+  pub(crate) env: Vec<(String, String)>,
+  pub(crate) tool_use_id: Option<String>,
+  pub(crate) owner_agent_id: Option<String>,
+  pub(crate) todo_work_chain_id: Option<String>,
+  pub(crate) monitor_id: Option<String>,
+  pub(crate) settle_ms: Option<u64>,
   /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
-  terminal: Option<crate::core::terminal::TerminalSize>,
-  keep_alive: bool,
+  pub(crate) terminal: Option<crate::core::terminal::TerminalSize>,
+  pub(crate) keep_alive: bool,
   /// `batchMs`, `maxBatchLines`, `important`, `digest` (API.md §6.7).
-  signal: SignalConfig,
+  pub(crate) signal: SignalConfig,
+  /// The same four as given, for a persisted task's record.
+  pub(crate) signal_json: serde_json::Value,
+  /// `persist` (docs/persistence.md).
+  pub(crate) persist: Option<super::persist::PersistOptions>,
 }
 
 /// The §6.7 options: a wrong type is a `TypeError` naming `options.<field>`,
 /// a number out of range a `RangeError`, an `important` the regex parser
 /// refuses a `SyntaxError` quoting it. The regex is compiled here, once.
-fn parse_signal_options(env: &Env, o: &Object) -> Result<SignalConfig> {
+fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, serde_json::Value)> {
   let batch_ms = args::optional_integer_field(
     env,
     o,
@@ -67,20 +72,37 @@ fn parse_signal_options(env: &Env, o: &Object) -> Result<SignalConfig> {
   )?;
   let important = args::optional_string_field(env, o, "important", "options.important")?;
   let digest = args::optional_bool_field(env, o, "digest", "options.digest")?.unwrap_or(false);
+  let json = serde_json::json!({
+    "batchMs": batch_ms,
+    "maxBatchLines": max_batch_lines,
+    "important": important,
+    "digest": digest,
+  });
+  signal_config(batch_ms, max_batch_lines, important.as_deref(), digest)
+    .map(|config| (config, json))
+    .map_err(|error| match error {
+      SignalConfigError::InvalidRegex { field, message } => args::syntax_error(
+        env,
+        format!("The \"options.{field}\" property is not a valid regular expression: {message}"),
+      ),
+      out_of_range @ SignalConfigError::OutOfRange { .. } => {
+        args::range_error(env, out_of_range.to_string())
+      }
+    })
+}
+
+/// The §6.7 options as a [`SignalConfig`].
+pub(crate) fn signal_config(
+  batch_ms: Option<f64>,
+  max_batch_lines: Option<f64>,
+  important: Option<&str>,
+  digest: bool,
+) -> std::result::Result<SignalConfig, SignalConfigError> {
   SignalConfig::new(SignalOptions {
     batch_ms,
     max_batch_lines,
-    important: important.as_deref(),
+    important,
     digest,
-  })
-  .map_err(|error| match error {
-    SignalConfigError::InvalidRegex { field, message } => args::syntax_error(
-      env,
-      format!("The \"options.{field}\" property is not a valid regular expression: {message}"),
-    ),
-    out_of_range @ SignalConfigError::OutOfRange { .. } => {
-      args::range_error(env, out_of_range.to_string())
-    }
   })
 }
 
@@ -110,6 +132,9 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
       "The \"options.monitorId\" property must be a non-empty string. Received ''".into(),
     ));
   }
+  let (signal, signal_json) = parse_signal_options(env, &o)?;
+  let terminal = super::terminal::parse_terminal_option(env, &o)?;
+  let persist = super::persist::parse_persist_option(env, &o, terminal.is_some())?;
   Ok(StartOptions {
     command,
     description: opt_string("description")?,
@@ -148,8 +173,10 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
     .map(|n| n as u64),
     keep_alive: args::optional_bool_field(env, &o, "keepAlive", "options.keepAlive")?
       .unwrap_or(false),
-    signal: parse_signal_options(env, &o)?,
-    terminal: super::terminal::parse_terminal_option(env, &o)?,
+    signal,
+    signal_json,
+    terminal,
+    persist,
   })
 }
 
@@ -191,6 +218,10 @@ impl MonitorRegistry {
       .registry()
       .check_can_register(&id)
       .map_err(|e| Error::from_reason(e.to_string()))?;
+    #[cfg(unix)]
+    if opts.persist.is_some() {
+      return self.start_persisted(&env, opts, normalized.spawn_command, id);
+    }
 
     let task_tag = process::new_task_tag();
     let shell = process::shell_config();
@@ -328,7 +359,7 @@ impl MonitorRegistry {
 impl MonitorRegistry {
   /// The entry object and its AbortController, whose `abort` flushes, kills
   /// and (once the child is gone) cancels the monitor with a notification.
-  fn create_native_objects<'a>(
+  pub(crate) fn create_native_objects<'a>(
     &'a self,
     env: &'a Env,
     entry: &MonitorEntry,

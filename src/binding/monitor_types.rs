@@ -189,6 +189,10 @@ pub struct MonitorStartOptions {
   /// `<result>` ends with `[N lines dropped since the last notification;
   /// first: …; last: …]`. Turns off the counting fast path.
   pub digest: Option<bool>,
+  /// Run the task under a detached keeper that outlives this host on a lease
+  /// (docs/persistence.md). Not with `terminal`; refused on Windows.
+  #[napi(ts_type = "PersistOptions")]
+  pub persist: Option<ObjectRef<false>>,
 }
 
 /// `{ notify?: boolean }`; `notify` defaults to true.

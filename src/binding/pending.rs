@@ -86,6 +86,13 @@ impl KeepAlive {
     })
   }
 
+  /// `timer.unref()`: Node may exit while the shell runs.
+  pub(crate) fn unref(&self, env: &Env) {
+    if let Some(timer) = self.0.borrow().as_ref() {
+      js::call_method_guarded(env, timer, "unref");
+    }
+  }
+
   pub(crate) fn stop(&self, env: &Env) {
     let Some(timer) = self.0.borrow_mut().take() else {
       return;

@@ -28,6 +28,7 @@ use crate::core::text::{ecma_trim, status_file_path_for};
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `executeBackground()` options after validation.
+#[cfg_attr(not(unix), allow(dead_code))] // `persist` is refused before use off Unix
 struct Options {
   command: String,
   cwd: String,
@@ -38,6 +39,8 @@ struct Options {
   settle_ms: Option<u64>,
   /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
   terminal: Option<crate::core::terminal::TerminalSize>,
+  /// `persist` (docs/persistence.md).
+  persist: Option<super::persist::PersistOptions>,
 }
 
 fn parse_options(env: &Env, o: &Object) -> Result<Options> {
@@ -75,6 +78,8 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     ));
   }
   args::no_nul(env, &output_dir, "options.outputDir")?;
+  let terminal = super::terminal::parse_terminal_option(env, o)?;
+  let persist = super::persist::parse_persist_option(env, o, terminal.is_some())?;
   Ok(Options {
     command,
     cwd,
@@ -90,7 +95,8 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     )?
     .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
     shell_id,
-    terminal: super::terminal::parse_terminal_option(env, o)?,
+    terminal,
+    persist,
     settle_ms: args::optional_integer_field(
       env,
       o,
@@ -224,6 +230,19 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     )));
   }
   check_output_dir(&opts.output_dir).map_err(Error::from_reason)?;
+  // A persisted shell: its state directory checked and its lock taken
+  // before anything starts (a failure throws).
+  #[cfg(unix)]
+  let persisted = match &opts.persist {
+    Some(persist) => {
+      crate::core::persist::records::check_task_id(&shell_id)
+        .map_err(|e| Error::from_reason(e.to_string()))?;
+      Some(super::persist::prepare(persist, &shell_id)?)
+    }
+    None => None,
+  };
+  #[cfg(not(unix))]
+  let persisted: Option<std::convert::Infallible> = None;
   let output_path = Path::new(&opts.output_dir)
     .join(format!("shell-{shell_id}.output"))
     .to_string_lossy()
@@ -259,9 +278,10 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
   let controller_listener = on_abort(&env, &controller_signal, {
     let run_slot = Rc::clone(&run_slot);
+    let (inner, id) = (Rc::downgrade(&inner), shell_id.clone());
     move |_env| {
       if let Some(run) = run_slot.borrow().upgrade() {
-        run.cancel();
+        cancel_run(&run, &inner, &id);
       }
     }
   })?;
@@ -316,24 +336,43 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
 
   // The output file is opened first: when it cannot be (a symlink, a FIFO or
   // a directory at its path), nothing is spawned and the entry fails with the
-  // open error, as on a spawn failure (§2.15 step 7).
-  let started = match OutputWriter::create(Path::new(&output_path), opts.max_output_bytes) {
-    Err(error) => Err((TaskEnd::io_error(&error.to_string()), error)),
-    Ok(writer) => spawn_shell(&command, &opts)
-      .map(|spawned| (writer, spawned))
-      .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error)),
-  };
+  // open error, as on a spawn failure (§2.15 step 7). A persisted shell's
+  // keeper opens it (and fails its handshake if it cannot).
   let now = js::wall_ms();
-  let pid = started.as_ref().ok().map(|(_, s)| s.pid);
-  if let Ok((_, spawned)) = &started {
+  let started = match &persisted {
+    #[cfg(unix)]
+    Some(link) => {
+      launch_persisted_shell(&command, &opts, &shell_id, &output_path, &status_path, now)
+        .map(|record| {
+          link.set_keeper(record.keeper);
+          Started::Persisted(record.task.pid, Arc::clone(link))
+        })
+        .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error))
+    }
+    #[cfg(not(unix))]
+    Some(never) => match *never {},
+    None => match OutputWriter::create(Path::new(&output_path), opts.max_output_bytes) {
+      Err(error) => Err((TaskEnd::io_error(&error.to_string()), error)),
+      Ok(writer) => spawn_shell(&command, &opts)
+        .map(|spawned| Started::Local(writer, spawned))
+        .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error)),
+    },
+  };
+  let pid = started.as_ref().ok().map(Started::pid);
+  if let Ok(Started::Local(_, spawned)) = &started {
     super::lifecycle::adopt(&spawned.group);
   }
+  if let (Err(_), Some(link)) = (&started, &persisted) {
+    forget_link(link);
+  }
   // From here on a failure kills the child and leaves nothing registered.
-  type Started =
-    std::result::Result<(OutputWriter, process::SpawnedProcess), (TaskEnd, std::io::Error)>;
-  let abandon = |env: &Env, started: &Started, caller_signal: Option<CallerSignal>| {
-    if let Ok((_, spawned)) = started {
-      process::kill_now(&spawned.group);
+  type StartResult = std::result::Result<Started, (TaskEnd, std::io::Error)>;
+  let abandon = |env: &Env, started: &StartResult, caller_signal: Option<CallerSignal>| {
+    match started {
+      Ok(Started::Local(_, spawned)) => process::kill_now(&spawned.group),
+      #[cfg(unix)]
+      Ok(Started::Persisted(_, link)) => link.request_cancel(crate::core::end::EndVia::Cancel),
+      _ => {}
     }
     keep_alive.stop(env);
     if let Some(caller) = caller_signal {
@@ -374,7 +413,43 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   };
   match started {
     Err((end, error)) => settle.failed_to_start(&env, &error.to_string(), end, now),
-    Ok((writer, spawned)) => {
+    #[cfg(unix)]
+    Ok(Started::Persisted(pid, link)) => {
+      let settle = Rc::new(RefCell::new(Some(settle)));
+      let run = settle_function(
+        &env,
+        Rc::clone(&settle),
+        Rc::clone(&inner),
+        shell_id.clone(),
+      )
+      .and_then(|tsfn| {
+        let (on_signal, on_settle) = run_callbacks(tsfn);
+        ShellRun::start_persisted(
+          pid,
+          Arc::clone(&link),
+          output_path.clone().into(),
+          0,
+          opts.settle_ms,
+          on_signal,
+          on_settle,
+        )
+        .map_err(|error| {
+          Error::from_reason(format!("could not follow the persisted shell: {error}"))
+        })
+      });
+      attach_run(
+        &env,
+        &inner,
+        &shell_id,
+        &settle,
+        &run_slot,
+        &controller_signal,
+        run,
+        || link.release(),
+        now,
+      );
+    }
+    Ok(Started::Local(writer, spawned)) => {
       let group = spawned.group.clone();
       let settle = Rc::new(RefCell::new(Some(settle)));
       let run = settle_function(
@@ -384,66 +459,149 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
         shell_id.clone(),
       )
       .and_then(|tsfn| {
-        let tsfn = Arc::new(tsfn);
-        let signals = Arc::clone(&tsfn);
-        ShellRun::start_with_signals(
-          spawned,
-          writer,
-          opts.settle_ms,
-          Box::new(move |signal| {
-            let status = signals.call(
-              RunEvent::Signal(signal),
-              ThreadsafeFunctionCallMode::NonBlocking,
-            );
-            if status != Status::Ok {
-              tracing::debug!(
-                ?status,
-                "taskstream: a shell signal after its host environment closed"
-              );
-            }
-          }),
-          Box::new(move |outcome| {
-            let status = tsfn.call(
-              RunEvent::Settled(outcome),
-              ThreadsafeFunctionCallMode::NonBlocking,
-            );
-            if status != Status::Ok {
-              tracing::warn!(
-                ?status,
-                "taskstream: a background shell settled after its host environment closed"
-              );
-            }
-          }),
+        let (on_signal, on_settle) = run_callbacks(tsfn);
+        ShellRun::start_with_signals(spawned, writer, opts.settle_ms, on_signal, on_settle).map_err(
+          |error| Error::from_reason(format!("could not start the output threads: {error}")),
         )
-        .map_err(|error| Error::from_reason(format!("could not start the output threads: {error}")))
       });
-      match run {
-        Ok(run) => {
-          *run_slot.borrow_mut() = Arc::downgrade(&run);
-          inner.attach_process(&shell_id, Arc::clone(&run));
-          if let Some(settle) = settle.borrow_mut().as_mut() {
-            settle.process = Some(Arc::clone(&run));
-          }
-          // A register or status-change callback may already have stopped the
-          // shell (cancel, abortAll, complete, fail, an abort of its
-          // controller) before the run existed: stop it now.
-          let stopped = !inner.entry(&shell_id).is_some_and(|e| e.is_running())
-            || controller_aborted(&controller_signal);
-          if stopped {
-            run.cancel();
-          }
-        }
-        Err(error) => {
-          process::kill_now(&group);
-          if let Some(settle) = settle.borrow_mut().take() {
-            let end = TaskEnd::io_error(&error.reason);
-            settle.failed_to_start(&env, &error.reason, end, now);
-          }
-        }
-      }
+      attach_run(
+        &env,
+        &inner,
+        &shell_id,
+        &settle,
+        &run_slot,
+        &controller_signal,
+        run,
+        || process::kill_now(&group),
+        now,
+      );
     }
   }
   Ok(args::out(&env, &handle))
+}
+
+/// How a shell was started: spawned here, or run by a keeper (persisted).
+#[allow(clippy::large_enum_variant)] // one value, on the stack for the call
+enum Started {
+  Local(OutputWriter, process::SpawnedProcess),
+  #[cfg(unix)]
+  Persisted(u32, Arc<crate::core::persisted::KeeperLink>),
+}
+
+impl Started {
+  fn pid(&self) -> u32 {
+    match self {
+      Self::Local(_, spawned) => spawned.pid,
+      #[cfg(unix)]
+      Self::Persisted(pid, _) => *pid,
+    }
+  }
+}
+
+/// A keeper that could not start: its lock and state go.
+#[cfg(unix)]
+fn forget_link(link: &crate::core::persisted::KeeperLink) {
+  link.forget_state();
+}
+#[cfg(not(unix))]
+fn forget_link(link: &std::convert::Infallible) {
+  match *link {}
+}
+
+type ShellTsfn =
+  napi::threadsafe_function::ThreadsafeFunction<RunEvent, (), (), Status, false, true>;
+
+/// The run's signal and settle callbacks, both through `tsfn`.
+fn run_callbacks(
+  tsfn: ShellTsfn,
+) -> (
+  Box<dyn Fn(RunSignal) + Send + Sync>,
+  Box<dyn FnOnce(ShellOutcome) + Send>,
+) {
+  let tsfn = Arc::new(tsfn);
+  let signals = Arc::clone(&tsfn);
+  (
+    Box::new(move |signal| {
+      let status = signals.call(
+        RunEvent::Signal(signal),
+        ThreadsafeFunctionCallMode::NonBlocking,
+      );
+      if status != Status::Ok {
+        tracing::debug!(
+          ?status,
+          "taskstream: a shell signal after its host environment closed"
+        );
+      }
+    }),
+    Box::new(move |outcome| {
+      let status = tsfn.call(
+        RunEvent::Settled(outcome),
+        ThreadsafeFunctionCallMode::NonBlocking,
+      );
+      if status != Status::Ok {
+        tracing::warn!(
+          ?status,
+          "taskstream: a background shell settled after its host environment closed"
+        );
+      }
+    }),
+  )
+}
+
+/// Links a started run to its entry, its controller and its settle; a run
+/// that could not start fails the entry after `stop` ended the process.
+#[allow(clippy::too_many_arguments)] // the pieces of one shell, all needed here
+fn attach_run(
+  env: &Env,
+  inner: &Rc<ShellInner>,
+  shell_id: &str,
+  settle: &Rc<RefCell<Option<Settle>>>,
+  run_slot: &Rc<RefCell<Weak<ShellRun>>>,
+  controller_signal: &Object,
+  run: Result<Arc<ShellRun>>,
+  stop: impl FnOnce(),
+  now: f64,
+) {
+  match run {
+    Ok(run) => {
+      *run_slot.borrow_mut() = Arc::downgrade(&run);
+      inner.attach_process(shell_id, Arc::clone(&run));
+      if let Some(settle) = settle.borrow_mut().as_mut() {
+        settle.process = Some(Arc::clone(&run));
+      }
+      // A register or status-change callback may already have stopped the
+      // shell (cancel, abortAll, complete, fail, an abort of its
+      // controller) before the run existed: stop it now.
+      let stopped = !inner.entry(shell_id).is_some_and(|e| e.is_running())
+        || controller_aborted(controller_signal);
+      if stopped {
+        run.cancel();
+      }
+    }
+    Err(error) => {
+      stop();
+      if let Some(settle) = settle.borrow_mut().take() {
+        let end = TaskEnd::io_error(&error.reason);
+        settle.failed_to_start(env, &error.reason, end, now);
+      }
+    }
+  }
+}
+
+/// The entry's controller was aborted: the run is cancelled. A persisted
+/// run first learns who cancelled it (the registry's `cancel()`,
+/// `abortAll()`, …), for the end its keeper records.
+fn cancel_run(run: &ShellRun, inner: &std::rc::Weak<ShellInner>, id: &str) {
+  if run.is_persisted() {
+    let via = inner.upgrade().and_then(|inner| {
+      let entry = inner.entry(id)?;
+      entry.end.or(entry.ending)?.via
+    });
+    if let Some(via) = via {
+      run.cancel_via(via);
+    }
+  }
+  run.cancel();
 }
 
 /// Whether an `AbortSignal` has fired.
@@ -480,6 +638,57 @@ fn spawn_shell(command: &str, opts: &Options) -> std::io::Result<process::Spawne
     ),
     task_tag,
     terminal: opts.terminal,
+  })
+}
+
+/// A persisted shell: its keeper runs the command with the environment
+/// `spawn_shell` would give it, and writes the output file and the final
+/// sidecar; the task record keeps `settleMs` for a later host.
+#[cfg(unix)]
+fn launch_persisted_shell(
+  command: &str,
+  opts: &Options,
+  shell_id: &str,
+  output_path: &str,
+  status_path: &str,
+  now: f64,
+) -> std::io::Result<crate::core::persist::TaskRecord> {
+  let persist = opts.persist.as_ref().expect("persist");
+  let shell = process::shell_config();
+  let program = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
+    .ok_or_else(|| {
+      std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("spawn {} ENOENT", shell.program),
+      )
+    })?;
+  let task_tag = process::new_task_tag();
+  let mut args = shell.args_prefix.clone();
+  args.push(command.to_owned());
+  super::persist::launch(super::persist::Launch {
+    kind: crate::core::persist::TaskKind::Shell,
+    id: shell_id,
+    persist,
+    command,
+    description: command,
+    cwd: Path::new(&opts.cwd),
+    program,
+    args,
+    env: process::child_env(
+      std::env::vars_os(),
+      &EnvOptions {
+        remove: DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect(),
+        term: "xterm-256color",
+        overrides: opts.env.clone(),
+        task_tag: task_tag.clone(),
+      },
+    ),
+    task_tag,
+    output_path: Some(output_path.into()),
+    status_path: Some(status_path.to_owned()),
+    max_output_bytes: opts.max_output_bytes,
+    start_time: now,
+    options: serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms }),
   })
 }
 
@@ -527,7 +736,15 @@ struct Settle {
 impl Settle {
   /// §2.15 step 9, after the runner flushed and closed the file.
   fn settled(self, env: &Env, outcome: ShellOutcome) {
-    let end_time = js::wall_ms();
+    // A persisted run ended when its keeper says.
+    let end_time = outcome
+      .recorded_end_time
+      .map_or_else(js::wall_ms, |t| t as f64);
+    self.settled_at(env, outcome, end_time);
+  }
+
+  /// [`Self::settled`] at a given end time (a recorded end's).
+  fn settled_at(self, env: &Env, outcome: ShellOutcome, end_time: f64) {
     let settled = self.inner.finish_run(
       env,
       &self.shell_id,
@@ -558,6 +775,8 @@ impl Settle {
       cancelled_via: None,
       spawn_or_io_error: Some(error.to_owned()),
       counters: Default::default(),
+      recorded_end: None,
+      recorded_end_time: None,
     };
     self.finish(env, &outcome, &settled);
   }
@@ -638,7 +857,7 @@ fn settle_function(
   settle: Rc<RefCell<Option<Settle>>>,
   inner: Rc<ShellInner>,
   shell_id: String,
-) -> Result<napi::threadsafe_function::ThreadsafeFunction<RunEvent, (), (), Status, false, true>> {
+) -> Result<ShellTsfn> {
   let noop = env.create_function_from_closure::<(), (), _>("taskstreamShellSettled", |_| Ok(()))?;
   noop
     .build_threadsafe_function::<RunEvent>()
@@ -662,4 +881,187 @@ fn settle_function(
       }
       Ok(())
     })
+}
+
+/// Persisted shells: `recover({ stateDir })` (docs/persistence.md).
+#[cfg(unix)]
+mod recover {
+  use super::*;
+  use crate::binding::monitor_persist::{recover_state_dir, RecoverOut};
+  use crate::core::persist::{self, Found, TaskKind, TaskRecord};
+  use crate::core::persisted::{renewer, EndView, KeeperLink};
+
+  /// A recorded shell registered as running: its entry object, its
+  /// controller's signal, and the settle of its run.
+  fn register_recorded<'a>(
+    env: &'a Env,
+    inner: &Rc<ShellInner>,
+    record: &TaskRecord,
+  ) -> Result<(Object<'a>, Object<'a>, Rc<RefCell<Option<Settle>>>)> {
+    let id = record.id.as_str();
+    let cwd = record
+      .options
+      .get("cwd")
+      .and_then(|c| c.as_str())
+      .unwrap_or(&record.cwd)
+      .to_owned();
+    let start = record.start_time as f64;
+    let controller = new_abort_controller(env)?;
+    let controller_signal: Object = controller.get_named_property("signal")?;
+    let (_done, resolve) = new_promise(env)?;
+    let mut registration = Object::new(env)?;
+    registration.set_named_property("shellId", id)?;
+    registration.set_named_property("command", record.command.as_str())?;
+    registration.set_named_property("cwd", cwd.as_str())?;
+    registration.set_named_property("status", "running")?;
+    registration.set_named_property("outputPath", record.output_path.as_str())?;
+    registration.set_named_property("abortController", controller)?;
+    registration.set_named_property("startTime", start)?;
+    registration.set_named_property("pid", record.task.pid)?;
+    let keep_alive = KeepAlive::start(env)?;
+    // A recovered shell never holds Node open: nobody waits on a `done`.
+    keep_alive.unref(env);
+    let reg = ShellRegistration {
+      shell_id: id.to_owned(),
+      command: record.command.clone(),
+      cwd,
+      start_time: start,
+      output_path: record.output_path.clone(),
+      pid: Some(record.task.pid),
+      todo_work_chain_id: None,
+    };
+    let controller_ref = match controller.create_ref::<false>() {
+      Ok(r) => r,
+      Err(error) => {
+        keep_alive.stop(env);
+        return Err(error);
+      }
+    };
+    if let Err(error) = inner.register(env, &registration, reg, Some(controller_ref)) {
+      keep_alive.stop(env);
+      return Err(error);
+    }
+    let settle = Settle {
+      inner: Rc::clone(inner),
+      run: inner.track_run(id),
+      shell_id: id.to_owned(),
+      resolve,
+      keep_alive,
+      signal: None,
+      process: None,
+    };
+    Ok((
+      registration,
+      controller_signal,
+      Rc::new(RefCell::new(Some(settle))),
+    ))
+  }
+
+  #[napi]
+  impl BackgroundShellRegistry {
+    /// Takes over the persisted shells in `stateDir` (docs/persistence.md):
+    /// running ones are adopted (re-registered with their id, command, start
+    /// time and pid; waits and `settleMs` follow the output file from now
+    /// on, and `cancel()` asks their keeper), ended ones are settled with
+    /// their recorded end (one terminal notification) and forgotten, and
+    /// those whose keeper is gone or is not the recorded process are `lost`
+    /// (never signalled). `busy` lists ids another live host owns.
+    #[napi(
+      catch_unwind,
+      ts_args_type = "options: RecoverOptions",
+      ts_return_type = "{ adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }"
+    )]
+    pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
+      let state_dir = recover_state_dir(&env, &options)?;
+      let found = persist::scan(&state_dir, TaskKind::Shell).map_err(|e| {
+        Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display()))
+      })?;
+      let inner = &self.inner;
+      let mut out = RecoverOut::new(&env)?;
+      for finding in found {
+        match finding {
+          Found::Corrupt { file, error } => out.corrupt(&file.to_string_lossy(), &error)?,
+          Found::Busy { id } => out.busy(&id)?,
+          Found::Lost { record, reason, .. } => out.lost(&record.id, &record.command, &reason)?,
+          Found::Ended { record, end, lock } => {
+            let (object, _, settle) = match register_recorded(&env, inner, &record) {
+              Ok(registered) => registered,
+              Err(error) => {
+                out.busy_because(&record.id, &error.reason)?;
+                continue;
+              }
+            };
+            let view = EndView::from_record(&end);
+            let outcome = ShellOutcome::from_record(&view, false, None);
+            if let Some(settle) = settle.borrow_mut().take() {
+              settle.settled_at(&env, outcome, view.end_time);
+            }
+            let _ = persist::forget(&state_dir, &record.id);
+            drop(lock);
+            out.settled(object)?;
+          }
+          Found::Running { record, lock } => {
+            let (object, controller_signal, settle) = match register_recorded(&env, inner, &record)
+            {
+              Ok(registered) => registered,
+              Err(error) => {
+                out.busy_because(&record.id, &error.reason)?;
+                continue;
+              }
+            };
+            let id = record.id.clone();
+            let link = Arc::new(KeeperLink::new(&state_dir, &id, lock));
+            link.set_keeper(record.keeper.clone());
+            renewer::attach(&state_dir, record.lease_ms);
+            let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
+            let listener = on_abort(&env, &controller_signal, {
+              let run_slot = Rc::clone(&run_slot);
+              let (inner, id) = (Rc::downgrade(inner), record.id.clone());
+              move |_env| {
+                if let Some(run) = run_slot.borrow().upgrade() {
+                  cancel_run(&run, &inner, &id);
+                }
+              }
+            })?;
+            release(&env, listener);
+            let settle_ms = record
+              .options
+              .get("settleMs")
+              .and_then(serde_json::Value::as_u64);
+            // Waits judge output from now on: what was written meanwhile is in the file.
+            let offset = std::fs::metadata(&record.output_path).map_or(0, |m| m.len());
+            let run = settle_function(&env, Rc::clone(&settle), Rc::clone(inner), id.clone())
+              .and_then(|tsfn| {
+                let (on_signal, on_settle) = run_callbacks(tsfn);
+                ShellRun::start_persisted(
+                  record.task.pid,
+                  Arc::clone(&link),
+                  record.output_path.clone().into(),
+                  offset,
+                  settle_ms,
+                  on_signal,
+                  on_settle,
+                )
+                .map_err(|error| {
+                  Error::from_reason(format!("could not follow the persisted shell: {error}"))
+                })
+              });
+            attach_run(
+              &env,
+              inner,
+              &id,
+              &settle,
+              &run_slot,
+              &controller_signal,
+              run,
+              || link.release(),
+              js::wall_ms(),
+            );
+            out.adopted(object)?;
+          }
+        }
+      }
+      Ok(args::out(&env, &out.finish()?))
+    }
+  }
 }

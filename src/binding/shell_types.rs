@@ -109,6 +109,10 @@ pub struct ExecuteBackgroundOptions {
   /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
   #[napi(ts_type = "TerminalOptions | boolean")]
   pub terminal: Option<bool>,
+  /// Run the shell under a detached keeper that outlives this host on a lease
+  /// (docs/persistence.md). Not with `terminal`; refused on Windows.
+  #[napi(ts_type = "PersistOptions")]
+  pub persist: Option<ObjectRef<false>>,
 }
 
 /// What `done` resolves with, once the output file is flushed and closed.

@@ -94,3 +94,38 @@ pub struct ScreenSnapshot {
   /// Epoch ms of the last visible change.
   pub changed_at: f64,
 }
+
+/// `persist` (docs/persistence.md): the task runs under a detached keeper
+/// and outlives this host while a host attached to `stateDir` renews its lease.
+#[napi(object, object_to_js = false)]
+pub struct PersistOptions {
+  /// Absolute; created 0700. A symlink, a directory owned by another user or
+  /// one with group/other permission bits is refused.
+  pub state_dir: String,
+  /// 1000..604800000, default 600000: with no host renewing the stateDir's
+  /// lease for this long, the keeper ends the task's whole tree.
+  pub lease_ms: Option<f64>,
+}
+
+/// `recover({ stateDir })`.
+#[napi(object, object_to_js = false)]
+pub struct RecoverOptions {
+  /// The `persist.stateDir` the tasks were started with.
+  pub state_dir: String,
+}
+
+/// A persisted task `recover()` could not take over: its keeper is gone, or
+/// a process with its pid is not the same process. Never signalled.
+#[napi(object, object_from_js = false)]
+pub struct RecoverLost {
+  pub id: String,
+  pub command: String,
+  pub reason: String,
+}
+
+/// A state file `recover()` could not trust (renamed `<name>.corrupt`).
+#[napi(object, object_from_js = false)]
+pub struct RecoverCorrupt {
+  pub file: String,
+  pub error: String,
+}

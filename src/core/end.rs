@@ -3,10 +3,10 @@
 //! in the shell's status sidecar, so a killed task never reads like one that
 //! finished by itself.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `EndReason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EndReason {
   Exited,
@@ -20,7 +20,7 @@ pub enum EndReason {
 }
 
 /// Who ended the task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EndBy {
   Process,
@@ -30,7 +30,7 @@ pub enum EndBy {
 }
 
 /// Which caller action ended it (for [`EndBy::Caller`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum EndVia {
   Cancel,
@@ -41,7 +41,7 @@ pub enum EndVia {
 }
 
 /// `TaskEnd`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskEnd {
   pub reason: EndReason,

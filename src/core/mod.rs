@@ -7,6 +7,9 @@ pub mod end;
 pub mod guards;
 pub mod ids;
 pub mod monitor;
+pub mod persist;
+#[cfg(unix)]
+pub mod persisted;
 pub mod process;
 #[cfg(unix)]
 pub mod reactor;

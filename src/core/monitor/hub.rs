@@ -120,6 +120,11 @@ pub trait NativeTask: Send + Sync {
   /// [`MonitorRegistry::lane_settles_due`]; flush the open window, then send
   /// it through [`MonitorRegistry::fire_settled`] (or disarm it if reading stopped).
   fn settle_due(&self, _hub: &MonitorHub) {}
+  /// A persisted task (its keeper's child): it outlives this host, so a
+  /// registry that goes away leaves it running.
+  fn is_persisted(&self) -> bool {
+    false
+  }
   /// [`Self::stop_reading`], then [`Self::kill`].
   fn abort(&self, hub: &MonitorHub, kind: AbortKind) {
     self.stop_reading(hub, kind);

@@ -24,6 +24,12 @@ use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
 use crate::core::sync::{lock, SelfRef};
 use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 
+#[cfg(unix)]
+#[path = "native_persisted.rs"]
+mod persisted;
+#[cfg(unix)]
+pub use persisted::{FollowFrom, Persisted};
+
 /// How long a monitor keeps reading after its leader exited (§2.10 "Exit and settle").
 pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
 
@@ -45,7 +51,11 @@ pub struct NativeMonitor<C: Clock> {
   /// What its timers hold (see [`SelfRef`]).
   me: SelfRef<Self>,
   id: String,
-  group: ProcessGroup,
+  /// The task's tree; `None` for a persisted task (its keeper's child).
+  group: Option<ProcessGroup>,
+  /// A persisted task: the keeper link and the file follower.
+  #[cfg(unix)]
+  persisted: Option<Persisted>,
   hub: Weak<MonitorHub>,
   reactor: Arc<Reactor>,
   /// The pipeline and its signal lane; see [`Reader`] for the lock order.
@@ -109,7 +119,9 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     let monitor = Arc::new_cyclic(|me| Self {
       me: SelfRef::new(me),
       id: id.to_owned(),
-      group,
+      group: Some(group),
+      #[cfg(unix)]
+      persisted: None,
       hub: Arc::downgrade(hub),
       reactor: Arc::clone(&reactor),
       reader: Mutex::new(reader),
@@ -127,7 +139,9 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       .collect();
     lock(&monitor.io).pipes = pipes;
     if let Err(error) = reactor.watch_exit(child, monitor.clone()) {
-      process::kill_now(&monitor.group);
+      if let Some(group) = &monitor.group {
+        process::kill_now(group);
+      }
       return Err(error);
     }
     Ok(monitor)
@@ -243,7 +257,9 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     }
     // Batched with other settles on the timer thread: a dead tree is
     // forgotten (the tracked set stays small), a live one is killed.
-    process::terminate_leftovers(&self.group);
+    if let Some(group) = &self.group {
+      process::terminate_leftovers(group);
+    }
     for key in pipes {
       self.reactor.close_pipe(key);
     }
@@ -340,7 +356,35 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
 
   fn kill(&self) {
     if !self.killed.swap(true, Ordering::AcqRel) {
-      process::terminate(&self.group);
+      #[cfg(unix)]
+      if let Some(persisted) = &self.persisted {
+        // A persisted task is never signalled from here: its keeper is asked.
+        let via = self
+          .hub
+          .upgrade()
+          .and_then(|hub| {
+            let registry = hub.registry();
+            let entry = registry.get(&self.id)?;
+            entry.end.as_ref().or(entry.ending.as_ref())?.via
+          })
+          .unwrap_or(crate::core::end::EndVia::Cancel);
+        persisted.request_cancel(via);
+        return;
+      }
+      if let Some(group) = &self.group {
+        process::terminate(group);
+      }
+    }
+  }
+
+  fn is_persisted(&self) -> bool {
+    #[cfg(unix)]
+    {
+      self.persisted.is_some()
+    }
+    #[cfg(not(unix))]
+    {
+      false
     }
   }
 

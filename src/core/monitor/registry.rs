@@ -14,7 +14,7 @@ use super::notification::{
 use super::pipeline::Observe;
 use super::signal::DigestNote;
 use crate::core::clock;
-use crate::core::end::{EndVia, TaskEnd};
+use crate::core::end::{EndReason, EndVia, TaskEnd};
 use crate::core::task::{prune_ids, TerminalKey};
 use crate::core::text::sanitize_monitor_line;
 use crate::core::wait::{WaitOutcome, WaitSpec};
@@ -784,6 +784,41 @@ impl MonitorRegistry {
         self.fail_with_end(id, &format!("Killed by signal {signal}"), end, now_wall_ms)
       }
       (code, None) => self.complete(id, code, now_wall_ms),
+    }
+  }
+
+  /// A persisted task's end, as its keeper recorded it (docs/persistence.md):
+  /// an exit or a signal settles as [`Self::settle_from_exit`]; a cancel as
+  /// a cancel with its `via`; an end of the keeper's own (the lease expired,
+  /// the keeper was signalled) fails the entry with its detail.
+  pub fn settle_from_record(
+    &mut self,
+    id: &str,
+    end: &TaskEnd,
+    aborted: bool,
+    now_wall_ms: f64,
+  ) -> Vec<Effect> {
+    if !self.get(id).is_some_and(|e| e.is_running() && !e.detached) {
+      return Vec::new();
+    }
+    match end.reason {
+      EndReason::Exited | EndReason::Signaled => {
+        let exit = ExitInfo {
+          code: end.exit_code,
+          signal: end.signal.clone(),
+        };
+        self.settle_from_exit(id, &exit, aborted, now_wall_ms)
+      }
+      EndReason::Cancelled => {
+        self.cancel_finish(id, end.via.unwrap_or(EndVia::Cancel), now_wall_ms)
+      }
+      _ => {
+        let detail = end
+          .detail
+          .clone()
+          .unwrap_or_else(|| end.reason_str().to_owned());
+        self.fail_with_end(id, &detail, end.clone(), now_wall_ms)
+      }
     }
   }
 

@@ -17,12 +17,16 @@ use super::output::{OutputCounters, OutputWriter, Stream};
 use super::runs::ShellVerdict;
 use super::signals::{RunSignal, RunSignals};
 use crate::core::clock;
-use crate::core::end::{EndVia, TaskEnd};
+use crate::core::end::{EndReason, EndVia, TaskEnd};
 use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::core::reactor::{ExitHandler, PipeHandler, Reactor};
 use crate::core::sync::{lock, SelfRef};
 use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 use crate::core::wait::{WaitOutcome, WaitSpec};
+#[cfg(unix)]
+#[path = "runner_persisted.rs"]
+mod persisted;
+
 /// What must end before the run settles: the leader, stdout and stderr.
 const PARTS: u8 = 3;
 /// The exit of a leader that could not be waited for.
@@ -42,6 +46,10 @@ pub struct ShellOutcome {
   /// A pipe read, wait or output-file write error, by its message.
   pub spawn_or_io_error: Option<String>,
   pub counters: OutputCounters,
+  /// A persisted run: the end its keeper recorded (docs/persistence.md),
+  /// and when (ms since the epoch).
+  pub recorded_end: Option<TaskEnd>,
+  pub recorded_end_time: Option<u64>,
 }
 
 impl ShellOutcome {
@@ -50,6 +58,20 @@ impl ShellOutcome {
   /// (`terminated by signal <n>`), then a non-zero code
   /// (`exited with code <c>`) → failed; else completed.
   pub fn verdict(&self) -> ShellVerdict {
+    if let Some(end) = &self.recorded_end {
+      match end.reason {
+        EndReason::Cancelled => return ShellVerdict::Cancelled,
+        EndReason::Exited | EndReason::Signaled => {}
+        _ => {
+          return ShellVerdict::Failed(
+            end
+              .detail
+              .clone()
+              .unwrap_or_else(|| end.reason_str().to_owned()),
+          )
+        }
+      }
+    }
     if self.aborted {
       ShellVerdict::Cancelled
     } else if let Some(error) = &self.spawn_or_io_error {
@@ -67,6 +89,9 @@ impl ShellOutcome {
   /// cancel whose asker is unknown was an abort of the shell's controller or
   /// of the caller's signal: `via: 'signal'`.
   pub fn end(&self) -> TaskEnd {
+    if let Some(end) = &self.recorded_end {
+      return end.clone();
+    }
     if self.aborted {
       TaskEnd::cancelled(self.cancelled_via.unwrap_or(EndVia::Signal))
     } else if let Some(error) = &self.spawn_or_io_error {
@@ -98,8 +123,12 @@ pub struct ShellRun {
   /// What its timers hold (see [`SelfRef`]).
   me: SelfRef<Self>,
   pid: u32,
-  group: ProcessGroup,
-  writer: Mutex<OutputWriter>,
+  /// The task's tree; `None` for a persisted run (its keeper's child).
+  group: Option<ProcessGroup>,
+  /// The output file; `None` for a persisted run (its keeper writes it).
+  writer: Mutex<Option<OutputWriter>>,
+  #[cfg(unix)]
+  persisted: Option<persisted::ShellPersisted>,
   state: Mutex<RunState>,
   /// Waits and the settle timer; locked before `writer` when both are held.
   signals: Mutex<RunSignals>,
@@ -152,8 +181,10 @@ impl ShellRun {
     let run = Arc::new_cyclic(|me| Self {
       me: SelfRef::new(me),
       pid,
-      group,
-      writer: Mutex::new(writer),
+      group: Some(group),
+      writer: Mutex::new(Some(writer)),
+      #[cfg(unix)]
+      persisted: None,
       state: Mutex::new(RunState {
         parts_left: PARTS,
         exit: NO_EXIT,
@@ -178,7 +209,9 @@ impl ShellRun {
     });
     if let Err(error) = watched {
       lock(&run.state).on_settle = None;
-      process::kill_now(&run.group);
+      if let Some(group) = &run.group {
+        process::kill_now(group);
+      }
       return Err(error);
     }
     Ok(run)
@@ -192,7 +225,16 @@ impl ShellRun {
     let mut state = lock(&self.state);
     if !state.settled && !state.aborted {
       state.aborted = true;
-      process::terminate(&self.group);
+      #[cfg(unix)]
+      if let Some(persisted) = &self.persisted {
+        // A persisted run is never signalled from here: its keeper is asked.
+        let via = state.cancelled_via.unwrap_or(EndVia::Signal);
+        persisted.link.request_cancel(via);
+        return;
+      }
+      if let Some(group) = &self.group {
+        process::terminate(group);
+      }
     }
   }
 
@@ -315,8 +357,24 @@ impl ShellRun {
     self.pid
   }
 
+  /// Whether the run is a keeper's (it outlives this host; docs/persistence.md).
+  pub fn is_persisted(&self) -> bool {
+    #[cfg(unix)]
+    {
+      self.persisted.is_some()
+    }
+    #[cfg(not(unix))]
+    {
+      false
+    }
+  }
+
+  /// The task's tree (not for a persisted run).
   pub fn group(&self) -> &ProcessGroup {
-    &self.group
+    self
+      .group
+      .as_ref()
+      .expect("a persisted run has no process group of ours")
   }
 
   /// Records a finished part; the last one settles: the writer is finished
@@ -342,24 +400,30 @@ impl ShellRun {
       terminal.finish();
     }
     let (aborted, cancelled_via) = aborted;
-    let counters = {
-      let mut writer = lock(&self.writer);
-      writer.finish();
-      writer.counters()
-    };
+    let counters = lock(&self.writer)
+      .as_mut()
+      .map(|writer| {
+        writer.finish();
+        writer.counters()
+      })
+      .unwrap_or_default();
     let outcome = ShellOutcome {
       exit,
       aborted,
       cancelled_via,
       spawn_or_io_error: io_error.or_else(|| counters.write_error.clone()),
       counters,
+      recorded_end: None,
+      recorded_end_time: None,
     };
     if let Some(on_settle) = on_settle {
       on_settle(outcome);
     }
     // Whatever is left of the tree (a `nohup … &` or a daemon that let go of
     // the pipes) dies with the task, as for monitors; a dead tree is forgotten.
-    process::terminate_leftovers(&self.group);
+    if let Some(group) = &self.group {
+      process::terminate_leftovers(group);
+    }
   }
 }
 
@@ -382,11 +446,14 @@ impl PipeHandler for ShellRun {
     let mut out = Vec::new();
     let armed = {
       let mut signals = lock(&self.signals);
-      if signals.observes_lines() {
-        let mut tap = |text: &str| signals.on_text(stream, text, now, &mut out);
-        lock(&self.writer).write_tapped(stream, bytes, Some(&mut tap));
-      } else {
-        lock(&self.writer).write(stream, bytes);
+      let mut writer = lock(&self.writer);
+      if let Some(writer) = writer.as_mut() {
+        if signals.observes_lines() {
+          let mut tap = |text: &str| signals.on_text(stream, text, now, &mut out);
+          writer.write_tapped(stream, bytes, Some(&mut tap));
+        } else {
+          writer.write(stream, bytes);
+        }
       }
       signals.on_read(now)
     };

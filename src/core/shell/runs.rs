@@ -51,7 +51,7 @@ impl ShellSettled {
 
 impl ShellVerdict {
   /// Settles `entry` (not held by the registry) with this verdict.
-  pub(super) fn apply(self, entry: &mut ShellEntry, end: TaskEnd, end_time: f64) {
+  pub(crate) fn apply(self, entry: &mut ShellEntry, end: TaskEnd, end_time: f64) {
     entry.end = Some(entry.ending.take().unwrap_or(end));
     match self {
       Self::Cancelled => entry.status = ShellStatus::Cancelled,

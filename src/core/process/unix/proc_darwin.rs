@@ -14,7 +14,7 @@ use std::ptr;
 
 use once_cell::sync::Lazy;
 
-use super::proc_darwin_parse::{proc_stat, procargs2_tags, BsdInfo};
+use super::proc_darwin_parse::{proc_stat, procargs2_tags, procargs2_values, BsdInfo};
 use super::proc_stat::ProcStat;
 
 /// Start times are wall-clock times, and the clock may be stepped back (by
@@ -127,13 +127,13 @@ static ARG_MAX: Lazy<usize> = Lazy::new(|| {
   }
 });
 
-/// The values of every `TASKSTREAM_TASK_ID=` entry of the environment `pid`
-/// started with (`KERN_PROCARGS2`), reading through `buf`, which a scan
-/// reuses for every process. Empty if unreadable: another user's process, a
-/// zombie, or a process that is gone.
-pub(super) fn env_tags_with(pid: u32, buf: &mut Vec<u8>) -> Vec<String> {
+/// Reads the `KERN_PROCARGS2` of `pid` (its arguments and the environment it
+/// started with) into `buf`, which a scan reuses for every process; the
+/// length read. `None` if unreadable: another user's process, a zombie, or a
+/// process that is gone.
+fn procargs2(pid: u32, buf: &mut Vec<u8>) -> Option<usize> {
   let Ok(raw) = c_int::try_from(pid) else {
-    return Vec::new();
+    return None;
   };
   if buf.len() < *ARG_MAX {
     // Zeroed lazily by the allocator: only the pages the kernel writes cost.
@@ -154,9 +154,27 @@ pub(super) fn env_tags_with(pid: u32, buf: &mut Vec<u8>) -> Vec<String> {
     )
   };
   if result != 0 {
-    return Vec::new();
+    return None;
   }
-  procargs2_tags(&buf[..len.min(buf.len())])
+  Some(len.min(buf.len()))
+}
+
+/// The values of every `TASKSTREAM_TASK_ID=` entry of the environment `pid`
+/// started with, reading through `buf`. Empty if unreadable.
+pub(super) fn env_tags_with(pid: u32, buf: &mut Vec<u8>) -> Vec<String> {
+  match procargs2(pid, buf) {
+    Some(len) => procargs2_tags(&buf[..len]),
+    None => Vec::new(),
+  }
+}
+
+/// The values of the `<name>=` entries of the process's environment.
+pub(super) fn env_values(pid: u32, name: &str) -> Vec<String> {
+  let mut buf = Vec::new();
+  match procargs2(pid, &mut buf) {
+    Some(len) => procargs2_values(&buf[..len], name),
+    None => Vec::new(),
+  }
 }
 
 /// The short command name (`proc_name`, as `ps -o comm` shows it).

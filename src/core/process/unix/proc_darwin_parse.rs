@@ -99,3 +99,10 @@ pub(super) fn procargs2_env(buf: &[u8]) -> Vec<&[u8]> {
 pub(super) fn procargs2_tags(buf: &[u8]) -> Vec<String> {
   tag_values(procargs2_env(buf))
 }
+
+/// The values of the `<name>=` entries in the environment of a
+/// `KERN_PROCARGS2` buffer.
+#[cfg(target_os = "macos")]
+pub(super) fn procargs2_values(buf: &[u8], name: &str) -> Vec<String> {
+  super::proc_stat::named_values(procargs2_env(buf), name)
+}

@@ -23,13 +23,18 @@ pub struct ProcStat {
 /// The values of the `TASKSTREAM_TASK_ID=` entries among `entries`
 /// (`NAME=value` byte strings); values that are not UTF-8 are skipped.
 pub(super) fn tag_values<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Vec<String> {
+  named_values(entries, TASK_TAG_VAR)
+}
+
+/// The values of the `<name>=` entries among `entries`; values that are not
+/// UTF-8 are skipped.
+pub(super) fn named_values<'a>(
+  entries: impl IntoIterator<Item = &'a [u8]>,
+  name: &str,
+) -> Vec<String> {
   entries
     .into_iter()
-    .filter_map(|entry| {
-      entry
-        .strip_prefix(TASK_TAG_VAR.as_bytes())?
-        .strip_prefix(b"=")
-    })
+    .filter_map(|entry| entry.strip_prefix(name.as_bytes())?.strip_prefix(b"="))
     .filter_map(|value| String::from_utf8(value.to_vec()).ok())
     .collect()
 }

@@ -31,6 +31,13 @@ pub(super) use os::name;
 pub use os::{available, list_pids, stat};
 pub(super) use os::{env_tags_with, WATCHDOG_PS};
 
+/// The values of every `<name>=` entry of the environment the process was
+/// started with (for example a persisted task's keeper tag). Empty if
+/// unreadable.
+pub fn env_values(pid: u32, name: &str) -> Vec<String> {
+  os::env_values(pid, name)
+}
+
 /// The process's start time (see [`ProcStat::start_time`]), zombies included.
 pub fn start_time(pid: u32) -> Option<u64> {
   stat(pid).map(|s| s.start_time)

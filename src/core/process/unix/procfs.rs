@@ -13,7 +13,7 @@ use std::io::{ErrorKind, Read};
 
 use once_cell::sync::Lazy;
 
-use super::proc_stat::tag_values;
+use super::proc_stat::{named_values, tag_values};
 pub use super::proc_stat::ProcStat;
 // The platform-neutral part of the API, also under its older paths here, for the tests.
 #[cfg(test)]
@@ -116,6 +116,15 @@ pub(super) fn env_tags_with(pid: u32, buf: &mut Vec<u8>) -> Vec<String> {
     return Vec::new();
   };
   tag_values(buf[..len].split(|&b| b == 0))
+}
+
+/// The values of the `<name>=` entries of `/proc/<pid>/environ`.
+pub(super) fn env_values(pid: u32, name: &str) -> Vec<String> {
+  let mut buf = Vec::new();
+  let Some(len) = read_file_into(&format!("/proc/{pid}/environ"), &mut buf) else {
+    return Vec::new();
+  };
+  named_values(buf[..len].split(|&b| b == 0), name)
 }
 
 /// Every pid listed in `/proc`.

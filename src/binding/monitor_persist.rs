@@ -1,0 +1,457 @@
+//! Persisted native monitors (docs/persistence.md): `start()` with
+//! `persist`, and `recover({ stateDir })`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use super::args;
+use super::js::{self, RealClock};
+use super::monitor::MonitorRegistry;
+use super::monitor_native::{signal_config, StartOptions};
+use super::persist::{self as host_persist, Launch, PersistOptions};
+use crate::core::end::{EndVia, TaskEnd};
+use crate::core::monitor::native::{FollowFrom, NativeMonitor};
+use crate::core::monitor::signal::SignalConfig;
+use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
+use crate::core::persist::{self, ensure_state_dir, Found, TaskKind, TaskRecord};
+use crate::core::persisted::link::read_cursor;
+use crate::core::persisted::{renewer, EndView, KeeperLink};
+use crate::core::process::{self, EnvOptions};
+use crate::core::text::sanitize_monitor_line;
+
+/// The raw log of a persisted monitor is capped like a shell's output file.
+const LOG_CAP_BYTES: u64 = 1 << 30;
+
+/// A monitor's options a later host needs to re-register it.
+fn options_json(opts: &StartOptions) -> serde_json::Value {
+  serde_json::json!({
+    "maxEvents": opts.max_events,
+    "idleTimeoutMs": opts.idle_timeout_ms,
+    "toolUseId": opts.tool_use_id,
+    "ownerAgentId": opts.owner_agent_id,
+    "todoWorkChainId": opts.todo_work_chain_id,
+    "settleMs": opts.settle_ms,
+    "signal": opts.signal_json,
+  })
+}
+
+/// What a recovered monitor is re-registered with.
+struct Recorded {
+  max_events: u64,
+  idle_timeout_ms: u64,
+  tool_use_id: Option<String>,
+  owner_agent_id: Option<String>,
+  todo_work_chain_id: Option<String>,
+  settle_ms: Option<u64>,
+  signal: SignalConfig,
+}
+
+fn recorded_options(v: &serde_json::Value) -> Recorded {
+  let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+  let n = |k: &str| v.get(k).and_then(serde_json::Value::as_u64);
+  let sig = v.get("signal").cloned().unwrap_or_default();
+  let signal = signal_config(
+    sig.get("batchMs").and_then(serde_json::Value::as_f64),
+    sig.get("maxBatchLines").and_then(serde_json::Value::as_f64),
+    sig.get("important").and_then(|x| x.as_str()),
+    sig
+      .get("digest")
+      .and_then(serde_json::Value::as_bool)
+      .unwrap_or(false),
+  )
+  .unwrap_or_default();
+  Recorded {
+    max_events: n("maxEvents").unwrap_or(1000),
+    idle_timeout_ms: n("idleTimeoutMs").unwrap_or(300_000),
+    tool_use_id: s("toolUseId"),
+    owner_agent_id: s("ownerAgentId"),
+    todo_work_chain_id: s("todoWorkChainId"),
+    settle_ms: n("settleMs"),
+    signal,
+  }
+}
+
+fn registration_of(record: &TaskRecord, o: &Recorded) -> Registration {
+  let start = record.start_time as f64;
+  Registration {
+    monitor_id: record.id.clone(),
+    command: record.command.clone(),
+    description: record.description.clone(),
+    start_time: start,
+    last_event_time: start,
+    event_count: 0,
+    max_events: o.max_events,
+    idle_timeout_ms: o.idle_timeout_ms,
+    dropped_lines: 0,
+    output_file: String::new(),
+    pid: Some(record.task.pid),
+    tool_use_id: o.tool_use_id.clone(),
+    owner_agent_id: o.owner_agent_id.clone(),
+    todo_work_chain_id: o.todo_work_chain_id.clone(),
+    mode: EntryMode::Native,
+    settle_ms: o.settle_ms,
+  }
+}
+
+impl MonitorRegistry {
+  /// `start()` with `persist`: the state directory is checked and the lock
+  /// taken (a failure throws, nothing started), then a keeper runs the
+  /// command; a keeper that fails gives a `failed` entry, as a spawn failure.
+  pub(crate) fn start_persisted(
+    &self,
+    env: &Env,
+    opts: StartOptions,
+    command: String,
+    id: String,
+  ) -> Result<Unknown<'static>> {
+    let persist: PersistOptions = opts.persist.clone().expect("persist");
+    persist::records::check_task_id(&id).map_err(|e| {
+      args::value_error(
+        env,
+        format!("The \"options.monitorId\" property cannot name a persisted task: {e}"),
+      )
+    })?;
+    let link = host_persist::prepare(&persist, &id)?;
+    let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
+    let description = sanitize_monitor_line(
+      opts
+        .description
+        .as_deref()
+        .filter(|d| !d.is_empty())
+        .unwrap_or(&command),
+    );
+    let task_tag = process::new_task_tag();
+    let shell = process::shell_config();
+    let launched = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
+      .ok_or_else(|| {
+        std::io::Error::new(
+          std::io::ErrorKind::NotFound,
+          format!("spawn {} ENOENT", shell.program),
+        )
+      })
+      .and_then(|program| {
+        let mut args = shell.args_prefix.clone();
+        args.push(command.clone());
+        host_persist::launch(Launch {
+          kind: TaskKind::Monitor,
+          id: &id,
+          persist: &persist,
+          command: &command,
+          description: &description,
+          cwd: &opts.cwd,
+          program,
+          args,
+          env: process::child_env(
+            std::env::vars_os(),
+            &EnvOptions {
+              remove: self.remove_env.clone(),
+              term: "dumb",
+              overrides: opts.env.clone(),
+              task_tag: task_tag.clone(),
+            },
+          ),
+          task_tag,
+          output_path: None,
+          status_path: None,
+          max_output_bytes: LOG_CAP_BYTES,
+          start_time: now_wall,
+          options: options_json(&opts),
+        })
+      });
+    let registration = Registration {
+      monitor_id: id.clone(),
+      command: command.clone(),
+      description,
+      start_time: now_wall,
+      last_event_time: now_wall,
+      event_count: 0,
+      max_events: opts.max_events,
+      idle_timeout_ms: opts.idle_timeout_ms,
+      dropped_lines: 0,
+      output_file: String::new(),
+      pid: launched.as_ref().ok().map(|r| r.task.pid),
+      tool_use_id: opts.tool_use_id.clone(),
+      owner_agent_id: opts.owner_agent_id.clone(),
+      todo_work_chain_id: opts.todo_work_chain_id.clone(),
+      mode: EntryMode::Native,
+      settle_ms: opts.settle_ms,
+    };
+    let abandon = |link: &KeeperLink| {
+      if launched.is_ok() {
+        link.request_cancel(EndVia::Cancel);
+      } else {
+        link.forget_state();
+      }
+    };
+    let snapshot = MonitorEntry::from_registration(registration.clone(), now_mono);
+    let object = match self.create_native_objects(env, &snapshot, opts.keep_alive) {
+      Ok(object) => object,
+      Err(error) => {
+        abandon(&link);
+        return Err(error);
+      }
+    };
+    if let Err(error) = self.hub.register(registration, now_mono) {
+      self.forget_js_entry(env, &id);
+      abandon(&link);
+      return Err(Error::from_reason(error.to_string()));
+    }
+    self.drain_for(env, &id);
+    match launched {
+      Ok(record) => self.follow_started(env, &id, &link, record, opts.signal, opts.max_events),
+      Err(error) => {
+        link.forget_state();
+        let message = error.to_string();
+        let end = TaskEnd::spawn_failed(&message);
+        self
+          .hub
+          .apply(|r| r.fail_with_end(&id, &message, end, now_wall));
+        self.drain_for(env, &id);
+      }
+    }
+    Ok(args::out(env, &object))
+  }
+
+  /// A task this host just started: followed from the start of its log.
+  fn follow_started(
+    &self,
+    env: &Env,
+    id: &str,
+    link: &Arc<KeeperLink>,
+    record: TaskRecord,
+    signal: SignalConfig,
+    max_events: u64,
+  ) {
+    link.set_keeper(record.keeper);
+    self.follow(
+      env,
+      id,
+      Arc::clone(link),
+      FollowFrom {
+        offset: 0,
+        missed_until: 0,
+      },
+      signal,
+      max_events,
+    );
+  }
+
+  /// Hands a registered persisted entry to its follower.
+  fn follow(
+    &self,
+    env: &Env,
+    id: &str,
+    link: Arc<KeeperLink>,
+    from: FollowFrom,
+    signal: SignalConfig,
+    max_events: u64,
+  ) {
+    let started = NativeMonitor::start_persisted(
+      &self.hub,
+      id,
+      Arc::clone(&link),
+      from,
+      self.throttle,
+      signal,
+      max_events,
+      RealClock,
+    );
+    match started {
+      Ok(monitor) => {
+        if self.controller_aborted(env, id) {
+          crate::core::monitor::hub::NativeTask::abort(&*monitor, &self.hub, AbortKind::Flush);
+        }
+        self.hub.stop_if_settled(id);
+      }
+      Err(error) => {
+        // Not followed: the task keeps running on its lease for a later host.
+        link.release();
+        let message = format!("could not follow the persisted monitor: {error}");
+        let end = TaskEnd::io_error(&message);
+        let wall = js::wall_ms();
+        self.hub.apply(|r| r.fail_with_end(id, &message, end, wall));
+        self.drain_for(env, id);
+      }
+    }
+  }
+
+  /// Registers a recorded monitor as running: the entry object.
+  fn register_recorded<'a>(
+    &'a self,
+    env: &'a Env,
+    record: &TaskRecord,
+    o: &Recorded,
+  ) -> Result<Object<'a>> {
+    let registration = registration_of(record, o);
+    let now_mono = js::mono_ms();
+    let snapshot = MonitorEntry::from_registration(registration.clone(), now_mono);
+    let object = self.create_native_objects(env, &snapshot, false)?;
+    if let Err(error) = self.hub.register(registration, now_mono) {
+      self.forget_js_entry(env, &record.id);
+      return Err(Error::from_reason(error.to_string()));
+    }
+    self.drain_for(env, &record.id);
+    Ok(object)
+  }
+}
+
+#[napi]
+impl MonitorRegistry {
+  /// Takes over the persisted monitors in `stateDir` (docs/persistence.md):
+  /// running ones are adopted (re-registered with their id, command, start
+  /// time and pid, followed from where the last host stopped; the lines
+  /// missed meanwhile arrive as one digest notification), ended ones are
+  /// settled with their recorded end (one terminal notification) and
+  /// forgotten, and those whose keeper is gone or is not the recorded process
+  /// are `lost` (never signalled). `busy` lists ids another live host owns.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "options: RecoverOptions",
+    ts_return_type = "{ adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }"
+  )]
+  pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
+    let state_dir = recover_state_dir(&env, &options)?;
+    let found = persist::scan(&state_dir, TaskKind::Monitor).map_err(|e| {
+      Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display()))
+    })?;
+    let mut out = RecoverOut::new(&env)?;
+    for finding in found {
+      match finding {
+        Found::Corrupt { file, error } => out.corrupt(&file.to_string_lossy(), &error)?,
+        Found::Busy { id } => out.busy(&id)?,
+        Found::Lost { record, reason, .. } => out.lost(&record.id, &record.command, &reason)?,
+        Found::Ended { record, end, lock } => {
+          let o = recorded_options(&record.options);
+          let object = match self.register_recorded(&env, &record, &o) {
+            Ok(object) => object,
+            Err(error) => {
+              out.busy_because(&record.id, &error.reason)?;
+              continue;
+            }
+          };
+          let view = EndView::from_record(&end);
+          self
+            .hub
+            .apply(|r| r.settle_from_record(&record.id, &view.end, false, view.end_time));
+          self.drain_for(&env, &record.id);
+          let _ = persist::forget(&state_dir, &record.id);
+          drop(lock);
+          out.settled(object)?;
+        }
+        Found::Running { record, lock } => {
+          let o = recorded_options(&record.options);
+          let object = match self.register_recorded(&env, &record, &o) {
+            Ok(object) => object,
+            Err(error) => {
+              out.busy_because(&record.id, &error.reason)?;
+              continue;
+            }
+          };
+          let link = Arc::new(KeeperLink::new(&state_dir, &record.id, lock));
+          link.set_keeper(record.keeper.clone());
+          renewer::attach(&state_dir, record.lease_ms);
+          let offset = read_cursor(&link.files.cursor, &record.id).unwrap_or(0);
+          let size = std::fs::metadata(&link.files.log).map_or(0, |m| m.len());
+          self.follow(
+            &env,
+            &record.id,
+            link,
+            FollowFrom {
+              offset: offset.min(size),
+              missed_until: size,
+            },
+            o.signal,
+            o.max_events,
+          );
+          out.adopted(object)?;
+        }
+      }
+    }
+    Ok(args::out(&env, &out.finish()?))
+  }
+}
+
+/// `options.stateDir`: absolute, then created or checked as `persist.stateDir` is.
+pub(crate) fn recover_state_dir(env: &Env, options: &Unknown) -> Result<std::path::PathBuf> {
+  let o = args::object(env, options, "options")?;
+  let dir = args::string(env, &args::field(&o, "stateDir")?, "options.stateDir")?;
+  args::no_nul(env, &dir, "options.stateDir")?;
+  if !Path::new(&dir).is_absolute() {
+    return Err(args::type_error(
+      env,
+      format!(
+        "The \"options.stateDir\" property must be an absolute path. Received {}",
+        args::quoted(&dir)
+      ),
+    ));
+  }
+  if cfg!(windows) {
+    return Err(Error::from_reason(persist::UNSUPPORTED_MESSAGE));
+  }
+  let path = std::path::PathBuf::from(dir);
+  ensure_state_dir(&path).map_err(|e| Error::from_reason(e.to_string()))?;
+  Ok(path)
+}
+
+/// The object `recover()` returns, filled as the findings come.
+pub(crate) struct RecoverOut<'a> {
+  env: &'a Env,
+  adopted: Array<'a>,
+  settled: Array<'a>,
+  lost: Array<'a>,
+  corrupt: Array<'a>,
+  busy: Array<'a>,
+}
+
+impl<'a> RecoverOut<'a> {
+  pub(crate) fn new(env: &'a Env) -> Result<Self> {
+    Ok(Self {
+      env,
+      adopted: env.create_array(0)?,
+      settled: env.create_array(0)?,
+      lost: env.create_array(0)?,
+      corrupt: env.create_array(0)?,
+      busy: env.create_array(0)?,
+    })
+  }
+  pub(crate) fn adopted(&mut self, object: Object) -> Result<()> {
+    self.adopted.insert(object)
+  }
+  pub(crate) fn settled(&mut self, object: Object) -> Result<()> {
+    self.settled.insert(object)
+  }
+  pub(crate) fn lost(&mut self, id: &str, command: &str, reason: &str) -> Result<()> {
+    let mut o = Object::new(self.env)?;
+    o.set_named_property("id", id)?;
+    o.set_named_property("command", command)?;
+    o.set_named_property("reason", reason)?;
+    self.lost.insert(o)
+  }
+  pub(crate) fn corrupt(&mut self, file: &str, error: &str) -> Result<()> {
+    let mut o = Object::new(self.env)?;
+    o.set_named_property("file", file)?;
+    o.set_named_property("error", error)?;
+    self.corrupt.insert(o)
+  }
+  pub(crate) fn busy(&mut self, id: &str) -> Result<()> {
+    self.busy.insert(id)
+  }
+  /// A task this registry could not take (its id is taken, the registry is
+  /// full): left alone, listed in `busy`.
+  pub(crate) fn busy_because(&mut self, id: &str, why: &str) -> Result<()> {
+    tracing::debug!(%id, %why, "taskstream: recover left a task alone");
+    self.busy(id)
+  }
+  pub(crate) fn finish(self) -> Result<Object<'a>> {
+    let mut o = Object::new(self.env)?;
+    o.set_named_property("adopted", self.adopted)?;
+    o.set_named_property("settled", self.settled)?;
+    o.set_named_property("lost", self.lost)?;
+    o.set_named_property("corrupt", self.corrupt)?;
+    o.set_named_property("busy", self.busy)?;
+    Ok(o)
+  }
+}

@@ -1,0 +1,821 @@
+//! The keeper on Unix: the launcher (host side) and the keeper's life.
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::{KeeperProgram, KeeperStarted, HANDSHAKE_TIMEOUT, KEEPER_TAG_VAR};
+use crate::core::end::{EndVia, TaskEnd};
+use crate::core::persist::lease::last_renewal;
+use crate::core::persist::records::{
+  check_task_id, parse_record, private_mode, read_cancel, write_record, EndRecord, KeeperConfig,
+  ProcessIdentity, TaskFiles, TaskKind, TaskProcess, TaskRecord, RECORD_VERSION,
+};
+use crate::core::persist::state_dir::validate_state_dir;
+use crate::core::process::{
+  self, kill_now, new_task_tag, proc_table, signal_name, terminate, tree_alive, ExitStatusInfo,
+  ProcessGroup, SpawnRequest, SpawnedProcess,
+};
+use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
+use crate::core::shell::{
+  write_status_sidecar, OutputWriter, ShellEntry, ShellOutcome, ShellRun, ShellStatus, ShellVerdict,
+};
+use crate::core::sync::lock;
+
+// ---------------------------------------------------------------- launcher
+
+pub(super) fn launch_keeper(
+  program: &KeeperProgram,
+  config: &KeeperConfig,
+) -> io::Result<KeeperStarted> {
+  check_task_id(&config.id)?;
+  let state_dir = Path::new(&config.state_dir);
+  validate_state_dir(state_dir)?;
+  let files = TaskFiles::new(state_dir, &config.id);
+  let log = open_append_private(&files.keeper_log)?;
+  let input = serde_json::to_vec(config).map_err(io::Error::other)?;
+  let tag = format!("keeper-{}", new_task_tag());
+
+  let mut command = Command::new(&program.program);
+  command
+    .args(&program.args)
+    .envs(program.env.iter().map(|(k, v)| (k, v)))
+    .env(KEEPER_TAG_VAR, &tag)
+    .current_dir("/")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::from(log));
+  // SAFETY: `detach` makes only async-signal-safe system calls.
+  unsafe {
+    command.pre_exec(detach);
+  }
+  let mut child = command.spawn()?;
+  let keeper_pid = child.id();
+  let stdin = child.stdin.take();
+  let stdout = child.stdout.take();
+
+  // The config may exceed a pipe's buffer; the keeper reads it first thing.
+  std::thread::Builder::new()
+    .name("taskstream-keeper-config".into())
+    .spawn(move || {
+      if let Some(mut stdin) = stdin {
+        let _ = stdin.write_all(&input);
+      }
+    })?;
+  let (answer_tx, answer) = mpsc::channel();
+  std::thread::Builder::new()
+    .name("taskstream-keeper-handshake".into())
+    .spawn(move || {
+      let _ = answer_tx.send(read_handshake(stdout));
+    })?;
+
+  let result = match answer.recv_timeout(HANDSHAKE_TIMEOUT) {
+    Ok(Some(line)) => parse_handshake(&line, &config.id),
+    Ok(None) => Err(io::Error::other(
+      "the keeper exited before it started the task",
+    )),
+    Err(_) => Err(io::Error::new(
+      io::ErrorKind::TimedOut,
+      format!(
+        "the keeper did not answer within {} s",
+        HANDSHAKE_TIMEOUT.as_secs()
+      ),
+    )),
+  };
+  match result {
+    Ok(record) => {
+      reap_in_background(child);
+      Ok(KeeperStarted { record, keeper_pid })
+    }
+    Err(error) => {
+      // Still our unreaped child: its pid cannot be anyone else's.
+      let _ = child.kill();
+      let _ = child.wait();
+      let tail = log_tail(&files.keeper_log);
+      let message = if tail.is_empty() {
+        error.to_string()
+      } else {
+        format!("{error} (keeper log: {tail})")
+      };
+      Err(io::Error::new(error.kind(), message))
+    }
+  }
+}
+
+/// The first `ok …` or `err …` line (other lines, such as a test harness's
+/// banner, are skipped); `None` at EOF.
+fn read_handshake(stdout: Option<std::process::ChildStdout>) -> Option<String> {
+  let mut reader = BufReader::new(stdout?);
+  let mut line = String::new();
+  loop {
+    line.clear();
+    match reader.read_line(&mut line) {
+      Ok(0) | Err(_) => return None,
+      Ok(_) if line.starts_with("ok ") || line.starts_with("err ") => {
+        return Some(line.trim_end_matches('\n').to_owned())
+      }
+      Ok(_) => {}
+    }
+  }
+}
+
+fn parse_handshake(line: &str, id: &str) -> io::Result<TaskRecord> {
+  if let Some(message) = line.strip_prefix("err ") {
+    return Err(io::Error::other(message.to_owned()));
+  }
+  let json = line.strip_prefix("ok ").unwrap_or(line);
+  let record: TaskRecord = parse_record(json).map_err(|error| {
+    io::Error::new(
+      io::ErrorKind::InvalidData,
+      format!("the keeper's handshake is not a valid task record: {error}"),
+    )
+  })?;
+  if record.id != id {
+    return Err(io::Error::new(
+      io::ErrorKind::InvalidData,
+      format!("the keeper answered for task {:?}", record.id),
+    ));
+  }
+  Ok(record)
+}
+
+fn reap_in_background(mut child: std::process::Child) {
+  let spawned = std::thread::Builder::new()
+    .name("taskstream-keeper-reaper".into())
+    .spawn(move || {
+      let _ = child.wait();
+    });
+  if let Err(error) = spawned {
+    tracing::warn!(%error, "taskstream: cannot start the keeper's reaper thread");
+  }
+}
+
+/// The last 400 bytes of the keeper's log, on one line.
+fn log_tail(path: &Path) -> String {
+  let Ok(mut file) = File::open(path) else {
+    return String::new();
+  };
+  let len = file.metadata().map_or(0, |m| m.len());
+  let _ = file.seek(SeekFrom::Start(len.saturating_sub(400)));
+  let mut bytes = Vec::new();
+  let _ = file.read_to_end(&mut bytes);
+  String::from_utf8_lossy(&bytes)
+    .split_whitespace()
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
+fn open_append_private(path: &Path) -> io::Result<File> {
+  let mut options = OpenOptions::new();
+  options.append(true).create(true);
+  private_mode(&mut options);
+  options.open(path)
+}
+
+/// In the forked keeper, before exec: its own session (no terminal, out of
+/// the host's group), default signal dispositions (Node ignores SIGPIPE) and
+/// an empty mask, and no inherited descriptor but stdio (in particular no
+/// write end of the host's watchdog pipe). No parent-death signal.
+fn detach() -> io::Result<()> {
+  // SAFETY: plain system calls on stack values (async-signal-safe).
+  unsafe {
+    if libc::setsid() == -1 {
+      return Err(io::Error::last_os_error());
+    }
+    let mut action: libc::sigaction = std::mem::zeroed();
+    action.sa_sigaction = libc::SIG_DFL;
+    for signal in 1..32 {
+      if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+      }
+    }
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+  }
+  close_inherited_on_exec();
+  Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn close_inherited_on_exec() {
+  // SAFETY: close_range only flags descriptors of this forked process.
+  unsafe {
+    libc::syscall(
+      libc::SYS_close_range,
+      3 as libc::c_uint,
+      libc::c_uint::MAX,
+      libc::CLOSE_RANGE_CLOEXEC,
+    );
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn close_inherited_on_exec() {
+  // SAFETY: fcntl on integers; descriptors that are not open fail harmlessly.
+  unsafe {
+    let max = libc::getdtablesize().clamp(3, 65_536);
+    for fd in 3..max {
+      let flags = libc::fcntl(fd, libc::F_GETFD);
+      if flags != -1 {
+        libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- keeper
+
+/// How often the keeper looks at its signals, the cancel file and the lease.
+const STEP: Duration = Duration::from_millis(100);
+/// How long a monitor's pipes are drained after its leader exited.
+const DRAIN: Duration = Duration::from_millis(1000);
+/// While a stop is under way, the tree is killed again this often.
+const KILL_AGAIN: Duration = Duration::from_secs(1);
+/// A stopped task that does not finish within this is recorded anyway.
+const STOP_DEADLINE: Duration = Duration::from_secs(10);
+/// Largest config read from stdin.
+const MAX_CONFIG_BYTES: u64 = 64 << 20;
+
+/// The last of SIGTERM, SIGINT, SIGHUP received (0: none).
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+  RECEIVED.store(signal, Ordering::SeqCst);
+}
+
+fn install_signal_handlers() {
+  // SAFETY: the handler only stores into an atomic (async-signal-safe).
+  unsafe {
+    let mut action: libc::sigaction = std::mem::zeroed();
+    action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    libc::sigemptyset(&mut action.sa_mask);
+    action.sa_flags = libc::SA_RESTART;
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+      libc::sigaction(signal, &action, std::ptr::null_mut());
+    }
+    libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+  }
+}
+
+pub(super) fn keeper_main() -> i32 {
+  let started = SystemTime::now();
+  install_signal_handlers();
+  let config = match read_config() {
+    Ok(config) => config,
+    Err(error) => {
+      answer(&format!("err invalid keeper config: {error}"));
+      return 2;
+    }
+  };
+  eprintln!(
+    "taskstream keeper {} for {} task {}: starting",
+    std::process::id(),
+    config.kind.as_str(),
+    config.id
+  );
+  let code = match Keeper::start(config, started) {
+    Ok(keeper) => keeper.run(),
+    Err(error) => {
+      answer(&format!("err {}", one_line(&error.to_string())));
+      1
+    }
+  };
+  eprintln!(
+    "taskstream keeper {}: exiting with {code}",
+    std::process::id()
+  );
+  code
+}
+
+fn read_config() -> io::Result<KeeperConfig> {
+  let mut bytes = Vec::new();
+  io::stdin()
+    .lock()
+    .take(MAX_CONFIG_BYTES)
+    .read_to_end(&mut bytes)?;
+  let config: KeeperConfig =
+    serde_json::from_slice(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+  if config.version != RECORD_VERSION {
+    return Err(io::Error::new(
+      io::ErrorKind::InvalidData,
+      format!("version {}, expected {RECORD_VERSION}", config.version),
+    ));
+  }
+  Ok(config)
+}
+
+fn one_line(text: &str) -> String {
+  text.replace(['\n', '\r'], " ")
+}
+
+/// Writes the handshake line (on a line of its own, whatever was printed
+/// before it), then points stdin and stdout at `/dev/null`: the launcher
+/// reads nothing more, and may be gone.
+fn answer(line: &str) {
+  let mut out = io::stdout().lock();
+  let _ = write!(out, "\n{line}\n");
+  let _ = out.flush();
+  drop(out);
+  if let Ok(null) = OpenOptions::new().read(true).write(true).open("/dev/null") {
+    use std::os::fd::AsRawFd;
+    // SAFETY: dup2 onto our own standard descriptors.
+    unsafe {
+      libc::dup2(null.as_raw_fd(), 0);
+      libc::dup2(null.as_raw_fd(), 1);
+    }
+  }
+}
+
+fn wall_ms(time: SystemTime) -> u64 {
+  time
+    .duration_since(UNIX_EPOCH)
+    .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// What the readers and the exit watcher tell the keeper's loop.
+enum Event {
+  /// The leader exited (`None`: it could not be waited for).
+  Exited(Option<ExitStatusInfo>),
+  /// A monitor pipe reached EOF or failed.
+  PipeClosed,
+  /// A shell run settled (output finished and closed).
+  Settled(ShellOutcome),
+}
+
+/// A monitor's raw log: bytes as read, capped; past the cap counted.
+struct RawLog {
+  file: Option<File>,
+  cap: u64,
+  written: u64,
+  dropped: u64,
+}
+
+impl RawLog {
+  fn create(path: &Path, cap: u64) -> io::Result<Self> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    private_mode(&mut options);
+    let file = options.open(path).map_err(|error| {
+      io::Error::new(
+        error.kind(),
+        format!("Cannot open output file {}: {error}", path.display()),
+      )
+    })?;
+    Ok(Self {
+      file: Some(file),
+      cap,
+      written: 0,
+      dropped: 0,
+    })
+  }
+
+  fn append(&mut self, bytes: &[u8]) {
+    let room = usize::try_from(self.cap.saturating_sub(self.written)).unwrap_or(usize::MAX);
+    let take = bytes.len().min(room);
+    let mut done = 0;
+    if let Some(file) = self.file.as_mut() {
+      match file.write_all(&bytes[..take]) {
+        Ok(()) => done = take,
+        Err(error) => {
+          eprintln!("taskstream keeper: writing the log failed: {error}");
+          self.file = None;
+        }
+      }
+    }
+    self.written += done as u64;
+    self.dropped += (bytes.len() - done) as u64;
+  }
+
+  fn close(&mut self) {
+    self.file = None;
+  }
+}
+
+/// A monitor's pipes and exit, handled on a reactor thread.
+struct MonitorSink {
+  log: Mutex<RawLog>,
+  events: Mutex<mpsc::Sender<Event>>,
+}
+
+impl MonitorSink {
+  fn send(&self, event: Event) {
+    let _ = lock(&self.events).send(event);
+  }
+}
+
+impl PipeHandler for MonitorSink {
+  fn data(&self, _tag: u8, bytes: &[u8]) {
+    lock(&self.log).append(bytes);
+  }
+
+  fn closed(&self, _tag: u8, error: Option<io::Error>) {
+    if let Some(error) = error {
+      eprintln!("taskstream keeper: reading a pipe failed: {error}");
+    }
+    self.send(Event::PipeClosed);
+  }
+}
+
+impl ExitHandler for MonitorSink {
+  fn exited(&self, status: io::Result<ExitStatus>) {
+    self.send(Event::Exited(status.ok().map(ExitStatusInfo::from)));
+  }
+}
+
+enum Run {
+  Monitor {
+    sink: Arc<MonitorSink>,
+    reactor: Arc<Reactor>,
+    pipes: [PipeKey; 2],
+  },
+  Shell(Arc<ShellRun>),
+}
+
+struct Keeper {
+  config: KeeperConfig,
+  files: TaskFiles,
+  state_dir: PathBuf,
+  pid: u32,
+  group: ProcessGroup,
+  run: Run,
+  events: mpsc::Receiver<Event>,
+  started: SystemTime,
+}
+
+impl Keeper {
+  /// Opens the output, spawns the task, writes the task record and answers
+  /// `ok`. An error before the answer is the caller's `err` line.
+  fn start(config: KeeperConfig, started: SystemTime) -> io::Result<Keeper> {
+    check_task_id(&config.id)?;
+    let state_dir = PathBuf::from(&config.state_dir);
+    validate_state_dir(&state_dir)?;
+    let files = TaskFiles::new(&state_dir, &config.id);
+    let output_path = match config.kind {
+      TaskKind::Monitor => files.log.clone(),
+      TaskKind::Shell => PathBuf::from(&config.output_path),
+    };
+    enum Output {
+      Log(RawLog),
+      Shell(Box<OutputWriter>),
+    }
+    let output = match config.kind {
+      TaskKind::Monitor => Output::Log(RawLog::create(&output_path, config.max_output_bytes)?),
+      TaskKind::Shell => Output::Shell(Box::new(OutputWriter::create(
+        &output_path,
+        config.max_output_bytes,
+      )?)),
+    };
+    let request = SpawnRequest {
+      program: PathBuf::from(&config.program),
+      args: config.args.clone(),
+      cwd: PathBuf::from(&config.cwd),
+      env: config
+        .env
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect(),
+      task_tag: config.task_tag.clone(),
+      terminal: None,
+    };
+    let spawned = process::spawn(request)?;
+    let pid = spawned.pid;
+    let group = spawned.group.clone();
+    let (sender, events) = mpsc::channel();
+    let run = match output {
+      Output::Log(log) => start_monitor(spawned, log, sender),
+      Output::Shell(writer) => {
+        let settled = Mutex::new(sender);
+        ShellRun::start(
+          spawned,
+          *writer,
+          Box::new(move |outcome| {
+            let _ = lock(&settled).send(Event::Settled(outcome));
+          }),
+        )
+        .map(Run::Shell)
+      }
+    };
+    let run = run.inspect_err(|_| kill_now(&group))?;
+    let me = std::process::id();
+    let record = TaskRecord {
+      version: RECORD_VERSION,
+      kind: config.kind,
+      id: config.id.clone(),
+      command: config.command.clone(),
+      description: config.description.clone(),
+      cwd: config.cwd.clone(),
+      start_time: config.start_time,
+      lease_ms: config.lease_ms,
+      output_path: output_path.to_string_lossy().into_owned(),
+      status_path: config.status_path.clone(),
+      max_output_bytes: config.max_output_bytes,
+      options: config.options.clone(),
+      keeper: ProcessIdentity {
+        pid: me,
+        start_time: proc_table::start_time(me),
+        tag: std::env::var(KEEPER_TAG_VAR).unwrap_or_default(),
+      },
+      task: TaskProcess {
+        pid,
+        pgid: group.pgid,
+        start_time: group.leader_start_time,
+        tag: group.task_tag.clone(),
+        cgroup: group
+          .cgroup
+          .as_ref()
+          .map(|c| c.to_string_lossy().into_owned()),
+      },
+    };
+    let written = write_record(&files.task, &record)
+      .and_then(|()| crate::core::persist::records::render_record(&record));
+    let line = match written {
+      Ok(line) => line,
+      Err(error) => {
+        kill_now(&group);
+        return Err(io::Error::new(
+          error.kind(),
+          format!("cannot write {}: {error}", files.task.display()),
+        ));
+      }
+    };
+    answer(&format!("ok {}", line.trim_end()));
+    eprintln!(
+      "taskstream keeper {me}: task {} runs as pid {pid}",
+      config.id
+    );
+    Ok(Keeper {
+      config,
+      files,
+      state_dir,
+      pid,
+      group,
+      run,
+      events,
+      started,
+    })
+  }
+
+  /// The loop: until the task finished (or a stop gave up waiting), then
+  /// the end record. Returns the exit code.
+  fn run(self) -> i32 {
+    let lease = Duration::from_millis(self.config.lease_ms);
+    let mut lease_seen = self.started;
+    let mut exit: Option<Option<ExitStatusInfo>> = None;
+    let mut exited_at: Option<Instant> = None;
+    let mut pipes_open = 2u8;
+    let mut outcome: Option<ShellOutcome> = None;
+    let mut stop: Option<TaskEnd> = None;
+    let mut stopped_at: Option<Instant> = None;
+    let mut killed_at: Option<Instant> = None;
+    loop {
+      match self.events.recv_timeout(STEP) {
+        Ok(event) => {
+          let mut next = Some(event);
+          while let Some(event) = next {
+            match event {
+              Event::Exited(status) => {
+                exit = Some(status);
+                exited_at = Some(Instant::now());
+              }
+              Event::PipeClosed => pipes_open = pipes_open.saturating_sub(1),
+              Event::Settled(settled) => outcome = Some(settled),
+            }
+            next = self.events.try_recv().ok();
+          }
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {}
+        Err(mpsc::RecvTimeoutError::Disconnected) => {}
+      }
+      let finished = match &self.run {
+        Run::Shell(_) => outcome.is_some(),
+        Run::Monitor { .. } => exited_at.is_some_and(|at| pipes_open == 0 || at.elapsed() >= DRAIN),
+      };
+      if finished {
+        break;
+      }
+      if stop.is_none() {
+        if let Some(end) = self.stop_requested(&mut lease_seen, lease) {
+          eprintln!(
+            "taskstream keeper {}: stopping the task: {} {}",
+            std::process::id(),
+            end.reason_str(),
+            end.detail.as_deref().or(end.via_str()).unwrap_or("")
+          );
+          self.stop(&end);
+          stop = Some(end);
+          stopped_at = Some(Instant::now());
+          killed_at = Some(Instant::now());
+        }
+      } else {
+        let now = Instant::now();
+        if stopped_at.is_some_and(|at| now.duration_since(at) >= STOP_DEADLINE) {
+          eprintln!("taskstream keeper: the stopped task did not finish; recording its end anyway");
+          break;
+        }
+        if killed_at.is_some_and(|at| now.duration_since(at) >= KILL_AGAIN) {
+          kill_now(&self.group);
+          killed_at = Some(now);
+        }
+      }
+    }
+    self.finish(exit.flatten(), outcome, stop)
+  }
+
+  /// A signal, a cancel request or an expired lease: the end to record.
+  fn stop_requested(&self, lease_seen: &mut SystemTime, lease: Duration) -> Option<TaskEnd> {
+    let signal = RECEIVED.load(Ordering::SeqCst);
+    if signal != 0 {
+      return Some(TaskEnd {
+        detail: Some(format!("keeper received {}", signal_name(signal))),
+        ..TaskEnd::host_exit()
+      });
+    }
+    if let Some(request) = read_cancel(&self.files.cancel) {
+      return Some(TaskEnd::cancelled(request.via));
+    }
+    if let Some(renewed) = last_renewal(&self.state_dir) {
+      *lease_seen = (*lease_seen).max(renewed);
+    }
+    let idle = SystemTime::now()
+      .duration_since(*lease_seen)
+      .unwrap_or_default();
+    if idle > lease {
+      return Some(TaskEnd {
+        detail: Some(format!("lease of {} ms expired", self.config.lease_ms)),
+        ..TaskEnd::host_exit()
+      });
+    }
+    None
+  }
+
+  /// Ends the whole tree: SIGTERM, SIGKILL 200 ms later, tag scan, cgroup.
+  fn stop(&self, end: &TaskEnd) {
+    match &self.run {
+      Run::Shell(run) => {
+        run.cancel_via(end.via.unwrap_or(EndVia::Cancel));
+        run.cancel();
+      }
+      Run::Monitor { .. } => terminate(&self.group),
+    }
+  }
+
+  /// Closes the output, makes sure the tree is gone, writes the shell's
+  /// final sidecar and, last, the end record.
+  fn finish(
+    self,
+    exit: Option<ExitStatusInfo>,
+    outcome: Option<ShellOutcome>,
+    stop: Option<TaskEnd>,
+  ) -> i32 {
+    let (output_bytes, dropped_bytes) = match &self.run {
+      Run::Monitor {
+        sink,
+        reactor,
+        pipes,
+      } => {
+        for key in pipes {
+          reactor.close_pipe(*key);
+        }
+        let mut log = lock(&sink.log);
+        log.close();
+        (log.written, log.dropped)
+      }
+      Run::Shell(_) => outcome.as_ref().map_or((0, 0), |o| {
+        (o.counters.bytes_written, o.counters.bytes_not_written)
+      }),
+    };
+    self.end_tree();
+    let exit = outcome.as_ref().map(|o| o.exit).or(exit);
+    let end_time = wall_ms(SystemTime::now());
+    let end = match (&self.run, &stop, &outcome) {
+      (_, Some(stop), _) => stop.clone(),
+      (Run::Shell(_), None, Some(outcome)) => outcome.end(),
+      _ => exit_end(exit),
+    };
+    if let Run::Shell(_) = &self.run {
+      self.write_sidecar(outcome.as_ref(), &stop, &end, end_time);
+    }
+    let record = EndRecord {
+      version: RECORD_VERSION,
+      id: self.config.id.clone(),
+      end_time,
+      end,
+      exit_code: exit.and_then(|e| e.code),
+      output_bytes,
+      dropped_bytes,
+    };
+    if let Err(error) = write_record(&self.files.end, &record) {
+      eprintln!(
+        "taskstream keeper: cannot write {}: {error}",
+        self.files.end.display()
+      );
+      return 1;
+    }
+    eprintln!(
+      "taskstream keeper {}: task {} ended: {}",
+      std::process::id(),
+      self.config.id,
+      serde_json::to_string(&record.end).unwrap_or_default()
+    );
+    0
+  }
+
+  /// Waits until nothing of the tree is alive (whatever a task left behind
+  /// dies with it, as for a host's own tasks): SIGTERM, then SIGKILL again
+  /// every half second, for at most [`STOP_DEADLINE`].
+  fn end_tree(&self) {
+    if !tree_alive(&self.group) {
+      return;
+    }
+    terminate(&self.group);
+    let deadline = Instant::now() + STOP_DEADLINE;
+    let mut next_kill = Instant::now() + Duration::from_millis(500);
+    while tree_alive(&self.group) && Instant::now() < deadline {
+      std::thread::sleep(Duration::from_millis(50));
+      if Instant::now() >= next_kill {
+        kill_now(&self.group);
+        next_kill = Instant::now() + Duration::from_millis(500);
+      }
+    }
+  }
+
+  /// The shell's status sidecar with its end, as the registry writes it.
+  fn write_sidecar(
+    &self,
+    outcome: Option<&ShellOutcome>,
+    stop: &Option<TaskEnd>,
+    end: &TaskEnd,
+    end_time: u64,
+  ) {
+    let mut entry = ShellEntry {
+      id: self.config.id.clone(),
+      command: self.config.command.clone(),
+      cwd: self.config.cwd.clone(),
+      pid: Some(self.pid),
+      status: ShellStatus::Running,
+      exit_code: None,
+      error: None,
+      start_time: self.config.start_time as f64,
+      end_time: None,
+      output_path: self.config.output_path.clone(),
+      notified: false,
+      todo_work_chain_id: None,
+      end: None,
+      ending: stop.clone(),
+    };
+    let verdict = match (stop, outcome) {
+      (Some(_), _) => ShellVerdict::Cancelled,
+      (None, Some(outcome)) => outcome.verdict(),
+      (None, None) => ShellVerdict::Failed("the keeper lost track of the task".to_owned()),
+    };
+    verdict.apply(&mut entry, end.clone(), end_time as f64);
+    write_status_sidecar(&entry, std::process::id());
+  }
+}
+
+/// How a leader's exit status reads as an end.
+fn exit_end(exit: Option<ExitStatusInfo>) -> TaskEnd {
+  match exit {
+    Some(ExitStatusInfo {
+      signal: Some(signal),
+      ..
+    }) => TaskEnd::signaled(&signal_name(signal)),
+    Some(ExitStatusInfo { code, .. }) => TaskEnd::exited(code),
+    None => TaskEnd::io_error("the task's exit could not be waited for"),
+  }
+}
+
+fn start_monitor(
+  spawned: SpawnedProcess,
+  log: RawLog,
+  sender: mpsc::Sender<Event>,
+) -> io::Result<Run> {
+  let SpawnedProcess {
+    stdout,
+    stderr,
+    child,
+    ..
+  } = spawned;
+  let sink = Arc::new(MonitorSink {
+    log: Mutex::new(log),
+    events: Mutex::new(sender),
+  });
+  let reactor = Reactor::pick()?;
+  let pipes = [
+    reactor.watch_pipe(stdout, 0, sink.clone()),
+    reactor.watch_pipe(stderr, 1, sink.clone()),
+  ];
+  reactor.watch_exit(child, sink.clone())?;
+  Ok(Run::Monitor {
+    sink,
+    reactor,
+    pipes,
+  })
+}
