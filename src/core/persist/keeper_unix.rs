@@ -457,6 +457,21 @@ impl Keeper {
     let state_dir = PathBuf::from(&config.state_dir);
     validate_state_dir(&state_dir)?;
     let files = TaskFiles::new(&state_dir, &config.id);
+    // Left by an earlier task of this id that was never forgotten: a stale
+    // cancel request would stop this one at once, a stale end or cursor
+    // would mislead its host.
+    for stale in [&files.cancel, &files.end, &files.cursor] {
+      match std::fs::remove_file(stale) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => {
+          return Err(io::Error::new(
+            error.kind(),
+            format!("cannot remove {}: {error}", stale.display()),
+          ))
+        }
+      }
+    }
     let output_path = match config.kind {
       TaskKind::Monitor => files.log.clone(),
       TaskKind::Shell => PathBuf::from(&config.output_path),
@@ -591,7 +606,9 @@ impl Keeper {
           }
         }
         Err(mpsc::RecvTimeoutError::Timeout) => {}
-        Err(mpsc::RecvTimeoutError::Disconnected) => {}
+        // Nothing more can come (a shell run that will never settle): the
+        // checks below still run, at the same pace.
+        Err(mpsc::RecvTimeoutError::Disconnected) => std::thread::sleep(STEP),
       }
       let finished = match &self.run {
         Run::Shell(_) => outcome.is_some(),

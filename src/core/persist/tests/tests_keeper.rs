@@ -277,6 +277,8 @@ fn the_keeper_outlives_the_host_that_launched_it() {
 #[test]
 fn a_task_that_ends_while_no_host_runs_records_its_exit_code() {
   let dir = StateDir::new("exit-code");
+  // A cancel request left by an earlier task of the same id is not this one's.
+  request_cancel(dir.path(), "bg_exit", EndVia::Cancel).unwrap();
   let cleanup = launch(
     &dir,
     TaskKind::Shell,
