@@ -230,6 +230,27 @@ fn close_inherited_on_exec() {
   }
 }
 
+/// The object file holding this function (`dladdr`).
+pub(super) fn addon_path() -> io::Result<PathBuf> {
+  // SAFETY: `info` is a valid out-pointer; the address is one of our own
+  // functions; `dli_fname` is a NUL-terminated string owned by the dynamic
+  // linker, copied before anything can unload the object.
+  unsafe {
+    let mut info: libc::Dl_info = std::mem::zeroed();
+    let address = addon_path as fn() -> io::Result<PathBuf> as *const libc::c_void;
+    if libc::dladdr(address, &mut info) == 0 || info.dli_fname.is_null() {
+      return Err(io::Error::other(
+        "cannot find the addon's file (dladdr found nothing)",
+      ));
+    }
+    let name = std::ffi::CStr::from_ptr(info.dli_fname);
+    use std::os::unix::ffi::OsStrExt;
+    let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    // A main program may be named as it was started (relative): resolve it.
+    std::fs::canonicalize(&path).or(Ok(path))
+  }
+}
+
 // ---------------------------------------------------------------- keeper
 
 /// How often the keeper looks at its signals, the cancel file and the lease.
