@@ -15,8 +15,8 @@ use crate::core::end::{EndBy, EndReason, EndVia};
 use crate::core::persist::identity::prove_with;
 use crate::core::persist::records::{read_record, ReadRecord};
 use crate::core::persist::{
-  forget, launch_keeper, request_cancel, scan, AdoptionLock, Found, Identity, TaskKind, TaskRecord,
-  TryLock, KEEPER_TAG_VAR,
+  forget, launch_keeper, renew, request_cancel, scan, AdoptionLock, Found, Identity, TaskKind,
+  TaskRecord, TryLock, KEEPER_TAG_VAR,
 };
 use crate::core::process::{proc_table, tree_alive};
 use crate::core::shell::{OutputWriter, Stream};
@@ -498,4 +498,51 @@ fn a_keeper_that_cannot_start_its_task_answers_err() {
   let mut bad_id = config(&dir, TaskKind::Monitor, "mon_x", "true", 60_000);
   bad_id.id = "../escape".to_owned();
   assert!(launch_keeper(&keeper_program(), &bad_id).is_err());
+}
+
+#[test]
+fn a_renewed_lease_keeps_the_task_past_lease_ms_and_an_abandoned_one_ends_it() {
+  let dir = StateDir::new("renewed");
+  let id = "mon_renewed";
+  let lease_ms = 2000;
+  // A lease left an hour ago by an earlier host: never counts against a new keeper.
+  renew(dir.path()).unwrap();
+  let stale = std::time::SystemTime::now() - Duration::from_secs(3600);
+  fs::File::options()
+    .write(true)
+    .open(dir.path().join("lease"))
+    .unwrap()
+    .set_modified(stale)
+    .unwrap();
+  let cleanup = launch(
+    &dir,
+    TaskKind::Monitor,
+    id,
+    "i=0; while :; do echo \"tick $i\"; i=$((i+1)); sleep 0.05; done",
+    lease_ms,
+  );
+  let renewer = Renewer::start(dir.path());
+  let record = record(&cleanup).clone();
+  let log = dir.files(id).log;
+  // Ticks for well over a lease (each tick takes at least 50 ms).
+  assert!(
+    wait_until(Duration::from_secs(30), || text(&log).contains("tick 80\n")),
+    "the task stopped early: {:?}",
+    wait_end(&dir.files(id), Duration::ZERO)
+  );
+  assert!(!dir.files(id).end.exists());
+  assert!(task_alive(&record));
+  // Nobody renews any more.
+  let abandoned = Instant::now();
+  drop(renewer);
+  let end = wait_end(
+    &dir.files(id),
+    Duration::from_millis(lease_ms) + LEASE_SLACK,
+  )
+  .expect("end record");
+  assert!(abandoned.elapsed() < Duration::from_millis(lease_ms) + LEASE_SLACK);
+  assert_eq!(end.end.detail.as_deref(), Some("lease of 2000 ms expired"));
+  assert!(wait_until(Duration::from_secs(10), || !tree_alive(
+    &group_of(&record)
+  )));
 }
