@@ -546,3 +546,36 @@ fn a_renewed_lease_keeps_the_task_past_lease_ms_and_an_abandoned_one_ends_it() {
     &group_of(&record)
   )));
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_keeper_inherits_neither_the_hosts_lock_nor_its_descriptors() {
+  let dir = StateDir::new("no-inherit");
+  let id = "mon_inherit";
+  let TryLock::Acquired(lock) = AdoptionLock::try_acquire(dir.path(), id).unwrap() else {
+    panic!("lock");
+  };
+  let _renewer = Renewer::start(dir.path());
+  let cleanup = launch(&dir, TaskKind::Monitor, id, "echo ready; sleep 1000", 5_000);
+  wait_ready(&dir, id, 0);
+  let record = record(&cleanup).clone();
+  let keeper_fds: Vec<String> = fs::read_dir(format!("/proc/{}/fd", record.keeper.pid))
+    .unwrap()
+    .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+    .map(|p| p.to_string_lossy().into_owned())
+    .collect();
+  assert!(
+    !keeper_fds.iter().any(|p| p.ends_with(".lock")),
+    "{keeper_fds:?}"
+  );
+  // The host gives the task up: another host can take it while it runs.
+  drop(lock);
+  assert!(wait_until(Duration::from_secs(10), || matches!(
+    AdoptionLock::try_acquire(dir.path(), id).unwrap(),
+    TryLock::Acquired(_)
+  )));
+  assert_eq!(keeper_identity(&record), Identity::Same);
+  request_cancel(dir.path(), id, EndVia::Owner).unwrap();
+  let end = wait_end(&dir.files(id), Duration::from_secs(20)).expect("end record");
+  assert_eq!(end.end.via, Some(EndVia::Owner));
+}
