@@ -49,6 +49,37 @@ impl KeeperProgram {
   }
 }
 
+/// The name of the addon's hidden export that runs [`keeper_main`].
+pub const KEEPER_EXPORT: &str = "__taskstreamKeeper";
+
+/// The script `node -e` runs as a keeper: loads the addon named by its one
+/// argument and exits with what its [`KEEPER_EXPORT`] returns.
+pub const NODE_KEEPER_SCRIPT: &str = "const m={exports:{}};process.dlopen(m,process.argv[1]);\
+  process.exit(m.exports.__taskstreamKeeper())";
+
+/// The file this code was loaded from (the addon's `.node` file in Node, the
+/// test binary in `cargo test`), found with `dladdr` on one of its functions.
+pub fn addon_path() -> io::Result<PathBuf> {
+  imp::addon_path()
+}
+
+/// The keeper program for a host running in Node: `node -e <script> <addon>`
+/// with `node` the host's executable (`std::env::current_exe()`), and
+/// `NODE_OPTIONS` emptied for the keeper (a host's `--inspect` must not
+/// follow it; the task's environment comes from the config, not from here).
+pub fn node_keeper_program(node: impl Into<PathBuf>) -> io::Result<KeeperProgram> {
+  let addon = addon_path()?;
+  Ok(KeeperProgram {
+    program: node.into(),
+    args: vec![
+      "-e".into(),
+      NODE_KEEPER_SCRIPT.into(),
+      addon.into_os_string(),
+    ],
+    env: vec![("NODE_OPTIONS".into(), "".into())],
+  })
+}
+
 /// A keeper that answered `ok`: its task runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeeperStarted {
@@ -87,6 +118,10 @@ mod imp {
     _program: &KeeperProgram,
     _config: &KeeperConfig,
   ) -> io::Result<KeeperStarted> {
+    Err(crate::core::persist::unsupported())
+  }
+
+  pub(super) fn addon_path() -> io::Result<std::path::PathBuf> {
     Err(crate::core::persist::unsupported())
   }
 

@@ -230,6 +230,27 @@ fn close_inherited_on_exec() {
   }
 }
 
+/// The object file holding this function (`dladdr`).
+pub(super) fn addon_path() -> io::Result<PathBuf> {
+  // SAFETY: `info` is a valid out-pointer; the address is one of our own
+  // functions; `dli_fname` is a NUL-terminated string owned by the dynamic
+  // linker, copied before anything can unload the object.
+  unsafe {
+    let mut info: libc::Dl_info = std::mem::zeroed();
+    let address = addon_path as fn() -> io::Result<PathBuf> as *const libc::c_void;
+    if libc::dladdr(address, &mut info) == 0 || info.dli_fname.is_null() {
+      return Err(io::Error::other(
+        "cannot find the addon's file (dladdr found nothing)",
+      ));
+    }
+    let name = std::ffi::CStr::from_ptr(info.dli_fname);
+    use std::os::unix::ffi::OsStrExt;
+    let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    // A main program may be named as it was started (relative): resolve it.
+    std::fs::canonicalize(&path).or(Ok(path))
+  }
+}
+
 // ---------------------------------------------------------------- keeper
 
 /// How often the keeper looks at its signals, the cancel file and the lease.
@@ -457,6 +478,21 @@ impl Keeper {
     let state_dir = PathBuf::from(&config.state_dir);
     validate_state_dir(&state_dir)?;
     let files = TaskFiles::new(&state_dir, &config.id);
+    // Left by an earlier task of this id that was never forgotten: a stale
+    // cancel request would stop this one at once, a stale end or cursor
+    // would mislead its host.
+    for stale in [&files.cancel, &files.end, &files.cursor] {
+      match std::fs::remove_file(stale) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => {
+          return Err(io::Error::new(
+            error.kind(),
+            format!("cannot remove {}: {error}", stale.display()),
+          ))
+        }
+      }
+    }
     let output_path = match config.kind {
       TaskKind::Monitor => files.log.clone(),
       TaskKind::Shell => PathBuf::from(&config.output_path),
@@ -591,7 +627,9 @@ impl Keeper {
           }
         }
         Err(mpsc::RecvTimeoutError::Timeout) => {}
-        Err(mpsc::RecvTimeoutError::Disconnected) => {}
+        // Nothing more can come (a shell run that will never settle): the
+        // checks below still run, at the same pace.
+        Err(mpsc::RecvTimeoutError::Disconnected) => std::thread::sleep(STEP),
       }
       let finished = match &self.run {
         Run::Shell(_) => outcome.is_some(),

@@ -21,7 +21,10 @@ pub mod scan;
 pub mod state_dir;
 
 pub use identity::{prove, Identity};
-pub use keeper::{keeper_main, launch_keeper, KeeperProgram, KeeperStarted, KEEPER_TAG_VAR};
+pub use keeper::{
+  addon_path, keeper_main, launch_keeper, node_keeper_program, KeeperProgram, KeeperStarted,
+  KEEPER_EXPORT, KEEPER_TAG_VAR, NODE_KEEPER_SCRIPT,
+};
 pub use lease::{last_renewal, renew};
 pub use lock::{AdoptionLock, TryLock};
 pub use records::{

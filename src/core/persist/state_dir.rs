@@ -22,6 +22,7 @@ pub fn validate_state_dir(path: &Path) -> io::Result<()> {
   imp::validate(path)
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 fn refused(kind: io::ErrorKind, path: &Path, why: &str) -> io::Error {
   io::Error::new(kind, format!("{STATE_DIR_OPTION} {} {why}", path.display()))
 }

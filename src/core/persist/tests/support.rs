@@ -69,7 +69,20 @@ pub(super) fn keeper_program() -> KeeperProgram {
   }
 }
 
-/// A keeper config running `bash -c <command>` in `dir`.
+/// `setsid <program>` in a test command, on a system without the `setsid`
+/// program (macOS) done by perl's `POSIX::setsid` (same pid: it execs).
+fn portable_setsid(command: &str) -> String {
+  if cfg!(target_os = "linux") {
+    command.to_owned()
+  } else {
+    command.replace(
+      "setsid ",
+      "perl -MPOSIX -e 'POSIX::setsid(); exec @ARGV or die' ",
+    )
+  }
+}
+
+/// A keeper config running `bash -c <command>` in `dir` (see [`portable_setsid`]).
 pub(super) fn config(
   dir: &StateDir,
   kind: TaskKind,
@@ -100,7 +113,7 @@ pub(super) fn config(
     description: format!("test {id}"),
     cwd: "/".to_owned(),
     program: "/bin/bash".to_owned(),
-    args: vec!["-c".to_owned(), command.to_owned()],
+    args: vec!["-c".to_owned(), portable_setsid(command)],
     env: env
       .into_iter()
       .map(|(k, v)| {

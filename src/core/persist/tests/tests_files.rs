@@ -471,3 +471,20 @@ fn forget_removes_the_task_files_and_the_lock_last() {
   assert_eq!(names, ["shell-bg_9.output"]);
   forget(dir.path(), "bg_9").unwrap();
 }
+
+#[test]
+fn the_addon_path_is_the_file_this_code_runs_from() {
+  // In `cargo test` the code is linked into the test binary.
+  let path = crate::core::persist::addon_path().unwrap();
+  assert_eq!(
+    path,
+    fs::canonicalize(std::env::current_exe().unwrap()).unwrap()
+  );
+  let program = crate::core::persist::node_keeper_program("/usr/bin/node").unwrap();
+  assert_eq!(program.args[0], "-e");
+  assert_eq!(program.args[2], path.as_os_str());
+  assert!(program.args[1]
+    .to_str()
+    .unwrap()
+    .contains("m.exports.__taskstreamKeeper()"));
+}

@@ -15,8 +15,8 @@ use crate::core::end::{EndBy, EndReason, EndVia};
 use crate::core::persist::identity::prove_with;
 use crate::core::persist::records::{read_record, ReadRecord};
 use crate::core::persist::{
-  forget, launch_keeper, request_cancel, scan, AdoptionLock, Found, Identity, TaskKind, TaskRecord,
-  TryLock, KEEPER_TAG_VAR,
+  forget, launch_keeper, renew, request_cancel, scan, AdoptionLock, Found, Identity, TaskKind,
+  TaskRecord, TryLock, KEEPER_TAG_VAR,
 };
 use crate::core::process::{proc_table, tree_alive};
 use crate::core::shell::{OutputWriter, Stream};
@@ -277,6 +277,8 @@ fn the_keeper_outlives_the_host_that_launched_it() {
 #[test]
 fn a_task_that_ends_while_no_host_runs_records_its_exit_code() {
   let dir = StateDir::new("exit-code");
+  // A cancel request left by an earlier task of the same id is not this one's.
+  request_cancel(dir.path(), "bg_exit", EndVia::Cancel).unwrap();
   let cleanup = launch(
     &dir,
     TaskKind::Shell,
@@ -496,4 +498,84 @@ fn a_keeper_that_cannot_start_its_task_answers_err() {
   let mut bad_id = config(&dir, TaskKind::Monitor, "mon_x", "true", 60_000);
   bad_id.id = "../escape".to_owned();
   assert!(launch_keeper(&keeper_program(), &bad_id).is_err());
+}
+
+#[test]
+fn a_renewed_lease_keeps_the_task_past_lease_ms_and_an_abandoned_one_ends_it() {
+  let dir = StateDir::new("renewed");
+  let id = "mon_renewed";
+  let lease_ms = 2000;
+  // A lease left an hour ago by an earlier host: never counts against a new keeper.
+  renew(dir.path()).unwrap();
+  let stale = std::time::SystemTime::now() - Duration::from_secs(3600);
+  fs::File::options()
+    .write(true)
+    .open(dir.path().join("lease"))
+    .unwrap()
+    .set_modified(stale)
+    .unwrap();
+  let cleanup = launch(
+    &dir,
+    TaskKind::Monitor,
+    id,
+    "i=0; while :; do echo \"tick $i\"; i=$((i+1)); sleep 0.05; done",
+    lease_ms,
+  );
+  let renewer = Renewer::start(dir.path());
+  let record = record(&cleanup).clone();
+  let log = dir.files(id).log;
+  // Ticks for well over a lease (each tick takes at least 50 ms).
+  assert!(
+    wait_until(Duration::from_secs(30), || text(&log).contains("tick 80\n")),
+    "the task stopped early: {:?}",
+    wait_end(&dir.files(id), Duration::ZERO)
+  );
+  assert!(!dir.files(id).end.exists());
+  assert!(task_alive(&record));
+  // Nobody renews any more.
+  let abandoned = Instant::now();
+  drop(renewer);
+  let end = wait_end(
+    &dir.files(id),
+    Duration::from_millis(lease_ms) + LEASE_SLACK,
+  )
+  .expect("end record");
+  assert!(abandoned.elapsed() < Duration::from_millis(lease_ms) + LEASE_SLACK);
+  assert_eq!(end.end.detail.as_deref(), Some("lease of 2000 ms expired"));
+  assert!(wait_until(Duration::from_secs(10), || !tree_alive(
+    &group_of(&record)
+  )));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_keeper_inherits_neither_the_hosts_lock_nor_its_descriptors() {
+  let dir = StateDir::new("no-inherit");
+  let id = "mon_inherit";
+  let TryLock::Acquired(lock) = AdoptionLock::try_acquire(dir.path(), id).unwrap() else {
+    panic!("lock");
+  };
+  let _renewer = Renewer::start(dir.path());
+  let cleanup = launch(&dir, TaskKind::Monitor, id, "echo ready; sleep 1000", 5_000);
+  wait_ready(&dir, id, 0);
+  let record = record(&cleanup).clone();
+  let keeper_fds: Vec<String> = fs::read_dir(format!("/proc/{}/fd", record.keeper.pid))
+    .unwrap()
+    .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+    .map(|p| p.to_string_lossy().into_owned())
+    .collect();
+  assert!(
+    !keeper_fds.iter().any(|p| p.ends_with(".lock")),
+    "{keeper_fds:?}"
+  );
+  // The host gives the task up: another host can take it while it runs.
+  drop(lock);
+  assert!(wait_until(Duration::from_secs(10), || matches!(
+    AdoptionLock::try_acquire(dir.path(), id).unwrap(),
+    TryLock::Acquired(_)
+  )));
+  assert_eq!(keeper_identity(&record), Identity::Same);
+  request_cancel(dir.path(), id, EndVia::Owner).unwrap();
+  let end = wait_end(&dir.files(id), Duration::from_secs(20)).expect("end record");
+  assert_eq!(end.end.via, Some(EndVia::Owner));
 }
