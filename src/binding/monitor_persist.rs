@@ -16,9 +16,9 @@ use crate::core::end::{EndVia, TaskEnd};
 use crate::core::monitor::native::{FollowFrom, NativeMonitor};
 use crate::core::monitor::signal::SignalConfig;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
+use crate::core::persist::link::read_cursor;
 use crate::core::persist::{self, ensure_state_dir, Found, TaskKind, TaskRecord};
-use crate::core::persisted::link::read_cursor;
-use crate::core::persisted::{renewer, EndView, KeeperLink};
+use crate::core::persist::{renewer, EndView, KeeperLink};
 use crate::core::process::{self, EnvOptions};
 use crate::core::text::sanitize_monitor_line;
 

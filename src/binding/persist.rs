@@ -90,16 +90,16 @@ mod launch {
 
   use super::PersistOptions;
   use crate::core::persist::{
-    self, ensure_state_dir, launch_keeper, AdoptionLock, KeeperConfig, KeeperProgram, TaskKind,
-    TaskRecord, TryLock, RECORD_VERSION,
+    self, ensure_state_dir, launch_keeper, node_keeper_program, AdoptionLock, KeeperConfig,
+    TaskKind, TaskRecord, TryLock, RECORD_VERSION,
   };
-  use crate::core::persisted::{program, renewer, KeeperLink};
+  use crate::core::persist::{renewer, KeeperLink};
 
   /// The keeper's entry point, run by `node -e` in the keeper process:
   /// blocks for the task's whole life, then exits the process.
   #[napi(js_name = "__taskstreamKeeper", skip_typescript)]
   pub fn taskstream_keeper() {
-    let code = persist::keeper_main();
+    let code = crate::core::keeper::keeper_main();
     std::process::exit(code);
   }
 
@@ -147,7 +147,7 @@ mod launch {
   pub(crate) fn launch(request: Launch) -> std::io::Result<TaskRecord> {
     let persist = request.persist;
     renewer::attach(&persist.state_dir, persist.lease_ms);
-    let (node, args) = program::node_keeper_program()?;
+    let program = node_keeper_program(std::env::current_exe()?)?;
     let output_path = request
       .output_path
       .unwrap_or_else(|| persist::TaskFiles::new(&persist.state_dir, request.id).log);
@@ -174,7 +174,7 @@ mod launch {
       start_time: request.start_time as u64,
       options: request.options,
     };
-    launch_keeper(&KeeperProgram::new(node, args), &config).map(|started| started.record)
+    launch_keeper(&program, &config).map(|started| started.record)
   }
 }
 

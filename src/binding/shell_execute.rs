@@ -485,7 +485,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
 enum Started {
   Local(OutputWriter, process::SpawnedProcess),
   #[cfg(unix)]
-  Persisted(u32, Arc<crate::core::persisted::KeeperLink>),
+  Persisted(u32, Arc<crate::core::persist::KeeperLink>),
 }
 
 impl Started {
@@ -500,7 +500,7 @@ impl Started {
 
 /// A keeper that could not start: its lock and state go.
 #[cfg(unix)]
-fn forget_link(link: &crate::core::persisted::KeeperLink) {
+fn forget_link(link: &crate::core::persist::KeeperLink) {
   link.forget_state();
 }
 #[cfg(not(unix))]
@@ -889,7 +889,7 @@ mod recover {
   use super::*;
   use crate::binding::monitor_persist::{recover_state_dir, RecoverOut};
   use crate::core::persist::{self, Found, TaskKind, TaskRecord};
-  use crate::core::persisted::{renewer, EndView, KeeperLink};
+  use crate::core::persist::{renewer, EndView, KeeperLink};
 
   /// A recorded shell registered as running: its entry object, its
   /// controller's signal, and the settle of its run.

@@ -6,10 +6,9 @@ pub mod clock;
 pub mod end;
 pub mod guards;
 pub mod ids;
+pub mod keeper;
 pub mod monitor;
 pub mod persist;
-#[cfg(unix)]
-pub mod persisted;
 pub mod process;
 #[cfg(unix)]
 pub mod reactor;

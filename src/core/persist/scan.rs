@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::identity::{prove_with, Identity};
-use super::keeper::KEEPER_TAG_VAR;
+use super::launch::KEEPER_TAG_VAR;
 use super::lock::{AdoptionLock, TryLock};
 use super::records::{
   check_task_id, read_record, read_record_or_quarantine, EndRecord, ReadRecord, TaskFiles,

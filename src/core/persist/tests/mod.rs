@@ -5,9 +5,10 @@
 //! short lease as its own backstop and kills what it started by recorded
 //! group and tag ([`support::Cleanup`]).
 
+mod files;
+mod follow;
+mod keeper;
 mod support;
-mod tests_files;
-mod tests_keeper;
 
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ use super::{launch_keeper, AdoptionLock, TryLock};
 #[test]
 fn keeper_entry() {
   if std::env::var_os("TASKSTREAM_TEST_KEEPER").is_some_and(|v| v == "1") {
-    std::process::exit(super::keeper_main());
+    std::process::exit(crate::core::keeper::keeper_main());
   }
 }
 

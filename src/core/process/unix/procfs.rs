@@ -13,8 +13,8 @@ use std::io::{ErrorKind, Read};
 
 use once_cell::sync::Lazy;
 
-use super::proc_stat::{named_values, tag_values};
 pub use super::proc_stat::ProcStat;
+use super::proc_stat::{named_values, tag_values};
 // The platform-neutral part of the API, also under its older paths here, for the tests.
 #[cfg(test)]
 pub use super::proc_table::{

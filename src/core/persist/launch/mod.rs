@@ -1,12 +1,13 @@
-//! The keeper: a detached process that runs one persisted task for as long
-//! as its lease holds (docs/persistence.md "The keeper").
+//! Starting a keeper: a detached process that runs one persisted task for as
+//! long as its lease holds (docs/persistence.md "The keeper"; its life is
+//! `core::keeper`).
 //!
 //! [`launch_keeper`] (in the host) starts the keeper program in a session of
 //! its own, untracked by the host's watchdog and tracker, writes the
 //! [`KeeperConfig`] on its stdin and waits up to 15 s for its handshake line
 //! on stdout: `ok <task record>` or `err <message>`.
 //!
-//! [`keeper_main`] (in the keeper) spawns the task with the standard
+//! `core::keeper::keeper_main` (in the keeper) spawns the task with the standard
 //! containment (`core::process::spawn`: session, group, tag, cgroup and the
 //! keeper's own watchdog, so the task dies with its keeper however the
 //! keeper dies), writes `<id>.task.json`, answers the handshake, and then
@@ -16,11 +17,12 @@
 //! SIGTERM, SIGINT or SIGHUP. Its last act is `<id>.end.json`.
 
 use std::ffi::OsString;
-use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::records::{KeeperConfig, TaskRecord};
+#[cfg(not(unix))]
+use super::records::KeeperConfig;
+use super::records::TaskRecord;
 
 /// The keeper's environment tag: `TASKSTREAM_KEEPER_ID=<fresh tag>`, proved
 /// with its start time before a host believes a recorded keeper pid.
@@ -49,36 +51,13 @@ impl KeeperProgram {
   }
 }
 
-/// The name of the addon's hidden export that runs [`keeper_main`].
+/// The name of the addon's hidden export that runs `core::keeper::keeper_main`.
 pub const KEEPER_EXPORT: &str = "__taskstreamKeeper";
 
 /// The script `node -e` runs as a keeper: loads the addon named by its one
 /// argument and exits with what its [`KEEPER_EXPORT`] returns.
 pub const NODE_KEEPER_SCRIPT: &str = "const m={exports:{}};process.dlopen(m,process.argv[1]);\
   process.exit(m.exports.__taskstreamKeeper())";
-
-/// The file this code was loaded from (the addon's `.node` file in Node, the
-/// test binary in `cargo test`), found with `dladdr` on one of its functions.
-pub fn addon_path() -> io::Result<PathBuf> {
-  imp::addon_path()
-}
-
-/// The keeper program for a host running in Node: `node -e <script> <addon>`
-/// with `node` the host's executable (`std::env::current_exe()`), and
-/// `NODE_OPTIONS` emptied for the keeper (a host's `--inspect` must not
-/// follow it; the task's environment comes from the config, not from here).
-pub fn node_keeper_program(node: impl Into<PathBuf>) -> io::Result<KeeperProgram> {
-  let addon = addon_path()?;
-  Ok(KeeperProgram {
-    program: node.into(),
-    args: vec![
-      "-e".into(),
-      NODE_KEEPER_SCRIPT.into(),
-      addon.into_os_string(),
-    ],
-    env: vec![("NODE_OPTIONS".into(), "".into())],
-  })
-}
 
 /// A keeper that answered `ok`: its task runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,48 +67,34 @@ pub struct KeeperStarted {
   pub keeper_pid: u32,
 }
 
-/// Starts a keeper for `config` and waits for its handshake (see the module
-/// documentation). On `err`, a timeout or an early exit, the keeper is
-/// killed (it is still our unreaped child, so its pid cannot have been
-/// reused) and the error returned; its task, if it had started one, dies
-/// with it. Afterwards a thread of ours reaps the keeper: no zombie.
-pub fn launch_keeper(program: &KeeperProgram, config: &KeeperConfig) -> io::Result<KeeperStarted> {
-  imp::launch_keeper(program, config)
-}
-
-/// The keeper's whole life: reads its [`KeeperConfig`] from stdin, runs the
-/// task, and returns the process exit code (0 once the end record is
-/// written). The caller exits with it at once.
-pub fn keeper_main() -> i32 {
-  imp::keeper_main()
-}
-
 #[cfg(unix)]
-#[path = "keeper_unix.rs"]
-mod imp;
+mod unix;
+#[cfg(unix)]
+pub use unix::{addon_path, launch_keeper, node_keeper_program};
 
 #[cfg(not(unix))]
-mod imp {
+pub use unsupported::{addon_path, launch_keeper, node_keeper_program};
+
+/// Platforms without persistence: every entry point fails.
+#[cfg(not(unix))]
+mod unsupported {
   use std::io;
+  use std::path::PathBuf;
 
   use super::{KeeperConfig, KeeperProgram, KeeperStarted};
 
-  pub(super) fn launch_keeper(
+  pub fn node_keeper_program(_node: impl Into<PathBuf>) -> io::Result<KeeperProgram> {
+    Err(crate::core::persist::unsupported())
+  }
+
+  pub fn launch_keeper(
     _program: &KeeperProgram,
     _config: &KeeperConfig,
   ) -> io::Result<KeeperStarted> {
     Err(crate::core::persist::unsupported())
   }
 
-  pub(super) fn addon_path() -> io::Result<std::path::PathBuf> {
+  pub fn addon_path() -> io::Result<PathBuf> {
     Err(crate::core::persist::unsupported())
-  }
-
-  pub(super) fn keeper_main() -> i32 {
-    eprintln!(
-      "taskstream keeper: {}",
-      crate::core::persist::UNSUPPORTED_MESSAGE
-    );
-    1
   }
 }

@@ -24,8 +24,8 @@ use crate::core::sync::{lock, SelfRef};
 use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 use crate::core::wait::{WaitOutcome, WaitSpec};
 #[cfg(unix)]
-#[path = "runner_persisted.rs"]
 mod persisted;
+pub(crate) use persisted::ShellPersisted;
 
 /// What must end before the run settles: the leader, stdout and stderr.
 const PARTS: u8 = 3;
@@ -128,7 +128,7 @@ pub struct ShellRun {
   /// The output file; `None` for a persisted run (its keeper writes it).
   writer: Mutex<Option<OutputWriter>>,
   #[cfg(unix)]
-  persisted: Option<persisted::ShellPersisted>,
+  persisted: Option<ShellPersisted>,
   state: Mutex<RunState>,
   /// Waits and the settle timer; locked before `writer` when both are held.
   signals: Mutex<RunSignals>,

@@ -25,7 +25,6 @@ use crate::core::sync::{lock, SelfRef};
 use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 
 #[cfg(unix)]
-#[path = "native_persisted.rs"]
 mod persisted;
 #[cfg(unix)]
 pub use persisted::{FollowFrom, Persisted};

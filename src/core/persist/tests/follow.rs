@@ -4,10 +4,10 @@ use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::end_view::EndView;
-use super::follow::{FollowPaths, FollowSink, Follower};
-use super::link::{read_cursor, write_cursor};
 use crate::core::end::TaskEnd;
+use crate::core::persist::end_view::EndView;
+use crate::core::persist::follow::{FollowPaths, FollowSink, Follower};
+use crate::core::persist::link::{read_cursor, write_cursor};
 
 #[derive(Default)]
 struct Seen {

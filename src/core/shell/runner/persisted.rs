@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use super::{OnSignal, RunState, ShellOutcome, ShellRun, NO_EXIT, PARTS};
 use crate::core::clock;
 use crate::core::end::{EndReason, EndVia};
-use crate::core::persisted::follow::{FollowPaths, FollowSink, Follower};
-use crate::core::persisted::{EndView, KeeperLink};
+use crate::core::persist::follow::{FollowPaths, FollowSink, Follower};
+use crate::core::persist::{EndView, KeeperLink};
 use crate::core::process::ExitStatusInfo;
 use crate::core::shell::output::{OutputCounters, Stream};
 use crate::core::shell::signals::RunSignals;
@@ -74,8 +74,8 @@ impl ShellRun {
       offset,
       offset,
       Arc::downgrade(&sink),
-      crate::core::persisted::link::read_end,
-      crate::core::persisted::link::write_cursor,
+      crate::core::persist::link::read_end,
+      crate::core::persist::link::write_cursor,
       keeper_alive,
     )?;
     *lock(&run.reactor) = Some(follower.reactor());

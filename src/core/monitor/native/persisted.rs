@@ -13,10 +13,10 @@ use crate::core::monitor::hub::{Clock, MonitorHub};
 use crate::core::monitor::reader::Reader;
 use crate::core::monitor::signal::{DropDigest, SignalConfig};
 use crate::core::monitor::throttle::ThrottleConfig;
-use crate::core::persisted::follow::{FollowPaths, FollowSink, Follower};
-use crate::core::persisted::link::{self, KeeperLink};
+use crate::core::persist::follow::{FollowPaths, FollowSink, Follower};
+use crate::core::persist::link::{self, KeeperLink};
 
-use crate::core::persisted::EndView;
+use crate::core::persist::EndView;
 use crate::core::reactor::Reactor;
 use crate::core::sync::{lock, SelfRef};
 
@@ -133,7 +133,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       from.offset,
       from.missed_until,
       Arc::downgrade(&sink),
-      crate::core::persisted::link::read_end,
+      crate::core::persist::link::read_end,
       link::write_cursor,
       keeper_alive,
     )?;

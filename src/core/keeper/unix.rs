@@ -1,255 +1,31 @@
-//! The keeper on Unix: the launcher (host side) and the keeper's life.
+//! The keeper's life on Unix.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::process::CommandExt;
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::{KeeperProgram, KeeperStarted, HANDSHAKE_TIMEOUT, KEEPER_TAG_VAR};
 use crate::core::end::{EndVia, TaskEnd};
 use crate::core::persist::lease::last_renewal;
 use crate::core::persist::records::{
-  check_task_id, parse_record, private_mode, read_cancel, write_record, EndRecord, KeeperConfig,
-  ProcessIdentity, TaskFiles, TaskKind, TaskProcess, TaskRecord, RECORD_VERSION,
+  check_task_id, private_mode, read_cancel, write_record, EndRecord, KeeperConfig, ProcessIdentity,
+  TaskFiles, TaskKind, TaskProcess, TaskRecord, RECORD_VERSION,
 };
 use crate::core::persist::state_dir::validate_state_dir;
+use crate::core::persist::KEEPER_TAG_VAR;
 use crate::core::process::{
-  self, kill_now, new_task_tag, proc_table, signal_name, terminate, tree_alive, ExitStatusInfo,
-  ProcessGroup, SpawnRequest, SpawnedProcess,
+  self, kill_now, proc_table, signal_name, terminate, tree_alive, ExitStatusInfo, ProcessGroup,
+  SpawnRequest, SpawnedProcess,
 };
 use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
 use crate::core::shell::{
   write_status_sidecar, OutputWriter, ShellEntry, ShellOutcome, ShellRun, ShellStatus, ShellVerdict,
 };
 use crate::core::sync::lock;
-
-// ---------------------------------------------------------------- launcher
-
-pub(super) fn launch_keeper(
-  program: &KeeperProgram,
-  config: &KeeperConfig,
-) -> io::Result<KeeperStarted> {
-  check_task_id(&config.id)?;
-  let state_dir = Path::new(&config.state_dir);
-  validate_state_dir(state_dir)?;
-  let files = TaskFiles::new(state_dir, &config.id);
-  let log = open_append_private(&files.keeper_log)?;
-  let input = serde_json::to_vec(config).map_err(io::Error::other)?;
-  let tag = format!("keeper-{}", new_task_tag());
-
-  let mut command = Command::new(&program.program);
-  command
-    .args(&program.args)
-    .envs(program.env.iter().map(|(k, v)| (k, v)))
-    .env(KEEPER_TAG_VAR, &tag)
-    .current_dir("/")
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::from(log));
-  // SAFETY: `detach` makes only async-signal-safe system calls.
-  unsafe {
-    command.pre_exec(detach);
-  }
-  let mut child = command.spawn()?;
-  let keeper_pid = child.id();
-  let stdin = child.stdin.take();
-  let stdout = child.stdout.take();
-
-  // The config may exceed a pipe's buffer; the keeper reads it first thing.
-  std::thread::Builder::new()
-    .name("taskstream-keeper-config".into())
-    .spawn(move || {
-      if let Some(mut stdin) = stdin {
-        let _ = stdin.write_all(&input);
-      }
-    })?;
-  let (answer_tx, answer) = mpsc::channel();
-  std::thread::Builder::new()
-    .name("taskstream-keeper-handshake".into())
-    .spawn(move || {
-      let _ = answer_tx.send(read_handshake(stdout));
-    })?;
-
-  let result = match answer.recv_timeout(HANDSHAKE_TIMEOUT) {
-    Ok(Some(line)) => parse_handshake(&line, &config.id),
-    Ok(None) => Err(io::Error::other(
-      "the keeper exited before it started the task",
-    )),
-    Err(_) => Err(io::Error::new(
-      io::ErrorKind::TimedOut,
-      format!(
-        "the keeper did not answer within {} s",
-        HANDSHAKE_TIMEOUT.as_secs()
-      ),
-    )),
-  };
-  match result {
-    Ok(record) => {
-      reap_in_background(child);
-      Ok(KeeperStarted { record, keeper_pid })
-    }
-    Err(error) => {
-      // Still our unreaped child: its pid cannot be anyone else's.
-      let _ = child.kill();
-      let _ = child.wait();
-      let tail = log_tail(&files.keeper_log);
-      let message = if tail.is_empty() {
-        error.to_string()
-      } else {
-        format!("{error} (keeper log: {tail})")
-      };
-      Err(io::Error::new(error.kind(), message))
-    }
-  }
-}
-
-/// The first `ok …` or `err …` line (other lines, such as a test harness's
-/// banner, are skipped); `None` at EOF.
-fn read_handshake(stdout: Option<std::process::ChildStdout>) -> Option<String> {
-  let mut reader = BufReader::new(stdout?);
-  let mut line = String::new();
-  loop {
-    line.clear();
-    match reader.read_line(&mut line) {
-      Ok(0) | Err(_) => return None,
-      Ok(_) if line.starts_with("ok ") || line.starts_with("err ") => {
-        return Some(line.trim_end_matches('\n').to_owned())
-      }
-      Ok(_) => {}
-    }
-  }
-}
-
-fn parse_handshake(line: &str, id: &str) -> io::Result<TaskRecord> {
-  if let Some(message) = line.strip_prefix("err ") {
-    return Err(io::Error::other(message.to_owned()));
-  }
-  let json = line.strip_prefix("ok ").unwrap_or(line);
-  let record: TaskRecord = parse_record(json).map_err(|error| {
-    io::Error::new(
-      io::ErrorKind::InvalidData,
-      format!("the keeper's handshake is not a valid task record: {error}"),
-    )
-  })?;
-  if record.id != id {
-    return Err(io::Error::new(
-      io::ErrorKind::InvalidData,
-      format!("the keeper answered for task {:?}", record.id),
-    ));
-  }
-  Ok(record)
-}
-
-fn reap_in_background(mut child: std::process::Child) {
-  let spawned = std::thread::Builder::new()
-    .name("taskstream-keeper-reaper".into())
-    .spawn(move || {
-      let _ = child.wait();
-    });
-  if let Err(error) = spawned {
-    tracing::warn!(%error, "taskstream: cannot start the keeper's reaper thread");
-  }
-}
-
-/// The last 400 bytes of the keeper's log, on one line.
-fn log_tail(path: &Path) -> String {
-  let Ok(mut file) = File::open(path) else {
-    return String::new();
-  };
-  let len = file.metadata().map_or(0, |m| m.len());
-  let _ = file.seek(SeekFrom::Start(len.saturating_sub(400)));
-  let mut bytes = Vec::new();
-  let _ = file.read_to_end(&mut bytes);
-  String::from_utf8_lossy(&bytes)
-    .split_whitespace()
-    .collect::<Vec<_>>()
-    .join(" ")
-}
-
-fn open_append_private(path: &Path) -> io::Result<File> {
-  let mut options = OpenOptions::new();
-  options.append(true).create(true);
-  private_mode(&mut options);
-  options.open(path)
-}
-
-/// In the forked keeper, before exec: its own session (no terminal, out of
-/// the host's group), default signal dispositions (Node ignores SIGPIPE) and
-/// an empty mask, and no inherited descriptor but stdio (in particular no
-/// write end of the host's watchdog pipe). No parent-death signal.
-fn detach() -> io::Result<()> {
-  // SAFETY: plain system calls on stack values (async-signal-safe).
-  unsafe {
-    if libc::setsid() == -1 {
-      return Err(io::Error::last_os_error());
-    }
-    let mut action: libc::sigaction = std::mem::zeroed();
-    action.sa_sigaction = libc::SIG_DFL;
-    for signal in 1..32 {
-      if signal != libc::SIGKILL && signal != libc::SIGSTOP {
-        libc::sigaction(signal, &action, std::ptr::null_mut());
-      }
-    }
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-  }
-  close_inherited_on_exec();
-  Ok(())
-}
-
-#[cfg(target_os = "linux")]
-fn close_inherited_on_exec() {
-  // SAFETY: close_range only flags descriptors of this forked process.
-  unsafe {
-    libc::syscall(
-      libc::SYS_close_range,
-      3 as libc::c_uint,
-      libc::c_uint::MAX,
-      libc::CLOSE_RANGE_CLOEXEC,
-    );
-  }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn close_inherited_on_exec() {
-  // SAFETY: fcntl on integers; descriptors that are not open fail harmlessly.
-  unsafe {
-    let max = libc::getdtablesize().clamp(3, 65_536);
-    for fd in 3..max {
-      let flags = libc::fcntl(fd, libc::F_GETFD);
-      if flags != -1 {
-        libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
-      }
-    }
-  }
-}
-
-/// The object file holding this function (`dladdr`).
-pub(super) fn addon_path() -> io::Result<PathBuf> {
-  // SAFETY: `info` is a valid out-pointer; the address is one of our own
-  // functions; `dli_fname` is a NUL-terminated string owned by the dynamic
-  // linker, copied before anything can unload the object.
-  unsafe {
-    let mut info: libc::Dl_info = std::mem::zeroed();
-    let address = addon_path as fn() -> io::Result<PathBuf> as *const libc::c_void;
-    if libc::dladdr(address, &mut info) == 0 || info.dli_fname.is_null() {
-      return Err(io::Error::other(
-        "cannot find the addon's file (dladdr found nothing)",
-      ));
-    }
-    let name = std::ffi::CStr::from_ptr(info.dli_fname);
-    use std::os::unix::ffi::OsStrExt;
-    let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
-    // A main program may be named as it was started (relative): resolve it.
-    std::fs::canonicalize(&path).or(Ok(path))
-  }
-}
 
 // ---------------------------------------------------------------- keeper
 

@@ -1,0 +1,40 @@
+//! The keeper's life (docs/persistence.md "The keeper"): the process that
+//! runs one persisted task for as long as its lease holds. The host starts it
+//! with `core::persist::launch_keeper`; the addon's hidden export runs
+//! [`keeper_main`] in it.
+//!
+//! It reads its `KeeperConfig` from stdin, spawns the task with the standard
+//! containment (`core::process::spawn`: session, group, tag, cgroup and the
+//! keeper's own watchdog, so the task dies with its keeper however the keeper
+//! dies), writes `<id>.task.json`, answers the handshake, and then writes the
+//! output (monitors: the raw `<id>.log`; shells: the normal output file
+//! through `OutputWriter`) until the task ends, is cancelled through
+//! `<id>.cancel`, its lease expires, or the keeper is told to stop by
+//! SIGTERM, SIGINT or SIGHUP. Its last act is `<id>.end.json`.
+//!
+//! It sits above `monitor/` and `shell/` (it writes a shell's output file
+//! with the shell's own writer); nothing in the core uses it.
+
+/// The keeper's whole life: reads its config from stdin, runs the task, and
+/// returns the process exit code (0 once the end record is written, 1 when
+/// the task or its end failed, 2 for a bad config). The caller exits with it
+/// at once.
+pub fn keeper_main() -> i32 {
+  imp::keeper_main()
+}
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as imp;
+
+#[cfg(not(unix))]
+mod imp {
+  pub(super) fn keeper_main() -> i32 {
+    eprintln!(
+      "taskstream keeper: {}",
+      crate::core::persist::UNSUPPORTED_MESSAGE
+    );
+    1
+  }
+}
