@@ -1,7 +1,7 @@
 // CLI process 1 of test/persist.test.ts: a CLI with `persist` that starts, through its tools, a
 // background shell and a monitor (both scripts/server.sh: a server with a helper process beside
 // it) and a build that waits for a file `go` and then fails, waits for the servers' ready lines
-// with wait_for, prints `{ shell, monitor, build }` (their ids) as one JSON line, and idles until
+// with wait_for, prints `{ ids, startTimes }` as one JSON line, and idles until
 // the test kills it.
 //
 //   vite-node test/persist-cli.ts <projectDir> <projectTempDir> <stateDir> <leaseMs>
@@ -39,5 +39,9 @@ for (const name of ['api', 'web']) writeFileSync(join(targetDir, `${name}.go`), 
 for (const waited of await Promise.all(waits)) {
   if (!waited.llmContent.includes('printed a matching line')) throw new Error(waited.llmContent)
 }
-process.stdout.write(`${JSON.stringify(ids)}\n`)
+const startTimes = {
+  shell: cli.context.shells.get(ids.shell)!.startTime,
+  monitor: cli.context.monitors.get(ids.monitor)!.startTime,
+}
+process.stdout.write(`${JSON.stringify({ ids, startTimes })}\n`)
 void alive

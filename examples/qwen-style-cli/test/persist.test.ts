@@ -63,7 +63,8 @@ async function firstCli(project: string, tempDir: string, stateDir: string) {
       if (!out.includes('\n')) reject(new Error(`CLI process 1 ended (${JSON.stringify(r)}) before reporting: ${stderr}`))
     })
   })
-  return { child, exited, ids: JSON.parse(line) as { shell: string; monitor: string; build: string } }
+  const report = JSON.parse(line) as { ids: { shell: string; monitor: string; build: string }; startTimes: { shell: number; monitor: number } }
+  return { child, exited, ...report }
 }
 
 describe('persist: a new CLI process picks up the last one\'s tasks', () => {
@@ -90,7 +91,7 @@ describe('persist: a new CLI process picks up the last one\'s tasks', () => {
 
     // CLI process 1 starts the tasks, then crashes.
     const first = await firstCli(project, tempDir, stateDir)
-    const { ids } = first
+    const { ids, startTimes } = first
     first.child.kill('SIGKILL')
     expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' })
 
@@ -139,6 +140,8 @@ describe('persist: a new CLI process picks up the last one\'s tasks', () => {
     expect(listed).toMatch(new RegExp(`^\\[${ids.monitor}\\] running \\(\\d+ events?\\)  \\S+ pid=${monitor.pid}  web server$`, 'm'))
     expect(listed).toMatch(new RegExp(`^\\[${ids.build}\\] failed: exited with code 3  \\S+ pid=\\d+  echo building; while`, 'm'))
     expect(monitor.command).toBe('bash scripts/server.sh web')
+    expect(shell.command).toBe('bash scripts/server.sh api')
+    expect({ shell: shell.startTime, monitor: monitor.startTime }).toEqual(startTimes)
 
     // task_stop stops both; nothing of theirs survives.
     const stopMonitor = cli.taskStopTool.execute({ task_id: ids.monitor })
