@@ -64,7 +64,7 @@ describe('examples/demo.mjs', () => {
     expect(run.stdout).toMatch(/\/pid -> 200: the server \(pid \d+\) still answers, with no host/)
     expect(run.stdout).toContain(`recover() -> adopted: ["${id}"], settled: [], lost: [], corrupt: 0, busy: []`)
     expect(run.stdout).toContain(`recovered ${id}: same id, command "node ./examples/fixtures/dev-server.mjs"`)
-    expect(run.stdout).toMatch(new RegExp(`^ *\\[${id}\\] running \\(0 events\\)  \\S+ pid=\\d+  dev server \\(persisted\\)$`, 'm'))
+    expect(run.stdout).toMatch(new RegExp(`^ *\\[${id}\\] running \\(1 event\\)  \\S+ pid=\\d+  dev server \\(persisted\\)$`, 'm'))
     expect(run.stdout).toContain('Monitor "dev server (persisted)" event #1: 3 lines were written while no host was attached (counted, not replayed)')
     expect(run.stdout).toContain('[3 lines dropped since the last notification; first: GET /pid 200; last: GET /health 200]')
     expect(run.stdout).toContain('Monitor "dev server (persisted)" event #2: GET /after-restart 200')

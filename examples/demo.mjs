@@ -419,18 +419,20 @@ await until(
 console.log()
 session2 = new MonitorRegistry()
 const digests = []
+const eventsSeen = []
 let recoveredEnd
 const recoveredSettled = new Promise((resolve) => (recoveredEnd = resolve))
 session2.setNotificationCallback((displayText, modelText, meta) => {
   console.log(`${stamp()}  ${displayText.replace(/\n/g, '\n         ')}`)
   if (meta.droppedSince !== undefined || meta.type === 'terminal') console.log(indent(modelText, '            '))
   if (meta.droppedSince !== undefined) digests.push(meta.droppedSince)
+  if (meta.type === 'event') eventsSeen.push(displayText)
   if (meta.type === 'terminal') {
     console.log(`            meta.end: ${JSON.stringify(meta.end)}`)
     recoveredEnd(meta.status)
   }
 })
-say('session 2: a new CLI process calls registry.recover({ stateDir })')
+say('session 2: a new CLI process (here: the demo, with a fresh registry) calls registry.recover({ stateDir })')
 const found = session2.recover({ stateDir })
 const ids = (list) => list.map((t) => t.monitorId ?? t.id)
 say(
@@ -439,9 +441,10 @@ say(
 const adopted = found.adopted.find((t) => t.monitorId === recovered.id)
 if (!adopted) fail(`recover() did not adopt ${recovered.id}`)
 say(`recovered ${adopted.monitorId}: same id, command ${JSON.stringify(adopted.command)}, pid ${adopted.pid}, started ${formatDuration(Date.now() - adopted.startTime)} ago`)
-showTasks(session2)
 // The lines printed while no host followed arrive as one digest notification.
 await until(() => digests.length > 0, 10_000, 'the digest of the missed lines')
+console.log()
+showTasks(session2)
 
 // The recovered monitor is followed like an own one: a request's log line
 // comes back as an event, and a bounded wait sees it.
@@ -449,6 +452,7 @@ const waited = session2.waitFor(recovered.id, { match: 'GET /after-restart 200',
 const after = await get(`${devUrl}/after-restart`)
 say(`the demo requested ${devUrl}/after-restart -> ${after.status ?? after.error}`)
 say(`waitFor resolved: ${JSON.stringify(await waited)}`)
+await until(() => eventsSeen.some((text) => text.includes('GET /after-restart 200')), 10_000, 'the request line as an event')
 
 say(`user stops the dev server: registry.cancel('${recovered.id}')`)
 session2.cancel(recovered.id)
