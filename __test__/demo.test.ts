@@ -5,6 +5,8 @@ import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
+import { isAlive } from './support/process'
+
 const root = join(__dirname, '..')
 
 describe('examples/demo.mjs', () => {
@@ -54,6 +56,24 @@ describe('examples/demo.mjs', () => {
     expect(run.stdout).toMatch(/^ *\[mon_[0-9a-f]{16}\] failed: Exit code 3 \(\d+ events\)  \S+ pid=\d+  api service logs$/m)
     expect(run.stdout).toMatch(/^ *\[mon_[0-9a-f]{16}\] completed \(Idle timeout, 0 events\)  \S+ pid=\d+  wait for build output$/m)
     expect(run.stdout).toMatch(/^ *\[mon_[0-9a-f]{16}\] cancelled \(\d+ events?\)  \S+ pid=\d+  dev server$/m)
+    // A dev server that survives a CLI restart: session 1 is SIGKILLed, the server answers with
+    // no host, session 2 recovers it under its original id, digests the missed lines, stops it.
+    const id = /session 1 \(pid \d+\): Monitor started: dev server \(persisted\) \((mon_[0-9a-f]{16})\); ready on http:\/\/localhost:\d+/.exec(run.stdout)?.[1]
+    expect(id, run.stdout).toBeDefined()
+    expect(run.stdout).toMatch(/the CLI crashes: kill -9 \d+\n.*session 1 ended by SIGKILL; no taskstream host is running now/)
+    expect(run.stdout).toMatch(/\/pid -> 200: the server \(pid \d+\) still answers, with no host/)
+    expect(run.stdout).toContain(`recover() -> adopted: ["${id}"], settled: [], lost: [], corrupt: 0, busy: []`)
+    expect(run.stdout).toContain(`recovered ${id}: same id, command "node ./examples/fixtures/dev-server.mjs"`)
+    expect(run.stdout).toMatch(new RegExp(`^ *\\[${id}\\] running \\(1 event\\)  \\S+ pid=\\d+  dev server \\(persisted\\)$`, 'm'))
+    expect(run.stdout).toContain('Monitor "dev server (persisted)" event #1: 3 lines were written while no host was attached (counted, not replayed)')
+    expect(run.stdout).toContain('[3 lines dropped since the last notification; first: GET /pid 200; last: GET /health 200]')
+    expect(run.stdout).toContain('Monitor "dev server (persisted)" event #2: GET /after-restart 200')
+    expect(run.stdout).toContain('Monitor "dev server (persisted)" was cancelled. (2 events)')
+    expect(run.stdout).toMatch(new RegExp(`^ *\\[${id}\\] cancelled \\(2 events\\)  \\S+ pid=\\d+  dev server \\(persisted\\)$`, 'm'))
+    const gone = /no process survives: dev server pid ([\d, ]+) and keeper pid (\d+) are gone, no process carries the task's tag; http:\/\/localhost:\d+\/pid -> ECONNREFUSED/.exec(run.stdout)
+    expect(gone, run.stdout).not.toBeNull()
+    // Checked here too, after the demo exited: neither the server nor its keeper runs.
+    for (const pid of [...gone![1].split(', '), gone![2]].map(Number)) expect(isAlive(pid), `pid ${pid}`).toBe(false)
     expect(run.stderr).toBe('')
   }, 40_000)
 })

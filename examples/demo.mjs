@@ -14,10 +14,25 @@
 //      who ended each task;
 //   5. terminal mode: an installer that only asks its question on a terminal;
 //      the agent sees the prompt on the screen, answers it with write(), and
-//      gets the settled screen as the model would see it.
+//      gets the settled screen as the model would see it;
+//   6. a dev server that survives a CLI restart: a first CLI process
+//      (examples/persist-session.mjs) starts it as a persisted monitor
+//      (`persist: { stateDir, leaseMs }`, docs/persistence.md) and is killed
+//      with SIGKILL; the server still answers with no host; the next session
+//      (the demo itself, with fresh registries) finds it with
+//      `recover({ stateDir })`, shows it in `/tasks` under its original id,
+//      gets one digest notification for the lines printed while no host ran,
+//      sees a new request's log line as an event, stops it with `cancel()`,
+//      and checks by pid that no process of it survives.
+//
+// Every child process has a time limit (its process group is killed when it
+// runs over), and a watchdog fails the whole demo if it hangs.
 //
 // Run: `npm run demo` (builds first) or `node examples/demo.mjs`.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import http from 'node:http'
+import { tmpdir } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -146,11 +161,14 @@ const registry = new MonitorRegistry()
 // Monitors never keep Node alive (like the TypeScript tool's unref'd timers),
 // and a pending Promise does not either: this ref'd watchdog timer holds the
 // event loop open until the demo is done, and fails the demo if it hangs.
+// Section 5 registers the clean-up of its child process and persisted task here.
+const cleanups = []
 const watchdog = setTimeout(() => {
   console.error('demo: timed out waiting for the monitors to settle')
   registry.abortAll({ notify: false })
+  for (const cleanup of cleanups) cleanup()
   process.exit(1)
-}, 20_000)
+}, 25_000)
 
 const terminalSeen = new Map() // monitorId -> status
 const terminalWaiters = new Map() // monitorId -> resolve
@@ -260,6 +278,196 @@ const stats = Object.values({ ...started, installer })
   )
   .join('\n')
 console.log(`Native counters (bytesRead, linesSeen are taskstream extras):\n${indent(stats, '  ')}`)
+
+// ---------------------------------------------------------------- 5. persistence
+
+heading('5. A dev server that survives a CLI restart')
+
+// Session 1 is a separate CLI process (examples/persist-session.mjs): it starts
+// the dev server as a persisted monitor (docs/persistence.md), waits for its
+// ready line, and reports. Then it is killed with SIGKILL, the crash case.
+const LEASE_MS = 60_000
+const stateRoot = mkdtempSync(join(tmpdir(), 'taskstream-demo-')) // 0700
+const stateDir = join(stateRoot, 'tasks')
+let session2 // the registry that recovers the dev server
+let recovered // what session 1 started: { id, pid, url, keeper, tag, cliPid }
+
+/** Exits the demo with an error (the persisted task is cleaned up first). */
+function fail(message) {
+  console.error(`demo: ${message}`)
+  for (const cleanup of cleanups) cleanup()
+  process.exit(1)
+}
+
+/** True while `pid` runs (a zombie counts as gone). */
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+  } catch {
+    return true // no /proc (macOS): kill(0) said it exists
+  }
+}
+
+/** Pids of live processes tagged with the task's environment tag (Linux; [] elsewhere). */
+function tagged(tag) {
+  if (process.platform !== 'linux') return []
+  const needle = `TASKSTREAM_TASK_ID=${tag}\0`
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return `${readFileSync(`/proc/${name}/environ`, 'latin1')}\0`.includes(needle) && isAlive(Number(name))
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+/** Polls `check` every 20 ms until it is true, or fails the demo at the deadline. */
+async function until(check, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) fail(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+/** GET with a 5 s limit: `{ status, body }` or `{ error }`. */
+function get(url) {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false, timeout: 5000 }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode, body }))
+    })
+    req.on('timeout', () => req.destroy(new Error('timed out')))
+    req.on('error', (err) => resolve({ error: err.code ?? err.message }))
+  })
+}
+
+say(`session 1: a CLI process starts the dev server with persist: { stateDir, leaseMs: ${LEASE_MS} }`)
+const session1 = spawn(process.execPath, [join(root, 'examples', 'persist-session.mjs'), stateDir, String(LEASE_MS)], {
+  cwd: root,
+  stdio: ['ignore', 'pipe', 'pipe'],
+  detached: true, // its own process group, killed whole on a timeout
+})
+const session1Exit = new Promise((resolve) => session1.on('exit', (code, signal) => resolve({ code, signal })))
+session1.stderr.on('data', (d) => process.stderr.write(d))
+// If the demo fails from here on, nothing it started may outlive it: session 1's
+// process group is killed, and the dev server is recovered and cancelled (its
+// 60 s lease would end it anyway).
+cleanups.push(() => {
+  if (session1.exitCode === null && session1.signalCode === null) {
+    try {
+      process.kill(-session1.pid, 'SIGKILL')
+    } catch {}
+  }
+  try {
+    const r = session2 ?? new MonitorRegistry()
+    if (!session2) r.recover({ stateDir })
+    r.abortAll({ notify: false })
+  } catch {}
+})
+
+const session1Timer = setTimeout(() => fail('session 1 did not report within 15 s'), 15_000)
+const report = await new Promise((resolve) => {
+  let out = ''
+  session1.stdout.on('data', (d) => {
+    out += d
+    if (out.includes('\n')) resolve(out.split('\n')[0])
+  })
+  session1Exit.then(({ code, signal }) => {
+    if (!out.includes('\n')) fail(`session 1 ended (${signal ?? `exit ${code}`}) before reporting`)
+  })
+})
+recovered = JSON.parse(report)
+const devUrl = recovered.url
+say(`session 1 (pid ${recovered.cliPid}): Monitor started: dev server (persisted) (${recovered.id}); ready on ${devUrl}`)
+
+say(`the CLI crashes: kill -9 ${recovered.cliPid}`)
+session1.kill('SIGKILL')
+const ended = await session1Exit
+clearTimeout(session1Timer)
+say(`session 1 ended by ${ended.signal}; no taskstream host is running now`)
+
+// With no host at all, the server still answers, and its request log keeps
+// reaching <stateDir>/<id>.log.
+const pidAnswer = await get(`${devUrl}/pid`)
+if (pidAnswer.error) fail(`the dev server did not answer with no host: ${pidAnswer.error}`)
+const serverPid = Number(pidAnswer.body.trim())
+say(`the demo requested ${devUrl}/pid -> ${pidAnswer.status}: the server (pid ${serverPid}) still answers, with no host`)
+for (const path of ['/api/items', '/health']) {
+  const r = await get(`${devUrl}${path}`)
+  say(`the demo requested ${devUrl}${path} -> ${r.status ?? r.error}`)
+}
+const logFile = join(stateDir, `${recovered.id}.log`)
+await until(
+  () => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('GET /health 200'),
+  10_000,
+  'the request lines in the log file',
+)
+
+// Session 2: a new CLI process (here the demo itself) with fresh registries.
+console.log()
+session2 = new MonitorRegistry()
+const digests = []
+const eventsSeen = []
+let recoveredEnd
+const recoveredSettled = new Promise((resolve) => (recoveredEnd = resolve))
+session2.setNotificationCallback((displayText, modelText, meta) => {
+  console.log(`${stamp()}  ${displayText.replace(/\n/g, '\n         ')}`)
+  if (meta.droppedSince !== undefined || meta.type === 'terminal') console.log(indent(modelText, '            '))
+  if (meta.droppedSince !== undefined) digests.push(meta.droppedSince)
+  if (meta.type === 'event') eventsSeen.push(displayText)
+  if (meta.type === 'terminal') {
+    console.log(`            meta.end: ${JSON.stringify(meta.end)}`)
+    recoveredEnd(meta.status)
+  }
+})
+say('session 2: a new CLI process (here: the demo, with a fresh registry) calls registry.recover({ stateDir })')
+const found = session2.recover({ stateDir })
+const ids = (list) => list.map((t) => t.monitorId ?? t.id)
+say(
+  `recover() -> adopted: ${JSON.stringify(ids(found.adopted))}, settled: ${JSON.stringify(ids(found.settled))}, lost: ${JSON.stringify(ids(found.lost))}, corrupt: ${found.corrupt.length}, busy: ${JSON.stringify(found.busy)}`,
+)
+const adopted = found.adopted.find((t) => t.monitorId === recovered.id)
+if (!adopted) fail(`recover() did not adopt ${recovered.id}`)
+say(`recovered ${adopted.monitorId}: same id, command ${JSON.stringify(adopted.command)}, pid ${adopted.pid}, started ${formatDuration(Date.now() - adopted.startTime)} ago`)
+// The lines printed while no host followed arrive as one digest notification.
+await until(() => digests.length > 0, 10_000, 'the digest of the missed lines')
+console.log()
+showTasks(session2)
+
+// The recovered monitor is followed like an own one: a request's log line
+// comes back as an event, and a bounded wait sees it.
+const waited = session2.waitFor(recovered.id, { match: 'GET /after-restart 200', timeoutMs: 10_000 })
+const after = await get(`${devUrl}/after-restart`)
+say(`the demo requested ${devUrl}/after-restart -> ${after.status ?? after.error}`)
+say(`waitFor resolved: ${JSON.stringify(await waited)}`)
+await until(() => eventsSeen.some((text) => text.includes('GET /after-restart 200')), 10_000, 'the request line as an event')
+
+say(`user stops the dev server: registry.cancel('${recovered.id}')`)
+session2.cancel(recovered.id)
+await recoveredSettled
+const survivors = () =>
+  [...new Set([serverPid, adopted.pid, recovered.keeper])].filter(isAlive).concat(tagged(recovered.tag)).filter((p, i, a) => a.indexOf(p) === i)
+await until(() => survivors().length === 0, 10_000, "the dev server's processes to end")
+const refused = await get(`${devUrl}/pid`)
+const pids = [...new Set([serverPid, adopted.pid])].join(', ')
+say(
+  `no process survives: dev server pid ${pids} and keeper pid ${recovered.keeper} are gone${process.platform === 'linux' ? `, no process carries the task's tag` : ''}; ${devUrl}/pid -> ${refused.error ?? refused.status}`,
+)
+console.log()
+showTasks(session2)
+rmSync(stateRoot, { recursive: true, force: true })
 
 // Shutdown path of a CLI: nothing should be running now, but be sure.
 registry.abortAll({ notify: false })

@@ -81,6 +81,8 @@ export class MonitorTool implements Tool<MonitorToolParams> {
     }
     if (params.description) options.description = params.description
     if (this.ctx.ownerAgentId !== undefined) options.ownerAgentId = this.ctx.ownerAgentId
+    // Persisted: the monitor outlives this CLI process; the next one adopts it (cli.recover()).
+    if (this.ctx.persist !== undefined) options.persist = this.ctx.persist
 
     let entry
     try {

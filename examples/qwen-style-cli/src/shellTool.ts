@@ -129,6 +129,8 @@ export class ShellTool implements Tool<ShellToolParams> {
         outputDir: this.ctx.backgroundOutputDir,
         registry: this.ctx.shells,
         env: { QWEN_CODE: '1' },
+        // Persisted: the shell outlives this CLI process; the next one adopts it (cli.recover()).
+        ...(this.ctx.persist !== undefined ? { persist: this.ctx.persist } : {}),
       })
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e)

@@ -49,6 +49,10 @@ import {
   type NormalizedMonitorCommand,
   type OutputTailError,
   type OutputTailText,
+  type PersistOptions,
+  type RecoverCorrupt,
+  type RecoverLost,
+  type RecoverOptions,
   type ShellNotificationMeta,
   type ShellTask,
   type ShellTaskRegistration,
@@ -88,6 +92,7 @@ export interface ExportsSummary {
   shellNotifications: Array<[string, ShellNotificationMeta]>
   defaultRegistryIsShared: boolean
   statusPath: string
+  recovered: { adopted: MonitorTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
 }
 
 export async function exerciseEveryExport(): Promise<ExportsSummary> {
@@ -200,6 +205,18 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
     const tail = readTaskOutputTail(handle.outputPath)
     const defaultRegistryIsShared = getDefaultBackgroundShellRegistry() === getDefaultBackgroundShellRegistry()
 
+    // Persistence: the options a persisted task takes (not started here: a keeper is a process),
+    // and recover() on a state directory with nothing in it.
+    const persist: PersistOptions = { stateDir: join(dir, 'state'), leaseMs: 60_000 }
+    const persistedStart: MonitorStartOptions = { command: 'npm run dev', persist }
+    void persistedStart
+    const recoverOptions: RecoverOptions = { stateDir: persist.stateDir }
+    const fromMonitors = new MonitorRegistry().recover(recoverOptions)
+    const fromShells = new BackgroundShellRegistry().recover(recoverOptions)
+    const lost: RecoverLost[] = [...fromMonitors.lost, ...fromShells.lost]
+    const corrupt: RecoverCorrupt[] = [...fromMonitors.corrupt, ...fromShells.corrupt]
+    const recovered = { adopted: fromMonitors.adopted, settled: fromShells.settled, lost, corrupt, busy: [...fromMonitors.busy, ...fromShells.busy] }
+
     return {
       target,
       guards,
@@ -213,6 +230,7 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
       shellNotifications,
       defaultRegistryIsShared,
       statusPath: statusFilePathFor(handle.outputPath),
+      recovered,
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })

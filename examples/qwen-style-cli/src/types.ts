@@ -1,6 +1,6 @@
 // The shapes the CLI core passes around: tool calls from the model, tool results back to it, and
 // the context every tool shares (the registries and the workspace).
-import type { BackgroundShellRegistry, MonitorRegistry } from 'taskstream'
+import type { BackgroundShellRegistry, MonitorRegistry, PersistOptions } from 'taskstream'
 
 /** Why a tool call failed, as the CLI's scheduler reports it (a subset of `ToolErrorType`). */
 export type ToolErrorType = 'invalid_tool_params' | 'execution_failed' | 'tool_not_registered' | 'task_not_found'
@@ -44,6 +44,9 @@ export interface CliContext {
   backgroundOutputDir: string
   /** Set for a subagent's tools; absent for the top-level agent. */
   ownerAgentId?: string
+  /** When set, the monitor tool and background shells run their tasks persisted (they outlive
+   * this CLI process on a lease, and the next one takes them over with `recover()`). */
+  persist?: PersistOptions
 }
 
 export function toolError(type: ToolErrorType, message: string, returnDisplay = message): ToolResult {

@@ -160,5 +160,6 @@ describe('src/types-check.ts', () => {
     expect(summary.shellNotifications.map(([, meta]) => meta.status)).toEqual(['completed', 'completed', 'completed'])
     expect(summary.tail).toEqual({ text: 'done', truncated: false })
     expect(summary.statusPath).toMatch(/shell-bg_[0-9a-f]{8}\.status$/)
+    expect(summary.recovered).toEqual({ adopted: [], settled: [], lost: [], corrupt: [], busy: [] })
   })
 })
