@@ -363,6 +363,24 @@ it("a monitor's lines missed while no host ran arrive as one digest notification
   await expectGone(host.started)
 })
 
+it('the digest of one missed line is singular', async () => {
+  const dir = newStateDir()
+  const go = join(dir, 'go')
+  const host = await startHost('sigkill', 'monitor', dir, '-', `while [ ! -e ${go} ]; do sleep 0.05; done; echo missed; sleep 300`)
+  host.kill('SIGKILL')
+  await host.exited
+  writeFileSync(go, '')
+  await waitFor(() => readFileSync(host.started.output, 'utf8').includes('missed\n'), 10_000, 'the line in the log')
+  const registry = new MonitorRegistry()
+  const notes: string[] = []
+  registry.setNotificationCallback((display: string) => notes.push(display))
+  expect(registry.recover({ stateDir: dir }).adopted).toHaveLength(1)
+  await waitFor(() => notes.length >= 1, 10_000, 'the digest notification')
+  expect(notes[0]).toContain('1 line was written while no host was attached (counted, not replayed)')
+  registry.cancel(host.started.id)
+  await expectGone(host.started)
+})
+
 describe('bad persist options throw before anything starts', () => {
   const cases: [string, (dir: string) => unknown, RegExp, ErrorConstructor][] = [
     ['not an object', () => 'x', /options\.persist/, TypeError],

@@ -199,10 +199,10 @@ impl<C: Clock + Send + Sync + 'static> FollowSink for NativeMonitor<C> {
       let last = missed.last.unwrap_or_else(|| first.clone());
       digest.record_run(missed.lines, &first, &last);
       let note = digest.take();
-      let line = format!(
-        "{} lines were written while no host was attached (counted, not replayed)",
-        missed.lines
-      );
+      let line = match missed.lines {
+        1 => "1 line was written while no host was attached (counted, not replayed)".to_owned(),
+        n => format!("{n} lines were written while no host was attached (counted, not replayed)"),
+      };
       let (wall, mono) = (self.clock.wall_ms(), self.clock.mono_ms());
       hub.apply(|r| r.emit_event_with_digest(&self.id, &line, note, wall, mono));
       hub.wake_js();
