@@ -8,10 +8,7 @@ pub mod guards;
 pub mod ids;
 pub mod monitor;
 pub mod process;
-#[cfg(unix)]
-pub mod reactor;
-#[cfg(windows)]
-#[path = "reactor/windows.rs"]
+#[cfg(any(unix, windows))]
 pub mod reactor;
 pub mod shell;
 pub mod sync;

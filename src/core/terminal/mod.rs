@@ -41,7 +41,7 @@ mod task;
 mod watch;
 
 #[cfg(test)]
-mod tests_screen;
+mod tests;
 
 pub use crate::core::process::{
   TerminalError, TerminalHandle, TerminalSize, INPUT_QUEUE_LIMIT, UNSUPPORTED_MESSAGE,

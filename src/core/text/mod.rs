@@ -18,11 +18,11 @@ mod output_text;
 mod paths;
 mod plain;
 mod read_output;
-#[cfg(test)]
-mod stream_tests;
 mod tail;
 #[cfg(test)]
 pub(crate) mod test_support;
+#[cfg(test)]
+mod tests;
 mod utf8;
 mod whitespace;
 mod xml;
