@@ -83,4 +83,4 @@ pub use windows::{
 };
 
 #[cfg(test)]
-mod tests_pure;
+mod tests;

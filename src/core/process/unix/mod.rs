@@ -73,18 +73,6 @@ pub(super) use wait::waitpid;
 use super::*;
 
 #[cfg(test)]
-mod tests_darwin;
+mod test_support;
 #[cfg(test)]
-mod tests_host;
-#[cfg(test)]
-mod tests_kill;
-#[cfg(test)]
-mod tests_pty;
-#[cfg(test)]
-mod tests_spawn;
-#[cfg(test)]
-mod tests_support;
-#[cfg(test)]
-mod tests_tree;
-#[cfg(test)]
-mod tests_watchdog;
+mod tests;

@@ -40,5 +40,3 @@ pub use wait::wait_process;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_conpty;
