@@ -61,7 +61,7 @@ use std::sync::Mutex;
 use regex::{Regex, RegexBuilder};
 
 use super::controls::{classify_control, Control};
-use super::line_count::incomplete_utf8_tail;
+use super::fast::incomplete_utf8_tail;
 use super::output_file::{open_no_follow, read_at, OutputFileError};
 use super::output_text::{csi_len, sanitize_output};
 

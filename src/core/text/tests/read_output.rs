@@ -5,7 +5,7 @@ use std::io;
 
 use regex::Regex;
 
-use super::super::line_count::incomplete_utf8_tail;
+use super::super::fast::incomplete_utf8_tail;
 use super::super::output_text::sanitize_output;
 use super::super::read_output::*;
 use crate::core::text::clean_output_text;
