@@ -186,7 +186,7 @@ describe.runIf(onWindows)('Windows end to end', () => {
 
   // Terminal mode is ConPTY inside the task's job. The commands write to and read from the console
   // device CON: Windows gives a program on a pseudo console the console's standard handles, Wine 8
-  // leaves them null (src/core/process/windows/tests_conpty.rs says more); CON works on both.
+  // leaves them null (src/core/process/windows/tests/conpty.rs says more); CON works on both.
   it('terminal: true runs the command on a pseudo console: screen(), write() answering a prompt, lines', async () => {
     const { registry, events, terminal, done } = monitors()
     const entry = registry.start({

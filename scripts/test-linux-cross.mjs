@@ -41,17 +41,17 @@ const LIBGCC_S = '/lib/x86_64-linux-gnu/libgcc_s.so.1'
 
 const QEMU_SKIPS = [
   // The test binary runs itself as the host: needs binfmt_misc under qemu-user.
-  'core::process::unix::tests_host::children_die_when_the_host_is_sigkilled',
-  'core::process::unix::tests_host::kill_all_sync_kills_every_tracked_tree',
-  'core::process::unix::tests_host::terminal_children_die_when_the_host_is_sigkilled',
+  'core::process::unix::tests::host::children_die_when_the_host_is_sigkilled',
+  'core::process::unix::tests::host::kill_all_sync_kills_every_tracked_tree',
+  'core::process::unix::tests::host::terminal_children_die_when_the_host_is_sigkilled',
   // qemu-user runs posix_spawn's child as a plain fork: an exec failure is not reported to the
   // caller, and the caller may look at the child before its setsid.
-  'core::process::unix::tests_spawn::spawn_pipes_output_and_reports_the_exit_code',
-  'core::process::unix::tests_pty::terminal_spawn_failures_track_nothing_and_leak_nothing',
-  'core::process::unix::tests_spawn::spawn_failures_are_os_errors_and_track_nothing',
-  'core::process::unix::tests_spawn::spawning_and_reaping_leaks_no_descriptors',
+  'core::process::unix::tests::spawn::spawn_pipes_output_and_reports_the_exit_code',
+  'core::process::unix::tests::pty::terminal_spawn_failures_track_nothing_and_leak_nothing',
+  'core::process::unix::tests::spawn::spawn_failures_are_os_errors_and_track_nothing',
+  'core::process::unix::tests::spawn::spawning_and_reaping_leaks_no_descriptors',
   // qemu-user's emulated /proc/self/stat reports parent 0.
-  'core::process::unix::tests_tree::the_process_table_sees_this_process',
+  'core::process::unix::tests::tree::the_process_table_sees_this_process',
 ]
 
 function ensurePackages() {

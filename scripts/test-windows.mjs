@@ -130,8 +130,8 @@ const WINE_SKIPS = [
   'core::shell::tests_windows::windows_reused_output_file_is_truncated_and_tightened',
   'core::shell::tests_windows::windows_sidecar_is_owner_only_and_leaves_no_temporary_file',
   // Wine 8's ResizePseudoConsole is a stub returning E_NOTIMPL (0x80004001); the rest of ConPTY
-  // (output, input, close, the job) is tested here (core::process::windows::tests_conpty).
-  'core::process::windows::tests_conpty::windows_terminal_resize_reaches_the_console',
+  // (output, input, close, the job) is tested here (core::process::windows::tests::conpty).
+  'core::process::windows::tests::conpty::windows_terminal_resize_reaches_the_console',
 ]
 
 async function runTests(exe, args) {

@@ -11,7 +11,7 @@
 //! For every input: the pipeline gives, after every step, the same accepted lines, dropped
 //! count and `lines_seen` as a model of its exact path built from the public pieces
 //! (`CleanTextStream`, `LineSplitter::push`, `TokenBucket`, `sanitize_monitor_line`), the
-//! reference of pipeline.rs' `counting_fast_path_matches_the_exact_path`.
+//! reference of `counting_fast_path_matches_the_exact_path` (src/core/monitor/pipeline/tests/equivalence.rs).
 //!
 //! For inputs meeting the streaming preconditions (every sequence decided within 4096 chars,
 //! every clean line within 4096 units): the payload on one stream at one time, in the chosen

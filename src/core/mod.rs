@@ -10,10 +10,7 @@ pub mod keeper;
 pub mod monitor;
 pub mod persist;
 pub mod process;
-#[cfg(unix)]
-pub mod reactor;
-#[cfg(windows)]
-#[path = "reactor/windows.rs"]
+#[cfg(any(unix, windows))]
 pub mod reactor;
 pub mod shell;
 pub mod sync;

@@ -38,9 +38,13 @@ mod terminal_size;
 #[cfg(any(unix, windows))]
 mod timer;
 
-/// Neither Unix nor Windows: a group is only a record; `spawn` refuses.
-#[cfg(not(any(unix, windows)))]
-#[path = "unix/group.rs"]
+// The command line and environment block `CreateProcessW` takes: pure, so
+// `cargo test` checks them on every platform.
+#[cfg(any(windows, test))]
+mod cmdline;
+/// A process group (Unix; elsewhere but Windows only a record, and `spawn`
+/// refuses).
+#[cfg(not(windows))]
 mod group;
 #[cfg(unix)]
 mod unix;
@@ -56,7 +60,7 @@ pub use tag::{is_valid_task_tag, new_task_tag, TASK_TAG_VAR};
 pub use terminal_handle::{TerminalError, TerminalHandle, INPUT_QUEUE_LIMIT};
 pub use terminal_size::{TerminalSize, UNSUPPORTED_MESSAGE};
 
-#[cfg(not(any(unix, windows)))]
+#[cfg(not(windows))]
 pub use group::ProcessGroup;
 #[cfg(not(any(unix, windows)))]
 pub use spawn::spawn;
@@ -66,8 +70,7 @@ pub use unix::procfs;
 #[cfg(unix)]
 pub use unix::{
   cgroup, forget_if_dead, kill_all_sync, kill_now, kill_now_all, proc_table, signal_tree, spawn,
-  terminate, terminate_leftovers, tracked_groups, tree_alive, watchdog_pid, ProcessGroup, Signal,
-  SIGKILL_GRACE,
+  terminate, terminate_leftovers, tracked_groups, tree_alive, watchdog_pid, Signal, SIGKILL_GRACE,
 };
 
 /// The timer thread (the reactor's timers on Windows run there too).
@@ -80,8 +83,4 @@ pub use windows::{
 };
 
 #[cfg(test)]
-mod tests_pure;
-// The Windows command line and environment block are pure: checked everywhere.
-#[cfg(all(test, not(windows)))]
-#[path = "windows/cmdline.rs"]
-mod windows_cmdline;
+mod tests;

@@ -1,5 +1,5 @@
 //! The reading core on Windows: the same API as the Unix reactor
-//! (`reactor/mod.rs`), built the simplest correct way, with threads.
+//! (`reactor/unix.rs`), built the simplest correct way, with threads.
 //!
 //! * a pipe: one reader thread, blocking `ReadFile`s of up to
 //!   [`READ_CHUNK`] bytes handed to the handler in order, then `closed` at
@@ -30,7 +30,6 @@ use std::fs::File;
 use std::io::{self, ErrorKind, Read};
 use std::os::windows::io::AsRawHandle;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,35 +37,13 @@ use std::time::Duration;
 use once_cell::sync::Lazy;
 use windows_sys::Win32::System::IO::CancelSynchronousIo;
 
+use super::handlers::{ExitHandler, PipeHandler, PipeKey, READ_CHUNK};
 use crate::core::process::{self, Child};
 use crate::core::sync::lock;
-
-/// One read takes at most this many bytes (CONTRACT.md §2.10 "Reading").
-pub const READ_CHUNK: usize = 64 * 1024;
-/// Kept for parity with the Unix reactor (each pipe has a thread of its own here).
-pub const READS_PER_TURN: usize = 16;
 
 /// A reader or waiter thread's stack: handlers decode, split and match
 /// lines, nothing deep.
 const THREAD_STACK: usize = 256 * 1024;
-
-/// What a task does with its pipes' bytes. Called on the pipe's reader thread.
-pub trait PipeHandler: Send + Sync {
-  /// One read of the pipe registered with `tag`.
-  fn data(&self, tag: u8, bytes: &[u8]);
-  /// The pipe reached EOF (`None`), failed (the error), or was closed by
-  /// [`Reactor::close_pipe`] (not called then).
-  fn closed(&self, tag: u8, error: Option<io::Error>);
-}
-
-/// What a task does when its leader exits. Called on its waiter thread.
-pub trait ExitHandler: Send + Sync {
-  fn exited(&self, status: io::Result<ExitStatus>);
-}
-
-/// Identifies a registered pipe, to close it early.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PipeKey(u64);
 
 /// A pipe being read: the flag [`Reactor::close_pipe`] sets, and the reader
 /// thread (to cancel its blocked read).
@@ -194,7 +171,3 @@ fn guarded(f: impl FnOnce()) {
 pub fn reactor_count() -> usize {
   0
 }
-
-#[cfg(test)]
-#[path = "tests_windows.rs"]
-mod tests;

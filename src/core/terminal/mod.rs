@@ -5,14 +5,14 @@
 //! The pieces, each usable on its own:
 //! * [`TerminalSize`]: the size a task asks for (`SpawnRequest::terminal`),
 //!   defined in `process` (a terminal is made at spawn) and re-exported here;
-//! * [`Screen`] (screen.rs): the screen model, fed the bytes read from the
+//! * [`Screen`] (screen/): the screen model, fed the bytes read from the
 //!   terminal, answering [`Screen::snapshot`] and judging *visible* change;
 //! * [`Settle`] (`core::wait`): the settle judgement of API.md §6.2 as pure
 //!   logic with an injected clock, for terminal tasks (activity = a visible
 //!   change of the screen) and for the others (activity = any byte);
 //! * [`ScreenWatch`] (watch.rs): a terminal's `Screen` and `Settle`
 //!   together, with one deadline for the integrator's timer;
-//! * [`TerminalHandle`] (`process/terminal_handle.rs`, re-exported here): the
+//! * [`TerminalHandle`] (`process/terminal_handle/`, re-exported here): the
 //!   terminal's input and size, from the
 //!   spawned process (`SpawnedProcess::terminal`): a pseudo-terminal master
 //!   on Unix, a pseudo console (ConPTY) on Windows; elsewhere a terminal
@@ -41,7 +41,7 @@ mod task;
 mod watch;
 
 #[cfg(test)]
-mod tests_screen;
+mod tests;
 
 pub use crate::core::process::{
   TerminalError, TerminalHandle, TerminalSize, INPUT_QUEUE_LIMIT, UNSUPPORTED_MESSAGE,

@@ -1,5 +1,5 @@
 //! The byte classes of the CSI alternative of ansi-regex 6.2, as `ansi` matches it and the
-//! fast paths of `bytes` and `line_count` test them a block at a time. A leaf: both sides use
+//! fast paths of `bytes` and `fast` test them a block at a time. A leaf: both sides use
 //! it, so neither uses the other for it.
 
 /// `[[\]()#;?]`

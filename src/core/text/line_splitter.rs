@@ -6,8 +6,8 @@
 //! cap, its first 4096 units are passed on and the rest of that line, up to
 //! and including its next `\n`, is discarded.
 
+use super::fast::{count_lines, LineCount, Source};
 use super::length::{truncate_utf16, utf16_len};
-use super::line_count::{count_lines, LineCount, Source};
 use super::whitespace::ecma_trim;
 
 /// `PARTIAL_LINE_BUFFER_CAP`: longest line passed on, in UTF-16 units.

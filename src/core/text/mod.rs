@@ -8,21 +8,21 @@ mod bytes;
 mod clean_stream;
 mod controls;
 mod csi_bytes;
+mod fast;
 mod frames;
 mod length;
 mod line_buffer;
-mod line_count;
 mod line_splitter;
 mod output_file;
 mod output_text;
 mod paths;
 mod plain;
 mod read_output;
-#[cfg(test)]
-mod stream_tests;
 mod tail;
 #[cfg(test)]
 pub(crate) mod test_support;
+#[cfg(test)]
+mod tests;
 mod utf8;
 mod whitespace;
 mod xml;
@@ -38,12 +38,12 @@ pub use controls::{
   sanitize_monitor_line, sanitize_monitor_line_keeps, strip_display_control_chars,
   strip_terminal_control_sequences, truncate_notification_label, STRUCTURAL_ENVELOPE_TAGS,
 };
+pub use fast::{
+  carry_add, count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
+};
 pub use frames::{FrameCollapser, FramePiece};
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
-pub use line_count::{
-  carry_add, count_lines, incomplete_utf8_tail, scan_discarded, Discarded, LineCount, Source,
-};
 pub use line_splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
 pub use plain::{first_and_last, plain_lines_counted, PlainImportant};

@@ -32,7 +32,7 @@ use super::byte_set::ByteSet;
 #[cfg(target_arch = "x86_64")]
 use super::bytes::has_avx2;
 use super::bytes::plain_masks_of;
-use super::line_count::{carry_add, LineCount};
+use super::fast::{carry_add, LineCount};
 
 use super::line_splitter::PARTIAL_LINE_CAP_UNITS;
 

@@ -61,7 +61,7 @@ use std::sync::Mutex;
 use regex::{Regex, RegexBuilder};
 
 use super::controls::{classify_control, Control};
-use super::line_count::incomplete_utf8_tail;
+use super::fast::incomplete_utf8_tail;
 use super::output_file::{open_no_follow, read_at, OutputFileError};
 use super::output_text::{csi_len, sanitize_output};
 
@@ -94,7 +94,7 @@ pub struct OutputRead {
 
 /// How a read chose where to stop (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cut {
+pub(super) enum Cut {
   /// Nothing read: the end of the file (with grep, an unfinished last line waits for its `\n`).
   Nothing,
   /// Rule 1: through the window's last `\n`.
@@ -137,7 +137,7 @@ fn read_with_cut(
 }
 
 /// What can be read at an offset: the file, or bytes in memory for the tests.
-trait ReadAt {
+pub(super) trait ReadAt {
   /// Fills `buf` from `offset`; fewer bytes only at the end.
   fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
 }
@@ -149,7 +149,7 @@ impl ReadAt for File {
 }
 
 /// The read itself, on `source` of `total` bytes.
-fn read_source(
+pub(super) fn read_source(
   source: &(impl ReadAt + ?Sized),
   total: u64,
   offset: u64,
@@ -263,7 +263,7 @@ fn rest_of_char_before(
 }
 
 /// [`rest_of_char_before`] on the bytes just before `offset` and those from `offset` on.
-fn char_rest(before: &[u8], after: &[u8]) -> usize {
+pub(super) fn char_rest(before: &[u8], after: &[u8]) -> usize {
   let Some(lead_at) = before.iter().rposition(|&b| !is_continuation(b)) else {
     return 0;
   };
@@ -331,7 +331,7 @@ fn last_redraw(window: &[u8]) -> Option<usize> {
 /// next `\r` or the window's end), however the line goes on: after control characters and
 /// complete CSI sequences, there is a character the sanitiser keeps. No other sequence can
 /// start before that character, and none crosses a `\r`, so no later byte can remove it.
-fn frame_is_visible(frame: &[u8]) -> bool {
+pub(super) fn frame_is_visible(frame: &[u8]) -> bool {
   let (text, invalid_follows) = match std::str::from_utf8(frame) {
     Ok(text) => (text, false),
     Err(error) => (
@@ -448,7 +448,7 @@ impl Grep {
 /// same non-word character (`\n`) at a line end as the end of a line tested alone. Not so with
 /// `\A` and `\z` (only at the ends of the text) or with `m` turned off by a flag group:
 /// conservatively, any `\A`, `\z`, or `(?` group with a `-` among its flags.
-fn scans_like_lines(pattern: &str) -> bool {
+pub(super) fn scans_like_lines(pattern: &str) -> bool {
   if pattern.contains("\\A") || pattern.contains("\\z") {
     return false;
   }
@@ -464,7 +464,7 @@ fn scans_like_lines(pattern: &str) -> bool {
 /// each ending with `\n`, and how many. A line is tested alone. With a scan regex, only the
 /// lines where the scan of the whole text finds a match are tested (a match may also cross a
 /// line end, hence the test), so a window costs one search, not one per line.
-fn grep_lines(text: &str, grep: &Grep) -> (String, u64) {
+pub(super) fn grep_lines(text: &str, grep: &Grep) -> (String, u64) {
   let mut kept = String::new();
   let mut count = 0;
   let mut keep = |line: &str| {
@@ -502,7 +502,3 @@ fn grep_lines(text: &str, grep: &Grep) -> (String, u64) {
   }
   (kept, count)
 }
-
-#[cfg(test)]
-#[path = "read_output_tests.rs"]
-mod tests;

@@ -20,11 +20,11 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
 use super::cgroup;
-use super::group::ProcessGroup;
 use super::proc_table::{self, ProcStat};
 use super::timer;
 use super::tracker;
 use super::tree::Snapshot;
+use crate::core::process::group::ProcessGroup;
 use crate::core::sync::lock;
 
 /// Grace between SIGTERM and SIGKILL (CONTRACT.md §1.6 `SIGKILL_TIMEOUT_MS`).

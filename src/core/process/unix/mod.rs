@@ -10,7 +10,7 @@
 //!   child carries `TASKSTREAM_TASK_ID=<tag>` in its environment. The group
 //!   is tracked (tracker.rs) and known to the watchdog before the caller
 //!   sees the child.
-//! * **the tree** (group.rs, tree.rs, proc_table.rs): the group, plus every
+//! * **the tree** (`../group.rs`, tree.rs, proc_table.rs): the group, plus every
 //!   process that left it but is reachable by parent links or carries the
 //!   task's tag, read from the process table: procfs on Linux (procfs.rs),
 //!   libproc and `sysctl KERN_PROCARGS2` on macOS (proc_darwin.rs, its pure
@@ -35,7 +35,6 @@
 //!   Linux as a backstop. A watchdog that dies is replaced at once.
 
 pub mod cgroup;
-mod group;
 mod kill;
 mod pre_exec;
 #[cfg(target_os = "macos")]
@@ -60,7 +59,6 @@ mod watchdog_darwin_events;
 use super::spawn::{SpawnRequest, SpawnedProcess};
 use super::{shell, tag, timer};
 
-pub use group::ProcessGroup;
 pub use kill::{
   kill_all_sync, kill_now, kill_now_all, signal_tree, terminate, terminate_leftovers, tree_alive,
   SIGKILL_GRACE,
@@ -75,18 +73,6 @@ pub(super) use wait::waitpid;
 use super::*;
 
 #[cfg(test)]
-mod tests_darwin;
+mod test_support;
 #[cfg(test)]
-mod tests_host;
-#[cfg(test)]
-mod tests_kill;
-#[cfg(test)]
-mod tests_pty;
-#[cfg(test)]
-mod tests_spawn;
-#[cfg(test)]
-mod tests_support;
-#[cfg(test)]
-mod tests_tree;
-#[cfg(test)]
-mod tests_watchdog;
+mod tests;

@@ -76,10 +76,10 @@ mod unix {
 
   use once_cell::sync::Lazy;
 
+  use crate::core::process::group::ProcessGroup;
   use crate::core::process::spawn::{Child, SpawnRequest, SpawnedProcess};
   use crate::core::process::terminal_handle::TerminalHandle;
   use crate::core::process::unix::cgroup::TaskCgroup;
-  use crate::core::process::unix::group::ProcessGroup;
   use crate::core::process::unix::{pre_exec, proc_table, pty, tracker};
 
   /// What the caller reads and writes: the pipes, or the terminal.

@@ -5,10 +5,10 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::group::ProcessGroup;
 use super::timer;
 use super::tree::Snapshot;
 use super::watchdog::Link;
+use crate::core::process::group::ProcessGroup;
 
 struct State {
   groups: Vec<ProcessGroup>,

@@ -33,9 +33,9 @@ use std::process::{Command, Stdio};
 
 use nix::sys::signal::Signal;
 
-use super::group::ProcessGroup;
 use super::pre_exec;
 use super::shell::resolve_program;
+use crate::core::process::group::ProcessGroup;
 
 /// What the macOS host-exit helper writes when the host pid exited (defined
 /// beside the helper's pure event logic), here for the tests that play it.

@@ -23,7 +23,6 @@
 //! `3221225477`. A task taskstream stopped is `cancelled` whatever its code
 //! (its processes get exit code 1 from `TerminateJobObject`).
 
-pub mod cmdline;
 pub mod conpty;
 mod handles;
 mod job;
@@ -41,5 +40,3 @@ pub use wait::wait_process;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_conpty;

@@ -45,10 +45,10 @@ use windows_sys::Win32::System::Threading::{
   STARTUPINFOEXW,
 };
 
-use super::cmdline::{command_line, environment_block, wide_nul};
 use super::conpty;
 use super::handles::{owned, pipe, raw};
 use super::job::{Job, STOPPED_EXIT_CODE};
+use crate::core::process::cmdline::{command_line, environment_block, wide_nul};
 use crate::core::process::spawn::SpawnRequest;
 
 /// Serialises taskstream's own spawns, so no spawn of ours inherits another

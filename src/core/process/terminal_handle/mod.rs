@@ -59,7 +59,6 @@ pub use unix::TerminalHandle;
 pub(crate) use unix::{cloexec_pipe, new_handle, set_flags, set_window_size};
 
 #[cfg(windows)]
-#[path = "terminal_handle_windows.rs"]
 mod windows;
 #[cfg(windows)]
 pub(crate) use windows::new_handle;

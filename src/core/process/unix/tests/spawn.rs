@@ -6,9 +6,9 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 
-use super::spawn::spawn_forked;
-use super::tests_support::*;
-use super::*;
+use super::super::spawn::spawn_forked;
+use super::super::test_support::*;
+use super::super::*;
 
 type Spawner = fn(SpawnRequest) -> io::Result<SpawnedProcess>;
 
@@ -259,7 +259,7 @@ fn glibc_2_34_uses_posix_spawn() {
   let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
   let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
   assert_eq!(
-    super::spawn::uses_posix_spawn(),
+    super::super::spawn::uses_posix_spawn(),
     (major, minor) >= (2, 34),
     "glibc {version}"
   );

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use super::tests_support::*;
+use super::super::test_support::*;
 
 /// `epoch` turns `ps -o lstart` dates (UTC, C locale) into epoch seconds;
 /// the expected values are GNU `date -u +%s` of the same dates.
@@ -19,7 +19,7 @@ fn watchdog_epoch_reads_lstart_dates() {
     ("Mon Mar  1 00:00:00 2100", 4_107_542_400),
     ("Sun Jan  1 00:00:00 2040", 2_208_988_800),
   ];
-  let mut script = String::from(super::watchdog::PS_FUNCTIONS);
+  let mut script = String::from(super::super::watchdog::PS_FUNCTIONS);
   for (date, _) in &cases {
     script.push_str(&format!(
       "set -- {date}; T=x; epoch \"$2\" \"$3\" \"$4\" \"$5\" || T=fail; echo \"$T\"\n"
@@ -53,14 +53,18 @@ mod sweep {
   use std::path::{Path, PathBuf};
   use std::process::{Command, Stdio};
 
-  use super::super::tests_support::*;
-  use super::super::*;
+  use super::super::super::test_support::*;
+  use super::super::super::*;
 
   /// Runs the watchdog script with `args` ($1 the cgroup dir, $2 the ps) and
   /// `input` as everything the host sent before dying.
   fn run_watchdog(input: &str, args: &[&Path]) {
     let mut watchdog = Command::new(bash())
-      .args(["-c", super::super::watchdog::SCRIPT, "taskstream-watchdog"])
+      .args([
+        "-c",
+        super::super::super::watchdog::SCRIPT,
+        "taskstream-watchdog",
+      ])
       .args(args)
       .env_clear()
       .stdin(Stdio::piped())

@@ -1,11 +1,15 @@
 //! The Windows reactor on real pipes, real children and real timers.
 
 use std::io::Write;
+use std::process::ExitStatus;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::*;
+use crate::core::reactor::*;
+use crate::core::sync::lock;
+use std::fs::File;
+use std::io;
 
 #[derive(Debug, PartialEq)]
 enum Heard {

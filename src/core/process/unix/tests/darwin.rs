@@ -1,8 +1,8 @@
 //! The pure half of the macOS process table (`proc_darwin_parse.rs`), run on
 //! every Unix: `proc_bsdinfo` → `ProcStat`, and `KERN_PROCARGS2` buffers.
 
-use super::proc_darwin_parse::{proc_stat, procargs2_env, procargs2_tags, BsdInfo, SZOMB};
-use super::proc_table::ProcStat;
+use super::super::proc_darwin_parse::{proc_stat, procargs2_env, procargs2_tags, BsdInfo, SZOMB};
+use super::super::proc_table::ProcStat;
 
 fn info(pid: u32, status: u32) -> BsdInfo {
   BsdInfo {

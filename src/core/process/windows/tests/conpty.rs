@@ -12,7 +12,7 @@ use std::io::Read;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::tests::{request, wait_until, KillOnDrop};
+use super::{request, wait_until, KillOnDrop};
 use crate::core::process::{spawn, tree_alive, ExitStatusInfo, SpawnRequest, SpawnedProcess};
 use crate::core::terminal::{TerminalError, TerminalSize};
 

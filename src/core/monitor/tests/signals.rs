@@ -1,5 +1,5 @@
 //! Waits, settled notifications and who ended a monitor (API.md §6.1–6.3),
-//! through the hub with the recording host of `tests.rs`.
+//! through the hub with the recording host of `tests/mod.rs`.
 
 use super::*;
 use crate::core::end::{EndBy, EndReason, EndVia, TaskEnd};

@@ -65,10 +65,6 @@ use std::num::NonZeroU16;
 use super::TerminalSize;
 use crate::core::text::{truncate_code_points, utf16_len};
 
-#[cfg(test)]
-#[path = "tests_kept.rs"]
-mod tests_kept;
-
 /// At most this many UTF-16 units of screen text go into a settled
 /// notification (API.md §6.2).
 pub const SETTLED_TEXT_MAX_UNITS: usize = 2000;
@@ -564,3 +560,6 @@ pub fn settled_text(text: &str) -> &str {
     _ => tail,
   }
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::tests_support::*;
-use super::*;
+use super::super::test_support::*;
+use super::super::*;
 
 /// A grandchild that called `setsid`, one that double-forked, and one that did
 /// both (reachable only through the environment tag) all die on `terminate`.

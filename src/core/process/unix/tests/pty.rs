@@ -9,9 +9,9 @@ use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use super::spawn::spawn_forked;
-use super::tests_support::*;
-use super::*;
+use super::super::spawn::spawn_forked;
+use super::super::test_support::*;
+use super::super::*;
 use crate::core::terminal::{Screen, TerminalError, TerminalSize, INPUT_QUEUE_LIMIT};
 
 type Spawner = fn(SpawnRequest) -> io::Result<SpawnedProcess>;

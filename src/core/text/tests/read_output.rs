@@ -1,7 +1,13 @@
 //! Tests of `readTaskOutput`: the concatenation property on random outputs at every `maxBytes`
 //! from 4 to 64, the stopping rules one by one, grep, and the file-opening rules on real files.
 
-use super::*;
+use std::io;
+
+use regex::Regex;
+
+use super::super::fast::incomplete_utf8_tail;
+use super::super::output_text::sanitize_output;
+use super::super::read_output::*;
 use crate::core::text::clean_output_text;
 use crate::core::text::test_support::{TempDir, XorShift};
 
@@ -717,6 +723,6 @@ fn a_fifo_is_refused_without_blocking() {
 #[cfg(unix)]
 #[test]
 fn a_device_is_refused() {
-  let message = read_task_output(Path::new("/dev/zero"), 0, 100, None).unwrap_err();
+  let message = read_task_output(std::path::Path::new("/dev/zero"), 0, 100, None).unwrap_err();
   assert_eq!(message, "EINVAL: not a regular file, read '/dev/zero'");
 }

@@ -477,3 +477,5 @@ mod runner {
     let _ = std::fs::remove_dir_all(&dir);
   }
 }
+
+mod conpty;

@@ -8,8 +8,8 @@ use std::time::Duration;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 
-use super::tests_support::*;
-use super::*;
+use super::super::test_support::*;
+use super::super::*;
 
 /// Set in a host child's environment: run the host half of the named test.
 const HOST_ENV: &str = "TASKSTREAM_TEST_HOST";
@@ -208,7 +208,7 @@ fn watchdog_script_stops_at_the_host_gone_line() {
   let _kill = KillOnDrop(p.group.clone());
   let (pgid, start) = (p.pid, p.group.leader_start_time.unwrap());
   let mut watchdog = Command::new(bash())
-    .args(["-c", super::watchdog::SCRIPT, "taskstream-watchdog"])
+    .args(["-c", super::super::watchdog::SCRIPT, "taskstream-watchdog"])
     .env_clear()
     .stdin(Stdio::piped())
     .spawn()
@@ -217,7 +217,9 @@ fn watchdog_script_stops_at_the_host_gone_line() {
   // A line left half written by a dying host, then the helper's line.
   let input = format!("+{pgid} {start} {}\n+12", p.group.task_tag);
   stdin.write_all(input.as_bytes()).unwrap();
-  stdin.write_all(super::watchdog::HOST_GONE_LINE).unwrap();
+  stdin
+    .write_all(super::super::watchdog::HOST_GONE_LINE)
+    .unwrap();
   let status = ExitStatusInfo::from(p.child.wait().unwrap());
   assert_eq!(status.signal, Some(libc::SIGKILL));
   assert!(wait_until(Duration::from_secs(5), || watchdog
@@ -230,7 +232,7 @@ fn watchdog_script_stops_at_the_host_gone_line() {
 fn run_watchdog_script(input: &str) {
   use std::io::Write;
   let mut watchdog = Command::new(bash())
-    .args(["-c", super::watchdog::SCRIPT, "taskstream-watchdog"])
+    .args(["-c", super::super::watchdog::SCRIPT, "taskstream-watchdog"])
     .env_clear()
     .stdin(Stdio::piped())
     .spawn()

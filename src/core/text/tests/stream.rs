@@ -2,9 +2,11 @@
 //! way, then [`Utf8StreamDecoder`] and [`AnsiStreamStripper`], give exactly
 //! `strip_ansi(decode(whole))`.
 
-use super::test_support::XorShift;
-use super::{strip_ansi, AnsiStreamStripper, Utf8StreamDecoder, MAX_HELD_SEQUENCE_CHARS};
 use crate::core::test_vectors::cases;
+use crate::core::text::test_support::XorShift;
+use crate::core::text::{
+  strip_ansi, AnsiStreamStripper, Utf8StreamDecoder, MAX_HELD_SEQUENCE_CHARS,
+};
 
 /// Random partitions tried per input, besides every single split.
 const RANDOM_PARTITIONS: usize = 300;

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::proc_table::{self, ProcStat};
-use super::tree::Snapshot;
-use super::*;
+use super::super::proc_table::{self, ProcStat};
+use super::super::tree::Snapshot;
+use super::super::*;
 
 fn stat(pid: u32, ppid: u32, pgid: u32, start_time: u64) -> ProcStat {
   ProcStat {
@@ -21,7 +21,7 @@ fn stat(pid: u32, ppid: u32, pgid: u32, start_time: u64) -> ProcStat {
 #[cfg(not(target_os = "macos"))]
 #[test]
 fn parse_stat_reads_fields_after_the_last_paren() {
-  use super::procfs;
+  use super::super::procfs;
   let mut line = b"4242 (we ) ird (x) 1) S 17 4242 4242 0 -1".to_vec();
   line.extend(b" 4194304 0 0 0 0 0 0 0 0 20 0 1 0 987654 1000 100 ...\n");
   let parsed = procfs::parse_stat(4242, &line).expect("parses");
@@ -193,7 +193,7 @@ fn timer_runs_jobs_in_deadline_order() {
   let (tx, rx) = std::sync::mpsc::channel();
   for ms in [60u64, 20, 40] {
     let tx = tx.clone();
-    super::timer::schedule(Duration::from_millis(ms), move || {
+    super::super::timer::schedule(Duration::from_millis(ms), move || {
       let _ = tx.send(ms);
     });
   }

@@ -1,4 +1,4 @@
-//! Plain text kept back and dropped (screen.rs "Lines that scroll away"):
+//! Plain text kept back and dropped (screen/mod.rs "Lines that scroll away"):
 //! the screen must be exactly what drawing every byte gives.
 
 use super::*;

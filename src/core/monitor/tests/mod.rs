@@ -171,10 +171,8 @@ fn lock(hub: &MonitorHub) -> std::sync::MutexGuard<'_, MonitorRegistry> {
   hub.registry()
 }
 
-#[path = "tests_signals.rs"]
 mod signals;
 
-#[path = "tests_lane.rs"]
 mod lane;
 
 #[test]

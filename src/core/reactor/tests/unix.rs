@@ -7,7 +7,11 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::*;
+use super::super::unix::MAX_REACTORS;
+use crate::core::reactor::*;
+use crate::core::sync::lock;
+use std::fs::File;
+use std::io;
 
 #[derive(Debug, PartialEq)]
 enum Heard {

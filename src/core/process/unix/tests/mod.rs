@@ -1,0 +1,9 @@
+//! The Unix process layer on real processes: one file per topic.
+
+mod darwin;
+mod host;
+mod kill;
+mod pty;
+mod spawn;
+mod tree;
+mod watchdog;
