@@ -15,6 +15,13 @@ const lastMessage = (body) => {
   return msgs[msgs.length - 1]
 }
 
+/** What headless mode shows of task state: the task_started and task_notification system events of its stream-json output. */
+export function taskEventsOf(result) {
+  return result.events
+    .filter((e) => e.type === 'system' && (e.subtype === 'task_started' || e.subtype === 'task_notification'))
+    .map((e) => ({ subtype: e.subtype, ...e.data }))
+}
+
 /** The <task-notification> blocks in a text. */
 export function notificationBlocks(text) {
   return text.match(/<task-notification>[\s\S]*?<\/task-notification>/g) ?? []
@@ -71,6 +78,7 @@ export async function chattyScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
       .find((m) => m.role === 'tool' && m.text.startsWith('Monitor started.'))
     return {
       result,
+      taskEvents: taskEventsOf(result),
       requests: server.requests.length,
       log,
       blocks,
@@ -153,6 +161,26 @@ export function parseShellStarted(text) {
   return { id, pid, outputFile, statusFile }
 }
 
+/** The failing background shell: both streams, colour codes, exit 3. */
+export const FAILING_COMMAND = "printf '\\033[31mout-1\\033[0m\\n'; printf 'err-1\\n' >&2; printf '\\033[1mout-2\\033[0m\\n'; exit 3"
+
+/**
+ * Calls the CLI refuses before running anything: foreground sleeps (the shell tool's sleep guard)
+ * and a monitor command with a non-final `&` (the monitor tool's own check).
+ */
+export const GUARDED_CALLS = [
+  { tool: 'run_shell_command', command: 'sleep 5' },
+  { tool: 'run_shell_command', command: 'sleep 3 && echo hi' },
+  { tool: 'run_shell_command', command: 'sleep 2 # intentional-sleep: x' },
+  { tool: 'monitor', command: 'sleep 100 & echo hi' },
+]
+
+function guardCall(i) {
+  const { tool, command } = GUARDED_CALLS[i]
+  if (tool === 'monitor') return { toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command, description: 'guarded' } } }] }
+  return { toolCalls: [{ name: tool, arguments: { command, description: 'guarded' } }] }
+}
+
 /**
  * Background shells and task_stop: a shell that prints to stdout and stderr and exits 3; a shell
  * `sleep 600` stopped with task_stop; a monitor stopped with task_stop. The model waits on each
@@ -161,7 +189,7 @@ export function parseShellStarted(text) {
 export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 }) {
   const sandbox = makeSandbox()
   const monPidFile = path.join(sandbox.root, 'monitor.pid')
-  const st = {}
+  const st = { guards: [] }
   const server = await startModelServer(async (body, { index }) => {
     const text = lastText(body)
     switch (index) {
@@ -170,7 +198,7 @@ export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
           toolCalls: [
             {
               name: 'run_shell_command',
-              arguments: { command: "printf 'out-1\\n'; printf 'err-1\\n' >&2; printf 'out-2\\n'; exit 3", is_background: true, description: 'failing job' },
+              arguments: { command: FAILING_COMMAND, is_background: true, description: 'failing job' },
             },
           ],
         }
@@ -212,7 +240,15 @@ export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
       case 6:
         st.monitor.stopText = text
         await until(() => !isAlive(st.monitor.pid), 'the stopped monitor to die', timeoutMs)
-        return { text: 'All done.' }
+        return guardCall(0)
+      case 7:
+      case 8:
+      case 9:
+      case 10: {
+        st.guards.push(text)
+        const next = index - 6
+        return next < GUARDED_CALLS.length ? guardCall(next) : { text: 'All done.' }
+      }
       default:
         return { text: 'Noted.' }
     }
@@ -222,7 +258,8 @@ export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
     const result = await q.done
     const notifications = []
     for (const body of server.requests) for (const m of messageTexts(body)) if (m.role === 'user') notifications.push(...notificationBlocks(m.text))
-    return { result, requests: server.requests.length, ...st, notifications: [...new Set(notifications)] }
+    const taskEvents = taskEventsOf(result)
+    return { result, requests: server.requests.length, ...st, notifications: [...new Set(notifications)], taskEvents }
   } finally {
     await server.close()
     sandbox.cleanup()
