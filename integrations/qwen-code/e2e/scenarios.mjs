@@ -547,6 +547,7 @@ export async function firehoseScenario({ qwenDir, env = {}, bytes = 200_000_000,
         m.cpuBefore = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
         m.threadsBefore = threadTicks(m.cliPids)
         m.startedAt = Date.now()
+        m.startedNs = process.hrtime.bigint()
         return {
           toolCalls: [
             { name: 'tool_call', arguments: { name: 'monitor', arguments: { command: `FIREHOSE_BYTES=${bytes} bash ${FIREHOSE} ${doneFile}`, description: 'firehose' } } },
@@ -573,6 +574,7 @@ export async function firehoseScenario({ qwenDir, env = {}, bytes = 200_000_000,
         // taskstream: EOF in the reader thread), just before it settles the monitor.
         if (pipe !== 'gone') await until(() => !m.cliPids.some((p) => holdsFile(p, pipe)), 'the CLI to finish reading', timeoutMs)
         m.readEndAt = Date.now()
+        m.readEndNs = process.hrtime.bigint()
         m.cpuAfter = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
         m.threadsAfter = threadTicks(m.cliPids)
         m.peakRssKb = Math.max(...m.cliPids.map(peakRssKb))
@@ -609,6 +611,8 @@ export async function firehoseScenario({ qwenDir, env = {}, bytes = 200_000_000,
           .filter(([, ms]) => ms >= 10)
           .sort((a, b) => b[1] - a[1]),
       ),
+      // The measured window on the monotonic clock (V8's CPU profiles use the same clock).
+      windowMonotonicMs: [Number(m.startedNs / 1000n) / 1000, Number(m.readEndNs / 1000n) / 1000],
     }
   } finally {
     await server.close()
