@@ -32,8 +32,9 @@ export function makeSandbox(prefix = 'tsq-e2e-') {
 /**
  * Starts `qwen -p <prompt>`; returns { child, done, exited } where done resolves (on 'close') to
  * { code, signal, stdout, stderr, events, timedOut } (events: the parsed stream-json lines).
+ * `onEvent(event, ms)` is called with each stream-json event as it arrives (ms: Date.now()).
  */
-export function startQwen({ qwenDir, sandbox, modelUrl, prompt, env = {}, timeoutMs = 180_000, args = [] }) {
+export function startQwen({ qwenDir, sandbox, modelUrl, prompt, env = {}, timeoutMs = 180_000, args = [], onEvent }) {
   const child = spawn(
     process.execPath,
     [
@@ -69,6 +70,21 @@ export function startQwen({ qwenDir, sandbox, modelUrl, prompt, env = {}, timeou
       },
     },
   )
+  if (onEvent) {
+    let pending = ''
+    child.stdout.on('data', (chunk) => {
+      const now = Date.now()
+      pending += chunk
+      const lines = pending.split('\n')
+      pending = lines.pop()
+      for (const line of lines) {
+        if (!line.trim()) continue
+        try {
+          onEvent(JSON.parse(line), now)
+        } catch {}
+      }
+    })
+  }
   const done = collect(child, timeoutMs).then((result) => {
     const events = []
     for (const line of result.stdout.split('\n')) {

@@ -15,6 +15,13 @@ const lastMessage = (body) => {
   return msgs[msgs.length - 1]
 }
 
+/** What headless mode shows of task state: the task_started and task_notification system events of its stream-json output. */
+export function taskEventsOf(result) {
+  return result.events
+    .filter((e) => e.type === 'system' && (e.subtype === 'task_started' || e.subtype === 'task_notification'))
+    .map((e) => ({ subtype: e.subtype, ...e.data }))
+}
+
 /** The <task-notification> blocks in a text. */
 export function notificationBlocks(text) {
   return text.match(/<task-notification>[\s\S]*?<\/task-notification>/g) ?? []
@@ -71,6 +78,7 @@ export async function chattyScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
       .find((m) => m.role === 'tool' && m.text.startsWith('Monitor started.'))
     return {
       result,
+      taskEvents: taskEventsOf(result),
       requests: server.requests.length,
       log,
       blocks,
@@ -90,7 +98,7 @@ export async function chattyScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
 export const lastText = (body) => lastMessage(body)?.text ?? ''
 
 /** Resolves with `read()`'s value once it is truthy (checked every 50 ms), or rejects after timeoutMs. */
-export function until(read, what, timeoutMs = 60_000) {
+export function until(read, what, timeoutMs = 60_000, pollMs = 50) {
   return new Promise((resolve, reject) => {
     const started = Date.now()
     const tick = () => {
@@ -100,7 +108,7 @@ export function until(read, what, timeoutMs = 60_000) {
       } catch {}
       if (v) return resolve(v)
       if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`))
-      setTimeout(tick, 50)
+      setTimeout(tick, pollMs)
     }
     tick()
   })
@@ -153,6 +161,26 @@ export function parseShellStarted(text) {
   return { id, pid, outputFile, statusFile }
 }
 
+/** The failing background shell: both streams, colour codes, exit 3. */
+export const FAILING_COMMAND = "printf '\\033[31mout-1\\033[0m\\n'; printf 'err-1\\n' >&2; printf '\\033[1mout-2\\033[0m\\n'; exit 3"
+
+/**
+ * Calls the CLI refuses before running anything: foreground sleeps (the shell tool's sleep guard)
+ * and a monitor command with a non-final `&` (the monitor tool's own check).
+ */
+export const GUARDED_CALLS = [
+  { tool: 'run_shell_command', command: 'sleep 5' },
+  { tool: 'run_shell_command', command: 'sleep 3 && echo hi' },
+  { tool: 'run_shell_command', command: 'sleep 2 # intentional-sleep: x' },
+  { tool: 'monitor', command: 'sleep 100 & echo hi' },
+]
+
+function guardCall(i) {
+  const { tool, command } = GUARDED_CALLS[i]
+  if (tool === 'monitor') return { toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command, description: 'guarded' } } }] }
+  return { toolCalls: [{ name: tool, arguments: { command, description: 'guarded' } }] }
+}
+
 /**
  * Background shells and task_stop: a shell that prints to stdout and stderr and exits 3; a shell
  * `sleep 600` stopped with task_stop; a monitor stopped with task_stop. The model waits on each
@@ -161,7 +189,7 @@ export function parseShellStarted(text) {
 export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 }) {
   const sandbox = makeSandbox()
   const monPidFile = path.join(sandbox.root, 'monitor.pid')
-  const st = {}
+  const st = { guards: [] }
   const server = await startModelServer(async (body, { index }) => {
     const text = lastText(body)
     switch (index) {
@@ -170,7 +198,7 @@ export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
           toolCalls: [
             {
               name: 'run_shell_command',
-              arguments: { command: "printf 'out-1\\n'; printf 'err-1\\n' >&2; printf 'out-2\\n'; exit 3", is_background: true, description: 'failing job' },
+              arguments: { command: FAILING_COMMAND, is_background: true, description: 'failing job' },
             },
           ],
         }
@@ -212,7 +240,15 @@ export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
       case 6:
         st.monitor.stopText = text
         await until(() => !isAlive(st.monitor.pid), 'the stopped monitor to die', timeoutMs)
-        return { text: 'All done.' }
+        return guardCall(0)
+      case 7:
+      case 8:
+      case 9:
+      case 10: {
+        st.guards.push(text)
+        const next = index - 6
+        return next < GUARDED_CALLS.length ? guardCall(next) : { text: 'All done.' }
+      }
       default:
         return { text: 'Noted.' }
     }
@@ -222,7 +258,8 @@ export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
     const result = await q.done
     const notifications = []
     for (const body of server.requests) for (const m of messageTexts(body)) if (m.role === 'user') notifications.push(...notificationBlocks(m.text))
-    return { result, requests: server.requests.length, ...st, notifications: [...new Set(notifications)] }
+    const taskEvents = taskEventsOf(result)
+    return { result, requests: server.requests.length, ...st, notifications: [...new Set(notifications)], taskEvents }
   } finally {
     await server.close()
     sandbox.cleanup()
@@ -378,6 +415,26 @@ function cpuTicks(pid) {
 }
 
 /** Whether `pid` has an open fd linking to `target` (such as 'pipe:[1234]'). */
+/** CPU ticks of every thread of `pids`: Map of 'pid/tid comm' to utime + stime. */
+function threadTicks(pids) {
+  const out = new Map()
+  for (const pid of pids) {
+    let tids = []
+    try {
+      tids = fs.readdirSync(`/proc/${pid}/task`)
+    } catch {}
+    for (const tid of tids) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        out.set(`${pid}/${tid} ${comm}`, Number(f[11]) + Number(f[12]))
+      } catch {}
+    }
+  }
+  return out
+}
+
 function holdsFile(pid, target) {
   try {
     return fs.readdirSync(`/proc/${pid}/fd`).some((fd) => {
@@ -400,69 +457,162 @@ function peakRssKb(pid) {
   }
 }
 
+/** Resolves once the summed CPU ticks of `pids` stay still for `quietPolls` polls of 100 ms in a row. */
+function cpuQuiet(pids, what, timeoutMs, quietPolls = 3) {
+  let last = -1
+  let quiet = 0
+  return until(() => {
+    const now = pids.reduce((n, p) => n + cpuTicks(p), 0)
+    quiet = now - last <= 1 ? quiet + 1 : 0
+    last = now
+    return quiet >= quietPolls
+  }, what, timeoutMs, 100)
+}
+
+/** Bytes written so far by the children of `pid` (the producer's `head`), from /proc/<pid>/io. */
+function childrenWchar(pid) {
+  let n = 0
+  for (const child of childrenOf(pid)) {
+    try {
+      n = Math.max(n, Number(/^wchar: (\d+)$/m.exec(fs.readFileSync(`/proc/${child}/io`, 'utf8'))[1]))
+    } catch {}
+  }
+  return n
+}
+
 /**
  * The firehose: a monitor on `yes | head -c 200 MB`. Measured from outside: the CLI's CPU time
- * (all its processes, from the monitor's start to the producer's end), the producer's own
- * throughput, the CLI's peak RSS (VmHWM), and what the model got.
+ * (all its processes, from the monitor's start to the moment the CLI has read the producer's
+ * output to the end; and by thread), the producer's own throughput, the CLI's peak RSS (VmHWM),
+ * and the time from the monitor's start to its terminal notification.
+ *
+ * Headless mode queues monitor notifications while the model's turn lasts and hands them over
+ * when it ends; a notification that arrives while that hand-over is being answered is written to
+ * the stream-json output at once (a `task_notification` system event), which is where the
+ * terminal notification is timed. So: a tiny monitor (`echo`) runs to its end first, so that the
+ * queue is not empty when the turn ends (an empty queue ends the run, and the CLI then cancels
+ * its monitors); the firehose starts; the model ends its turn at once; the hand-over is answered
+ * only once the producer is done, the CLI has read its output to the end and the terminal
+ * notification has been written.
+ *
+ * `warm` (default true): before the window the model runs one foreground shell command and the
+ * CLI's CPU is let settle. The CLI parses every shell command with tree-sitter's bash grammar in
+ * WebAssembly, and V8 compiles the hot parts of that module with TurboFan on a background thread
+ * after the first parse, about a second of CPU once per CLI process; warm measures the monitor
+ * with that behind it, cold (warm: false) with it inside the window, as in a session whose first
+ * shell command is the monitor.
  */
-export async function firehoseScenario({ qwenDir, env = {}, bytes = 200_000_000, clkTck = 100, timeoutMs = 300_000 }) {
+export async function firehoseScenario({ qwenDir, env = {}, bytes = 200_000_000, clkTck = 100, warm = true, timeoutMs = 300_000 }) {
   const sandbox = makeSandbox()
   const doneFile = path.join(sandbox.root, 'firehose.done')
-  const m = {}
+  const tinyPidFile = path.join(sandbox.root, 'tiny.pid')
+  const m = { monitorIds: [] }
   let q
-  const server = await startModelServer(async (body, { index }) => {
-    if (index === 0) return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:monitor' } }] }
-    if (index === 1) {
-      m.cliPids = nodeDescendants(q.child.pid)
-      m.cpuBefore = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
-      m.startedAt = Date.now()
-      return {
-        toolCalls: [
-          { name: 'tool_call', arguments: { name: 'monitor', arguments: { command: `FIREHOSE_BYTES=${bytes} bash ${FIREHOSE} ${doneFile}`, description: 'firehose' } } },
-        ],
+  const terminal = { at: 0, status: undefined }
+  let terminalSeen
+  const terminalP = new Promise((r) => (terminalSeen = r))
+  const onEvent = (event, now) => {
+    // The firehose monitor's id comes with its task_started event (registration order: tiny, firehose).
+    if (event.type === 'system' && event.subtype === 'task_started') m.monitorIds.push(event.data?.task_id)
+    if (event.type === 'system' && event.subtype === 'task_notification') {
+      const status = event.data?.status
+      if (event.data?.task_id === m.monitorIds[1] && status && status !== 'running' && !terminal.at) {
+        terminal.at = now
+        terminal.status = status
+        terminalSeen()
       }
     }
-    if (index === 2) {
-      // The producer's stdout pipe, to tell when the CLI has read it to the end.
-      const pid = Number(await until(() => fs.readFileSync(`${doneFile}.pid`, 'utf8').trim(), 'the firehose pid', timeoutMs))
-      // (A producer that is already gone cannot be looked at: then only its end is waited for.)
-      const pipe = await until(() => {
-        try {
-          return fs.readlinkSync(`/proc/${pid}/fd/1`)
-        } catch (err) {
-          if (fs.existsSync(doneFile)) return 'gone'
-          throw err
+  }
+  const steps = []
+  if (warm) steps.push('warm')
+  steps.push('search', 'tiny', 'firehose', 'end-turn', 'hand-over')
+  const server = await startModelServer(async (body, { index }) => {
+    const step = steps[index]
+    switch (step) {
+      case 'warm':
+        return { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'echo warm', description: 'warm up' } }] }
+      case 'search':
+        if (warm) await cpuQuiet(nodeDescendants(q.child.pid), "the CLI's CPU to settle", timeoutMs)
+        return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:monitor' } }] }
+      case 'tiny':
+        return {
+          toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command: `echo $$ > ${tinyPidFile}; echo ready`, description: 'tiny' } } }],
         }
-      }, 'the firehose stdout', timeoutMs)
-      await waitForFile(doneFile, timeoutMs)
-      m.producerEndAt = Date.now()
-      // The CLI closes its end of the pipe once it read everything (stock: the 'close' event;
-      // taskstream: EOF in the reader thread), just before it settles the monitor.
-      if (pipe !== 'gone') await until(() => !m.cliPids.some((p) => holdsFile(p, pipe)), 'the CLI to finish reading', timeoutMs)
-      m.readEndAt = Date.now()
-      m.cpuAfter = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
-      m.peakRssKb = Math.max(...m.cliPids.map(peakRssKb))
-      return { toolCalls: [{ name: 'run_shell_command', arguments: { command: `cat ${doneFile}`, description: 'barrier' } }] }
+      case 'firehose': {
+        // The tiny monitor has run to its end (its notifications are queued by now).
+        const tiny = Number(await until(() => fs.readFileSync(tinyPidFile, 'utf8').trim(), 'the tiny monitor', timeoutMs))
+        await until(() => !isAlive(tiny) && !fs.existsSync(`/proc/${tiny}`), 'the tiny monitor to end', timeoutMs)
+        if (warm) await cpuQuiet(nodeDescendants(q.child.pid), "the CLI's CPU to settle", timeoutMs)
+        m.cliPids = nodeDescendants(q.child.pid)
+        m.cpuBefore = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
+        m.threadsBefore = threadTicks(m.cliPids)
+        m.startedAt = Date.now()
+        m.startedNs = process.hrtime.bigint()
+        return {
+          toolCalls: [
+            { name: 'tool_call', arguments: { name: 'monitor', arguments: { command: `FIREHOSE_BYTES=${bytes} bash ${FIREHOSE} ${doneFile}`, description: 'firehose' } } },
+          ],
+        }
+      }
+      case 'end-turn':
+        return { text: 'Watching.' }
+      case 'hand-over': {
+        // The producer's stdout pipe, to tell when the CLI has read it to the end.
+        const pid = Number(await until(() => fs.readFileSync(`${doneFile}.pid`, 'utf8').trim(), 'the firehose pid', timeoutMs))
+        // (A producer that is already gone cannot be looked at: then only its end is waited for.)
+        const pipe = await until(() => {
+          try {
+            return fs.readlinkSync(`/proc/${pid}/fd/1`)
+          } catch (err) {
+            if (fs.existsSync(doneFile)) return 'gone'
+            throw err
+          }
+        }, 'the firehose stdout', timeoutMs)
+        await waitForFile(doneFile, timeoutMs)
+        m.producerEndAt = Date.now()
+        // The CLI closes its end of the pipe once it read everything (stock: the 'close' event;
+        // taskstream: EOF in the reader thread), just before it settles the monitor.
+        if (pipe !== 'gone') await until(() => !m.cliPids.some((p) => holdsFile(p, pipe)), 'the CLI to finish reading', timeoutMs)
+        m.readEndAt = Date.now()
+        m.readEndNs = process.hrtime.bigint()
+        m.cpuAfter = m.cliPids.reduce((n, p) => n + cpuTicks(p), 0)
+        m.threadsAfter = threadTicks(m.cliPids)
+        m.peakRssKb = Math.max(...m.cliPids.map(peakRssKb))
+        m.handOver = messageTexts(body).at(-1)?.text ?? ''
+        await Promise.race([terminalP, new Promise((r) => setTimeout(r, timeoutMs))])
+        return { text: 'Noted.' }
+      }
+      default:
+        return { text: 'Noted.' }
     }
-    if (index === 3) return { text: 'Watching.' }
-    return { text: 'Noted.' }
   })
   try {
-    q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Watch the firehose.', env, timeoutMs })
+    q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Watch the firehose.', env, timeoutMs, onEvent })
     const result = await q.done
     const [b, ns] = fs.readFileSync(doneFile, 'utf8').trim().split(' ').map(Number)
-    const blocks = []
-    for (const body of server.requests) for (const msg of messageTexts(body)) if (msg.role === 'user') blocks.push(...notificationBlocks(msg.text))
-    const unique = [...new Set(blocks)]
     return {
       code: result.code,
+      warm,
       cliCpuMs: ((m.cpuAfter - m.cpuBefore) * 1000) / clkTck,
       producerMBps: b / 1e6 / (ns / 1e9),
       producerSeconds: ns / 1e9,
       readEndAfterProducerMs: m.readEndAt - m.producerEndAt,
       peakRssMB: m.peakRssKb / 1024,
-      notifications: unique.length,
-      terminal: unique.find((x) => /<status>(completed|failed|cancelled)<\/status>/.test(x)),
+      // Time from the model's tool_call of the monitor to the terminal task_notification event.
+      terminalMs: terminal.at ? terminal.at - m.startedAt : undefined,
+      terminalStatus: terminal.status,
+      // Whether the terminal notification was already queued when the turn ended (then its time is
+      // that of the hand-over, an upper bound).
+      terminalQueued: new RegExp(`<task-id>${m.monitorIds[1]}</task-id>[\\s\\S]*?<status>(completed|failed|cancelled)</status>`).test(m.handOver),
+      // The CLI's CPU by thread over the same window (threads with 10 ms or more; 'pid/tid name').
+      threadCpuMs: Object.fromEntries(
+        [...m.threadsAfter]
+          .map(([k, v]) => [k, ((v - (m.threadsBefore.get(k) ?? 0)) * 1000) / clkTck])
+          .filter(([, ms]) => ms >= 10)
+          .sort((a, b) => b[1] - a[1]),
+      ),
+      // The measured window on the monotonic clock (V8's CPU profiles use the same clock).
+      windowMonotonicMs: [Number(m.startedNs / 1000n) / 1000, Number(m.readEndNs / 1000n) / 1000],
     }
   } finally {
     await server.close()

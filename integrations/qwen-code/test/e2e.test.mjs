@@ -5,7 +5,8 @@ import path from 'node:path'
 import { test } from 'node:test'
 
 import { patch } from '../lib/patcher.mjs'
-import { chattyScenario, containmentScenario, shellsScenario } from '../e2e/scenarios.mjs'
+import { blockedSleepMessage, validateMonitorParams } from '../../../index.js'
+import { GUARDED_CALLS, chattyScenario, containmentScenario, shellsScenario } from '../e2e/scenarios.mjs'
 import { copyQwen, requireInstalledQwen } from '../e2e/support.mjs'
 
 const skip = process.platform === 'win32' ? 'the scenarios run bash commands' : false
@@ -37,6 +38,17 @@ test('chatty dev server through the monitor tool: stock 0/10 error lines reach t
     assert.equal(r.result.code, 0, r.result.stderr)
     // The same tool text as stock (monitor ids differ).
     assert.match(r.monitorStarted, /^Monitor started\.\nid: mon_[0-9a-f]{16}\ncommand: CHATTY_DONE_FILE=\S+ bash \S+chatty-server\.sh\ndescription: chatty dev server\nmax_events: 1000\nidle_timeout: 300000ms\n/)
+    // /tasks-equivalent state in the stream-json output: the monitor's task_started, then one
+    // task_notification per notification handed to the model, the last one completed.
+    const id = /^id: (mon_\w+)$/m.exec(r.monitorStarted)[1]
+    assert.deepEqual(
+      r.taskEvents.filter((e) => e.subtype === 'task_started').map((e) => [e.task_id, e.description]),
+      [[id, 'chatty dev server']],
+    )
+    const statuses = r.taskEvents.filter((e) => e.subtype === 'task_notification' && e.task_id === id).map((e) => e.status)
+    assert.ok(statuses.length >= r.notifications, `${statuses.length} task_notification events for ${r.notifications} notifications`)
+    assert.equal(statuses.at(-1), 'completed')
+    assert.deepEqual(new Set(statuses.slice(0, -1)), new Set(statuses.length > 1 ? ['running'] : []))
     // The monitor's completion reaches the model.
     const last = r.blocks[r.blocks.length - 1]
     assert.match(last, /<status>completed<\/status>/)
@@ -49,7 +61,7 @@ test('chatty dev server through the monitor tool: stock 0/10 error lines reach t
   assert.match(stock.blocks.at(-1), /lines dropped due to throttling/)
 })
 
-test('background shells and task_stop: the same texts, files and outcomes as stock, through executeBackground()', { skip }, async (t) => {
+test('background shells, task_stop, the output file, the refusals and the stream-json task state: the same texts, files and outcomes as stock, through executeBackground()', { skip }, async (t) => {
   const stock = await shellsScenario({ qwenDir: requireInstalledQwen() })
   const integrated = await shellsScenario({ qwenDir: patchedCopy(t) })
   const norm = (text) =>
@@ -95,6 +107,42 @@ test('background shells and task_stop: the same texts, files and outcomes as sto
     assert.equal(integrated.monitor.environ.PAGER, stock.monitor.environ.PAGER)
     assert.equal(integrated.long.environ.PAGER, stock.long.environ.PAGER)
   }
+  for (const r of [stock, integrated]) {
+    // The output file the model is told to read: there, with both streams, colour codes stripped.
+    assert.equal(r.failing.output.includes('\x1b'), false, 'no escape sequences in the output file')
+    assert.match(r.failing.started, new RegExp(`^output file: ${r.failing.outputFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'))
+    // A background shell's completion never reaches the model in headless mode, stock or
+    // integrated: the headless loop sets notification callbacks on the subagent and monitor
+    // registries only, never on the background-shell registry.
+    for (const id of [r.failing.id, r.long.id]) {
+      assert.equal(r.notifications.some((b) => b.includes(id)), false, `${id} in a notification`)
+      assert.equal(r.taskEvents.some((e) => JSON.stringify(e).includes(id)), false, `${id} in a task event`)
+    }
+    // The refusals: the sleep guard of run_shell_command and the monitor tool's own check. The
+    // patch leaves the CLI's validation alone, and taskstream's guards give the same texts.
+    assert.equal(r.guards.length, GUARDED_CALLS.length)
+    GUARDED_CALLS.forEach((call, i) => {
+      const expected =
+        call.tool === 'monitor' ? validateMonitorParams({ command: call.command }, { workspaceDirs: [] }) : blockedSleepMessage(call.command)
+      assert.ok(expected, call.command)
+      assert.ok(r.guards[i].includes(expected), `${call.command}: ${r.guards[i]}`)
+    })
+  }
+  assert.deepEqual(integrated.guards, stock.guards)
+  // /tasks-equivalent state in the stream-json output: the monitor's task_started (id, tool call,
+  // description) and its terminal task_notification, the same under both (ids normalised; the
+  // running events of a cancelled monitor are dropped by the CLI, so they are left out here).
+  const taskState = (r) => {
+    const ids = new Map()
+    const id = (x) => (x === undefined ? x : (ids.has(x) || ids.set(x, `task${ids.size + 1}`), ids.get(x)))
+    return r.taskEvents
+      .filter((e) => e.status !== 'running')
+      .map((e) => ({ ...e, task_id: id(e.task_id), tool_use_id: e.tool_use_id === undefined ? undefined : 'call' }))
+  }
+  t.diagnostic(`stream-json task events (stock): ${JSON.stringify(stock.taskEvents)}`)
+  t.diagnostic(`stream-json task events (integrated): ${JSON.stringify(integrated.taskEvents)}`)
+  assert.deepEqual(taskState(integrated), taskState(stock))
+  assert.ok(stock.taskEvents.some((e) => e.subtype === 'task_started' && e.task_id === stock.monitor.id && e.description === 'sleeper'))
   // The taskstream status sidecar says who ended each shell.
   assert.deepEqual(integrated.failing.status.end, { reason: 'exited', by: 'process', exitCode: 3 })
   assert.equal(integrated.long.status.end.reason, 'cancelled')
