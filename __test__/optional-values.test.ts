@@ -2,7 +2,7 @@
 // Driven by index.d.ts: every optional field (`x?: T`) of every interface the runtime hands out,
 // and every result typed `… | undefined`, is checked on real objects, in states where it is
 // absent. An interface or result added to the typings without a sample here fails the test.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -63,7 +63,9 @@ const INPUT_ONLY = new Set([
   'MonitorStartOptions',
   'MonitorToolParams',
   'MonitorValidationContext',
+  'PersistOptions',
   'ReadTaskOutputOptions',
+  'RecoverOptions',
   'ShellTaskRegistration',
   'TerminalOptions',
   'ThrottleOptions',
@@ -146,6 +148,25 @@ async function samples(): Promise<Map<string, object[]>> {
   shells.cancel('fed', 2)
   add('ShellTask', fedShell)
   add('ShellNotificationMeta', ...shellMetas)
+
+  // Persisted tasks: recover() on a state directory holding a corrupt file and the record of a
+  // task whose keeper is gone (lost). The record is a real one, saved while its task ran and put
+  // back after its end was reported and its state removed.
+  const stateDir = mkdtempSync(join(scratch, 'state-'))
+  const owner = new MonitorRegistry()
+  const gone = owner.start({ command: 'sleep 30', persist: { stateDir, leaseMs: 5_000 } })
+  const record = join(stateDir, `${gone.id}.task.json`)
+  const saved = readFileSync(record, 'utf8')
+  owner.cancel(gone.id)
+  await waitFor(() => !existsSync(record), 10_000, 'the cancelled persisted task to be forgotten')
+  writeFileSync(record, saved, { mode: 0o600 })
+  writeFileSync(join(stateDir, 'bad.task.json'), '{"version":1,', { mode: 0o600 })
+  const found = new MonitorRegistry().recover({ stateDir })
+  expect(found.lost.map((l) => l.id)).toEqual([gone.id])
+  expect(found.corrupt).toHaveLength(1)
+  add('RecoverLost', ...found.lost)
+  add('RecoverCorrupt', ...found.corrupt)
+  add('MonitorTask', gone)
 
   // Pure results.
   add('NormalizedMonitorCommand', normalizeMonitorCommand('tail -f log &'))
