@@ -35,9 +35,6 @@ use crate::core::wait::{WaitOutcome, WaitReason};
 /// Items one wake-up of the JavaScript thread delivers before yielding to the event loop.
 const DRAIN_BUDGET: usize = 256;
 
-/// Host secrets a child must not see (CONTRACT.md §2.10).
-const DEFAULT_REMOVE_ENV: [&str; 2] = ["QWEN_SERVER_TOKEN", "QWEN_DAEMON_TOKEN"];
-
 /// A monitor's JavaScript objects.
 struct JsEntry {
   object: Persistent,
@@ -606,7 +603,7 @@ impl MonitorRegistry {
     args::require_new::<&MonitorRegistry>(&env, &this, "MonitorRegistry")?;
     let mut config = RegistryConfig::default();
     let mut throttle = Some(ThrottleConfig::default());
-    let mut remove_env: Vec<String> = DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect();
+    let mut remove_env = crate::core::launch::default_remove_env();
     if let Some(options) = args::optional_object(&env, &options, "options")? {
       if let Some(n) = args::optional_integer_field(
         &env,

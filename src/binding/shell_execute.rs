@@ -18,11 +18,13 @@ use super::shell::{BackgroundShellRegistry, ShellInner};
 use crate::core::end::TaskEnd;
 use crate::core::guards::strip_trailing_background_amp;
 use crate::core::ids::{random_hex, shell_id_problem};
-use crate::core::process::{self, EnvOptions, SpawnRequest, DEFAULT_REMOVE_ENV};
+use crate::core::launch::{
+  default_remove_env, launch_shell, LaunchError, LaunchedShell, ShellCallbacks, ShellCommand, Term,
+};
+use crate::core::process;
 use crate::core::shell::RunSignal;
 use crate::core::shell::{
-  OutputWriter, ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict,
-  DEFAULT_MAX_OUTPUT_BYTES,
+  ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict, DEFAULT_MAX_OUTPUT_BYTES,
 };
 use crate::core::text::{ecma_trim, status_file_path_for};
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
@@ -339,41 +341,43 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   // open error, as on a spawn failure (§2.15 step 7). A persisted shell's
   // keeper opens it (and fails its handshake if it cannot).
   let now = js::wall_ms();
-  let started = match &persisted {
+  let remove_env = default_remove_env();
+  let request = ShellCommand {
+    command: &command,
+    cwd: Path::new(&opts.cwd),
+    env: &opts.env,
+    remove_env: &remove_env,
+    term: Term::Shell,
+    terminal: opts.terminal,
+  };
+  let launched = match persisted {
     #[cfg(unix)]
     Some(link) => {
-      launch_persisted_shell(&command, &opts, &shell_id, &output_path, &status_path, now)
-        .map(|record| {
-          link.set_keeper(record.keeper);
-          Started::Persisted(record.task.pid, Arc::clone(link))
-        })
-        .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error))
+      let persist = opts.persist.as_ref().expect("persist");
+      // The task record keeps `settleMs` for a later host.
+      let options = serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms });
+      let kept = crate::core::launch::Kept {
+        persist,
+        link,
+        id: &shell_id,
+        description: &command,
+        start_time: now,
+        max_output_bytes: opts.max_output_bytes,
+        options,
+      };
+      crate::core::launch::launch_kept_shell(&request, kept, Path::new(&output_path), &status_path)
     }
     #[cfg(not(unix))]
-    Some(never) => match *never {},
-    None => match OutputWriter::create(Path::new(&output_path), opts.max_output_bytes) {
-      Err(error) => Err((TaskEnd::io_error(&error.to_string()), error)),
-      Ok(writer) => spawn_shell(&command, &opts)
-        .map(|spawned| Started::Local(writer, spawned))
-        .map_err(|error| (TaskEnd::spawn_failed(&error.to_string()), error)),
-    },
+    Some(never) => match never {},
+    None => launch_shell(&request, Path::new(&output_path), opts.max_output_bytes),
   };
-  let pid = started.as_ref().ok().map(Started::pid);
-  if let Ok(Started::Local(_, spawned)) = &started {
-    super::lifecycle::adopt(&spawned.group);
+  let pid = launched.as_ref().ok().map(LaunchedShell::pid);
+  if let Some(group) = launched.as_ref().ok().and_then(LaunchedShell::group) {
+    super::lifecycle::adopt(group);
   }
-  if let (Err(_), Some(link)) = (&started, &persisted) {
-    forget_link(link);
-  }
-  // From here on a failure kills the child and leaves nothing registered.
-  type StartResult = std::result::Result<Started, (TaskEnd, std::io::Error)>;
-  let abandon = |env: &Env, started: &StartResult, caller_signal: Option<CallerSignal>| {
-    match started {
-      Ok(Started::Local(_, spawned)) => process::kill_now(&spawned.group),
-      #[cfg(unix)]
-      Ok(Started::Persisted(_, link)) => link.request_cancel(crate::core::end::EndVia::Cancel),
-      _ => {}
-    }
+  // From here on a failure leaves nothing registered (the launched task
+  // stops as its guard drops).
+  let abandon = |env: &Env, caller_signal: Option<CallerSignal>| {
     keep_alive.stop(env);
     if let Some(caller) = caller_signal {
       caller.release(env);
@@ -385,7 +389,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     js::set_opt(&mut handle, "pid", pid)
   })();
   if let Err(error) = with_pid {
-    abandon(&env, &started, caller_signal);
+    abandon(&env, caller_signal);
     return Err(error);
   }
   let reg = ShellRegistration {
@@ -398,7 +402,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     todo_work_chain_id: None,
   };
   if let Err(error) = inner.register(&env, &registration, reg, Some(controller_ref)) {
-    abandon(&env, &started, caller_signal);
+    abandon(&env, caller_signal);
     return Err(error);
   }
 
@@ -411,31 +415,12 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     signal: caller_signal,
     process: None,
   };
-  match started {
-    Err((end, error)) => settle.failed_to_start(&env, &error.to_string(), end, now),
-    #[cfg(unix)]
-    Ok(Started::Persisted(pid, link)) => {
+  match launched {
+    Err(LaunchError { message, end }) => settle.failed_to_start(&env, &message, end, now),
+    Ok(launched) => {
       let settle = Rc::new(RefCell::new(Some(settle)));
-      let run = settle_function(
-        &env,
-        Rc::clone(&settle),
-        Rc::clone(&inner),
-        shell_id.clone(),
-      )
-      .and_then(|tsfn| {
-        let (on_signal, on_settle) = run_callbacks(tsfn);
-        ShellRun::start_persisted(
-          pid,
-          Arc::clone(&link),
-          output_path.clone().into(),
-          0,
-          opts.settle_ms,
-          on_signal,
-          on_settle,
-        )
-        .map_err(|error| {
-          Error::from_reason(format!("could not follow the persisted shell: {error}"))
-        })
+      let run = launched.start(opts.settle_ms, || {
+        run_callbacks(&env, &settle, &inner, &shell_id)
       });
       attach_run(
         &env,
@@ -445,34 +430,6 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
         &run_slot,
         &controller_signal,
         run,
-        || link.release(),
-        now,
-      );
-    }
-    Ok(Started::Local(writer, spawned)) => {
-      let group = spawned.group.clone();
-      let settle = Rc::new(RefCell::new(Some(settle)));
-      let run = settle_function(
-        &env,
-        Rc::clone(&settle),
-        Rc::clone(&inner),
-        shell_id.clone(),
-      )
-      .and_then(|tsfn| {
-        let (on_signal, on_settle) = run_callbacks(tsfn);
-        ShellRun::start_with_signals(spawned, writer, opts.settle_ms, on_signal, on_settle).map_err(
-          |error| Error::from_reason(format!("could not start the output threads: {error}")),
-        )
-      });
-      attach_run(
-        &env,
-        &inner,
-        &shell_id,
-        &settle,
-        &run_slot,
-        &controller_signal,
-        run,
-        || process::kill_now(&group),
         now,
       );
     }
@@ -480,47 +437,27 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   Ok(args::out(&env, &handle))
 }
 
-/// How a shell was started: spawned here, or run by a keeper (persisted).
-#[allow(clippy::large_enum_variant)] // one value, on the stack for the call
-enum Started {
-  Local(OutputWriter, process::SpawnedProcess),
-  #[cfg(unix)]
-  Persisted(u32, Arc<crate::core::persisted::KeeperLink>),
-}
-
-impl Started {
-  fn pid(&self) -> u32 {
-    match self {
-      Self::Local(_, spawned) => spawned.pid,
-      #[cfg(unix)]
-      Self::Persisted(pid, _) => *pid,
-    }
-  }
-}
-
-/// A keeper that could not start: its lock and state go.
-#[cfg(unix)]
-fn forget_link(link: &crate::core::persisted::KeeperLink) {
-  link.forget_state();
-}
-#[cfg(not(unix))]
-fn forget_link(link: &std::convert::Infallible) {
-  match *link {}
-}
-
 type ShellTsfn =
   napi::threadsafe_function::ThreadsafeFunction<RunEvent, (), (), Status, false, true>;
 
-/// The run's signal and settle callbacks, both through `tsfn`.
+/// The run's signal and settle callbacks, both through one weak threadsafe
+/// function (see [`settle_function`]).
 fn run_callbacks(
-  tsfn: ShellTsfn,
-) -> (
-  Box<dyn Fn(RunSignal) + Send + Sync>,
-  Box<dyn FnOnce(ShellOutcome) + Send>,
-) {
+  env: &Env,
+  settle: &Rc<RefCell<Option<Settle>>>,
+  inner: &Rc<ShellInner>,
+  shell_id: &str,
+) -> std::result::Result<ShellCallbacks, String> {
+  let tsfn = settle_function(
+    env,
+    Rc::clone(settle),
+    Rc::clone(inner),
+    shell_id.to_owned(),
+  )
+  .map_err(|error| error.reason)?;
   let tsfn = Arc::new(tsfn);
   let signals = Arc::clone(&tsfn);
-  (
+  Ok((
     Box::new(move |signal| {
       let status = signals.call(
         RunEvent::Signal(signal),
@@ -545,7 +482,7 @@ fn run_callbacks(
         );
       }
     }),
-  )
+  ))
 }
 
 /// Links a started run to its entry, its controller and its settle; a run
@@ -558,8 +495,7 @@ fn attach_run(
   settle: &Rc<RefCell<Option<Settle>>>,
   run_slot: &Rc<RefCell<Weak<ShellRun>>>,
   controller_signal: &Object,
-  run: Result<Arc<ShellRun>>,
-  stop: impl FnOnce(),
+  run: std::result::Result<Arc<ShellRun>, LaunchError>,
   now: f64,
 ) {
   match run {
@@ -578,11 +514,9 @@ fn attach_run(
         run.cancel();
       }
     }
-    Err(error) => {
-      stop();
+    Err(LaunchError { message, end }) => {
       if let Some(settle) = settle.borrow_mut().take() {
-        let end = TaskEnd::io_error(&error.reason);
-        settle.failed_to_start(env, &error.reason, end, now);
+        settle.failed_to_start(env, &message, end, now);
       }
     }
   }
@@ -609,87 +543,6 @@ fn controller_aborted(signal: &Object) -> bool {
   signal
     .get_named_property::<bool>("aborted")
     .unwrap_or(false)
-}
-
-fn spawn_shell(command: &str, opts: &Options) -> std::io::Result<process::SpawnedProcess> {
-  let shell = process::shell_config();
-  let program = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
-    .ok_or_else(|| {
-      std::io::Error::new(
-        std::io::ErrorKind::NotFound,
-        format!("spawn {} ENOENT", shell.program),
-      )
-    })?;
-  let task_tag = process::new_task_tag();
-  let mut args = shell.args_prefix.clone();
-  args.push(command.to_owned());
-  process::spawn(SpawnRequest {
-    program,
-    args,
-    cwd: opts.cwd.clone().into(),
-    env: process::child_env(
-      std::env::vars_os(),
-      &EnvOptions {
-        remove: DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect(),
-        term: "xterm-256color",
-        overrides: opts.env.clone(),
-        task_tag: task_tag.clone(),
-      },
-    ),
-    task_tag,
-    terminal: opts.terminal,
-  })
-}
-
-/// A persisted shell: its keeper runs the command with the environment
-/// `spawn_shell` would give it, and writes the output file and the final
-/// sidecar; the task record keeps `settleMs` for a later host.
-#[cfg(unix)]
-fn launch_persisted_shell(
-  command: &str,
-  opts: &Options,
-  shell_id: &str,
-  output_path: &str,
-  status_path: &str,
-  now: f64,
-) -> std::io::Result<crate::core::persist::TaskRecord> {
-  let persist = opts.persist.as_ref().expect("persist");
-  let shell = process::shell_config();
-  let program = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
-    .ok_or_else(|| {
-      std::io::Error::new(
-        std::io::ErrorKind::NotFound,
-        format!("spawn {} ENOENT", shell.program),
-      )
-    })?;
-  let task_tag = process::new_task_tag();
-  let mut args = shell.args_prefix.clone();
-  args.push(command.to_owned());
-  super::persist::launch(super::persist::Launch {
-    kind: crate::core::persist::TaskKind::Shell,
-    id: shell_id,
-    persist,
-    command,
-    description: command,
-    cwd: Path::new(&opts.cwd),
-    program,
-    args,
-    env: process::child_env(
-      std::env::vars_os(),
-      &EnvOptions {
-        remove: DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect(),
-        term: "xterm-256color",
-        overrides: opts.env.clone(),
-        task_tag: task_tag.clone(),
-      },
-    ),
-    task_tag,
-    output_path: Some(output_path.into()),
-    status_path: Some(status_path.to_owned()),
-    max_output_bytes: opts.max_output_bytes,
-    start_time: now,
-    options: serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms }),
-  })
 }
 
 fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
@@ -888,6 +741,7 @@ fn settle_function(
 mod recover {
   use super::*;
   use crate::binding::monitor_persist::{recover_state_dir, RecoverOut};
+  use crate::core::launch::follow_shell;
   use crate::core::persist::{self, Found, TaskKind, TaskRecord};
   use crate::core::persisted::{renewer, EndView, KeeperLink};
 
@@ -1030,22 +884,14 @@ mod recover {
               .and_then(serde_json::Value::as_u64);
             // Waits judge output from now on: what was written meanwhile is in the file.
             let offset = std::fs::metadata(&record.output_path).map_or(0, |m| m.len());
-            let run = settle_function(&env, Rc::clone(&settle), Rc::clone(inner), id.clone())
-              .and_then(|tsfn| {
-                let (on_signal, on_settle) = run_callbacks(tsfn);
-                ShellRun::start_persisted(
-                  record.task.pid,
-                  Arc::clone(&link),
-                  record.output_path.clone().into(),
-                  offset,
-                  settle_ms,
-                  on_signal,
-                  on_settle,
-                )
-                .map_err(|error| {
-                  Error::from_reason(format!("could not follow the persisted shell: {error}"))
-                })
-              });
+            let run = follow_shell(
+              record.task.pid,
+              link,
+              record.output_path.clone().into(),
+              offset,
+              settle_ms,
+              || run_callbacks(&env, &settle, inner, &id),
+            );
             attach_run(
               &env,
               inner,
@@ -1054,7 +900,6 @@ mod recover {
               &run_slot,
               &controller_signal,
               run,
-              || link.release(),
               js::wall_ms(),
             );
             out.adopted(object)?;

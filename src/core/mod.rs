@@ -6,6 +6,7 @@ pub mod clock;
 pub mod end;
 pub mod guards;
 pub mod ids;
+pub mod launch;
 pub mod monitor;
 pub mod persist;
 #[cfg(unix)]
