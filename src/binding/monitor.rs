@@ -19,12 +19,16 @@ use napi_derive::napi;
 use super::anchor::Anchor;
 use super::args;
 use super::js::{
-  self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback,
-  persist_object, release, replace_keyed, set_callback_slot, set_opt, Persistent, RealClock,
+  self, call_value, clear_slot_if_installed, optional_callback, persist_object, release,
+  replace_keyed, set_callback_slot, set_opt, Persistent, RealClock,
 };
 use super::pending::KeepAlive;
-use super::wait::{parse_wait_options, resolved_promise, signal_aborted, JsWaits};
-use crate::core::end::{EndVia, TaskEnd};
+use super::registry::{
+  abort_controller, begin_wait, call_notification, call_register, call_status_change,
+  controller_aborted, end_object, set_unref_timeout, EntryObjects, TaskCallbacks, WaitStart,
+};
+use super::wait::{parse_wait_options, JsWaits};
+use crate::core::end::EndVia;
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
 use crate::core::monitor::{
@@ -37,8 +41,7 @@ const DRAIN_BUDGET: usize = 256;
 
 /// A monitor's JavaScript objects.
 struct JsEntry {
-  object: Persistent,
-  controller: Option<Persistent>,
+  objects: EntryObjects,
   mode: EntryMode,
   /// A fed entry's idle timer: the value `setTimeout` returned.
   idle_timer: Option<Persistent>,
@@ -48,9 +51,8 @@ struct JsEntry {
 
 #[derive(Default)]
 struct Callbacks {
-  notification: Option<Persistent>,
-  register: Option<Persistent>,
-  status_change: Option<Persistent>,
+  /// The notification (entries without an owner), register and status-change callbacks.
+  task: TaskCallbacks,
   agent_notification: HashMap<String, Persistent>,
   agent_lifecycle: HashMap<String, Persistent>,
 }
@@ -94,7 +96,7 @@ impl<'a> JsHost<'a> {
     let (object, mode) = {
       let entries = self.js.entries.borrow();
       let entry = entries.get(id)?;
-      (entry.object.get_value(self.env).ok()?, entry.mode)
+      (entry.objects.object(self.env)?, entry.mode)
     };
     let snapshot = hub.registry().get(id).cloned()?;
     let mut object = object;
@@ -115,9 +117,8 @@ impl MonitorHost for HostWithHub<'_> {
     let Some(entry) = self.host.synced(self.hub, id) else {
       return;
     };
-    if let Some(cb) = self.host.callback(|c| c.register.as_ref()) {
-      call_value(self.host.env, cb, "register", entry);
-    }
+    let cb = self.host.callback(|c| c.task.register.as_ref());
+    call_register(self.host.env, cb, Some(entry));
   }
 
   fn status_changed(&mut self, id: Option<&str>) {
@@ -128,18 +129,14 @@ impl MonitorHost for HostWithHub<'_> {
       }
     }
     let entry = id.and_then(|id| self.host.synced(self.hub, id));
-    if let Some(cb) = self.host.callback(|c| c.status_change.as_ref()) {
-      match entry {
-        Some(entry) => call_value(self.host.env, cb, "statusChange", entry),
-        None => call_value(self.host.env, cb, "statusChange", ()),
-      }
-    }
+    let cb = self.host.callback(|c| c.task.status_change.as_ref());
+    call_status_change(self.host.env, cb, entry);
   }
 
   fn notify(&mut self, n: Notification) {
     self.host.synced(self.hub, &n.meta.monitor_id);
     let cb = match &n.route {
-      Route::Global => self.host.callback(|c| c.notification.as_ref()),
+      Route::Global => self.host.callback(|c| c.task.notification.as_ref()),
       Route::Agent(agent) => {
         let cb = self.host.callback(|c| c.agent_notification.get(agent));
         if cb.is_none() {
@@ -154,15 +151,8 @@ impl MonitorHost for HostWithHub<'_> {
     let Some(cb) = cb else {
       return;
     };
-    match meta_object(self.host.env, &n) {
-      Ok(meta) => call_value(
-        self.host.env,
-        cb,
-        "notification",
-        FnArgs::from((n.display_text, n.model_text, meta)),
-      ),
-      Err(error) => tracing::warn!(%error, "taskstream: could not build notification meta"),
-    }
+    let meta = meta_object(self.host.env, &n);
+    call_notification(self.host.env, cb, n.display_text, n.model_text, meta);
   }
 
   fn abort(&mut self, id: &str, _kind: AbortKind) {
@@ -171,18 +161,9 @@ impl MonitorHost for HostWithHub<'_> {
       let entries = self.host.js.entries.borrow();
       entries
         .get(id)
-        .and_then(|e| e.controller.as_ref())
-        .and_then(|c| c.get_value(self.host.env).ok())
+        .and_then(|e| e.objects.controller(self.host.env))
     };
-    if let Some(controller) = controller {
-      match controller.create_ref::<false>() {
-        Ok(controller) => {
-          call_method_guarded(self.host.env, &controller, "abort");
-          release(self.host.env, controller);
-        }
-        Err(error) => tracing::warn!(%error, "taskstream: could not reach an abort controller"),
-      }
-    }
+    abort_controller(self.host.env, controller);
   }
 
   fn wake(&mut self, agent_id: &str) {
@@ -201,10 +182,7 @@ impl MonitorHost for HostWithHub<'_> {
       ids.iter().filter_map(|id| entries.remove(id)).collect()
     };
     for entry in removed {
-      release(self.host.env, entry.object);
-      if let Some(controller) = entry.controller {
-        release(self.host.env, controller);
-      }
+      entry.objects.release(self.host.env);
     }
   }
 
@@ -217,7 +195,7 @@ impl MonitorHost for HostWithHub<'_> {
     let object = {
       let entries = self.host.js.entries.borrow();
       match entries.get(id) {
-        Some(e) if e.mode == EntryMode::Fed => e.object.get_value(self.host.env).ok(),
+        Some(e) if e.mode == EntryMode::Fed => e.objects.object(self.host.env),
         _ => None,
       }
     };
@@ -265,35 +243,23 @@ fn arm_idle_timer(
   timeout_ms: u64,
 ) -> Result<()> {
   clear_idle_timer(env, js_side, id);
-  let callback = {
-    let (weak, js_side, id) = (Arc::downgrade(hub), Rc::clone(js_side), id.to_owned());
-    env.create_function_from_closure::<(), (), _>("taskstreamMonitorIdle", move |ctx| {
-      if let Some(timer) = js_side
-        .entries
-        .borrow_mut()
-        .get_mut(&id)
-        .and_then(|e| e.idle_timer.take())
-      {
-        release(ctx.env, timer);
-      }
-      if let Some(hub) = weak.upgrade() {
-        let mut host = HostWithHub::new(ctx.env, &js_side, &hub);
-        hub.fed_idle_timeout(&mut host, &RealClock, &id);
-      }
-      Ok(())
-    })?
-  };
-  let set_timeout: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
-    env.get_global()?.get_named_property("setTimeout")?;
-  let timer = set_timeout.call(FnArgs::from((callback, timeout_ms as f64)))?;
-  if timer.get_type()? == ValueType::Object {
-    let object: Object = unsafe { timer.cast() }?;
-    if object.get_named_property::<Unknown>("unref")?.get_type()? == ValueType::Function {
-      let object = object.create_ref::<false>()?;
-      call_method_guarded(env, &object, "unref");
-      release(env, object);
+  let (weak, js_side_for_timer, id_for_timer) =
+    (Arc::downgrade(hub), Rc::clone(js_side), id.to_owned());
+  let timer = set_unref_timeout(env, "taskstreamMonitorIdle", timeout_ms, move |env| {
+    let (js_side, id) = (&js_side_for_timer, &id_for_timer);
+    if let Some(timer) = js_side
+      .entries
+      .borrow_mut()
+      .get_mut(id)
+      .and_then(|e| e.idle_timer.take())
+    {
+      release(env, timer);
     }
-  }
+    if let Some(hub) = weak.upgrade() {
+      let mut host = HostWithHub::new(env, js_side, &hub);
+      hub.fed_idle_timeout(&mut host, &RealClock, id);
+    }
+  })?;
   let timer = js::persist(&timer)?;
   match js_side.entries.borrow_mut().get_mut(id) {
     Some(entry) => entry.idle_timer = Some(timer),
@@ -398,18 +364,6 @@ pub(crate) fn write_native_registration(
   object.set_named_property("idleTimeoutMs", e.idle_timeout_ms as f64)?;
   object.set_named_property("outputFile", e.output_file.as_str())?;
   write_entry(env, object, e, EntryMode::Native)
-}
-
-/// `TaskEnd` as a JavaScript object.
-pub(crate) fn end_object<'a>(env: &'a Env, end: &TaskEnd) -> Result<Object<'a>> {
-  let mut object = Object::new(env)?;
-  object.set_named_property("reason", end.reason_str())?;
-  object.set_named_property("by", end.by_str())?;
-  set_opt(&mut object, "via", end.via_str())?;
-  set_opt(&mut object, "exitCode", end.exit_code)?;
-  set_opt(&mut object, "signal", end.signal.as_deref())?;
-  set_opt(&mut object, "detail", end.detail.as_deref())?;
-  Ok(object)
 }
 
 fn meta_object<'a>(env: &'a Env, n: &Notification) -> Result<Object<'a>> {
@@ -520,8 +474,7 @@ impl MonitorRegistry {
     self.js.entries.borrow_mut().insert(
       id.to_owned(),
       JsEntry {
-        object,
-        controller,
+        objects: EntryObjects { object, controller },
         mode,
         idle_timer: None,
         keep_alive,
@@ -548,15 +501,9 @@ impl MonitorRegistry {
   pub(crate) fn controller_aborted(&self, env: &Env, id: &str) -> bool {
     let controller = {
       let entries = self.js.entries.borrow();
-      entries
-        .get(id)
-        .and_then(|e| e.controller.as_ref())
-        .and_then(|c| c.get_value(env).ok())
+      entries.get(id).and_then(|e| e.objects.controller(env))
     };
-    controller
-      .and_then(|c| c.get_named_property::<Object>("signal").ok())
-      .and_then(|signal| signal.get_named_property::<bool>("aborted").ok())
-      .unwrap_or(false)
+    controller_aborted(controller)
   }
 
   pub(crate) fn forget_js_entry(&self, env: &Env, id: &str) {
@@ -708,17 +655,7 @@ impl MonitorRegistry {
       }
     };
     let now = js::mono_ms();
-    if options.signal.as_ref().is_some_and(signal_aborted) {
-      let outcome = WaitOutcome {
-        reason: WaitReason::Aborted,
-        line: None,
-        status,
-        elapsed_ms: 0.0,
-      };
-      return Ok(args::out(&env, &resolved_promise(&env, &outcome)?));
-    }
-    let wait = self.js.waits.next_id();
-    let aborted = {
+    let on_abort = |wait: u64| {
       let (hub, js_side, id) = (Arc::downgrade(&self.hub), Rc::clone(&self.js), id.clone());
       move |env: &Env| {
         if let Some(hub) = hub.upgrade() {
@@ -728,11 +665,16 @@ impl MonitorRegistry {
         }
       }
     };
-    let promise = self
-      .js
-      .waits
-      .begin(&env, wait, options.signal.as_ref(), aborted)?;
-    match self.hub.add_wait(&id, wait, options.spec, now) {
+    let (wait, promise, spec) =
+      match begin_wait(&env, &self.js.waits, options, status, false, on_abort)? {
+        WaitStart::Resolved(promise) => return Ok(args::out(&env, &promise)),
+        WaitStart::Pending {
+          wait,
+          promise,
+          spec,
+        } => (wait, promise, spec),
+      };
+    match self.hub.add_wait(&id, wait, spec, now) {
       Ok(None) => {}
       Ok(Some(outcome)) => self.js.waits.resolve(&env, wait, &outcome),
       Err(_) => {
@@ -927,7 +869,11 @@ impl MonitorRegistry {
     ts_args_type = "cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void"
   )]
   pub fn set_notification_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().notification, &cb)
+    set_callback_slot(
+      &env,
+      &mut self.js.callbacks.borrow_mut().task.notification,
+      &cb,
+    )
   }
 
   /// Notification callback of one owner agent; `undefined` deletes it.
@@ -958,19 +904,27 @@ impl MonitorRegistry {
   /// Called with each new entry that has no owner.
   #[napi(catch_unwind, ts_args_type = "cb?: (entry: MonitorTask) => void")]
   pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().register, &cb)
+    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().task.register, &cb)
   }
 
   /// Called on register, on every settle, and (with no argument) on a reset.
   #[napi(catch_unwind, ts_args_type = "cb?: (entry?: MonitorTask) => void")]
   pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().status_change, &cb)
+    set_callback_slot(
+      &env,
+      &mut self.js.callbacks.borrow_mut().task.status_change,
+      &cb,
+    )
   }
 
   /// Clears the status-change callback only if `cb` is the one installed.
   #[napi(catch_unwind, ts_args_type = "cb: (entry?: MonitorTask) => void")]
   pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    clear_slot_if_installed(&env, &mut self.js.callbacks.borrow_mut().status_change, &cb)
+    clear_slot_if_installed(
+      &env,
+      &mut self.js.callbacks.borrow_mut().task.status_change,
+      &cb,
+    )
   }
 }
 

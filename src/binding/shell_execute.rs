@@ -15,6 +15,7 @@ use super::args;
 use super::js::{self, release, Persistent};
 use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
 use super::shell::{BackgroundShellRegistry, ShellInner};
+use super::wait::signal_aborted;
 use crate::core::end::TaskEnd;
 use crate::core::guards::strip_trailing_background_amp;
 use crate::core::ids::{random_hex, shell_id_problem};
@@ -508,8 +509,8 @@ fn attach_run(
       // A register or status-change callback may already have stopped the
       // shell (cancel, abortAll, complete, fail, an abort of its
       // controller) before the run existed: stop it now.
-      let stopped = !inner.entry(shell_id).is_some_and(|e| e.is_running())
-        || controller_aborted(controller_signal);
+      let stopped =
+        !inner.entry(shell_id).is_some_and(|e| e.is_running()) || signal_aborted(controller_signal);
       if stopped {
         run.cancel();
       }
@@ -536,13 +537,6 @@ fn cancel_run(run: &ShellRun, inner: &std::rc::Weak<ShellInner>, id: &str) {
     }
   }
   run.cancel();
-}
-
-/// Whether an `AbortSignal` has fired.
-fn controller_aborted(signal: &Object) -> bool {
-  signal
-    .get_named_property::<bool>("aborted")
-    .unwrap_or(false)
 }
 
 fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
@@ -685,7 +679,7 @@ impl Settle {
     result.set_named_property("bytesNotWritten", counters.bytes_not_written as f64)?;
     result.set_named_property("binaryDetected", counters.binary_detected)?;
     let end = settled.end.clone().unwrap_or_else(|| outcome.end());
-    result.set_named_property("end", super::monitor::end_object(env, &end)?)?;
+    result.set_named_property("end", super::registry::end_object(env, &end)?)?;
     Ok(result)
   }
 }
