@@ -245,133 +245,37 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     None => None,
   };
   #[cfg(not(unix))]
-  let persisted: Option<std::convert::Infallible> = None;
+  let persisted: Option<KeeperLink> = None;
   let output_path = Path::new(&opts.output_dir)
     .join(format!("shell-{shell_id}.output"))
     .to_string_lossy()
     .into_owned();
   let status_path = status_file_path_for(&output_path);
+  let facts = ShellFacts {
+    shell_id: &shell_id,
+    command: &command,
+    cwd: &opts.cwd,
+    output_path: &output_path,
+    status_path: &status_path,
+    stripped_trailing_amp,
+  };
 
   // Every JavaScript object the shell needs comes before any process: a
   // throwing `AbortController`, a stubbed `setInterval` or a signal whose
   // `addEventListener` throws end the call while nothing runs yet.
-  let controller = new_abort_controller(&env)?;
-  let controller_signal: Object = controller.get_named_property("signal")?;
-  let (done, resolve) = new_promise(&env)?;
-  let mut registration = Object::new(&env)?;
-  registration.set_named_property("shellId", shell_id.as_str())?;
-  registration.set_named_property("command", command.as_str())?;
-  registration.set_named_property("cwd", opts.cwd.as_str())?;
-  registration.set_named_property("status", "running")?;
-  registration.set_named_property("outputPath", output_path.as_str())?;
-  registration.set_named_property("abortController", controller)?;
-  let mut handle = Object::new(&env)?;
-  handle.set_named_property("shellId", shell_id.as_str())?;
-  handle.set_named_property("outputPath", output_path.as_str())?;
-  handle.set_named_property("statusPath", status_path.as_str())?;
-  handle.set_named_property("command", command.as_str())?;
-  handle.set_named_property("strippedTrailingAmp", stripped_trailing_amp)?;
-  handle.set_named_property("done", done)?;
-  // Aborting our controller cancels the run once there is one (an abort
-  // before that, from a register callback, is checked right after the start).
-  // The listener lives as long as the controller (it is not removed), so it
-  // holds the run weakly and we keep no reference to it: the run, its
-  // threadsafe function and the listener are freed once the shell settled
-  // and the entry left the registry.
-  let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
-  let controller_listener = on_abort(&env, &controller_signal, {
-    let run_slot = Rc::clone(&run_slot);
-    let (inner, id) = (Rc::downgrade(&inner), shell_id.clone());
-    move |_env| {
-      if let Some(run) = run_slot.borrow().upgrade() {
-        cancel_run(&run, &inner, &id);
-      }
-    }
-  })?;
-  release(&env, controller_listener);
-  let keep_alive = KeepAlive::start(&env)?;
-  let caller_signal = (|| -> Result<Option<CallerSignal>> {
-    handle.set_named_property("unref", keep_alive.method(&env, "unref")?)?;
-    handle.set_named_property("ref", keep_alive.method(&env, "ref")?)?;
-    let Some(signal) = signal else {
-      return Ok(None);
-    };
-    // The listener reaches our controller through a slot the settle empties,
-    // so nothing it captured outlives the shell.
-    let controller_slot = Rc::new(RefCell::new(Some(controller.create_ref::<false>()?)));
-    let listener = on_abort(&env, &signal, {
-      let controller_slot = Rc::clone(&controller_slot);
-      move |env| {
-        if let Some(controller) = controller_slot.borrow().as_ref() {
-          js::call_method_guarded(env, controller, "abort");
-        }
-      }
-    });
-    let listener = match listener {
-      Ok(listener) => listener,
-      Err(error) => {
-        if let Some(controller) = controller_slot.borrow_mut().take() {
-          release(&env, controller);
-        }
-        return Err(error);
-      }
-    };
-    Ok(Some(CallerSignal {
-      signal: signal.create_ref::<false>()?,
-      listener,
-      controller: controller_slot,
-    }))
-  })();
-  let caller_signal = match caller_signal {
-    Ok(caller_signal) => caller_signal,
-    Err(error) => {
-      keep_alive.stop(&env);
-      return Err(error);
-    }
-  };
-  let (resolve, controller_ref) = match controller.create_ref::<false>() {
-    Ok(controller_ref) => (resolve, controller_ref),
-    Err(error) => {
-      keep_alive.stop(&env);
-      return Err(error);
-    }
-  };
+  let ShellObjects {
+    mut registration,
+    mut handle,
+    controller_signal,
+    controller_ref,
+    resolve,
+    keep_alive,
+    caller_signal,
+    run_slot,
+  } = shell_objects(&env, &inner, signal, &facts)?;
 
-  // The output file is opened first: when it cannot be (a symlink, a FIFO or
-  // a directory at its path), nothing is spawned and the entry fails with the
-  // open error, as on a spawn failure (§2.15 step 7). A persisted shell's
-  // keeper opens it (and fails its handshake if it cannot).
   let now = js::wall_ms();
-  let remove_env = default_remove_env();
-  let request = ShellCommand {
-    command: &command,
-    cwd: Path::new(&opts.cwd),
-    env: &opts.env,
-    remove_env: &remove_env,
-    term: Term::Shell,
-    terminal: opts.terminal,
-  };
-  let launched = match persisted {
-    #[cfg(unix)]
-    Some(link) => {
-      let persist = opts.persist.as_ref().expect("persist");
-      // The task record keeps `settleMs` for a later host.
-      let options = serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms });
-      let kept = crate::core::launch::Kept {
-        persist,
-        link,
-        id: &shell_id,
-        description: &command,
-        start_time: now,
-        max_output_bytes: opts.max_output_bytes,
-        options,
-      };
-      crate::core::launch::launch_kept_shell(&request, kept, Path::new(&output_path), &status_path)
-    }
-    #[cfg(not(unix))]
-    Some(never) => match never {},
-    None => launch_shell(&request, Path::new(&output_path), opts.max_output_bytes),
-  };
+  let launched = launch(&opts, &facts, persisted, now);
   let pid = launched.as_ref().ok().map(LaunchedShell::pid);
   if let Some(group) = launched.as_ref().ok().and_then(LaunchedShell::group) {
     super::lifecycle::adopt(group);
@@ -436,6 +340,185 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     }
   }
   Ok(args::out(&env, &handle))
+}
+
+#[cfg(unix)]
+type KeeperLink = Arc<crate::core::persisted::KeeperLink>;
+/// No keeper off Unix (`persist` is refused there).
+#[cfg(not(unix))]
+type KeeperLink = std::convert::Infallible;
+
+/// What names a background shell, for its objects and its launch.
+struct ShellFacts<'s> {
+  shell_id: &'s str,
+  command: &'s str,
+  cwd: &'s str,
+  output_path: &'s str,
+  status_path: &'s str,
+  stripped_trailing_amp: bool,
+}
+
+/// Starts the shell's command (see `core::launch`): the output file is
+/// opened first, and when it cannot be (a symlink, a FIFO or a directory at
+/// its path) nothing is spawned and the entry fails with the open error, as
+/// on a spawn failure (§2.15 step 7). A persisted shell's keeper opens it
+/// (and fails its handshake if it cannot).
+#[cfg_attr(not(unix), allow(unused_variables))] // `now` is a keeper's start time
+fn launch(
+  opts: &Options,
+  facts: &ShellFacts,
+  persisted: Option<KeeperLink>,
+  now: f64,
+) -> std::result::Result<LaunchedShell, LaunchError> {
+  let remove_env = default_remove_env();
+  let request = ShellCommand {
+    command: facts.command,
+    cwd: Path::new(&opts.cwd),
+    env: &opts.env,
+    remove_env: &remove_env,
+    term: Term::Shell,
+    terminal: opts.terminal,
+  };
+  let output_path = Path::new(facts.output_path);
+  match persisted {
+    #[cfg(unix)]
+    Some(link) => {
+      let persist = opts.persist.as_ref().expect("persist");
+      // The task record keeps `settleMs` for a later host.
+      let options = serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms });
+      let kept = crate::core::launch::Kept {
+        persist,
+        link,
+        id: facts.shell_id,
+        description: facts.command,
+        start_time: now,
+        max_output_bytes: opts.max_output_bytes,
+        options,
+      };
+      crate::core::launch::launch_kept_shell(&request, kept, output_path, facts.status_path)
+    }
+    #[cfg(not(unix))]
+    Some(never) => match never {},
+    None => launch_shell(&request, output_path, opts.max_output_bytes),
+  }
+}
+
+/// A shell's JavaScript objects, all made before anything starts.
+struct ShellObjects<'a> {
+  /// The entry object the registry holds.
+  registration: Object<'a>,
+  /// The `BackgroundShellHandle` returned.
+  handle: Object<'a>,
+  controller_signal: Object<'a>,
+  controller_ref: Persistent,
+  /// `done`'s resolve.
+  resolve: Persistent,
+  keep_alive: KeepAlive,
+  caller_signal: Option<CallerSignal>,
+  /// The run the controller's abort cancels, once there is one.
+  run_slot: Rc<RefCell<Weak<ShellRun>>>,
+}
+
+/// The entry object and its `AbortController`, the handle with `done`,
+/// `ref()` and `unref()`, and the caller's `signal` wired to the controller;
+/// on a failure whatever was held is let go.
+fn shell_objects<'a>(
+  env: &'a Env,
+  inner: &Rc<ShellInner>,
+  signal: Option<Object<'a>>,
+  facts: &ShellFacts,
+) -> Result<ShellObjects<'a>> {
+  let controller = new_abort_controller(env)?;
+  let controller_signal: Object = controller.get_named_property("signal")?;
+  let (done, resolve) = new_promise(env)?;
+  let mut registration = Object::new(env)?;
+  registration.set_named_property("shellId", facts.shell_id)?;
+  registration.set_named_property("command", facts.command)?;
+  registration.set_named_property("cwd", facts.cwd)?;
+  registration.set_named_property("status", "running")?;
+  registration.set_named_property("outputPath", facts.output_path)?;
+  registration.set_named_property("abortController", controller)?;
+  let mut handle = Object::new(env)?;
+  handle.set_named_property("shellId", facts.shell_id)?;
+  handle.set_named_property("outputPath", facts.output_path)?;
+  handle.set_named_property("statusPath", facts.status_path)?;
+  handle.set_named_property("command", facts.command)?;
+  handle.set_named_property("strippedTrailingAmp", facts.stripped_trailing_amp)?;
+  handle.set_named_property("done", done)?;
+  // Aborting our controller cancels the run once there is one (an abort
+  // before that, from a register callback, is checked right after the start).
+  // The listener lives as long as the controller (it is not removed), so it
+  // holds the run weakly and we keep no reference to it: the run, its
+  // threadsafe function and the listener are freed once the shell settled
+  // and the entry left the registry.
+  let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
+  let controller_listener = on_abort(env, &controller_signal, {
+    let run_slot = Rc::clone(&run_slot);
+    let (inner, id) = (Rc::downgrade(inner), facts.shell_id.to_owned());
+    move |_env| {
+      if let Some(run) = run_slot.borrow().upgrade() {
+        cancel_run(&run, &inner, &id);
+      }
+    }
+  })?;
+  release(env, controller_listener);
+  let keep_alive = KeepAlive::start(env)?;
+  let caller_signal = (|| -> Result<Option<CallerSignal>> {
+    handle.set_named_property("unref", keep_alive.method(env, "unref")?)?;
+    handle.set_named_property("ref", keep_alive.method(env, "ref")?)?;
+    let Some(signal) = signal else {
+      return Ok(None);
+    };
+    // The listener reaches our controller through a slot the settle empties,
+    // so nothing it captured outlives the shell.
+    let controller_slot = Rc::new(RefCell::new(Some(controller.create_ref::<false>()?)));
+    let listener = on_abort(env, &signal, {
+      let controller_slot = Rc::clone(&controller_slot);
+      move |env| {
+        if let Some(controller) = controller_slot.borrow().as_ref() {
+          js::call_method_guarded(env, controller, "abort");
+        }
+      }
+    });
+    let listener = match listener {
+      Ok(listener) => listener,
+      Err(error) => {
+        if let Some(controller) = controller_slot.borrow_mut().take() {
+          release(env, controller);
+        }
+        return Err(error);
+      }
+    };
+    Ok(Some(CallerSignal {
+      signal: signal.create_ref::<false>()?,
+      listener,
+      controller: controller_slot,
+    }))
+  })();
+  let caller_signal = match caller_signal {
+    Ok(caller_signal) => caller_signal,
+    Err(error) => {
+      keep_alive.stop(env);
+      return Err(error);
+    }
+  };
+  let controller_ref = match controller.create_ref::<false>() {
+    Ok(controller_ref) => controller_ref,
+    Err(error) => {
+      keep_alive.stop(env);
+      return Err(error);
+    }
+  };
+  Ok(ShellObjects {
+    registration,
+    handle,
+    controller_signal,
+    controller_ref,
+    resolve,
+    keep_alive,
+    caller_signal,
+    run_slot,
+  })
 }
 
 type ShellTsfn =
@@ -565,132 +648,6 @@ impl CallerSignal {
   }
 }
 
-/// What the JavaScript thread needs when the shell settles.
-struct Settle {
-  inner: Rc<ShellInner>,
-  shell_id: String,
-  /// The registry's token for this run: `done` reports the status the
-  /// registry settled the shell with, even once the entry has left it.
-  run: u64,
-  resolve: Persistent,
-  keep_alive: KeepAlive,
-  /// The caller's signal and our listener on it, removed at settle.
-  signal: Option<CallerSignal>,
-  /// The running process, unlinked from the registry at settle.
-  process: Option<Arc<ShellRun>>,
-}
-
-impl Settle {
-  /// §2.15 step 9, after the runner flushed and closed the file.
-  fn settled(self, env: &Env, outcome: ShellOutcome) {
-    // A persisted run ended when its keeper says.
-    let end_time = outcome
-      .recorded_end_time
-      .map_or_else(js::wall_ms, |t| t as f64);
-    self.settled_at(env, outcome, end_time);
-  }
-
-  /// [`Self::settled`] at a given end time (a recorded end's).
-  fn settled_at(self, env: &Env, outcome: ShellOutcome, end_time: f64) {
-    let settled = self.inner.finish_run(
-      env,
-      &self.shell_id,
-      self.run,
-      outcome.verdict(),
-      outcome.end(),
-      end_time,
-    );
-    self.finish(env, &outcome, &settled);
-  }
-
-  /// The spawn failed: the entry fails with the OS error text and `done` resolves.
-  fn failed_to_start(self, env: &Env, error: &str, end: TaskEnd, now: f64) {
-    let settled = self.inner.finish_run(
-      env,
-      &self.shell_id,
-      self.run,
-      ShellVerdict::Failed(error.to_owned()),
-      end,
-      now,
-    );
-    let outcome = ShellOutcome {
-      exit: process::ExitStatusInfo {
-        code: None,
-        signal: None,
-      },
-      aborted: false,
-      cancelled_via: None,
-      spawn_or_io_error: Some(error.to_owned()),
-      counters: Default::default(),
-      recorded_end: None,
-      recorded_end_time: None,
-    };
-    self.finish(env, &outcome, &settled);
-  }
-
-  fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
-    self.keep_alive.stop(env);
-    if let Some(process) = self.process.take() {
-      // `screen()` keeps answering with the last screen until the entry is pruned.
-      if let Some(screen) = process.screen() {
-        self.inner.keep_last_screen(&self.shell_id, screen);
-      }
-      self.inner.detach_process(&self.shell_id, &process);
-    }
-    if let Some(caller) = self.signal.take() {
-      caller.release(env);
-    }
-    match self.result(env, outcome, settled) {
-      Ok(result) => {
-        let resolve = self.resolve.get_value(env).and_then(|f| {
-          let f = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), f.raw()) }?;
-          f.call(result)
-        });
-        if let Err(error) = resolve {
-          tracing::warn!(%error, "taskstream: could not resolve a background shell's done promise");
-        }
-      }
-      Err(error) => tracing::warn!(%error, "taskstream: could not build a background shell result"),
-    }
-    release(env, self.resolve);
-    self
-      .inner
-      .resolve_waits_exit(env, &self.shell_id, settled.status);
-  }
-
-  /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as
-  /// the registry settled the shell, the rest as the process ended.
-  fn result<'a>(
-    &self,
-    env: &'a Env,
-    outcome: &ShellOutcome,
-    settled: &ShellSettled,
-  ) -> Result<Object<'a>> {
-    let counters = &outcome.counters;
-    let mut result = Object::new(env)?;
-    result.set_named_property("shellId", self.shell_id.as_str())?;
-    result.set_named_property("status", settled.status.as_str())?;
-    set_or_null(&mut result, "exitCode", outcome.exit.code)?;
-    set_or_null(&mut result, "signal", outcome.exit.signal)?;
-    js::set_opt(&mut result, "error", settled.error.as_deref())?;
-    result.set_named_property("aborted", outcome.aborted)?;
-    result.set_named_property("bytesRead", counters.bytes_read as f64)?;
-    result.set_named_property("bytesWritten", counters.bytes_written as f64)?;
-    result.set_named_property("bytesNotWritten", counters.bytes_not_written as f64)?;
-    result.set_named_property("binaryDetected", counters.binary_detected)?;
-    let end = settled.end.clone().unwrap_or_else(|| outcome.end());
-    result.set_named_property("end", super::registry::end_object(env, &end)?)?;
-    Ok(result)
-  }
-}
-
-fn set_or_null(object: &mut Object, key: &str, value: Option<i32>) -> Result<()> {
-  match value {
-    Some(v) => object.set_named_property(key, v),
-    None => object.set_named_property(key, Null),
-  }
-}
-
 /// What a run hands to the JavaScript thread, in order, through one
 /// threadsafe function (so a wait's `match` is delivered before the settle).
 enum RunEvent {
@@ -733,3 +690,6 @@ fn settle_function(
 /// Persisted shells: `recover({ stateDir })` (docs/persistence.md).
 #[cfg(unix)]
 mod recover;
+mod settle;
+
+use settle::Settle;
