@@ -21,6 +21,7 @@ mod pending;
 #[cfg(any(unix, windows))]
 pub mod persist;
 pub mod read_output;
+mod registry;
 pub mod shell;
 #[cfg(any(unix, windows))]
 pub mod shell_execute;

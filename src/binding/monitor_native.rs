@@ -12,16 +12,14 @@ use super::args;
 use super::js::{self, persist, RealClock};
 use super::monitor::{write_native_registration, HostWithHub, JsSide, MonitorRegistry};
 use super::pending::KeepAlive;
-use crate::core::end::TaskEnd;
 use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
+use crate::core::launch::{launch_monitor, Contained, LaunchError, Reading, ShellCommand, Term};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
-use crate::core::monitor::native::NativeMonitor;
 use crate::core::monitor::signal::config::{
   BATCH_MS_MAX, BATCH_MS_MIN, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
 };
 use crate::core::monitor::signal::{SignalConfig, SignalConfigError, SignalOptions};
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
-use crate::core::process::{self, EnvOptions, SpawnRequest};
 use crate::core::text::sanitize_monitor_line;
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
@@ -223,40 +221,18 @@ impl MonitorRegistry {
       return self.start_persisted(&env, opts, normalized.spawn_command, id);
     }
 
-    let task_tag = process::new_task_tag();
-    let shell = process::shell_config();
-    let spawned = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
-      .ok_or_else(|| {
-        std::io::Error::new(
-          std::io::ErrorKind::NotFound,
-          format!("spawn {} ENOENT", shell.program),
-        )
-      })
-      .and_then(|program| {
-        let mut args = shell.args_prefix.clone();
-        args.push(normalized.spawn_command.clone());
-        process::spawn(SpawnRequest {
-          program,
-          args,
-          cwd: opts.cwd.clone(),
-          env: process::child_env(
-            std::env::vars_os(),
-            &EnvOptions {
-              remove: self.remove_env.clone(),
-              term: if opts.terminal.is_some() {
-                crate::core::terminal::TERMINAL_TERM
-              } else {
-                "dumb"
-              },
-              overrides: opts.env.clone(),
-              task_tag: task_tag.clone(),
-            },
-          ),
-          task_tag,
-          terminal: opts.terminal,
-        })
-      });
-
+    let request = ShellCommand {
+      command: &normalized.spawn_command,
+      cwd: &opts.cwd,
+      env: &opts.env,
+      remove_env: &self.remove_env,
+      term: Term::Monitor,
+      terminal: opts.terminal,
+    };
+    let launched = launch_monitor(&request);
+    if let Some(group) = launched.as_ref().ok().and_then(Contained::group) {
+      super::lifecycle::adopt(group);
+    }
     let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
     let description = sanitize_monitor_line(
       opts
@@ -276,7 +252,7 @@ impl MonitorRegistry {
       idle_timeout_ms: opts.idle_timeout_ms,
       dropped_lines: 0,
       output_file: String::new(),
-      pid: spawned.as_ref().ok().map(|s| s.pid),
+      pid: launched.as_ref().ok().map(Contained::pid),
       tool_use_id: opts.tool_use_id,
       owner_agent_id: opts.owner_agent_id,
       todo_work_chain_id: opts.todo_work_chain_id,
@@ -284,79 +260,87 @@ impl MonitorRegistry {
       // A terminal's settle is judged on its screen, by the native monitor.
       settle_ms: opts.settle_ms.filter(|_| opts.terminal.is_none()),
     };
-    // The JavaScript objects come first: if anything fails before `register`,
-    // nothing is registered and the child is killed (CONTRACT.md §4 item 21).
-    let snapshot = MonitorEntry::from_registration(registration.clone(), now_mono);
-    let object = match self.create_native_objects(&env, &snapshot, opts.keep_alive) {
-      Ok(object) => object,
-      Err(error) => {
-        if let Ok(spawned) = &spawned {
-          process::kill_now(&spawned.group);
-        }
-        return Err(error);
-      }
+    let reading = Reading {
+      throttle: self.throttle,
+      signal: opts.signal,
+      max_events: opts.max_events,
+      screen_settle_ms: opts.settle_ms.filter(|_| opts.terminal.is_some()),
     };
-    if let Err(error) = self.hub.register(registration, now_mono) {
-      self.forget_js_entry(&env, &id);
-      if let Ok(spawned) = &spawned {
-        process::kill_now(&spawned.group);
-      }
-      return Err(Error::from_reason(error.to_string()));
-    }
-    // Register callbacks (and a spawn failure) are caused by this call and run
-    // inside it; the reader threads start after, so events arrive once the
-    // JavaScript thread is free again.
-    self.drain_for(&env, &id);
-    match spawned {
-      Ok(spawned) => {
-        let group = spawned.group.clone();
-        super::lifecycle::adopt(&group);
-        match NativeMonitor::start(
-          &self.hub,
-          &id,
-          spawned,
-          self.throttle,
-          opts.signal,
-          opts.max_events,
-          opts.settle_ms.filter(|_| opts.terminal.is_some()),
-          RealClock,
-        ) {
-          Ok(monitor) => {
-            // The callbacks above may already have stopped the task: an
-            // `abort()` of its controller (the child is then killed and the
-            // entry cancelled once it is gone, as for any abort), or a
-            // `cancel()`/`abortAll()`/`reset()` that settled the entry before
-            // the process was attached (the child is killed now).
-            if self.controller_aborted(&env, &id) {
-              monitor.abort(&self.hub, AbortKind::Flush);
-            }
-            self.hub.stop_if_settled(&id);
-          }
-          Err(error) => {
-            process::kill_now(&group);
-            let message = format!("could not start monitor threads: {error}");
-            let end = TaskEnd::io_error(&message);
-            self
-              .hub
-              .apply(|r| r.fail_with_end(&id, &message, end, now_wall));
-            self.drain_for(&env, &id);
-          }
-        }
-      }
-      Err(error) => {
-        let message = error.to_string();
-        let end = TaskEnd::spawn_failed(&message);
-        self
-          .hub
-          .apply(|r| r.fail_with_end(&id, &message, end, now_wall));
-        self.drain_for(&env, &id);
-      }
-    }
+    let object = self.register_native(&env, registration, now_mono, opts.keep_alive)?;
+    self.commit_native(&env, &id, now_wall, launched, reading);
     Ok(args::out(&env, &object))
   }
 }
 
 impl MonitorRegistry {
+  /// The entry object, then the registration (its register callbacks run
+  /// inside this call). The JavaScript objects come first: if anything fails
+  /// before `register`, nothing is registered, and the caller's launched task
+  /// is stopped as its guard drops (CONTRACT.md §4 item 21).
+  pub(crate) fn register_native<'a>(
+    &'a self,
+    env: &'a Env,
+    registration: Registration,
+    now_mono: i64,
+    keep_alive: bool,
+  ) -> Result<Object<'a>> {
+    let id = registration.monitor_id.clone();
+    let snapshot = MonitorEntry::from_registration(registration.clone(), now_mono);
+    let object = self.create_native_objects(env, &snapshot, keep_alive)?;
+    if let Err(error) = self.hub.register(registration, now_mono) {
+      self.forget_js_entry(env, &id);
+      return Err(Error::from_reason(error.to_string()));
+    }
+    // Register callbacks (and a launch failure) are caused by this call and
+    // run inside it; the reader threads start after, so events arrive once
+    // the JavaScript thread is free again.
+    self.drain_for(env, &id);
+    Ok(object)
+  }
+
+  /// Hands a registered entry's launched task to its reader threads (the
+  /// commit), or fails the entry with why it could not start.
+  pub(crate) fn commit_native(
+    &self,
+    env: &Env,
+    id: &str,
+    now_wall: f64,
+    launched: std::result::Result<Contained, LaunchError>,
+    reading: Reading,
+  ) {
+    let started = launched.and_then(|task| task.start_monitor(&self.hub, id, reading, RealClock));
+    self.started_native(env, id, now_wall, started);
+  }
+
+  /// A native task's reader threads started, or the entry fails.
+  pub(crate) fn started_native(
+    &self,
+    env: &Env,
+    id: &str,
+    now_wall: f64,
+    started: std::result::Result<Arc<dyn NativeTask>, LaunchError>,
+  ) {
+    match started {
+      Ok(monitor) => {
+        // The callbacks above may already have stopped the task: an
+        // `abort()` of its controller (the child is then killed and the
+        // entry cancelled once it is gone, as for any abort), or a
+        // `cancel()`/`abortAll()`/`reset()` that settled the entry before
+        // the process was attached (the child is killed now).
+        if self.controller_aborted(env, id) {
+          monitor.abort(&self.hub, AbortKind::Flush);
+        }
+        self.hub.stop_if_settled(id);
+      }
+      Err(LaunchError { message, end }) => {
+        self
+          .hub
+          .apply(|r| r.fail_with_end(id, &message, end, now_wall));
+        self.drain_for(env, id);
+      }
+    }
+  }
+
   /// The entry object and its AbortController, whose `abort` flushes, kills
   /// and (once the child is gone) cancels the monitor with a notification.
   pub(crate) fn create_native_objects<'a>(

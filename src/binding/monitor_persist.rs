@@ -11,15 +11,16 @@ use super::args;
 use super::js::{self, RealClock};
 use super::monitor::MonitorRegistry;
 use super::monitor_native::{signal_config, StartOptions};
-use super::persist::{self as host_persist, Launch, PersistOptions};
-use crate::core::end::{EndVia, TaskEnd};
-use crate::core::monitor::native::{FollowFrom, NativeMonitor};
+use super::persist::{self as host_persist, PersistOptions};
+use crate::core::launch::{
+  follow_monitor, launch_kept_monitor, Contained, Kept, Reading, ShellCommand, Term,
+};
+use crate::core::monitor::native::FollowFrom;
 use crate::core::monitor::signal::SignalConfig;
-use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
+use crate::core::monitor::{EntryMode, Registration};
 use crate::core::persist::link::read_cursor;
 use crate::core::persist::{self, ensure_state_dir, Found, TaskKind, TaskRecord};
 use crate::core::persist::{renewer, EndView, KeeperLink};
-use crate::core::process::{self, EnvOptions};
 use crate::core::text::sanitize_monitor_line;
 
 /// The raw log of a persisted monitor is capped like a shell's output file.
@@ -123,44 +124,26 @@ impl MonitorRegistry {
         .filter(|d| !d.is_empty())
         .unwrap_or(&command),
     );
-    let task_tag = process::new_task_tag();
-    let shell = process::shell_config();
-    let launched = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
-      .ok_or_else(|| {
-        std::io::Error::new(
-          std::io::ErrorKind::NotFound,
-          format!("spawn {} ENOENT", shell.program),
-        )
-      })
-      .and_then(|program| {
-        let mut args = shell.args_prefix.clone();
-        args.push(command.clone());
-        host_persist::launch(Launch {
-          kind: TaskKind::Monitor,
-          id: &id,
-          persist: &persist,
-          command: &command,
-          description: &description,
-          cwd: &opts.cwd,
-          program,
-          args,
-          env: process::child_env(
-            std::env::vars_os(),
-            &EnvOptions {
-              remove: self.remove_env.clone(),
-              term: "dumb",
-              overrides: opts.env.clone(),
-              task_tag: task_tag.clone(),
-            },
-          ),
-          task_tag,
-          output_path: None,
-          status_path: None,
-          max_output_bytes: LOG_CAP_BYTES,
-          start_time: now_wall,
-          options: options_json(&opts),
-        })
-      });
+    let request = ShellCommand {
+      command: &command,
+      cwd: &opts.cwd,
+      env: &opts.env,
+      remove_env: &self.remove_env,
+      term: Term::Monitor,
+      terminal: None,
+    };
+    let launched = launch_kept_monitor(
+      &request,
+      Kept {
+        persist: &persist,
+        link,
+        id: &id,
+        description: &description,
+        start_time: now_wall,
+        max_output_bytes: LOG_CAP_BYTES,
+        options: options_json(&opts),
+      },
+    );
     let registration = Registration {
       monitor_id: id.clone(),
       command: command.clone(),
@@ -172,110 +155,22 @@ impl MonitorRegistry {
       idle_timeout_ms: opts.idle_timeout_ms,
       dropped_lines: 0,
       output_file: String::new(),
-      pid: launched.as_ref().ok().map(|r| r.task.pid),
+      pid: launched.as_ref().ok().map(Contained::pid),
       tool_use_id: opts.tool_use_id.clone(),
       owner_agent_id: opts.owner_agent_id.clone(),
       todo_work_chain_id: opts.todo_work_chain_id.clone(),
       mode: EntryMode::Native,
       settle_ms: opts.settle_ms,
     };
-    let abandon = |link: &KeeperLink| {
-      if launched.is_ok() {
-        link.request_cancel(EndVia::Cancel);
-      } else {
-        link.forget_state();
-      }
+    let reading = Reading {
+      throttle: self.throttle,
+      signal: opts.signal,
+      max_events: opts.max_events,
+      screen_settle_ms: None,
     };
-    let snapshot = MonitorEntry::from_registration(registration.clone(), now_mono);
-    let object = match self.create_native_objects(env, &snapshot, opts.keep_alive) {
-      Ok(object) => object,
-      Err(error) => {
-        abandon(&link);
-        return Err(error);
-      }
-    };
-    if let Err(error) = self.hub.register(registration, now_mono) {
-      self.forget_js_entry(env, &id);
-      abandon(&link);
-      return Err(Error::from_reason(error.to_string()));
-    }
-    self.drain_for(env, &id);
-    match launched {
-      Ok(record) => self.follow_started(env, &id, &link, record, opts.signal, opts.max_events),
-      Err(error) => {
-        link.forget_state();
-        let message = error.to_string();
-        let end = TaskEnd::spawn_failed(&message);
-        self
-          .hub
-          .apply(|r| r.fail_with_end(&id, &message, end, now_wall));
-        self.drain_for(env, &id);
-      }
-    }
+    let object = self.register_native(env, registration, now_mono, opts.keep_alive)?;
+    self.commit_native(env, &id, now_wall, launched, reading);
     Ok(args::out(env, &object))
-  }
-
-  /// A task this host just started: followed from the start of its log.
-  fn follow_started(
-    &self,
-    env: &Env,
-    id: &str,
-    link: &Arc<KeeperLink>,
-    record: TaskRecord,
-    signal: SignalConfig,
-    max_events: u64,
-  ) {
-    link.set_keeper(record.keeper);
-    self.follow(
-      env,
-      id,
-      Arc::clone(link),
-      FollowFrom {
-        offset: 0,
-        missed_until: 0,
-      },
-      signal,
-      max_events,
-    );
-  }
-
-  /// Hands a registered persisted entry to its follower.
-  fn follow(
-    &self,
-    env: &Env,
-    id: &str,
-    link: Arc<KeeperLink>,
-    from: FollowFrom,
-    signal: SignalConfig,
-    max_events: u64,
-  ) {
-    let started = NativeMonitor::start_persisted(
-      &self.hub,
-      id,
-      Arc::clone(&link),
-      from,
-      self.throttle,
-      signal,
-      max_events,
-      RealClock,
-    );
-    match started {
-      Ok(monitor) => {
-        if self.controller_aborted(env, id) {
-          crate::core::monitor::hub::NativeTask::abort(&*monitor, &self.hub, AbortKind::Flush);
-        }
-        self.hub.stop_if_settled(id);
-      }
-      Err(error) => {
-        // Not followed: the task keeps running on its lease for a later host.
-        link.release();
-        let message = format!("could not follow the persisted monitor: {error}");
-        let end = TaskEnd::io_error(&message);
-        let wall = js::wall_ms();
-        self.hub.apply(|r| r.fail_with_end(id, &message, end, wall));
-        self.drain_for(env, id);
-      }
-    }
   }
 
   /// Registers a recorded monitor as running: the entry object.
@@ -285,16 +180,7 @@ impl MonitorRegistry {
     record: &TaskRecord,
     o: &Recorded,
   ) -> Result<Object<'a>> {
-    let registration = registration_of(record, o);
-    let now_mono = js::mono_ms();
-    let snapshot = MonitorEntry::from_registration(registration.clone(), now_mono);
-    let object = self.create_native_objects(env, &snapshot, false)?;
-    if let Err(error) = self.hub.register(registration, now_mono) {
-      self.forget_js_entry(env, &record.id);
-      return Err(Error::from_reason(error.to_string()));
-    }
-    self.drain_for(env, &record.id);
-    Ok(object)
+    self.register_native(env, registration_of(record, o), js::mono_ms(), false)
   }
 }
 
@@ -355,17 +241,19 @@ impl MonitorRegistry {
           renewer::attach(&state_dir, record.lease_ms);
           let offset = read_cursor(&link.files.cursor, &record.id).unwrap_or(0);
           let size = std::fs::metadata(&link.files.log).map_or(0, |m| m.len());
-          self.follow(
-            &env,
-            &record.id,
-            link,
-            FollowFrom {
-              offset: offset.min(size),
-              missed_until: size,
-            },
-            o.signal,
-            o.max_events,
-          );
+          let from = FollowFrom {
+            offset: offset.min(size),
+            missed_until: size,
+          };
+          let id = record.id.as_str();
+          let reading = Reading {
+            throttle: self.throttle,
+            signal: o.signal,
+            max_events: o.max_events,
+            screen_settle_ms: None,
+          };
+          let followed = follow_monitor(&self.hub, id, link, from, reading, RealClock);
+          self.started_native(&env, id, js::wall_ms(), followed);
           out.adopted(object)?;
         }
       }

@@ -7,6 +7,7 @@ pub mod end;
 pub mod guards;
 pub mod ids;
 pub mod keeper;
+pub mod launch;
 pub mod monitor;
 pub mod persist;
 pub mod process;

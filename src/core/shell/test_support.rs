@@ -46,35 +46,20 @@ pub(super) use process_helpers::*;
 mod process_helpers {
   use std::time::{Duration, Instant};
 
-  use crate::core::process::{
-    child_env, new_task_tag, resolve_program, shell_config, spawn, EnvOptions, SpawnRequest,
-    SpawnedProcess,
-  };
+  use crate::core::launch::{default_remove_env, ShellCommand, Term};
+  use crate::core::process::SpawnedProcess;
 
   /// Spawns `script` with the shell, the environment and the `TERM` of a
-  /// background shell (§2.15 step 6).
+  /// background shell (§2.15 step 6), as `executeBackground` does.
   pub(in crate::core::shell) fn spawn_shell(script: &str) -> SpawnedProcess {
-    let shell = shell_config();
-    let program = resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
-      .expect("the shell is on PATH");
-    let mut args = shell.args_prefix;
-    args.push(script.to_owned());
-    let task_tag = new_task_tag();
-    let env = child_env(
-      std::env::vars_os(),
-      &EnvOptions {
-        remove: Vec::new(),
-        term: "xterm-256color",
-        overrides: Vec::new(),
-        task_tag: task_tag.clone(),
-      },
-    );
-    spawn(SpawnRequest {
-      program,
-      args,
-      cwd: std::env::temp_dir(),
-      env,
-      task_tag,
+    let remove_env = default_remove_env();
+    let cwd = std::env::temp_dir();
+    crate::core::launch::spawn_shell(&ShellCommand {
+      command: script,
+      cwd: &cwd,
+      env: &[],
+      remove_env: &remove_env,
+      term: Term::Shell,
       terminal: None,
     })
     .expect("spawn")

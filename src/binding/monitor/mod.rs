@@ -19,29 +19,24 @@ use napi_derive::napi;
 use super::anchor::Anchor;
 use super::args;
 use super::js::{
-  self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback,
-  persist_object, release, replace_keyed, set_callback_slot, set_opt, Persistent, RealClock,
+  self, clear_slot_if_installed, optional_callback, persist_object, release, replace_keyed,
+  set_callback_slot, Persistent, RealClock,
 };
 use super::pending::KeepAlive;
-use super::wait::{parse_wait_options, resolved_promise, signal_aborted, JsWaits};
-use crate::core::end::{EndVia, TaskEnd};
+use super::registry::{begin_wait, controller_aborted, EntryObjects, TaskCallbacks, WaitStart};
+use super::wait::{parse_wait_options, JsWaits};
+use crate::core::end::EndVia;
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
-use crate::core::monitor::{
-  AbortKind, EntryMode, MonitorEntry, Notification, Registration, RegistryConfig, Route,
-};
+use crate::core::monitor::{AbortKind, EntryMode, Registration, RegistryConfig};
 use crate::core::wait::{WaitOutcome, WaitReason};
 
 /// Items one wake-up of the JavaScript thread delivers before yielding to the event loop.
 const DRAIN_BUDGET: usize = 256;
 
-/// Host secrets a child must not see (CONTRACT.md §2.10).
-const DEFAULT_REMOVE_ENV: [&str; 2] = ["QWEN_SERVER_TOKEN", "QWEN_DAEMON_TOKEN"];
-
 /// A monitor's JavaScript objects.
 struct JsEntry {
-  object: Persistent,
-  controller: Option<Persistent>,
+  objects: EntryObjects,
   mode: EntryMode,
   /// A fed entry's idle timer: the value `setTimeout` returned.
   idle_timer: Option<Persistent>,
@@ -51,9 +46,8 @@ struct JsEntry {
 
 #[derive(Default)]
 struct Callbacks {
-  notification: Option<Persistent>,
-  register: Option<Persistent>,
-  status_change: Option<Persistent>,
+  /// The notification (entries without an owner), register and status-change callbacks.
+  task: TaskCallbacks,
   agent_notification: HashMap<String, Persistent>,
   agent_lifecycle: HashMap<String, Persistent>,
 }
@@ -81,368 +75,10 @@ impl JsSide {
   }
 }
 
-/// Carries out hub effects on the JavaScript thread.
-pub(crate) struct JsHost<'a> {
-  env: &'a Env,
-  js: &'a JsSide,
-}
+mod host;
 
-impl<'a> JsHost<'a> {
-  pub(crate) fn new(env: &'a Env, js: &'a JsSide) -> Self {
-    Self { env, js }
-  }
-
-  /// The entry's object, refreshed from the registry.
-  fn synced(&self, hub: &MonitorHub, id: &str) -> Option<Object<'a>> {
-    let (object, mode) = {
-      let entries = self.js.entries.borrow();
-      let entry = entries.get(id)?;
-      (entry.object.get_value(self.env).ok()?, entry.mode)
-    };
-    let snapshot = hub.registry().get(id).cloned()?;
-    let mut object = object;
-    if let Err(error) = write_entry(self.env, &mut object, &snapshot, mode) {
-      tracing::warn!(%error, id, "taskstream: could not update a monitor entry object");
-    }
-    Some(object)
-  }
-
-  fn callback(&self, pick: impl FnOnce(&Callbacks) -> Option<&Persistent>) -> Option<Object<'a>> {
-    let callbacks = self.js.callbacks.borrow();
-    pick(&callbacks).and_then(|f| f.get_value(self.env).ok())
-  }
-}
-
-impl MonitorHost for HostWithHub<'_> {
-  fn registered(&mut self, id: &str) {
-    let Some(entry) = self.host.synced(self.hub, id) else {
-      return;
-    };
-    if let Some(cb) = self.host.callback(|c| c.register.as_ref()) {
-      call_value(self.host.env, cb, "register", entry);
-    }
-  }
-
-  fn status_changed(&mut self, id: Option<&str>) {
-    if let Some(id) = id {
-      if !self.hub.registry().is_running(id) {
-        clear_idle_timer(self.host.env, self.host.js, id);
-        release_keep_alive(self.host.env, self.host.js, id);
-      }
-    }
-    let entry = id.and_then(|id| self.host.synced(self.hub, id));
-    if let Some(cb) = self.host.callback(|c| c.status_change.as_ref()) {
-      match entry {
-        Some(entry) => call_value(self.host.env, cb, "statusChange", entry),
-        None => call_value(self.host.env, cb, "statusChange", ()),
-      }
-    }
-  }
-
-  fn notify(&mut self, n: Notification) {
-    self.host.synced(self.hub, &n.meta.monitor_id);
-    let cb = match &n.route {
-      Route::Global => self.host.callback(|c| c.notification.as_ref()),
-      Route::Agent(agent) => {
-        let cb = self.host.callback(|c| c.agent_notification.get(agent));
-        if cb.is_none() {
-          tracing::debug!(
-            "Dropping monitor notification for {}: owner agent {agent} has no notification callback",
-            n.meta.monitor_id
-          );
-        }
-        cb
-      }
-    };
-    let Some(cb) = cb else {
-      return;
-    };
-    match meta_object(self.host.env, &n) {
-      Ok(meta) => call_value(
-        self.host.env,
-        cb,
-        "notification",
-        FnArgs::from((n.display_text, n.model_text, meta)),
-      ),
-      Err(error) => tracing::warn!(%error, "taskstream: could not build notification meta"),
-    }
-  }
-
-  fn abort(&mut self, id: &str, _kind: AbortKind) {
-    self.host.synced(self.hub, id);
-    let controller = {
-      let entries = self.host.js.entries.borrow();
-      entries
-        .get(id)
-        .and_then(|e| e.controller.as_ref())
-        .and_then(|c| c.get_value(self.host.env).ok())
-    };
-    if let Some(controller) = controller {
-      match controller.create_ref::<false>() {
-        Ok(controller) => {
-          call_method_guarded(self.host.env, &controller, "abort");
-          release(self.host.env, controller);
-        }
-        Err(error) => tracing::warn!(%error, "taskstream: could not reach an abort controller"),
-      }
-    }
-  }
-
-  fn wake(&mut self, agent_id: &str) {
-    if let Some(cb) = self.host.callback(|c| c.agent_lifecycle.get(agent_id)) {
-      call_value(self.host.env, cb, "lifecycle", ());
-    }
-  }
-
-  fn removed(&mut self, ids: &[String]) {
-    for id in ids {
-      clear_idle_timer(self.host.env, self.host.js, id);
-      release_keep_alive(self.host.env, self.host.js, id);
-    }
-    let removed: Vec<JsEntry> = {
-      let mut entries = self.host.js.entries.borrow_mut();
-      ids.iter().filter_map(|id| entries.remove(id)).collect()
-    };
-    for entry in removed {
-      release(self.host.env, entry.object);
-      if let Some(controller) = entry.controller {
-        release(self.host.env, controller);
-      }
-    }
-  }
-
-  fn wait_resolved(&mut self, id: &str, wait: u64, outcome: WaitOutcome) {
-    self.host.synced(self.hub, id);
-    self.host.js.waits.resolve(self.host.env, wait, &outcome);
-  }
-
-  fn before_terminal(&mut self, hub: &MonitorHub, id: &str) {
-    let object = {
-      let entries = self.host.js.entries.borrow();
-      match entries.get(id) {
-        Some(e) if e.mode == EntryMode::Fed => e.object.get_value(self.host.env).ok(),
-        _ => None,
-      }
-    };
-    if let Some(object) = object {
-      let pid = read_u32(&object, "pid");
-      let dropped = read_f64(&object, "droppedLines").unwrap_or(0.0).max(0.0) as u64;
-      hub.registry().set_caller_fields(id, pid, dropped);
-    }
-  }
-}
-
-/// A [`JsHost`] together with the hub it serves.
-pub(crate) struct HostWithHub<'a> {
-  host: JsHost<'a>,
-  hub: &'a MonitorHub,
-}
-
-impl<'a> HostWithHub<'a> {
-  pub(crate) fn new(env: &'a Env, js: &'a JsSide, hub: &'a MonitorHub) -> Self {
-    Self {
-      host: JsHost::new(env, js),
-      hub,
-    }
-  }
-}
-
-/// Every delivery runs through a host: once it is done, whether the registry
-/// still has work decides whether it keeps itself reachable.
-impl Drop for HostWithHub<'_> {
-  fn drop(&mut self) {
-    self.host.js.hold_while_busy(self.host.env, self.hub);
-  }
-}
-
-/// Arms (or re-arms) a fed entry's idle timer with JavaScript's own
-/// `setTimeout`, looked up on the global object each time, so test suites
-/// that install fake timers (`vi.useFakeTimers()`) drive it as they drove the
-/// TypeScript registry's. The timer is unref'd, as that one was: it never
-/// keeps Node alive. Native entries keep Rust deadlines.
-fn arm_idle_timer(
-  env: &Env,
-  hub: &Arc<MonitorHub>,
-  js_side: &Rc<JsSide>,
-  id: &str,
-  timeout_ms: u64,
-) -> Result<()> {
-  clear_idle_timer(env, js_side, id);
-  let callback = {
-    let (weak, js_side, id) = (Arc::downgrade(hub), Rc::clone(js_side), id.to_owned());
-    env.create_function_from_closure::<(), (), _>("taskstreamMonitorIdle", move |ctx| {
-      if let Some(timer) = js_side
-        .entries
-        .borrow_mut()
-        .get_mut(&id)
-        .and_then(|e| e.idle_timer.take())
-      {
-        release(ctx.env, timer);
-      }
-      if let Some(hub) = weak.upgrade() {
-        let mut host = HostWithHub::new(ctx.env, &js_side, &hub);
-        hub.fed_idle_timeout(&mut host, &RealClock, &id);
-      }
-      Ok(())
-    })?
-  };
-  let set_timeout: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
-    env.get_global()?.get_named_property("setTimeout")?;
-  let timer = set_timeout.call(FnArgs::from((callback, timeout_ms as f64)))?;
-  if timer.get_type()? == ValueType::Object {
-    let object: Object = unsafe { timer.cast() }?;
-    if object.get_named_property::<Unknown>("unref")?.get_type()? == ValueType::Function {
-      let object = object.create_ref::<false>()?;
-      call_method_guarded(env, &object, "unref");
-      release(env, object);
-    }
-  }
-  let timer = js::persist(&timer)?;
-  match js_side.entries.borrow_mut().get_mut(id) {
-    Some(entry) => entry.idle_timer = Some(timer),
-    None => release(env, timer),
-  }
-  Ok(())
-}
-
-/// Stops a keep-alive monitor's hold on the event loop (it settled or left).
-fn release_keep_alive(env: &Env, js_side: &JsSide, id: &str) {
-  let keep_alive = js_side
-    .entries
-    .borrow_mut()
-    .get_mut(id)
-    .and_then(|e| e.keep_alive.take());
-  if let Some(keep_alive) = keep_alive {
-    keep_alive.stop(env);
-  }
-}
-
-/// Clears a fed entry's idle timer, if one is armed, with the global
-/// `clearTimeout` of now.
-fn clear_idle_timer(env: &Env, js_side: &JsSide, id: &str) {
-  let Some(timer) = js_side
-    .entries
-    .borrow_mut()
-    .get_mut(id)
-    .and_then(|e| e.idle_timer.take())
-  else {
-    return;
-  };
-  let cleared = (|| -> Result<()> {
-    let clear: Function<Unknown, Unknown> = env.get_global()?.get_named_property("clearTimeout")?;
-    clear.call(timer.get_value(env)?.to_unknown())?;
-    Ok(())
-  })();
-  if let Err(error) = cleared {
-    tracing::debug!(%error, "taskstream: could not clear an idle timer");
-  }
-  release(env, timer);
-}
-
-fn read_f64(object: &Object, key: &str) -> Option<f64> {
-  let value: Unknown = object.get_named_property(key).ok()?;
-  match value.get_type() {
-    Ok(ValueType::Number) => unsafe { value.cast::<f64>() }.ok(),
-    _ => None,
-  }
-}
-
-fn read_u32(object: &Object, key: &str) -> Option<u32> {
-  read_f64(object, key)
-    .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= u32::MAX as f64)
-    .map(|n| n as u32)
-}
-
-/// Copies registry state onto an entry object. Fed entries keep the fields
-/// their caller owns (`pid`, `droppedLines`, and the registration fields).
-fn write_entry(env: &Env, object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result<()> {
-  object.set_named_property("id", e.id.as_str())?;
-  object.set_named_property("kind", "monitor")?;
-  object.set_named_property("outputOffset", 0)?;
-  object.set_named_property("notified", e.notified)?;
-  // Lifecycle fields as JavaScript has been told so far (see `visible_status`).
-  let settled = !e.is_visibly_running();
-  object.set_named_property("status", e.visible_status.as_str())?;
-  set_opt(object, "endTime", e.end_time.filter(|_| settled))?;
-  object.set_named_property("lastEventTime", e.last_event_time)?;
-  set_opt(object, "exitCode", e.exit_code.filter(|_| settled))?;
-  set_opt(object, "error", e.error.as_deref().filter(|_| settled))?;
-  // `reset` records an end on entries it removes without settling them.
-  if let Some(end) = e.end.as_ref().filter(|_| settled || e.is_running()) {
-    object.set_named_property("end", end_object(env, end)?)?;
-  }
-  match mode {
-    // Native counters are live accessors (see `define_live_counters`).
-    EntryMode::Native => set_opt(object, "pid", e.pid)?,
-    EntryMode::Fed => {
-      object.set_named_property("eventCount", e.event_count as f64)?;
-      object.set_named_property("bytesRead", 0)?;
-      object.set_named_property("linesSeen", 0)?;
-      object.set_named_property("truncatedBytes", 0)?;
-    }
-  }
-  Ok(())
-}
-
-/// The fields a native entry object starts with (the rest come from [`write_entry`]).
-pub(crate) fn write_native_registration(
-  env: &Env,
-  object: &mut Object,
-  e: &MonitorEntry,
-) -> Result<()> {
-  object.set_named_property("monitorId", e.id.as_str())?;
-  object.set_named_property("command", e.command.as_str())?;
-  object.set_named_property("description", e.description.as_str())?;
-  set_opt(object, "toolUseId", e.tool_use_id.as_deref())?;
-  set_opt(object, "ownerAgentId", e.owner_agent_id.as_deref())?;
-  set_opt(object, "todoWorkChainId", e.todo_work_chain_id.as_deref())?;
-  object.set_named_property("startTime", e.start_time)?;
-  object.set_named_property("maxEvents", e.max_events as f64)?;
-  object.set_named_property("idleTimeoutMs", e.idle_timeout_ms as f64)?;
-  object.set_named_property("outputFile", e.output_file.as_str())?;
-  write_entry(env, object, e, EntryMode::Native)
-}
-
-/// `TaskEnd` as a JavaScript object.
-pub(crate) fn end_object<'a>(env: &'a Env, end: &TaskEnd) -> Result<Object<'a>> {
-  let mut object = Object::new(env)?;
-  object.set_named_property("reason", end.reason_str())?;
-  object.set_named_property("by", end.by_str())?;
-  set_opt(&mut object, "via", end.via_str())?;
-  set_opt(&mut object, "exitCode", end.exit_code)?;
-  set_opt(&mut object, "signal", end.signal.as_deref())?;
-  set_opt(&mut object, "detail", end.detail.as_deref())?;
-  Ok(object)
-}
-
-fn meta_object<'a>(env: &'a Env, n: &Notification) -> Result<Object<'a>> {
-  let mut meta = Object::new(env)?;
-  meta.set_named_property("type", n.meta.kind.as_str())?;
-  if let Some(end) = &n.meta.end {
-    meta.set_named_property("end", end_object(env, end)?)?;
-  }
-  meta.set_named_property("monitorId", n.meta.monitor_id.as_str())?;
-  meta.set_named_property("status", n.meta.status.as_str())?;
-  meta.set_named_property("eventCount", n.meta.event_count as f64)?;
-  set_opt(&mut meta, "toolUseId", n.meta.tool_use_id.as_deref())?;
-  set_opt(&mut meta, "ownerAgentId", n.meta.owner_agent_id.as_deref())?;
-  set_opt(
-    &mut meta,
-    "todoWorkChainId",
-    n.meta.todo_work_chain_id.as_deref(),
-  )?;
-  if let Some(lines) = &n.meta.lines {
-    let mut array = env.create_array(lines.len() as u32)?;
-    for (index, line) in lines.iter().enumerate() {
-      array.set(index as u32, line.as_str())?;
-    }
-    meta.set_named_property("lines", array)?;
-  }
-  if let Some(dropped) = n.meta.dropped_since {
-    meta.set_named_property("droppedSince", dropped as f64)?;
-  }
-  Ok(meta)
-}
+use host::arm_idle_timer;
+pub(crate) use host::{write_native_registration, HostWithHub, JsHost};
 
 /// A registry that is garbage-collected takes its running native tasks along
 /// (their trees are terminated); fed entries have no process of ours.
@@ -523,8 +159,7 @@ impl MonitorRegistry {
     self.js.entries.borrow_mut().insert(
       id.to_owned(),
       JsEntry {
-        object,
-        controller,
+        objects: EntryObjects { object, controller },
         mode,
         idle_timer: None,
         keep_alive,
@@ -551,15 +186,9 @@ impl MonitorRegistry {
   pub(crate) fn controller_aborted(&self, env: &Env, id: &str) -> bool {
     let controller = {
       let entries = self.js.entries.borrow();
-      entries
-        .get(id)
-        .and_then(|e| e.controller.as_ref())
-        .and_then(|c| c.get_value(env).ok())
+      entries.get(id).and_then(|e| e.objects.controller(env))
     };
-    controller
-      .and_then(|c| c.get_named_property::<Object>("signal").ok())
-      .and_then(|signal| signal.get_named_property::<bool>("aborted").ok())
-      .unwrap_or(false)
+    controller_aborted(controller)
   }
 
   pub(crate) fn forget_js_entry(&self, env: &Env, id: &str) {
@@ -606,7 +235,7 @@ impl MonitorRegistry {
     args::require_new::<&MonitorRegistry>(&env, &this, "MonitorRegistry")?;
     let mut config = RegistryConfig::default();
     let mut throttle = Some(ThrottleConfig::default());
-    let mut remove_env: Vec<String> = DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect();
+    let mut remove_env = crate::core::launch::default_remove_env();
     if let Some(options) = args::optional_object(&env, &options, "options")? {
       if let Some(n) = args::optional_integer_field(
         &env,
@@ -711,17 +340,7 @@ impl MonitorRegistry {
       }
     };
     let now = js::mono_ms();
-    if options.signal.as_ref().is_some_and(signal_aborted) {
-      let outcome = WaitOutcome {
-        reason: WaitReason::Aborted,
-        line: None,
-        status,
-        elapsed_ms: 0.0,
-      };
-      return Ok(args::out(&env, &resolved_promise(&env, &outcome)?));
-    }
-    let wait = self.js.waits.next_id();
-    let aborted = {
+    let on_abort = |wait: u64| {
       let (hub, js_side, id) = (Arc::downgrade(&self.hub), Rc::clone(&self.js), id.clone());
       move |env: &Env| {
         if let Some(hub) = hub.upgrade() {
@@ -731,11 +350,16 @@ impl MonitorRegistry {
         }
       }
     };
-    let promise = self
-      .js
-      .waits
-      .begin(&env, wait, options.signal.as_ref(), aborted)?;
-    match self.hub.add_wait(&id, wait, options.spec, now) {
+    let (wait, promise, spec) =
+      match begin_wait(&env, &self.js.waits, options, status, false, on_abort)? {
+        WaitStart::Resolved(promise) => return Ok(args::out(&env, &promise)),
+        WaitStart::Pending {
+          wait,
+          promise,
+          spec,
+        } => (wait, promise, spec),
+      };
+    match self.hub.add_wait(&id, wait, spec, now) {
       Ok(None) => {}
       Ok(Some(outcome)) => self.js.waits.resolve(&env, wait, &outcome),
       Err(_) => {
@@ -930,7 +554,11 @@ impl MonitorRegistry {
     ts_args_type = "cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void"
   )]
   pub fn set_notification_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().notification, &cb)
+    set_callback_slot(
+      &env,
+      &mut self.js.callbacks.borrow_mut().task.notification,
+      &cb,
+    )
   }
 
   /// Notification callback of one owner agent; `undefined` deletes it.
@@ -961,19 +589,27 @@ impl MonitorRegistry {
   /// Called with each new entry that has no owner.
   #[napi(catch_unwind, ts_args_type = "cb?: (entry: MonitorTask) => void")]
   pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().register, &cb)
+    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().task.register, &cb)
   }
 
   /// Called on register, on every settle, and (with no argument) on a reset.
   #[napi(catch_unwind, ts_args_type = "cb?: (entry?: MonitorTask) => void")]
   pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().status_change, &cb)
+    set_callback_slot(
+      &env,
+      &mut self.js.callbacks.borrow_mut().task.status_change,
+      &cb,
+    )
   }
 
   /// Clears the status-change callback only if `cb` is the one installed.
   #[napi(catch_unwind, ts_args_type = "cb: (entry?: MonitorTask) => void")]
   pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    clear_slot_if_installed(&env, &mut self.js.callbacks.borrow_mut().status_change, &cb)
+    clear_slot_if_installed(
+      &env,
+      &mut self.js.callbacks.borrow_mut().task.status_change,
+      &cb,
+    )
   }
 }
 

@@ -15,11 +15,14 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{
-  self, call_method_guarded, call_value, clear_slot_if_installed, optional_callback,
-  persist_object, release, replace_slot, set_callback_slot, set_opt, Persistent,
+  self, clear_slot_if_installed, optional_callback, persist_object, replace_slot,
+  set_callback_slot, set_opt, Persistent,
 };
-use super::monitor::end_object;
-use super::wait::{parse_wait_options, resolved_promise, signal_aborted, JsWaits};
+use super::registry::{
+  abort_controller, begin_wait, call_notification, call_register, call_status_change, end_object,
+  set_unref_timeout, EntryObjects, TaskCallbacks, WaitStart,
+};
+use super::wait::{parse_wait_options, JsWaits};
 use crate::core::end::TaskEnd;
 use crate::core::shell::{
   shell_settled_notification, ShellEffect, ShellEntry, ShellNotification, ShellRegistration,
@@ -27,24 +30,11 @@ use crate::core::shell::{
 };
 use crate::core::wait::{WaitOutcome, WaitReason};
 
-/// A shell's JavaScript objects.
-struct ShellJsEntry {
-  object: Persistent,
-  controller: Option<Persistent>,
-}
-
-#[derive(Default)]
-struct ShellCallbacks {
-  notification: Option<Persistent>,
-  register: Option<Persistent>,
-  status_change: Option<Persistent>,
-}
-
 /// The registry state and the JavaScript objects it hands out.
 pub(crate) struct ShellInner {
   core: RefCell<ShellRegistry>,
-  entries: RefCell<HashMap<String, ShellJsEntry>>,
-  callbacks: RefCell<ShellCallbacks>,
+  entries: RefCell<HashMap<String, EntryObjects>>,
+  callbacks: RefCell<TaskCallbacks>,
   /// The processes `executeBackground` started, by shell id, until they settle.
   #[cfg(any(unix, windows))]
   processes: RefCell<HashMap<String, std::sync::Arc<crate::core::shell::ShellRun>>>,
@@ -139,7 +129,7 @@ impl ShellInner {
   }
 
   fn call_notification(&self, env: &Env, cb: Object, n: ShellNotification) {
-    let meta = (|| -> Result<Object> {
+    let meta = (|| -> Result<Object<'_>> {
       let mut meta = Object::new(env)?;
       meta.set_named_property("type", n.meta.kind)?;
       if let Some(end) = &n.meta.end {
@@ -155,15 +145,7 @@ impl ShellInner {
       )?;
       Ok(meta)
     })();
-    match meta {
-      Ok(meta) => call_value(
-        env,
-        cb,
-        "notification",
-        FnArgs::from((n.display_text, n.model_text, meta)),
-      ),
-      Err(error) => tracing::warn!(%error, "taskstream: could not build shell notification meta"),
-    }
+    call_notification(env, cb, n.display_text, n.model_text, meta);
   }
 
   /// Links a started process to its entry (see [`Self::stop_process_if_settled`]).
@@ -212,7 +194,7 @@ impl ShellInner {
 
   fn object<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
     let entries = self.entries.borrow();
-    entries.get(id).and_then(|e| e.object.get_value(env).ok())
+    entries.get(id).and_then(|e| e.object(env))
   }
 
   /// The entry's object, refreshed from the registry (or as last written, once
@@ -230,10 +212,9 @@ impl ShellInner {
   fn callback<'a>(
     &self,
     env: &'a Env,
-    pick: impl FnOnce(&ShellCallbacks) -> Option<&Persistent>,
+    pick: impl FnOnce(&TaskCallbacks) -> Option<&Persistent>,
   ) -> Option<Object<'a>> {
-    let callbacks = self.callbacks.borrow();
-    pick(&callbacks).and_then(|f| f.get_value(env).ok())
+    self.callbacks.borrow().get(env, pick)
   }
 
   /// A `pid` the caller wrote on its object reaches the registry (and so the notification).
@@ -259,24 +240,16 @@ impl ShellInner {
     for effect in effects {
       match effect {
         ShellEffect::Registered(id) => {
-          if let (Some(entry), Some(cb)) = (
-            self.synced(env, &id),
-            self.callback(env, |c| c.register.as_ref()),
-          ) {
-            call_value(env, cb, "register", entry);
-          }
+          let entry = self.synced(env, &id);
+          call_register(env, self.callback(env, |c| c.register.as_ref()), entry);
         }
         ShellEffect::StatusChanged(id) => {
           if let Some(id) = &id {
             settled.push(id.clone());
           }
           let entry = id.and_then(|id| self.synced(env, &id));
-          if let Some(cb) = self.callback(env, |c| c.status_change.as_ref()) {
-            match entry {
-              Some(entry) => call_value(env, cb, "statusChange", entry),
-              None => call_value(env, cb, "statusChange", ()),
-            }
-          }
+          let cb = self.callback(env, |c| c.status_change.as_ref());
+          call_status_change(env, cb, entry);
         }
         ShellEffect::Notify(id) => self.notify(env, &id),
         ShellEffect::Abort(id) => self.abort(env, &id),
@@ -325,15 +298,9 @@ impl ShellInner {
     self.synced(env, id);
     let controller = {
       let entries = self.entries.borrow();
-      entries
-        .get(id)
-        .and_then(|e| e.controller.as_ref())
-        .and_then(|c| c.get_value(env).ok())
+      entries.get(id).and_then(|e| e.controller(env))
     };
-    if let Some(controller) = controller.and_then(|c| c.create_ref::<false>().ok()) {
-      call_method_guarded(env, &controller, "abort");
-      release(env, controller);
-    }
+    abort_controller(env, controller);
   }
 
   fn forget(&self, env: &Env, ids: &[String]) {
@@ -343,15 +310,12 @@ impl ShellInner {
         screens.remove(id);
       }
     }
-    let removed: Vec<ShellJsEntry> = {
+    let removed: Vec<EntryObjects> = {
       let mut entries = self.entries.borrow_mut();
       ids.iter().filter_map(|id| entries.remove(id)).collect()
     };
     for entry in removed {
-      release(env, entry.object);
-      if let Some(controller) = entry.controller {
-        release(env, controller);
-      }
+      entry.release(env);
     }
   }
 
@@ -378,7 +342,7 @@ impl ShellInner {
     object.set_named_property("notified", false)?;
     self.entries.borrow_mut().insert(
       id.clone(),
-      ShellJsEntry {
+      EntryObjects {
         object: object.create_ref::<false>()?,
         controller,
       },
@@ -658,23 +622,8 @@ impl BackgroundShellRegistry {
         "Background shell \"{id}\" is not registered."
       )));
     };
-    let immediate = |reason| WaitOutcome {
-      reason,
-      line: None,
-      status: entry.status,
-      elapsed_ms: 0.0,
-    };
-    if options.signal.as_ref().is_some_and(signal_aborted) {
-      let outcome = immediate(WaitReason::Aborted);
-      return Ok(args::out(&env, &resolved_promise(&env, &outcome)?));
-    }
-    if !entry.is_running() {
-      let outcome = immediate(WaitReason::Exit);
-      return Ok(args::out(&env, &resolved_promise(&env, &outcome)?));
-    }
     let inner = &self.inner;
-    let wait = inner.waits.next_id();
-    let aborted = {
+    let on_abort = |wait: u64| {
       let (inner, id) = (Rc::clone(inner), id.clone());
       move |env: &Env| {
         let outcome = inner
@@ -689,16 +638,22 @@ impl BackgroundShellRegistry {
         inner.resolve_wait_timed(env, &id, wait, &outcome);
       }
     };
-    let promise = inner
-      .waits
-      .begin(&env, wait, options.signal.as_ref(), aborted)?;
+    let settled = !entry.is_running();
+    let (wait, promise, spec) =
+      match begin_wait(&env, &inner.waits, options, entry.status, settled, on_abort)? {
+        WaitStart::Resolved(promise) => return Ok(args::out(&env, &promise)),
+        WaitStart::Pending {
+          wait,
+          promise,
+          spec,
+        } => (wait, promise, spec),
+      };
     inner
       .shell_waits
       .borrow_mut()
       .entry(id.clone())
       .or_default()
       .push(wait);
-    let spec = options.spec;
     match inner.run_of(&id) {
       Some(run) => run.add_wait(wait, spec),
       None => {
@@ -711,7 +666,7 @@ impl BackgroundShellRegistry {
         };
         if let Some((ms, reason)) = first {
           let (inner, id) = (Rc::clone(inner), id.clone());
-          set_unref_timeout(&env, ms, move |env| {
+          set_unref_timeout(&env, "taskstreamWaitTimer", ms, move |env| {
             let outcome = WaitOutcome {
               reason,
               line: None,
@@ -800,124 +755,4 @@ impl BackgroundShellRegistry {
   }
 }
 
-/// `setTimeout(job, ms).unref()`: the wait's keep-alive holds the event loop, not this timer.
-fn set_unref_timeout(env: &Env, ms: u64, job: impl Fn(&Env) + 'static) -> Result<()> {
-  let callback =
-    env.create_function_from_closure::<(), (), _>("taskstreamWaitTimer", move |ctx| {
-      job(ctx.env);
-      Ok(())
-    })?;
-  let set_timeout: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
-    env.get_global()?.get_named_property("setTimeout")?;
-  let timer = set_timeout.call(FnArgs::from((callback, ms as f64)))?;
-  if timer.get_type()? == ValueType::Object {
-    let object: Object = unsafe { timer.cast() }?;
-    if object.get_named_property::<Unknown>("unref")?.get_type()? == ValueType::Function {
-      let object = object.create_ref::<false>()?;
-      call_method_guarded(env, &object, "unref");
-      release(env, object);
-    }
-  }
-  Ok(())
-}
-
-/// `screen()`, `write()` and `resize()` (API.md §6.5) of terminal shells.
-#[napi]
-impl BackgroundShellRegistry {
-  /// The screen of a shell started with `terminal` (also after it ended,
-  /// until its entry is pruned); `undefined` for any other shell.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "shellId: string",
-    ts_return_type = "ScreenSnapshot | undefined"
-  )]
-  pub fn screen(&self, env: Env, shell_id: Unknown) -> Result<Unknown<'static>> {
-    let id = args::string(&env, &shell_id, "shellId")?;
-    self.known(&id)?;
-    let live = self.inner.run_of(&id).and_then(|run| run.screen());
-    let snapshot = live.or_else(|| self.inner.last_screens.borrow().get(&id).cloned());
-    match snapshot {
-      Some(snapshot) => Ok(args::out(
-        &env,
-        &super::terminal::screen_object(&env, &snapshot)?,
-      )),
-      None => args::undefined(&env),
-    }
-  }
-
-  /// Sends `data` (a string, as UTF-8, or bytes) to the terminal's input;
-  /// never blocks (a bounded 1 MiB queue; past it the write is refused whole).
-  #[napi(
-    catch_unwind,
-    ts_args_type = "shellId: string, data: string | Uint8Array"
-  )]
-  pub fn write(&self, env: Env, shell_id: Unknown, data: Unknown) -> Result<()> {
-    let id = args::string(&env, &shell_id, "shellId")?;
-    let data = super::terminal::data_arg(&env, &data)?;
-    self.known(&id)?;
-    let what = format!("Background shell \"{id}\"");
-    self.refuse_if_settled(&id, &what)?;
-    match self
-      .inner
-      .run_of(&id)
-      .and_then(|run| run.write_terminal(&data))
-    {
-      Some(result) => result.map_err(|e| super::terminal::terminal_error(&what, &e)),
-      None => Err(self.no_live_terminal(&id, &what)),
-    }
-  }
-
-  /// Resizes the terminal (the program gets SIGWINCH) and its screen.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "shellId: string, cols: number, rows: number"
-  )]
-  pub fn resize(&self, env: Env, shell_id: Unknown, cols: Unknown, rows: Unknown) -> Result<()> {
-    let id = args::string(&env, &shell_id, "shellId")?;
-    let size = super::terminal::size_args(&env, &cols, &rows)?;
-    self.known(&id)?;
-    let what = format!("Background shell \"{id}\"");
-    self.refuse_if_settled(&id, &what)?;
-    match self
-      .inner
-      .run_of(&id)
-      .and_then(|run| run.resize_terminal(size))
-    {
-      Some(result) => result.map_err(|e| super::terminal::terminal_error(&what, &e)),
-      None => Err(self.no_live_terminal(&id, &what)),
-    }
-  }
-}
-
-impl BackgroundShellRegistry {
-  fn known(&self, id: &str) -> Result<()> {
-    match self.inner.entry(id) {
-      Some(_) => Ok(()),
-      None => Err(Error::from_reason(format!(
-        "Background shell \"{id}\" is not registered."
-      ))),
-    }
-  }
-
-  /// A settled shell whose terminal is still closing: it ended.
-  fn refuse_if_settled(&self, id: &str, what: &str) -> Result<()> {
-    let settled = !self.inner.entry(id).is_some_and(|e| e.is_running());
-    let has_terminal = self.inner.run_of(id).is_some_and(|run| run.has_terminal());
-    if settled && has_terminal {
-      return Err(super::terminal::terminal_error(
-        what,
-        &crate::core::terminal::TerminalError::Ended,
-      ));
-    }
-    Ok(())
-  }
-
-  /// A shell with no running terminal: one that ended, or one without a terminal.
-  fn no_live_terminal(&self, id: &str, what: &str) -> Error {
-    if self.inner.last_screens.borrow().contains_key(id) {
-      super::terminal::terminal_error(what, &crate::core::terminal::TerminalError::Ended)
-    } else {
-      super::terminal::no_terminal(what)
-    }
-  }
-}
+mod terminal;

@@ -1,0 +1,199 @@
+//! What `MonitorRegistry` and `BackgroundShellRegistry` do the same way,
+//! written once: an entry's JavaScript objects and its `AbortController`,
+//! the register, status-change and notification callbacks, the start of a
+//! `waitFor` (API.md §6.1), unref'd timers, and `end` objects. Keep-alive
+//! holds are `pending::KeepAlive`, waits' promises `wait::JsWaits`, for both.
+
+use napi::bindgen_prelude::*;
+
+use super::js::{call_method_guarded, call_value, release, set_opt, Persistent};
+use super::wait::{resolved_promise, signal_aborted, JsWaits, WaitOptions};
+use crate::core::end::TaskEnd;
+use crate::core::task::TaskStatus;
+use crate::core::wait::{WaitOutcome, WaitReason, WaitSpec};
+
+/// An entry's JavaScript objects: the one handed out, and its
+/// `AbortController` (the one taskstream made, or the caller registered).
+pub(crate) struct EntryObjects {
+  pub object: Persistent,
+  pub controller: Option<Persistent>,
+}
+
+impl EntryObjects {
+  pub(crate) fn object<'a>(&self, env: &'a Env) -> Option<Object<'a>> {
+    self.object.get_value(env).ok()
+  }
+
+  pub(crate) fn controller<'a>(&self, env: &'a Env) -> Option<Object<'a>> {
+    self.controller.as_ref().and_then(|c| c.get_value(env).ok())
+  }
+
+  pub(crate) fn release(self, env: &Env) {
+    release(env, self.object);
+    if let Some(controller) = self.controller {
+      release(env, controller);
+    }
+  }
+}
+
+/// Calls `abort()` on an entry's controller (its listeners run inside).
+pub(crate) fn abort_controller(env: &Env, controller: Option<Object>) {
+  let Some(controller) = controller else {
+    return;
+  };
+  match controller.create_ref::<false>() {
+    Ok(controller) => {
+      call_method_guarded(env, &controller, "abort");
+      release(env, controller);
+    }
+    Err(error) => tracing::warn!(%error, "taskstream: could not reach an abort controller"),
+  }
+}
+
+/// Whether an entry's controller has been aborted.
+pub(crate) fn controller_aborted(controller: Option<Object>) -> bool {
+  controller
+    .and_then(|c| c.get_named_property::<Object>("signal").ok())
+    .is_some_and(|signal| signal_aborted(&signal))
+}
+
+/// The callbacks both registries take (`set…Callback`); `undefined` clears one.
+#[derive(Default)]
+pub(crate) struct TaskCallbacks {
+  pub notification: Option<Persistent>,
+  pub register: Option<Persistent>,
+  pub status_change: Option<Persistent>,
+}
+
+impl TaskCallbacks {
+  pub(crate) fn get<'a>(
+    &self,
+    env: &'a Env,
+    pick: impl FnOnce(&Self) -> Option<&Persistent>,
+  ) -> Option<Object<'a>> {
+    pick(self).and_then(|f| f.get_value(env).ok())
+  }
+}
+
+/// The register callback with a new entry.
+pub(crate) fn call_register(env: &Env, cb: Option<Object>, entry: Option<Object>) {
+  if let (Some(cb), Some(entry)) = (cb, entry) {
+    call_value(env, cb, "register", entry);
+  }
+}
+
+/// The status-change callback with the entry, or (after a reset) nothing.
+pub(crate) fn call_status_change(env: &Env, cb: Option<Object>, entry: Option<Object>) {
+  if let Some(cb) = cb {
+    match entry {
+      Some(entry) => call_value(env, cb, "statusChange", entry),
+      None => call_value(env, cb, "statusChange", ()),
+    }
+  }
+}
+
+/// A notification callback with `(displayText, modelText, meta)`; a meta
+/// that could not be built is logged and nothing is called.
+pub(crate) fn call_notification(
+  env: &Env,
+  cb: Object,
+  display_text: String,
+  model_text: String,
+  meta: Result<Object>,
+) {
+  match meta {
+    Ok(meta) => call_value(
+      env,
+      cb,
+      "notification",
+      FnArgs::from((display_text, model_text, meta)),
+    ),
+    Err(error) => tracing::warn!(%error, "taskstream: could not build notification meta"),
+  }
+}
+
+/// `TaskEnd` as a JavaScript object.
+pub(crate) fn end_object<'a>(env: &'a Env, end: &TaskEnd) -> Result<Object<'a>> {
+  let mut object = Object::new(env)?;
+  object.set_named_property("reason", end.reason_str())?;
+  object.set_named_property("by", end.by_str())?;
+  set_opt(&mut object, "via", end.via_str())?;
+  set_opt(&mut object, "exitCode", end.exit_code)?;
+  set_opt(&mut object, "signal", end.signal.as_deref())?;
+  set_opt(&mut object, "detail", end.detail.as_deref())?;
+  Ok(object)
+}
+
+/// `setTimeout(job, ms)`, looked up on the global object each time (so
+/// fake timers drive it), then `unref()`'d: it never keeps Node alive. The
+/// timer as `setTimeout` returned it.
+pub(crate) fn set_unref_timeout<'a>(
+  env: &'a Env,
+  name: &str,
+  ms: u64,
+  job: impl Fn(&Env) + 'static,
+) -> Result<Unknown<'a>> {
+  let callback = env.create_function_from_closure::<(), (), _>(name, move |ctx| {
+    job(ctx.env);
+    Ok(())
+  })?;
+  let set_timeout: Function<FnArgs<(Function<(), ()>, f64)>, Unknown> =
+    env.get_global()?.get_named_property("setTimeout")?;
+  let timer = set_timeout.call(FnArgs::from((callback, ms as f64)))?;
+  if timer.get_type()? == ValueType::Object {
+    let object: Object = unsafe { timer.cast() }?;
+    if object.get_named_property::<Unknown>("unref")?.get_type()? == ValueType::Function {
+      let object = object.create_ref::<false>()?;
+      call_method_guarded(env, &object, "unref");
+      release(env, object);
+    }
+  }
+  Ok(timer)
+}
+
+/// How `waitFor` starts.
+pub(crate) enum WaitStart<'a> {
+  /// Resolved already (its signal had fired, or the task had settled).
+  Resolved(Object<'a>),
+  /// Pending: the wait's id, its promise and its conditions, for the registry.
+  Pending {
+    wait: u64,
+    promise: Object<'a>,
+    spec: WaitSpec,
+  },
+}
+
+/// The start of `waitFor` on either registry: an already aborted signal
+/// resolves at once with `aborted`, a settled task (`settled`) with `exit`;
+/// otherwise the wait gets an id and a promise that holds Node's event loop,
+/// and an abort of its signal runs `on_abort(wait)`'s function.
+pub(crate) fn begin_wait<'a, F: Fn(&Env) + 'static>(
+  env: &'a Env,
+  waits: &JsWaits,
+  options: WaitOptions,
+  status: TaskStatus,
+  settled: bool,
+  on_abort: impl FnOnce(u64) -> F,
+) -> Result<WaitStart<'a>> {
+  let immediate = |reason| WaitOutcome {
+    reason,
+    line: None,
+    status,
+    elapsed_ms: 0.0,
+  };
+  if options.signal.as_ref().is_some_and(signal_aborted) {
+    let outcome = immediate(WaitReason::Aborted);
+    return resolved_promise(env, &outcome).map(WaitStart::Resolved);
+  }
+  if settled {
+    let outcome = immediate(WaitReason::Exit);
+    return resolved_promise(env, &outcome).map(WaitStart::Resolved);
+  }
+  let wait = waits.next_id();
+  let promise = waits.begin(env, wait, options.signal.as_ref(), on_abort(wait))?;
+  Ok(WaitStart::Pending {
+    wait,
+    promise,
+    spec: options.spec,
+  })
+}

@@ -1,0 +1,695 @@
+//! `executeBackground()` (API.md §4, CONTRACT.md §2.15): validate, spawn,
+//! register, stream to the output file from Rust threads, and settle on the
+//! JavaScript thread once the file is flushed and closed.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::{Arc, Weak};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+
+use super::args;
+use super::js::{self, release, Persistent};
+use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
+use super::shell::{BackgroundShellRegistry, ShellInner};
+use super::wait::signal_aborted;
+use crate::core::end::TaskEnd;
+use crate::core::guards::strip_trailing_background_amp;
+use crate::core::ids::{random_hex, shell_id_problem};
+use crate::core::launch::{
+  default_remove_env, launch_shell, LaunchError, LaunchedShell, ShellCallbacks, ShellCommand, Term,
+};
+use crate::core::process;
+use crate::core::shell::RunSignal;
+use crate::core::shell::{
+  ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict, DEFAULT_MAX_OUTPUT_BYTES,
+};
+use crate::core::text::{ecma_trim, status_file_path_for};
+use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
+
+/// `executeBackground()` options after validation.
+#[cfg_attr(not(unix), allow(dead_code))] // `persist` is refused before use off Unix
+struct Options {
+  command: String,
+  cwd: String,
+  output_dir: String,
+  env: Vec<(String, String)>,
+  max_output_bytes: u64,
+  shell_id: Option<String>,
+  settle_ms: Option<u64>,
+  /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
+  terminal: Option<crate::core::terminal::TerminalSize>,
+  /// `persist` (docs/persistence.md).
+  persist: Option<super::persist::PersistOptions>,
+}
+
+fn parse_options(env: &Env, o: &Object) -> Result<Options> {
+  let command = args::string(env, &args::field(o, "command")?, "options.command")?;
+  if ecma_trim(&command).is_empty() {
+    return Err(args::type_error(
+      env,
+      "The \"options.command\" property must be a non-empty command".into(),
+    ));
+  }
+  args::no_nul(env, &command, "options.command")?;
+  let cwd = args::string(env, &args::field(o, "cwd")?, "options.cwd")?;
+  if !Path::new(&cwd).is_absolute() {
+    return Err(args::type_error(
+      env,
+      format!("The \"options.cwd\" property must be an absolute path. Received '{cwd}'"),
+    ));
+  }
+  args::no_nul(env, &cwd, "options.cwd")?;
+  let shell_id = args::optional_string_field(env, o, "shellId", "options.shellId")?;
+  if let Some(problem) = shell_id.as_deref().and_then(shell_id_problem) {
+    return Err(args::value_error(
+      env,
+      format!(
+        "The \"options.shellId\" property {problem}: it becomes the file name shell-<shellId>.output. Received {}",
+        args::quoted(shell_id.as_deref().unwrap_or_default())
+      ),
+    ));
+  }
+  let output_dir = args::string(env, &args::field(o, "outputDir")?, "options.outputDir")?;
+  if output_dir.is_empty() {
+    return Err(args::value_error(
+      env,
+      "The \"options.outputDir\" property must be a non-empty path. Received ''".into(),
+    ));
+  }
+  args::no_nul(env, &output_dir, "options.outputDir")?;
+  let terminal = super::terminal::parse_terminal_option(env, o)?;
+  let persist = super::persist::parse_persist_option(env, o, terminal.is_some())?;
+  Ok(Options {
+    command,
+    cwd,
+    output_dir,
+    env: args::env_record(env, &args::field(o, "env")?, "options.env")?,
+    max_output_bytes: args::optional_integer_field(
+      env,
+      o,
+      "maxOutputBytes",
+      "options.maxOutputBytes",
+      1.0,
+      9_007_199_254_740_991.0,
+    )?
+    .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
+    shell_id,
+    terminal,
+    persist,
+    settle_ms: args::optional_integer_field(
+      env,
+      o,
+      "settleMs",
+      "options.settleMs",
+      MIN_SETTLE_MS as f64,
+      MAX_SETTLE_MS as f64,
+    )?
+    .map(|n| n as u64),
+  })
+}
+
+/// The registry option, or the process-wide one.
+fn registry_inner(env: &Env, value: &Unknown) -> Result<Rc<ShellInner>> {
+  if args::is_undefined(value) {
+    return default_registry(env);
+  }
+  let instance =
+    unsafe { ClassInstance::<BackgroundShellRegistry>::from_napi_value(env.raw(), value.raw()) }
+      .map_err(|_| {
+        args::type_error(
+          env,
+          format!(
+            "The \"options.registry\" property must be an instance of BackgroundShellRegistry. {}",
+            args::received(value)
+          ),
+        )
+      })?;
+  Ok(Rc::clone(&instance.inner))
+}
+
+thread_local! {
+  /// The process-wide registry of this JavaScript thread.
+  static DEFAULT_REGISTRY: RefCell<Option<(Persistent, Rc<ShellInner>)>> = const { RefCell::new(None) };
+}
+
+fn default_registry_instance<'a>(env: &'a Env) -> Result<(Object<'a>, Rc<ShellInner>)> {
+  if let Some((object, inner)) = DEFAULT_REGISTRY.with(|d| {
+    d.borrow()
+      .as_ref()
+      .and_then(|(object, inner)| object.get_value(env).ok().map(|o| (o, Rc::clone(inner))))
+  }) {
+    return Ok((object, inner));
+  }
+  let instance = BackgroundShellRegistry::create().into_instance(env)?;
+  let inner = Rc::clone(&instance.inner);
+  let object: Object = unsafe { Object::from_napi_value(env.raw(), instance.value) }?;
+  let persistent = object.create_ref::<false>()?;
+  DEFAULT_REGISTRY.with(|d| *d.borrow_mut() = Some((persistent, Rc::clone(&inner))));
+  Ok((object, inner))
+}
+
+fn default_registry(env: &Env) -> Result<Rc<ShellInner>> {
+  default_registry_instance(env).map(|(_, inner)| inner)
+}
+
+/// The process-wide registry `executeBackground` uses when no `registry` is given.
+#[napi(catch_unwind, ts_return_type = "BackgroundShellRegistry")]
+pub fn get_default_background_shell_registry(env: Env) -> Result<Unknown<'static>> {
+  let (object, _) = default_registry_instance(&env)?;
+  Ok(args::out(&env, &object))
+}
+
+/// An optional `AbortSignal`: aborted already → its reason is thrown, as
+/// `signal.throwIfAborted()` does.
+fn check_signal<'a>(env: &Env, value: &Unknown<'a>) -> Result<Option<Object<'a>>> {
+  if args::is_undefined(value) {
+    return Ok(None);
+  }
+  let signal = args::object(env, value, "options.signal")?;
+  let has_listener = signal
+    .get_named_property::<Unknown>("addEventListener")?
+    .get_type()?
+    == ValueType::Function;
+  if !has_listener {
+    return Err(args::type_error(
+      env,
+      "The \"options.signal\" property must be an instance of AbortSignal".into(),
+    ));
+  }
+  let throw_if_aborted: Function<(), Unknown> = signal.get_named_property("throwIfAborted")?;
+  throw_if_aborted.bind(signal)?.call(())?;
+  Ok(Some(signal))
+}
+
+fn check_output_dir(dir: &str) -> std::result::Result<(), String> {
+  std::fs::create_dir_all(dir)
+    .map_err(|e| format!("The \"outputDir\" directory {dir} cannot be created: {e}"))?;
+  #[cfg(unix)]
+  nix::unistd::access(
+    dir,
+    nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+  )
+  .map_err(|e| format!("The \"outputDir\" directory {dir} is not writable: {e}"))?;
+  Ok(())
+}
+
+/// Starts `options.command` as a managed background shell and returns its
+/// handle at once. Output lands, ANSI-stripped, in
+/// `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
+/// the shell settled and the file is flushed and closed. If that file cannot
+/// be opened (a symlink, FIFO or directory at its path), nothing runs: the
+/// shell is registered and fails with `Cannot open output file <path>: <OS
+/// error>`, as when the spawn fails.
+#[napi(
+  catch_unwind,
+  ts_args_type = "options: ExecuteBackgroundOptions",
+  ts_return_type = "BackgroundShellHandle"
+)]
+pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>> {
+  let o = args::object(&env, &options, "options")?;
+  let opts = parse_options(&env, &o)?;
+  let inner = registry_inner(&env, &args::field(&o, "registry")?)?;
+  let signal = check_signal(&env, &args::field(&o, "signal")?)?;
+
+  let trimmed = ecma_trim(&opts.command);
+  let command = strip_trailing_background_amp(trimmed);
+  let stripped_trailing_amp = command != trimmed;
+  if stripped_trailing_amp {
+    tracing::debug!(
+      "Stripped trailing & from background command — the shell registry handles backgrounding"
+    );
+  }
+  let shell_id = opts
+    .shell_id
+    .clone()
+    .unwrap_or_else(|| format!("bg_{}", random_hex(8)));
+  if inner.entry(&shell_id).is_some() {
+    return Err(Error::from_reason(format!(
+      "Background shell \"{shell_id}\" is already registered."
+    )));
+  }
+  check_output_dir(&opts.output_dir).map_err(Error::from_reason)?;
+  // A persisted shell: its state directory checked and its lock taken
+  // before anything starts (a failure throws).
+  #[cfg(unix)]
+  let persisted = match &opts.persist {
+    Some(persist) => {
+      crate::core::persist::records::check_task_id(&shell_id)
+        .map_err(|e| Error::from_reason(e.to_string()))?;
+      Some(super::persist::prepare(persist, &shell_id)?)
+    }
+    None => None,
+  };
+  #[cfg(not(unix))]
+  let persisted: Option<KeeperLink> = None;
+  let output_path = Path::new(&opts.output_dir)
+    .join(format!("shell-{shell_id}.output"))
+    .to_string_lossy()
+    .into_owned();
+  let status_path = status_file_path_for(&output_path);
+  let facts = ShellFacts {
+    shell_id: &shell_id,
+    command: &command,
+    cwd: &opts.cwd,
+    output_path: &output_path,
+    status_path: &status_path,
+    stripped_trailing_amp,
+  };
+
+  // Every JavaScript object the shell needs comes before any process: a
+  // throwing `AbortController`, a stubbed `setInterval` or a signal whose
+  // `addEventListener` throws end the call while nothing runs yet.
+  let ShellObjects {
+    mut registration,
+    mut handle,
+    controller_signal,
+    controller_ref,
+    resolve,
+    keep_alive,
+    caller_signal,
+    run_slot,
+  } = shell_objects(&env, &inner, signal, &facts)?;
+
+  let now = js::wall_ms();
+  let launched = launch(&opts, &facts, persisted, now);
+  let pid = launched.as_ref().ok().map(LaunchedShell::pid);
+  if let Some(group) = launched.as_ref().ok().and_then(LaunchedShell::group) {
+    super::lifecycle::adopt(group);
+  }
+  // From here on a failure leaves nothing registered (the launched task
+  // stops as its guard drops).
+  let abandon = |env: &Env, caller_signal: Option<CallerSignal>| {
+    keep_alive.stop(env);
+    if let Some(caller) = caller_signal {
+      caller.release(env);
+    }
+  };
+  let with_pid = (|| -> Result<()> {
+    registration.set_named_property("startTime", now)?;
+    js::set_opt(&mut registration, "pid", pid)?;
+    js::set_opt(&mut handle, "pid", pid)
+  })();
+  if let Err(error) = with_pid {
+    abandon(&env, caller_signal);
+    return Err(error);
+  }
+  let reg = ShellRegistration {
+    shell_id: shell_id.clone(),
+    command: command.clone(),
+    cwd: opts.cwd.clone(),
+    start_time: now,
+    output_path: output_path.clone(),
+    pid,
+    todo_work_chain_id: None,
+  };
+  if let Err(error) = inner.register(&env, &registration, reg, Some(controller_ref)) {
+    abandon(&env, caller_signal);
+    return Err(error);
+  }
+
+  let settle = Settle {
+    inner: Rc::clone(&inner),
+    run: inner.track_run(&shell_id),
+    shell_id: shell_id.clone(),
+    resolve,
+    keep_alive: keep_alive.clone(),
+    signal: caller_signal,
+    process: None,
+  };
+  match launched {
+    Err(LaunchError { message, end }) => settle.failed_to_start(&env, &message, end, now),
+    Ok(launched) => {
+      let settle = Rc::new(RefCell::new(Some(settle)));
+      let run = launched.start(opts.settle_ms, || {
+        run_callbacks(&env, &settle, &inner, &shell_id)
+      });
+      attach_run(
+        &env,
+        &inner,
+        &shell_id,
+        &settle,
+        &run_slot,
+        &controller_signal,
+        run,
+        now,
+      );
+    }
+  }
+  Ok(args::out(&env, &handle))
+}
+
+#[cfg(unix)]
+type KeeperLink = Arc<crate::core::persist::KeeperLink>;
+/// No keeper off Unix (`persist` is refused there).
+#[cfg(not(unix))]
+type KeeperLink = std::convert::Infallible;
+
+/// What names a background shell, for its objects and its launch.
+struct ShellFacts<'s> {
+  shell_id: &'s str,
+  command: &'s str,
+  cwd: &'s str,
+  output_path: &'s str,
+  status_path: &'s str,
+  stripped_trailing_amp: bool,
+}
+
+/// Starts the shell's command (see `core::launch`): the output file is
+/// opened first, and when it cannot be (a symlink, a FIFO or a directory at
+/// its path) nothing is spawned and the entry fails with the open error, as
+/// on a spawn failure (§2.15 step 7). A persisted shell's keeper opens it
+/// (and fails its handshake if it cannot).
+#[cfg_attr(not(unix), allow(unused_variables))] // `now` is a keeper's start time
+fn launch(
+  opts: &Options,
+  facts: &ShellFacts,
+  persisted: Option<KeeperLink>,
+  now: f64,
+) -> std::result::Result<LaunchedShell, LaunchError> {
+  let remove_env = default_remove_env();
+  let request = ShellCommand {
+    command: facts.command,
+    cwd: Path::new(&opts.cwd),
+    env: &opts.env,
+    remove_env: &remove_env,
+    term: Term::Shell,
+    terminal: opts.terminal,
+  };
+  let output_path = Path::new(facts.output_path);
+  match persisted {
+    #[cfg(unix)]
+    Some(link) => {
+      let persist = opts.persist.as_ref().expect("persist");
+      // The task record keeps `settleMs` for a later host.
+      let options = serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms });
+      let kept = crate::core::launch::Kept {
+        persist,
+        link,
+        id: facts.shell_id,
+        description: facts.command,
+        start_time: now,
+        max_output_bytes: opts.max_output_bytes,
+        options,
+      };
+      crate::core::launch::launch_kept_shell(&request, kept, output_path, facts.status_path)
+    }
+    #[cfg(not(unix))]
+    Some(never) => match never {},
+    None => launch_shell(&request, output_path, opts.max_output_bytes),
+  }
+}
+
+/// A shell's JavaScript objects, all made before anything starts.
+struct ShellObjects<'a> {
+  /// The entry object the registry holds.
+  registration: Object<'a>,
+  /// The `BackgroundShellHandle` returned.
+  handle: Object<'a>,
+  controller_signal: Object<'a>,
+  controller_ref: Persistent,
+  /// `done`'s resolve.
+  resolve: Persistent,
+  keep_alive: KeepAlive,
+  caller_signal: Option<CallerSignal>,
+  /// The run the controller's abort cancels, once there is one.
+  run_slot: Rc<RefCell<Weak<ShellRun>>>,
+}
+
+/// The entry object and its `AbortController`, the handle with `done`,
+/// `ref()` and `unref()`, and the caller's `signal` wired to the controller;
+/// on a failure whatever was held is let go.
+fn shell_objects<'a>(
+  env: &'a Env,
+  inner: &Rc<ShellInner>,
+  signal: Option<Object<'a>>,
+  facts: &ShellFacts,
+) -> Result<ShellObjects<'a>> {
+  let controller = new_abort_controller(env)?;
+  let controller_signal: Object = controller.get_named_property("signal")?;
+  let (done, resolve) = new_promise(env)?;
+  let mut registration = Object::new(env)?;
+  registration.set_named_property("shellId", facts.shell_id)?;
+  registration.set_named_property("command", facts.command)?;
+  registration.set_named_property("cwd", facts.cwd)?;
+  registration.set_named_property("status", "running")?;
+  registration.set_named_property("outputPath", facts.output_path)?;
+  registration.set_named_property("abortController", controller)?;
+  let mut handle = Object::new(env)?;
+  handle.set_named_property("shellId", facts.shell_id)?;
+  handle.set_named_property("outputPath", facts.output_path)?;
+  handle.set_named_property("statusPath", facts.status_path)?;
+  handle.set_named_property("command", facts.command)?;
+  handle.set_named_property("strippedTrailingAmp", facts.stripped_trailing_amp)?;
+  handle.set_named_property("done", done)?;
+  // Aborting our controller cancels the run once there is one (an abort
+  // before that, from a register callback, is checked right after the start).
+  // The listener lives as long as the controller (it is not removed), so it
+  // holds the run weakly and we keep no reference to it: the run, its
+  // threadsafe function and the listener are freed once the shell settled
+  // and the entry left the registry.
+  let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
+  let controller_listener = on_abort(env, &controller_signal, {
+    let run_slot = Rc::clone(&run_slot);
+    let (inner, id) = (Rc::downgrade(inner), facts.shell_id.to_owned());
+    move |_env| {
+      if let Some(run) = run_slot.borrow().upgrade() {
+        cancel_run(&run, &inner, &id);
+      }
+    }
+  })?;
+  release(env, controller_listener);
+  let keep_alive = KeepAlive::start(env)?;
+  let caller_signal = (|| -> Result<Option<CallerSignal>> {
+    handle.set_named_property("unref", keep_alive.method(env, "unref")?)?;
+    handle.set_named_property("ref", keep_alive.method(env, "ref")?)?;
+    let Some(signal) = signal else {
+      return Ok(None);
+    };
+    // The listener reaches our controller through a slot the settle empties,
+    // so nothing it captured outlives the shell.
+    let controller_slot = Rc::new(RefCell::new(Some(controller.create_ref::<false>()?)));
+    let listener = on_abort(env, &signal, {
+      let controller_slot = Rc::clone(&controller_slot);
+      move |env| {
+        if let Some(controller) = controller_slot.borrow().as_ref() {
+          js::call_method_guarded(env, controller, "abort");
+        }
+      }
+    });
+    let listener = match listener {
+      Ok(listener) => listener,
+      Err(error) => {
+        if let Some(controller) = controller_slot.borrow_mut().take() {
+          release(env, controller);
+        }
+        return Err(error);
+      }
+    };
+    Ok(Some(CallerSignal {
+      signal: signal.create_ref::<false>()?,
+      listener,
+      controller: controller_slot,
+    }))
+  })();
+  let caller_signal = match caller_signal {
+    Ok(caller_signal) => caller_signal,
+    Err(error) => {
+      keep_alive.stop(env);
+      return Err(error);
+    }
+  };
+  let controller_ref = match controller.create_ref::<false>() {
+    Ok(controller_ref) => controller_ref,
+    Err(error) => {
+      keep_alive.stop(env);
+      return Err(error);
+    }
+  };
+  Ok(ShellObjects {
+    registration,
+    handle,
+    controller_signal,
+    controller_ref,
+    resolve,
+    keep_alive,
+    caller_signal,
+    run_slot,
+  })
+}
+
+type ShellTsfn =
+  napi::threadsafe_function::ThreadsafeFunction<RunEvent, (), (), Status, false, true>;
+
+/// The run's signal and settle callbacks, both through one weak threadsafe
+/// function (see [`settle_function`]).
+fn run_callbacks(
+  env: &Env,
+  settle: &Rc<RefCell<Option<Settle>>>,
+  inner: &Rc<ShellInner>,
+  shell_id: &str,
+) -> std::result::Result<ShellCallbacks, String> {
+  let tsfn = settle_function(
+    env,
+    Rc::clone(settle),
+    Rc::clone(inner),
+    shell_id.to_owned(),
+  )
+  .map_err(|error| error.reason)?;
+  let tsfn = Arc::new(tsfn);
+  let signals = Arc::clone(&tsfn);
+  Ok((
+    Box::new(move |signal| {
+      let status = signals.call(
+        RunEvent::Signal(signal),
+        ThreadsafeFunctionCallMode::NonBlocking,
+      );
+      if status != Status::Ok {
+        tracing::debug!(
+          ?status,
+          "taskstream: a shell signal after its host environment closed"
+        );
+      }
+    }),
+    Box::new(move |outcome| {
+      let status = tsfn.call(
+        RunEvent::Settled(outcome),
+        ThreadsafeFunctionCallMode::NonBlocking,
+      );
+      if status != Status::Ok {
+        tracing::warn!(
+          ?status,
+          "taskstream: a background shell settled after its host environment closed"
+        );
+      }
+    }),
+  ))
+}
+
+/// Links a started run to its entry, its controller and its settle; a run
+/// that could not start fails the entry after `stop` ended the process.
+#[allow(clippy::too_many_arguments)] // the pieces of one shell, all needed here
+fn attach_run(
+  env: &Env,
+  inner: &Rc<ShellInner>,
+  shell_id: &str,
+  settle: &Rc<RefCell<Option<Settle>>>,
+  run_slot: &Rc<RefCell<Weak<ShellRun>>>,
+  controller_signal: &Object,
+  run: std::result::Result<Arc<ShellRun>, LaunchError>,
+  now: f64,
+) {
+  match run {
+    Ok(run) => {
+      *run_slot.borrow_mut() = Arc::downgrade(&run);
+      inner.attach_process(shell_id, Arc::clone(&run));
+      if let Some(settle) = settle.borrow_mut().as_mut() {
+        settle.process = Some(Arc::clone(&run));
+      }
+      // A register or status-change callback may already have stopped the
+      // shell (cancel, abortAll, complete, fail, an abort of its
+      // controller) before the run existed: stop it now.
+      let stopped =
+        !inner.entry(shell_id).is_some_and(|e| e.is_running()) || signal_aborted(controller_signal);
+      if stopped {
+        run.cancel();
+      }
+    }
+    Err(LaunchError { message, end }) => {
+      if let Some(settle) = settle.borrow_mut().take() {
+        settle.failed_to_start(env, &message, end, now);
+      }
+    }
+  }
+}
+
+/// The entry's controller was aborted: the run is cancelled. A persisted
+/// run first learns who cancelled it (the registry's `cancel()`,
+/// `abortAll()`, …), for the end its keeper records.
+fn cancel_run(run: &ShellRun, inner: &std::rc::Weak<ShellInner>, id: &str) {
+  if run.is_persisted() {
+    let via = inner.upgrade().and_then(|inner| {
+      let entry = inner.entry(id)?;
+      entry.end.or(entry.ending)?.via
+    });
+    if let Some(via) = via {
+      run.cancel_via(via);
+    }
+  }
+  run.cancel();
+}
+
+fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
+  let constructor: Function<(), Unknown> =
+    env.get_global()?.get_named_property("AbortController")?;
+  let controller = constructor.new_instance(())?;
+  unsafe { controller.cast() }
+}
+
+/// The caller's `signal`, our listener on it, and the controller the listener
+/// aborts: all released when the shell settles.
+struct CallerSignal {
+  signal: Persistent,
+  listener: Persistent,
+  controller: Rc<RefCell<Option<Persistent>>>,
+}
+
+impl CallerSignal {
+  fn release(self, env: &Env) {
+    remove_abort_listener(env, &self.signal, &self.listener);
+    release(env, self.signal);
+    release(env, self.listener);
+    if let Some(controller) = self.controller.borrow_mut().take() {
+      release(env, controller);
+    }
+  }
+}
+
+/// What a run hands to the JavaScript thread, in order, through one
+/// threadsafe function (so a wait's `match` is delivered before the settle).
+enum RunEvent {
+  Signal(RunSignal),
+  Settled(ShellOutcome),
+}
+
+/// The weak threadsafe function a runner calls with its signals and its outcome.
+fn settle_function(
+  env: &Env,
+  settle: Rc<RefCell<Option<Settle>>>,
+  inner: Rc<ShellInner>,
+  shell_id: String,
+) -> Result<ShellTsfn> {
+  let noop = env.create_function_from_closure::<(), (), _>("taskstreamShellSettled", |_| Ok(()))?;
+  noop
+    .build_threadsafe_function::<RunEvent>()
+    .weak::<true>()
+    .build_callback(move |ctx| {
+      match ctx.value {
+        RunEvent::Signal(RunSignal::Wait(wait, outcome)) => {
+          inner.resolve_wait(&ctx.env, &shell_id, wait, &outcome)
+        }
+        RunEvent::Signal(RunSignal::Settled { settle_ms }) => {
+          inner.notify_settled(&ctx.env, &shell_id, settle_ms, None)
+        }
+        RunEvent::Signal(RunSignal::ScreenSettled { settle_ms, screen }) => {
+          inner.notify_settled(&ctx.env, &shell_id, settle_ms, Some(&screen))
+        }
+        RunEvent::Settled(outcome) => {
+          if let Some(settle) = settle.borrow_mut().take() {
+            settle.settled(&ctx.env, outcome);
+          }
+        }
+      }
+      Ok(())
+    })
+}
+
+/// Persisted shells: `recover({ stateDir })` (docs/persistence.md).
+#[cfg(unix)]
+mod recover;
+mod settle;
+
+use settle::Settle;

@@ -1,0 +1,172 @@
+//! Persisted shells: `BackgroundShellRegistry.recover({ stateDir })`
+//! (docs/persistence.md).
+
+use super::*;
+use crate::binding::monitor_persist::{recover_state_dir, RecoverOut};
+use crate::core::launch::follow_shell;
+use crate::core::persist::{self, Found, TaskKind, TaskRecord};
+use crate::core::persist::{renewer, EndView, KeeperLink};
+
+/// A recorded shell registered as running: its entry object, its
+/// controller's signal, and the settle of its run.
+fn register_recorded<'a>(
+  env: &'a Env,
+  inner: &Rc<ShellInner>,
+  record: &TaskRecord,
+) -> Result<(Object<'a>, Object<'a>, Rc<RefCell<Option<Settle>>>)> {
+  let id = record.id.as_str();
+  let cwd = record
+    .options
+    .get("cwd")
+    .and_then(|c| c.as_str())
+    .unwrap_or(&record.cwd)
+    .to_owned();
+  let start = record.start_time as f64;
+  let controller = new_abort_controller(env)?;
+  let controller_signal: Object = controller.get_named_property("signal")?;
+  let (_done, resolve) = new_promise(env)?;
+  let mut registration = Object::new(env)?;
+  registration.set_named_property("shellId", id)?;
+  registration.set_named_property("command", record.command.as_str())?;
+  registration.set_named_property("cwd", cwd.as_str())?;
+  registration.set_named_property("status", "running")?;
+  registration.set_named_property("outputPath", record.output_path.as_str())?;
+  registration.set_named_property("abortController", controller)?;
+  registration.set_named_property("startTime", start)?;
+  registration.set_named_property("pid", record.task.pid)?;
+  let keep_alive = KeepAlive::start(env)?;
+  // A recovered shell never holds Node open: nobody waits on a `done`.
+  keep_alive.unref(env);
+  let reg = ShellRegistration {
+    shell_id: id.to_owned(),
+    command: record.command.clone(),
+    cwd,
+    start_time: start,
+    output_path: record.output_path.clone(),
+    pid: Some(record.task.pid),
+    todo_work_chain_id: None,
+  };
+  let controller_ref = match controller.create_ref::<false>() {
+    Ok(r) => r,
+    Err(error) => {
+      keep_alive.stop(env);
+      return Err(error);
+    }
+  };
+  if let Err(error) = inner.register(env, &registration, reg, Some(controller_ref)) {
+    keep_alive.stop(env);
+    return Err(error);
+  }
+  let settle = Settle {
+    inner: Rc::clone(inner),
+    run: inner.track_run(id),
+    shell_id: id.to_owned(),
+    resolve,
+    keep_alive,
+    signal: None,
+    process: None,
+  };
+  Ok((
+    registration,
+    controller_signal,
+    Rc::new(RefCell::new(Some(settle))),
+  ))
+}
+
+#[napi]
+impl BackgroundShellRegistry {
+  /// Takes over the persisted shells in `stateDir` (docs/persistence.md):
+  /// running ones are adopted (re-registered with their id, command, start
+  /// time and pid; waits and `settleMs` follow the output file from now
+  /// on, and `cancel()` asks their keeper), ended ones are settled with
+  /// their recorded end (one terminal notification) and forgotten, and
+  /// those whose keeper is gone or is not the recorded process are `lost`
+  /// (never signalled). `busy` lists ids another live host owns.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "options: RecoverOptions",
+    ts_return_type = "{ adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }"
+  )]
+  pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
+    let state_dir = recover_state_dir(&env, &options)?;
+    let found = persist::scan(&state_dir, TaskKind::Shell).map_err(|e| {
+      Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display()))
+    })?;
+    let inner = &self.inner;
+    let mut out = RecoverOut::new(&env)?;
+    for finding in found {
+      match finding {
+        Found::Corrupt { file, error } => out.corrupt(&file.to_string_lossy(), &error)?,
+        Found::Busy { id } => out.busy(&id)?,
+        Found::Lost { record, reason, .. } => out.lost(&record.id, &record.command, &reason)?,
+        Found::Ended { record, end, lock } => {
+          let (object, _, settle) = match register_recorded(&env, inner, &record) {
+            Ok(registered) => registered,
+            Err(error) => {
+              out.busy_because(&record.id, &error.reason)?;
+              continue;
+            }
+          };
+          let view = EndView::from_record(&end);
+          let outcome = ShellOutcome::from_record(&view, false, None);
+          if let Some(settle) = settle.borrow_mut().take() {
+            settle.settled_at(&env, outcome, view.end_time);
+          }
+          let _ = persist::forget(&state_dir, &record.id);
+          drop(lock);
+          out.settled(object)?;
+        }
+        Found::Running { record, lock } => {
+          let (object, controller_signal, settle) = match register_recorded(&env, inner, &record) {
+            Ok(registered) => registered,
+            Err(error) => {
+              out.busy_because(&record.id, &error.reason)?;
+              continue;
+            }
+          };
+          let id = record.id.clone();
+          let link = Arc::new(KeeperLink::new(&state_dir, &id, lock));
+          link.set_keeper(record.keeper.clone());
+          renewer::attach(&state_dir, record.lease_ms);
+          let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
+          let listener = on_abort(&env, &controller_signal, {
+            let run_slot = Rc::clone(&run_slot);
+            let (inner, id) = (Rc::downgrade(inner), record.id.clone());
+            move |_env| {
+              if let Some(run) = run_slot.borrow().upgrade() {
+                cancel_run(&run, &inner, &id);
+              }
+            }
+          })?;
+          release(&env, listener);
+          let settle_ms = record
+            .options
+            .get("settleMs")
+            .and_then(serde_json::Value::as_u64);
+          // Waits judge output from now on: what was written meanwhile is in the file.
+          let offset = std::fs::metadata(&record.output_path).map_or(0, |m| m.len());
+          let run = follow_shell(
+            record.task.pid,
+            link,
+            record.output_path.clone().into(),
+            offset,
+            settle_ms,
+            || run_callbacks(&env, &settle, inner, &id),
+          );
+          attach_run(
+            &env,
+            inner,
+            &id,
+            &settle,
+            &run_slot,
+            &controller_signal,
+            run,
+            js::wall_ms(),
+          );
+          out.adopted(object)?;
+        }
+      }
+    }
+    Ok(args::out(&env, &out.finish()?))
+  }
+}

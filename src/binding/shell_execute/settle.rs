@@ -1,0 +1,131 @@
+//! How a background shell settles on the JavaScript thread: the registry
+//! settles the entry, `done` resolves with the `BackgroundShellResult`, and
+//! what the shell held is let go.
+
+use super::*;
+
+/// What the JavaScript thread needs when the shell settles.
+pub(super) struct Settle {
+  pub(super) inner: Rc<ShellInner>,
+  pub(super) shell_id: String,
+  /// The registry's token for this run: `done` reports the status the
+  /// registry settled the shell with, even once the entry has left it.
+  pub(super) run: u64,
+  pub(super) resolve: Persistent,
+  pub(super) keep_alive: KeepAlive,
+  /// The caller's signal and our listener on it, removed at settle.
+  pub(super) signal: Option<CallerSignal>,
+  /// The running process, unlinked from the registry at settle.
+  pub(super) process: Option<Arc<ShellRun>>,
+}
+
+impl Settle {
+  /// §2.15 step 9, after the runner flushed and closed the file.
+  pub(super) fn settled(self, env: &Env, outcome: ShellOutcome) {
+    // A persisted run ended when its keeper says.
+    let end_time = outcome
+      .recorded_end_time
+      .map_or_else(js::wall_ms, |t| t as f64);
+    self.settled_at(env, outcome, end_time);
+  }
+
+  /// [`Self::settled`] at a given end time (a recorded end's).
+  pub(super) fn settled_at(self, env: &Env, outcome: ShellOutcome, end_time: f64) {
+    let settled = self.inner.finish_run(
+      env,
+      &self.shell_id,
+      self.run,
+      outcome.verdict(),
+      outcome.end(),
+      end_time,
+    );
+    self.finish(env, &outcome, &settled);
+  }
+
+  /// The spawn failed: the entry fails with the OS error text and `done` resolves.
+  pub(super) fn failed_to_start(self, env: &Env, error: &str, end: TaskEnd, now: f64) {
+    let settled = self.inner.finish_run(
+      env,
+      &self.shell_id,
+      self.run,
+      ShellVerdict::Failed(error.to_owned()),
+      end,
+      now,
+    );
+    let outcome = ShellOutcome {
+      exit: process::ExitStatusInfo {
+        code: None,
+        signal: None,
+      },
+      aborted: false,
+      cancelled_via: None,
+      spawn_or_io_error: Some(error.to_owned()),
+      counters: Default::default(),
+      recorded_end: None,
+      recorded_end_time: None,
+    };
+    self.finish(env, &outcome, &settled);
+  }
+
+  fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
+    self.keep_alive.stop(env);
+    if let Some(process) = self.process.take() {
+      // `screen()` keeps answering with the last screen until the entry is pruned.
+      if let Some(screen) = process.screen() {
+        self.inner.keep_last_screen(&self.shell_id, screen);
+      }
+      self.inner.detach_process(&self.shell_id, &process);
+    }
+    if let Some(caller) = self.signal.take() {
+      caller.release(env);
+    }
+    match self.result(env, outcome, settled) {
+      Ok(result) => {
+        let resolve = self.resolve.get_value(env).and_then(|f| {
+          let f = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), f.raw()) }?;
+          f.call(result)
+        });
+        if let Err(error) = resolve {
+          tracing::warn!(%error, "taskstream: could not resolve a background shell's done promise");
+        }
+      }
+      Err(error) => tracing::warn!(%error, "taskstream: could not build a background shell result"),
+    }
+    release(env, self.resolve);
+    self
+      .inner
+      .resolve_waits_exit(env, &self.shell_id, settled.status);
+  }
+
+  /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as
+  /// the registry settled the shell, the rest as the process ended.
+  fn result<'a>(
+    &self,
+    env: &'a Env,
+    outcome: &ShellOutcome,
+    settled: &ShellSettled,
+  ) -> Result<Object<'a>> {
+    let counters = &outcome.counters;
+    let mut result = Object::new(env)?;
+    result.set_named_property("shellId", self.shell_id.as_str())?;
+    result.set_named_property("status", settled.status.as_str())?;
+    set_or_null(&mut result, "exitCode", outcome.exit.code)?;
+    set_or_null(&mut result, "signal", outcome.exit.signal)?;
+    js::set_opt(&mut result, "error", settled.error.as_deref())?;
+    result.set_named_property("aborted", outcome.aborted)?;
+    result.set_named_property("bytesRead", counters.bytes_read as f64)?;
+    result.set_named_property("bytesWritten", counters.bytes_written as f64)?;
+    result.set_named_property("bytesNotWritten", counters.bytes_not_written as f64)?;
+    result.set_named_property("binaryDetected", counters.binary_detected)?;
+    let end = settled.end.clone().unwrap_or_else(|| outcome.end());
+    result.set_named_property("end", crate::binding::registry::end_object(env, &end)?)?;
+    Ok(result)
+  }
+}
+
+fn set_or_null(object: &mut Object, key: &str, value: Option<i32>) -> Result<()> {
+  match value {
+    Some(v) => object.set_named_property(key, v),
+    None => object.set_named_property(key, Null),
+  }
+}

@@ -1,0 +1,650 @@
+//! One launch path: from a validated request to a running, contained task.
+//!
+//! `start()` (native monitors, terminal mode, persisted monitors),
+//! `executeBackground()` (persisted shells too) and the runner tests start
+//! their tasks here:
+//! - [`shell_program`] is the one place the shell (CONTRACT.md §1.5), its
+//!   lookup on `PATH` and the child's environment (CONTRACT.md §2.10 "Default
+//!   child environment", §2.15 item 6) are put together;
+//! - [`launch_monitor`] and [`launch_shell`] start the task contained (its
+//!   own session and group, cgroup or Job Object), and `launch_kept_*` have a
+//!   keeper run it (a persisted task, docs/persistence.md);
+//! - what they return is a guard, [`Contained`] or [`LaunchedShell`]: until
+//!   its task is handed to its runner (the commit: [`Contained::start_monitor`],
+//!   [`LaunchedShell::start`]) dropping it stops the task (a spawned tree is
+//!   killed, a keeper is asked to cancel), so a caller that fails between the
+//!   launch and the commit (its JavaScript objects, the registration) leaves
+//!   nothing running.
+//!
+//! A launch failure is not thrown: it is a [`LaunchError`] carrying the end
+//! the entry fails with (CONTRACT.md §2.10, §2.15 step 7).
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::core::end::TaskEnd;
+use crate::core::monitor::hub::{Clock, MonitorHub, NativeTask};
+use crate::core::monitor::native::NativeMonitor;
+use crate::core::monitor::signal::SignalConfig;
+use crate::core::monitor::throttle::ThrottleConfig;
+use crate::core::process::{self, EnvOptions, ProcessGroup, SpawnRequest, SpawnedProcess};
+use crate::core::shell::{OutputWriter, RunSignal, ShellOutcome, ShellRun};
+use crate::core::terminal::{TerminalSize, TERMINAL_TERM};
+
+/// Secrets of the host CLI that a child must not see (CONTRACT.md §2.10):
+/// a monitor registry's default `removeEnv`, and what every background shell
+/// drops.
+pub use crate::core::process::DEFAULT_REMOVE_ENV;
+
+/// [`DEFAULT_REMOVE_ENV`] as owned names.
+pub fn default_remove_env() -> Vec<String> {
+  DEFAULT_REMOVE_ENV.iter().map(|s| s.to_string()).collect()
+}
+
+/// What a task runs: `<shell> <prefix> <command>` in `cwd`, with the host
+/// environment without `remove_env`, the caller's `env` over it, and the
+/// `TERM` of its kind.
+#[derive(Clone, Copy, Debug)]
+pub struct ShellCommand<'a> {
+  pub command: &'a str,
+  pub cwd: &'a Path,
+  /// The caller's `env`.
+  pub env: &'a [(String, String)],
+  pub remove_env: &'a [String],
+  pub term: Term,
+  /// `terminal` (API.md §6.5): run under a pseudo-terminal of this size.
+  pub terminal: Option<TerminalSize>,
+}
+
+/// The `TERM` a child gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term {
+  /// A monitor: `dumb` on pipes, [`TERMINAL_TERM`] under a terminal.
+  Monitor,
+  /// A background shell: `xterm-256color`.
+  Shell,
+}
+
+impl ShellCommand<'_> {
+  fn term(&self) -> &'static str {
+    match self.term {
+      Term::Monitor if self.terminal.is_some() => TERMINAL_TERM,
+      Term::Monitor => "dumb",
+      Term::Shell => "xterm-256color",
+    }
+  }
+}
+
+/// The program, arguments and environment of a [`ShellCommand`].
+pub struct ShellProgram {
+  pub program: PathBuf,
+  pub args: Vec<String>,
+  pub env: Vec<(OsString, OsString)>,
+  /// The value of `TASKSTREAM_TASK_ID` in `env`.
+  pub task_tag: String,
+}
+
+/// The shell looked up on `PATH` (`spawn <shell> ENOENT` when it is not
+/// there), its arguments and the child environment.
+pub fn shell_program(request: &ShellCommand) -> io::Result<ShellProgram> {
+  let shell = process::shell_config();
+  let program = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
+    .ok_or_else(|| {
+      io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("spawn {} ENOENT", shell.program),
+      )
+    })?;
+  let task_tag = process::new_task_tag();
+  let mut args = shell.args_prefix;
+  args.push(request.command.to_owned());
+  let env = process::child_env(
+    std::env::vars_os(),
+    &EnvOptions {
+      remove: request.remove_env.to_vec(),
+      term: request.term(),
+      overrides: request.env.to_vec(),
+      task_tag: task_tag.clone(),
+    },
+  );
+  Ok(ShellProgram {
+    program,
+    args,
+    env,
+    task_tag,
+  })
+}
+
+/// Spawns a [`ShellCommand`] contained; nothing guards the process.
+pub fn spawn_shell(request: &ShellCommand) -> io::Result<SpawnedProcess> {
+  let program = shell_program(request)?;
+  process::spawn(SpawnRequest {
+    program: program.program,
+    args: program.args,
+    cwd: request.cwd.to_path_buf(),
+    env: program.env,
+    task_tag: program.task_tag,
+    terminal: request.terminal,
+  })
+}
+
+/// A task that could not be started, or whose runner could not start: the
+/// message and the end its entry fails with.
+#[derive(Debug)]
+pub struct LaunchError {
+  pub message: String,
+  pub end: TaskEnd,
+}
+
+impl LaunchError {
+  fn spawn_failed(error: &io::Error) -> Self {
+    let message = error.to_string();
+    Self {
+      end: TaskEnd::spawn_failed(&message),
+      message,
+    }
+  }
+
+  fn io_error(message: String) -> Self {
+    Self {
+      end: TaskEnd::io_error(&message),
+      message,
+    }
+  }
+}
+
+/// A running task no runner owns yet: dropping it stops the task (a spawned
+/// tree is killed at once, a keeper asked to cancel).
+pub struct Contained {
+  task: Option<Task>,
+}
+
+enum Task {
+  Spawned(SpawnedProcess),
+  #[cfg(unix)]
+  Kept {
+    pid: u32,
+    link: Arc<crate::core::persist::KeeperLink>,
+  },
+}
+
+impl Contained {
+  fn new(task: Task) -> Self {
+    Self { task: Some(task) }
+  }
+
+  /// The task's pid (the keeper's child for a persisted task).
+  pub fn pid(&self) -> u32 {
+    match self.task.as_ref().expect("a task until committed") {
+      Task::Spawned(spawned) => spawned.pid,
+      #[cfg(unix)]
+      Task::Kept { pid, .. } => *pid,
+    }
+  }
+
+  /// The tree a spawned task leads (a persisted task's belongs to its keeper).
+  pub fn group(&self) -> Option<&ProcessGroup> {
+    match self.task.as_ref()? {
+      Task::Spawned(spawned) => Some(&spawned.group),
+      #[cfg(unix)]
+      Task::Kept { .. } => None,
+    }
+  }
+
+  fn take(mut self) -> Task {
+    self.task.take().expect("a task until committed")
+  }
+
+  /// Commits a monitor: its reader threads start (a persisted monitor
+  /// follows its keeper's log from the start). When they cannot, the task is
+  /// stopped (a persisted one is left on its lease) and the error says why.
+  pub fn start_monitor<C: Clock + Send + Sync + 'static>(
+    self,
+    hub: &Arc<MonitorHub>,
+    id: &str,
+    reading: Reading,
+    clock: C,
+  ) -> Result<Arc<dyn NativeTask>, LaunchError> {
+    match self.take() {
+      Task::Spawned(spawned) => {
+        let group = spawned.group.clone();
+        NativeMonitor::start(
+          hub,
+          id,
+          spawned,
+          reading.throttle,
+          reading.signal,
+          reading.max_events,
+          reading.screen_settle_ms,
+          clock,
+        )
+        .map(|monitor| monitor as Arc<dyn NativeTask>)
+        .map_err(|error| {
+          process::kill_now(&group);
+          LaunchError::io_error(format!("could not start monitor threads: {error}"))
+        })
+      }
+      #[cfg(unix)]
+      Task::Kept { link, .. } => {
+        let from = crate::core::monitor::native::FollowFrom {
+          offset: 0,
+          missed_until: 0,
+        };
+        follow_monitor(hub, id, link, from, reading, clock)
+      }
+    }
+  }
+}
+
+/// How a monitor's output is read: its throttle, signal lane, event cap and
+/// (a terminal's) screen settle.
+pub struct Reading {
+  pub throttle: Option<ThrottleConfig>,
+  pub signal: SignalConfig,
+  pub max_events: u64,
+  pub screen_settle_ms: Option<u64>,
+}
+
+impl Drop for Contained {
+  fn drop(&mut self) {
+    match self.task.take() {
+      None => {}
+      Some(Task::Spawned(spawned)) => process::kill_now(&spawned.group),
+      #[cfg(unix)]
+      Some(Task::Kept { link, .. }) => link.request_cancel(crate::core::end::EndVia::Cancel),
+    }
+  }
+}
+
+/// Follows a persisted monitor's log from `from`; when that cannot start,
+/// the task keeps running on its lease for a later host.
+#[cfg(unix)]
+pub fn follow_monitor<C: Clock + Send + Sync + 'static>(
+  hub: &Arc<MonitorHub>,
+  id: &str,
+  link: Arc<crate::core::persist::KeeperLink>,
+  from: crate::core::monitor::native::FollowFrom,
+  reading: Reading,
+  clock: C,
+) -> Result<Arc<dyn NativeTask>, LaunchError> {
+  NativeMonitor::start_persisted(
+    hub,
+    id,
+    Arc::clone(&link),
+    from,
+    reading.throttle,
+    reading.signal,
+    reading.max_events,
+    clock,
+  )
+  .map(|monitor| monitor as Arc<dyn NativeTask>)
+  .map_err(|error| {
+    link.release();
+    LaunchError::io_error(format!("could not follow the persisted monitor: {error}"))
+  })
+}
+
+/// Starts a monitor's command contained.
+pub fn launch_monitor(request: &ShellCommand) -> Result<Contained, LaunchError> {
+  spawn_shell(request)
+    .map(|spawned| Contained::new(Task::Spawned(spawned)))
+    .map_err(|error| LaunchError::spawn_failed(&error))
+}
+
+/// A background shell's run callbacks: its signals (waits, settles) and its outcome.
+pub type ShellCallbacks = (
+  Box<dyn Fn(RunSignal) + Send + Sync>,
+  Box<dyn FnOnce(ShellOutcome) + Send>,
+);
+
+/// A started background shell no runner owns yet (see [`Contained`]).
+pub struct LaunchedShell {
+  task: Contained,
+  /// The output file a spawned shell's runner writes (a keeper writes its own).
+  writer: Option<OutputWriter>,
+  output_path: PathBuf,
+}
+
+impl LaunchedShell {
+  pub fn pid(&self) -> u32 {
+    self.task.pid()
+  }
+
+  pub fn group(&self) -> Option<&ProcessGroup> {
+    self.task.group()
+  }
+
+  /// Commits the shell: its runner starts, with the callbacks `callbacks`
+  /// makes. When either fails the task is stopped (a persisted one is left on
+  /// its lease) and the error says why.
+  #[cfg_attr(not(unix), allow(unused_variables))] // `output_path` is a keeper's
+  pub fn start(
+    self,
+    settle_ms: Option<u64>,
+    callbacks: impl FnOnce() -> Result<ShellCallbacks, String>,
+  ) -> Result<Arc<ShellRun>, LaunchError> {
+    let Self {
+      task,
+      writer,
+      output_path,
+    } = self;
+    match task.take() {
+      Task::Spawned(spawned) => {
+        let group = spawned.group.clone();
+        let writer = writer.expect("a spawned shell has its writer");
+        callbacks()
+          .and_then(|(on_signal, on_settle)| {
+            ShellRun::start_with_signals(spawned, writer, settle_ms, on_signal, on_settle)
+              .map_err(|error| format!("could not start the output threads: {error}"))
+          })
+          .map_err(|message| {
+            process::kill_now(&group);
+            LaunchError::io_error(message)
+          })
+      }
+      #[cfg(unix)]
+      Task::Kept { pid, link } => follow_shell(pid, link, output_path, 0, settle_ms, callbacks),
+    }
+  }
+}
+
+/// Follows a persisted shell's output file from `offset`, with the
+/// callbacks `callbacks` makes; when that cannot start, the task keeps
+/// running on its lease for a later host.
+#[cfg(unix)]
+pub fn follow_shell(
+  pid: u32,
+  link: Arc<crate::core::persist::KeeperLink>,
+  output_path: PathBuf,
+  offset: u64,
+  settle_ms: Option<u64>,
+  callbacks: impl FnOnce() -> Result<ShellCallbacks, String>,
+) -> Result<Arc<ShellRun>, LaunchError> {
+  callbacks()
+    .and_then(|(on_signal, on_settle)| {
+      ShellRun::start_persisted(
+        pid,
+        Arc::clone(&link),
+        output_path,
+        offset,
+        settle_ms,
+        on_signal,
+        on_settle,
+      )
+      .map_err(|error| format!("could not follow the persisted shell: {error}"))
+    })
+    .map_err(|message| {
+      link.release();
+      LaunchError::io_error(message)
+    })
+}
+
+/// Opens a background shell's output file, then starts its command
+/// contained. A file that cannot be opened (a symlink, a FIFO or a directory
+/// at its path) starts nothing and fails with the open error (§2.15 step 7).
+pub fn launch_shell(
+  request: &ShellCommand,
+  output_path: &Path,
+  max_output_bytes: u64,
+) -> Result<LaunchedShell, LaunchError> {
+  let writer = OutputWriter::create(output_path, max_output_bytes)
+    .map_err(|error| LaunchError::io_error(error.to_string()))?;
+  let spawned = spawn_shell(request).map_err(|error| LaunchError::spawn_failed(&error))?;
+  Ok(LaunchedShell {
+    task: Contained::new(Task::Spawned(spawned)),
+    writer: Some(writer),
+    output_path: output_path.to_path_buf(),
+  })
+}
+
+/// `persist` (docs/persistence.md): where a persisted task's state lives,
+/// and its lease.
+#[derive(Clone, Debug)]
+pub struct Persist {
+  pub state_dir: PathBuf,
+  pub lease_ms: u64,
+}
+
+#[cfg(unix)]
+pub use kept::*;
+
+/// Persisted tasks: a keeper runs the command (docs/persistence.md).
+#[cfg(unix)]
+mod kept {
+  use std::ffi::OsStr;
+  use std::path::{Path, PathBuf};
+  use std::sync::Arc;
+
+  use super::{shell_program, Contained, LaunchError, LaunchedShell, Persist, ShellCommand, Task};
+  use crate::core::persist::{
+    self, ensure_state_dir, launch_keeper, node_keeper_program, AdoptionLock, KeeperConfig,
+    TaskKind, TaskRecord, TryLock, RECORD_VERSION,
+  };
+  use crate::core::persist::{renewer, KeeperLink};
+
+  /// The state directory is checked and the task's lock taken: nothing has
+  /// started yet, and the error says why it cannot.
+  pub fn prepare_kept(persist: &Persist, id: &str) -> Result<Arc<KeeperLink>, String> {
+    ensure_state_dir(&persist.state_dir).map_err(|e| e.to_string())?;
+    match AdoptionLock::try_acquire(&persist.state_dir, id) {
+      Ok(TryLock::Acquired(lock)) => Ok(Arc::new(KeeperLink::new(&persist.state_dir, id, lock))),
+      Ok(TryLock::Busy) => Err(format!(
+        "The persisted task \"{id}\" is owned by another host (its lock in {} is held)",
+        persist.state_dir.display()
+      )),
+      Err(error) => Err(format!(
+        "The \"options.persist.stateDir\" lock for \"{id}\" cannot be taken: {error}"
+      )),
+    }
+  }
+
+  /// What the keeper records besides the command: the task's identity and
+  /// the options a later host needs.
+  pub struct Kept<'a> {
+    pub persist: &'a Persist,
+    /// The lock and state [`prepare_kept`] took.
+    pub link: Arc<KeeperLink>,
+    pub id: &'a str,
+    pub description: &'a str,
+    pub start_time: f64,
+    pub max_output_bytes: u64,
+    pub options: serde_json::Value,
+  }
+
+  /// Has a keeper run a monitor's command; its raw log is in the state directory.
+  pub fn launch_kept_monitor(request: &ShellCommand, kept: Kept) -> Result<Contained, LaunchError> {
+    launch_kept(request, kept, TaskKind::Monitor, None, None)
+  }
+
+  /// Has a keeper run a background shell's command; it writes the output
+  /// file and the final status sidecar.
+  pub fn launch_kept_shell(
+    request: &ShellCommand,
+    kept: Kept,
+    output_path: &Path,
+    status_path: &str,
+  ) -> Result<LaunchedShell, LaunchError> {
+    let task = launch_kept(
+      request,
+      kept,
+      TaskKind::Shell,
+      Some(output_path.to_path_buf()),
+      Some(status_path.to_owned()),
+    )?;
+    Ok(LaunchedShell {
+      task,
+      writer: None,
+      output_path: output_path.to_path_buf(),
+    })
+  }
+
+  /// The keeper started and handshaken, or (its lock and state forgotten)
+  /// why it could not be.
+  fn launch_kept(
+    request: &ShellCommand,
+    kept: Kept,
+    kind: TaskKind,
+    output_path: Option<PathBuf>,
+    status_path: Option<String>,
+  ) -> Result<Contained, LaunchError> {
+    let link = Arc::clone(&kept.link);
+    let started = shell_program(request).and_then(|program| {
+      let config = keeper_config(request, program, &kept, kind, output_path, status_path);
+      renewer::attach(&kept.persist.state_dir, kept.persist.lease_ms);
+      let keeper = node_keeper_program(std::env::current_exe()?)?;
+      launch_keeper(&keeper, &config).map(|started| started.record)
+    });
+    match started {
+      Ok(TaskRecord { keeper, task, .. }) => {
+        link.set_keeper(keeper);
+        Ok(Contained::new(Task::Kept {
+          pid: task.pid,
+          link,
+        }))
+      }
+      Err(error) => {
+        link.forget_state();
+        Err(LaunchError::spawn_failed(&error))
+      }
+    }
+  }
+
+  fn lossy(s: &OsStr) -> String {
+    s.to_string_lossy().into_owned()
+  }
+
+  fn keeper_config(
+    request: &ShellCommand,
+    program: super::ShellProgram,
+    kept: &Kept,
+    kind: TaskKind,
+    output_path: Option<PathBuf>,
+    status_path: Option<String>,
+  ) -> KeeperConfig {
+    let persist = kept.persist;
+    let output_path =
+      output_path.unwrap_or_else(|| persist::TaskFiles::new(&persist.state_dir, kept.id).log);
+    KeeperConfig {
+      version: RECORD_VERSION,
+      kind,
+      id: kept.id.to_owned(),
+      state_dir: lossy(persist.state_dir.as_os_str()),
+      command: request.command.to_owned(),
+      description: kept.description.to_owned(),
+      cwd: lossy(request.cwd.as_os_str()),
+      program: lossy(program.program.as_os_str()),
+      args: program.args,
+      env: program
+        .env
+        .iter()
+        .map(|(k, v)| (lossy(k), lossy(v)))
+        .collect(),
+      task_tag: program.task_tag,
+      lease_ms: persist.lease_ms,
+      output_path: lossy(output_path.as_os_str()),
+      status_path,
+      max_output_bytes: kept.max_output_bytes,
+      start_time: kept.start_time as u64,
+      options: kept.options.clone(),
+    }
+  }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+  use std::time::{Duration, Instant};
+
+  use super::*;
+
+  fn request<'a>(command: &'a str, cwd: &'a Path, remove_env: &'a [String]) -> ShellCommand<'a> {
+    ShellCommand {
+      command,
+      cwd,
+      env: &[],
+      remove_env,
+      term: Term::Monitor,
+      terminal: None,
+    }
+  }
+
+  fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsString> {
+    env.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+  }
+
+  fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while !condition() {
+      if Instant::now() >= deadline {
+        return false;
+      }
+      std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+  }
+
+  #[test]
+  fn the_shell_program_runs_the_command_with_the_kind_s_term_and_without_removed_names() {
+    let cwd = std::env::temp_dir();
+    let remove = vec!["PATH".to_owned()];
+    let overrides = [("MY_VAR".to_owned(), "mine".to_owned())];
+    let monitor = ShellCommand {
+      env: &overrides,
+      ..request("echo hi", &cwd, &remove)
+    };
+    let program = shell_program(&monitor).expect("bash is on PATH");
+    assert!(program.program.ends_with("bash"));
+    assert_eq!(program.args, ["-c", "echo hi"]);
+    assert_eq!(lookup(&program.env, "PATH"), None);
+    assert_eq!(lookup(&program.env, "TERM").unwrap(), "dumb");
+    assert_eq!(lookup(&program.env, "MY_VAR").unwrap(), "mine");
+    assert_eq!(
+      lookup(&program.env, process::TASK_TAG_VAR).unwrap(),
+      program.task_tag.as_str()
+    );
+    let terminal = ShellCommand {
+      terminal: Some(TerminalSize { cols: 80, rows: 24 }),
+      ..monitor
+    };
+    let term = shell_program(&terminal).unwrap();
+    assert_eq!(lookup(&term.env, "TERM").unwrap(), TERMINAL_TERM);
+    let shell = ShellCommand {
+      term: Term::Shell,
+      ..monitor
+    };
+    let shell = shell_program(&shell).unwrap();
+    assert_eq!(lookup(&shell.env, "TERM").unwrap(), "xterm-256color");
+    assert_ne!(shell.task_tag, program.task_tag);
+  }
+
+  #[test]
+  fn a_launched_task_that_is_never_committed_is_killed_when_its_guard_drops() {
+    let cwd = std::env::temp_dir();
+    let remove = default_remove_env();
+    let launched = launch_monitor(&request("sleep 30", &cwd, &remove)).expect("launch");
+    let group = launched.group().expect("a spawned tree").clone();
+    assert!(process::tree_alive(&group));
+    drop(launched);
+    assert!(wait_until(
+      Duration::from_secs(10),
+      || !process::tree_alive(&group)
+    ));
+  }
+
+  #[test]
+  fn an_output_file_that_cannot_be_opened_starts_nothing_and_fails_with_the_open_error() {
+    let dir = std::env::temp_dir();
+    let remove = default_remove_env();
+    let request = ShellCommand {
+      term: Term::Shell,
+      ..request("sleep 30", &dir, &remove)
+    };
+    // A directory at the output path.
+    let Err(error) = launch_shell(&request, &dir, 1024) else {
+      panic!("a directory is not an output file");
+    };
+    assert!(!error.message.is_empty());
+    assert_eq!(error.end, TaskEnd::io_error(&error.message));
+  }
+}
