@@ -2,7 +2,7 @@ import { configDefaults, defineConfig } from 'vitest/config'
 
 // Files that cannot apply on Windows, each for what it needs there; the Windows behaviour they
 // would cover is checked by __test__/windows.test.ts (cmd.exe, Job Objects, exit codes) and by the
-// Rust tests of src/core/process/windows/ and src/core/shell/tests_windows.rs. On every other
+// Rust tests of src/core/process/windows/ and src/core/shell/tests/windows.rs. On every other
 // platform every file runs, as before.
 const unixOnly: Record<string, string> = {
   'containment.test.ts': 'bash commands with `&`, setsid and double-fork daemons, pids counted through /proc',

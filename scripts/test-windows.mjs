@@ -126,9 +126,9 @@ const WINE_SKIPS = [
   // descriptor succeed, but every read is made up from the Unix mode bits (SYSTEM, owner,
   // Everyone; never protected) and its wineserver has no user.wine.sd xattr store. The owner-only
   // descriptor itself is checked here (windows_owner_only_descriptor_is_protected_with_one_user_ace).
-  'core::shell::tests_windows::windows_output_file_is_created_owner_only',
-  'core::shell::tests_windows::windows_reused_output_file_is_truncated_and_tightened',
-  'core::shell::tests_windows::windows_sidecar_is_owner_only_and_leaves_no_temporary_file',
+  'core::shell::tests::windows::windows_output_file_is_created_owner_only',
+  'core::shell::tests::windows::windows_reused_output_file_is_truncated_and_tightened',
+  'core::shell::tests::windows::windows_sidecar_is_owner_only_and_leaves_no_temporary_file',
   // Wine 8's ResizePseudoConsole is a stub returning E_NOTIMPL (0x80004001); the rest of ConPTY
   // (output, input, close, the job) is tested here (core::process::windows::tests::conpty).
   'core::process::windows::tests::conpty::windows_terminal_resize_reaches_the_console',

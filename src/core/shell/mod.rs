@@ -18,13 +18,7 @@ pub mod signals;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
-mod tests_output;
-#[cfg(test)]
-mod tests_registry;
-#[cfg(all(test, target_os = "linux"))]
-mod tests_runner;
-#[cfg(all(test, windows))]
-mod tests_windows;
+mod tests;
 
 pub use entry::{ShellEntry, ShellRegistration, ShellStatus};
 pub use notification::{

@@ -25,6 +25,7 @@ use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, Termina
 use crate::core::wait::{WaitOutcome, WaitSpec};
 #[cfg(unix)]
 mod persisted;
+#[cfg(unix)]
 pub(crate) use persisted::ShellPersisted;
 
 /// What must end before the run settles: the leader, stdout and stderr.

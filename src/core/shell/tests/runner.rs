@@ -6,8 +6,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::test_support::{spawn_shell, wait_until, TempDir};
-use super::*;
+use crate::core::shell::test_support::{spawn_shell, wait_until, TempDir};
+use crate::core::shell::*;
 use crate::core::process::{kill_now, procfs, tree_alive, ProcessGroup};
 
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use super::test_support::TempDir;
-use super::*;
+use crate::core::shell::test_support::TempDir;
+use crate::core::shell::*;
 
 const OWNER: u32 = 4242;
 

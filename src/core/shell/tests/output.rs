@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::test_support::TempDir;
-use super::*;
+use crate::core::shell::test_support::TempDir;
+use crate::core::shell::*;
 
 const BINARY_STDERR: &str =
   "[taskstream: binary output detected on stderr; further output from this stream is not written]";
