@@ -6,9 +6,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::core::process::{kill_now, procfs, tree_alive, ProcessGroup};
 use crate::core::shell::test_support::{spawn_shell, wait_until, TempDir};
 use crate::core::shell::*;
-use crate::core::process::{kill_now, procfs, tree_alive, ProcessGroup};
 
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 
