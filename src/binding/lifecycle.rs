@@ -41,38 +41,19 @@ pub fn init(_exports: Object, env: Env) -> Result<()> {
 thread_local! {
   /// The process trees started from this thread's Node environment (each
   /// environment has a thread of its own).
-  static ENVIRONMENT_TASKS: RefCell<EnvironmentTasks> = RefCell::new(EnvironmentTasks::default());
-}
-
-#[cfg(any(unix, windows))]
-#[derive(Default)]
-struct EnvironmentTasks {
-  groups: Vec<crate::core::process::ProcessGroup>,
-  /// Drop groups the tracker forgot (dead trees) once the list is this long.
-  prune_at: usize,
+  static ENVIRONMENT_TASKS: RefCell<crate::core::process::OwnedTrees> = RefCell::default();
 }
 
 /// Records a tree started from the current environment.
 #[cfg(any(unix, windows))]
 pub(crate) fn adopt(group: &crate::core::process::ProcessGroup) {
-  ENVIRONMENT_TASKS.with(|tasks| {
-    let mut tasks = tasks.borrow_mut();
-    if tasks.groups.len() >= tasks.prune_at.max(64) {
-      let tracked = crate::core::process::tracked_groups();
-      tasks.groups.retain(|g| tracked.contains(g));
-      tasks.prune_at = tasks.groups.len() * 2;
-    }
-    tasks.groups.push(group.clone());
-  });
+  ENVIRONMENT_TASKS.with(|tasks| tasks.borrow_mut().adopt(group));
 }
 
 /// The environment is being torn down: SIGKILL every tree it started.
 fn kill_environment_tasks() {
   #[cfg(any(unix, windows))]
-  {
-    let groups = ENVIRONMENT_TASKS.with(|tasks| std::mem::take(&mut tasks.borrow_mut().groups));
-    crate::core::process::kill_now_all(&groups);
-  }
+  ENVIRONMENT_TASKS.with(|tasks| tasks.borrow_mut().kill_all());
 }
 
 /// `TASKSTREAM_LOG=debug` (or any `tracing` filter) writes logs to stderr; off by default.

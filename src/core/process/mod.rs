@@ -29,6 +29,8 @@
 
 mod env;
 mod exit;
+#[cfg(any(unix, windows))]
+mod owned_trees;
 mod priority;
 mod shell;
 mod spawn;
@@ -53,6 +55,8 @@ mod windows;
 
 pub use env::{child_env, EnvOptions, DEFAULT_REMOVE_ENV};
 pub use exit::{signal_name, ExitStatusInfo};
+#[cfg(any(unix, windows))]
+pub use owned_trees::OwnedTrees;
 pub use priority::{enlarge_pipe, lower_current_thread_priority, EnlargedPipe};
 pub use shell::{resolve_program, shell_config, shell_config_for, ShellConfig, ShellKind};
 pub use spawn::{Child, SpawnRequest, SpawnedProcess};
