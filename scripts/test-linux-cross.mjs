@@ -3,10 +3,11 @@
 //
 // * aarch64-unknown-linux-gnu: the Rust tests, built with Debian's
 //   gcc-aarch64-linux-gnu as linker and run by qemu-user
-//   (`qemu-aarch64 -L /usr/aarch64-linux-gnu`, libc6-dev-arm64-cross). Eight
+//   (`qemu-aarch64 -L /usr/aarch64-linux-gnu`, libc6-dev-arm64-cross). 22
 //   tests are skipped, each for a limit of user-mode emulation, not of the
 //   code: without binfmt_misc (not mounted here) a test binary cannot run
-//   itself again as a child, which the host-death tests do; qemu-user runs a
+//   itself again as a child, which the host-death tests and the persistence
+//   tests (the keeper is the test binary run again) do; qemu-user runs a
 //   `posix_spawn` child as a forked copy of itself, so an exec failure
 //   reaches the child instead of the caller and the caller may look at the
 //   child before its `setsid` (the spawn tests); and
@@ -44,6 +45,22 @@ const QEMU_SKIPS = [
   'core::process::unix::tests::host::children_die_when_the_host_is_sigkilled',
   'core::process::unix::tests::host::kill_all_sync_kills_every_tracked_tree',
   'core::process::unix::tests::host::terminal_children_die_when_the_host_is_sigkilled',
+  // The persistence tests run this test binary again as the keeper, as a launcher that dies, or
+  // as a racing host: the same binfmt_misc limit.
+  'core::persist::tests::files::two_hosts_racing_for_the_adoption_lock_exactly_one_wins',
+  'core::persist::tests::keeper::a_cancel_request_ends_the_tree_and_records_the_caller',
+  'core::persist::tests::keeper::a_keeper_stopped_by_sigterm_ends_its_tree_and_records_it',
+  'core::persist::tests::keeper::a_keeper_that_cannot_start_its_task_answers_err',
+  'core::persist::tests::keeper::a_killed_keeper_takes_its_task_with_it_and_scan_reports_it_lost',
+  'core::persist::tests::keeper::a_monitor_whose_leader_exits_leaves_no_double_forked_survivors',
+  'core::persist::tests::keeper::a_renewed_lease_keeps_the_task_past_lease_ms_and_an_abandoned_one_ends_it',
+  'core::persist::tests::keeper::a_shell_output_file_is_the_one_output_writer_makes_and_the_monitor_log_is_capped',
+  'core::persist::tests::keeper::a_task_killed_by_a_signal_while_no_host_runs_records_the_signal',
+  'core::persist::tests::keeper::a_task_that_ends_while_no_host_runs_records_its_exit_code',
+  'core::persist::tests::keeper::an_expired_lease_ends_a_tree_that_ignores_sigterm',
+  'core::persist::tests::keeper::an_expired_lease_ends_double_forked_processes_of_a_running_task',
+  'core::persist::tests::keeper::the_keeper_inherits_neither_the_hosts_lock_nor_its_descriptors',
+  'core::persist::tests::keeper::the_keeper_outlives_the_host_that_launched_it',
   // qemu-user runs posix_spawn's child as a plain fork: an exec failure is not reported to the
   // caller, and the caller may look at the child before its setsid.
   'core::process::unix::tests::spawn::spawn_pipes_output_and_reports_the_exit_code',
