@@ -15,9 +15,11 @@ import {
   readTaskOutput,
   readTaskOutputTail,
   type MonitorNotificationMeta,
+  type RecoverCorrupt,
+  type RecoverLost,
   type ShellNotificationMeta,
 } from '../index.js'
-import { waitFor } from './support/process'
+import { isAlive, waitFor } from './support/process'
 import { registration } from './support/registry'
 
 const dts = readFileSync(join(__dirname, '..', 'index.d.ts'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '')
@@ -157,12 +159,30 @@ async function samples(): Promise<Map<string, object[]>> {
   const gone = owner.start({ command: 'sleep 30', persist: { stateDir, leaseMs: 5_000 } })
   const record = join(stateDir, `${gone.id}.task.json`)
   const saved = readFileSync(record, 'utf8')
+  const keeperPid = (JSON.parse(saved) as { keeper: { pid: number } }).keeper.pid
   owner.cancel(gone.id)
   await waitFor(() => !existsSync(record), 10_000, 'the cancelled persisted task to be forgotten')
+  // The keeper exits just after its end was read: the record names a process that is gone only then.
+  await waitFor(() => !isAlive(keeperPid), 10_000, 'the keeper to exit')
   writeFileSync(record, saved, { mode: 0o600 })
   writeFileSync(join(stateDir, 'bad.task.json'), '{"version":1,', { mode: 0o600 })
-  const found = new MonitorRegistry().recover({ stateDir })
-  expect(found.lost.map((l) => l.id)).toEqual([gone.id])
+  // A process forked at this moment by another thread shares the released lock until it execs,
+  // so the task can be `busy` for an instant: a busy task is left untouched, and asking again is safe.
+  const recovering = new MonitorRegistry()
+  const found: { lost: RecoverLost[]; corrupt: RecoverCorrupt[]; adopted: unknown[]; busy: string[] } = { lost: [], corrupt: [], adopted: [], busy: [] }
+  await waitFor(
+    () => {
+      const round = recovering.recover({ stateDir })
+      found.lost.push(...round.lost)
+      found.corrupt.push(...round.corrupt)
+      found.adopted.push(...round.adopted)
+      found.busy = round.busy
+      return round.busy.length === 0
+    },
+    10_000,
+    'the lock to be free',
+  )
+  expect(found.lost.map((l) => l.id), JSON.stringify(found)).toEqual([gone.id])
   expect(found.corrupt).toHaveLength(1)
   add('RecoverLost', ...found.lost)
   add('RecoverCorrupt', ...found.corrupt)
