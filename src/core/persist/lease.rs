@@ -24,6 +24,17 @@ pub fn renew(state_dir: &Path) -> io::Result<()> {
   file.set_modified(SystemTime::now())
 }
 
+/// Renews an existing lease only: sets its mtime to now, and creates nothing.
+/// The renewer thread renews this way, so a state directory (or a lease) that
+/// someone removed is never recreated behind their back; `NotFound` then.
+pub fn renew_existing(state_dir: &Path) -> io::Result<()> {
+  let mut options = OpenOptions::new();
+  options.write(true);
+  private_mode(&mut options);
+  let file = options.open(lease_path(state_dir))?;
+  file.set_modified(SystemTime::now())
+}
+
 /// The lease's last renewal (its mtime), or `None` when it is missing or
 /// unreadable (or a symlink).
 pub fn last_renewal(state_dir: &Path) -> Option<SystemTime> {

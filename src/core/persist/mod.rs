@@ -41,7 +41,7 @@ pub use launch::{
   addon_path, launch_keeper, node_keeper_program, KeeperProgram, KeeperStarted, KEEPER_EXPORT,
   KEEPER_TAG_VAR, NODE_KEEPER_SCRIPT,
 };
-pub use lease::{last_renewal, renew};
+pub use lease::{last_renewal, renew, renew_existing};
 #[cfg(unix)]
 pub use link::KeeperLink;
 pub use lock::{AdoptionLock, TryLock};

@@ -2,6 +2,8 @@
 //! `<stateDir>/lease` to now for every stateDir this process started or
 //! recovered a persisted task in, every `min(leaseMs) / 4` (at least 250 ms),
 //! for as long as the process lives. A Rust thread never keeps Node alive.
+//! Only [`attach`] creates a lease; the thread renews existing ones, so a
+//! state directory that its owner removes stays removed.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -61,7 +63,7 @@ fn run() {
     let list: Vec<PathBuf> = dirs.keys().cloned().collect();
     drop(dirs);
     for dir in &list {
-      renew(dir);
+      renew_existing(dir);
     }
     dirs = lock(&r.dirs);
   }
@@ -71,6 +73,12 @@ fn run() {
 /// through a symlink): `core::persist::renew`.
 pub fn renew(state_dir: &Path) {
   if let Err(error) = crate::core::persist::renew(state_dir) {
+    tracing::debug!(%error, dir = %state_dir.display(), "taskstream: lease renewal failed");
+  }
+}
+
+fn renew_existing(state_dir: &Path) {
+  if let Err(error) = crate::core::persist::renew_existing(state_dir) {
     tracing::debug!(%error, dir = %state_dir.display(), "taskstream: lease renewal failed");
   }
 }

@@ -14,6 +14,7 @@ use crate::core::persist::identity::prove_with;
 use crate::core::persist::records::{
   fnv1a64, read_cancel, read_record, read_record_or_quarantine, render_record, write_record,
 };
+use crate::core::persist::renewer;
 use crate::core::persist::state_dir::validate_state_dir;
 use crate::core::persist::{
   ensure_state_dir, forget, last_renewal, prove, renew, request_cancel, scan, AdoptionLock,
@@ -265,6 +266,41 @@ fn the_lease_is_the_mtime_of_a_private_file() {
   assert_eq!(last_renewal(dir.path()), Some(old));
   renew(dir.path()).unwrap();
   assert!(last_renewal(dir.path()).unwrap() >= first);
+}
+
+/// The renewer thread renews the leases that exist and creates none: a state
+/// directory its owner removes (while this process is still attached to it)
+/// is not refilled with a new lease. Before, a renewal that ran during the
+/// removal recreated the lease and the removal failed with ENOTEMPTY.
+#[test]
+fn the_renewer_never_recreates_a_removed_lease() {
+  let removed = StateDir::new("renewer-removed");
+  let watched = StateDir::new("renewer-watched");
+  renewer::attach(removed.path(), 1000);
+  fs::remove_file(removed.path().join("lease")).unwrap();
+  renewer::attach(watched.path(), 1000);
+  // Two renewals of the other directory after the removal: the second one's
+  // pass began after the first pass, which listed both directories, ended.
+  for _ in 0..2 {
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    fs::File::options()
+      .write(true)
+      .open(watched.path().join("lease"))
+      .unwrap()
+      .set_modified(old)
+      .unwrap();
+    assert!(
+      wait_until(Duration::from_secs(30), || {
+        last_renewal(watched.path()).is_some_and(|at| at > old + Duration::from_secs(60))
+      }),
+      "the renewer renewed the lease it was attached to"
+    );
+  }
+  assert!(
+    !removed.path().join("lease").exists(),
+    "the removed lease was recreated"
+  );
+  assert_eq!(fs::read_dir(removed.path()).unwrap().count(), 0);
 }
 
 #[test]
