@@ -17,6 +17,7 @@ mod output_file;
 mod output_text;
 mod paths;
 mod plain;
+mod prefix_finder;
 mod read_output;
 mod tail;
 #[cfg(test)]

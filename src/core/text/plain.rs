@@ -35,6 +35,7 @@ use super::bytes::plain_masks_of;
 use super::fast::{carry_add, LineCount};
 
 use super::line_splitter::PARTIAL_LINE_CAP_UNITS;
+use super::prefix_finder::PrefixFinder;
 
 /// `bits` low bits set.
 #[inline]
@@ -180,6 +181,10 @@ pub struct PlainImportant {
   /// The bytes every match starts with ([`first_bytes`]): the search starts at the first of
   /// them in a run, and a run without any is not searched. `None`: no such set.
   first_bytes: Option<ByteSet>,
+  /// The search for the pattern's prefixes ([`PrefixFinder`]): where it applies, candidates
+  /// are checked one line at a time and the regex never scans a whole run. `None`: no such
+  /// search.
+  prefixes: Option<PrefixFinder>,
 }
 
 impl PlainImportant {
@@ -193,10 +198,12 @@ impl PlainImportant {
       .build()
       .ok()?;
     let first_bytes = first_bytes(&hir);
+    let prefixes = PrefixFinder::new(&hir);
     Some(Self {
       regex,
       tight,
       first_bytes,
+      prefixes,
     })
   }
 
@@ -208,6 +215,34 @@ impl PlainImportant {
   /// Where, in `lines` (complete plain lines, tight if [`Self::needs_tight_lines`]), the first
   /// line that may be important starts: every line before it is not. `None`: no line is.
   pub fn first_candidate(&self, lines: &[u8]) -> Option<usize> {
+    let line_start = |at: usize| {
+      lines[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |newline| newline + 1)
+    };
+    if let Some(prefixes) = self
+      .prefixes
+      .as_ref()
+      .filter(|_| PrefixFinder::is_vectorized())
+    {
+      // Every match starts at a candidate. A candidate is checked on its own line (a match
+      // that only the run gives, across lines, is no line's): the regex searches from it to
+      // the line's end, which also finds a later match on that line; the lines before the
+      // next candidate then hold no match.
+      let mut from = 0;
+      while let Some(at) = prefixes.find(lines, from) {
+        let line_end = lines[at..]
+          .iter()
+          .position(|&b| b == b'\n')
+          .map_or(lines.len(), |newline| at + newline + 1);
+        if let Some(found) = self.regex.find_at(&lines[..line_end], at) {
+          return Some(line_start(found.start()));
+        }
+        from = line_end;
+      }
+      return None;
+    }
     // No match starts before the first byte a match can start with; the search from there
     // still sees the bytes before it (for `\b` and the line anchors). Without AVX2 the regex's
     // own literal search is faster than looking for that byte first.
@@ -216,12 +251,7 @@ impl PlainImportant {
       _ => 0,
     };
     let found = self.regex.find_at(lines, from)?;
-    Some(
-      lines[..found.start()]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |newline| newline + 1),
-    )
+    Some(line_start(found.start()))
   }
 }
 
