@@ -50,7 +50,18 @@ mod imp {
     if start_time.is_some_and(|t| t != stat.start_time) {
       return Identity::Stranger;
     }
-    let tagged = proc_table::env_values(pid, var).iter().any(|v| v == tag);
+    // A process in the middle of an exec shows an empty environment for a
+    // moment (its new image's is not set up yet), and a loaded machine can
+    // keep it there for a while: look again before calling a process with
+    // the recorded start time a stranger.
+    let mut tagged = false;
+    for wait_ms in [0, 1, 2, 4, 8, 16, 32, 64] {
+      std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+      tagged = proc_table::env_values(pid, var).iter().any(|v| v == tag);
+      if tagged || proc_table::start_time(pid) != Some(stat.start_time) {
+        break;
+      }
+    }
     // The environment was read after the stat: the same start time after it
     // proves the environment was that process's.
     let still = proc_table::start_time(pid) == Some(stat.start_time);

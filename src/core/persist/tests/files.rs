@@ -442,6 +442,11 @@ fn identity_tells_the_task_from_strangers_and_the_dead() {
   let pid = spawned.pid;
   let start = proc_table::start_time(pid);
   assert!(start.is_some());
+  // Prove it once bash has exec'd sleep: an exec in progress shows an empty
+  // environment for a moment (prove looks again, for about 130 ms).
+  assert!(wait_until(Duration::from_secs(30), || {
+    proc_table::name(pid).is_some_and(|name| name == "sleep")
+  }));
   // A stranger: alive, untagged, with its own start time.
   let mut stranger = Command::new("sleep").arg("60").spawn().unwrap();
   let stranger_pid = stranger.id();

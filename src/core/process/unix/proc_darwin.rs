@@ -179,7 +179,7 @@ pub(super) fn env_values(pid: u32, name: &str) -> Vec<String> {
 
 /// The short command name (`proc_name`, as `ps -o comm` shows it).
 #[cfg(test)]
-pub(super) fn name(pid: u32) -> Option<String> {
+pub(crate) fn name(pid: u32) -> Option<String> {
   let raw = c_int::try_from(pid).ok()?;
   let mut buf = [0u8; 2 * libc::MAXCOMLEN + 1];
   // SAFETY: `buf` holds `buf.len()` writable bytes; the result is the length.

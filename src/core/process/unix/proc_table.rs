@@ -27,7 +27,7 @@ use super::procfs as os;
 pub use super::proc_stat::ProcStat;
 /// The process's short command name (for tests).
 #[cfg(test)]
-pub(super) use os::name;
+pub(crate) use os::name;
 pub use os::{available, list_pids, stat};
 pub(super) use os::{env_tags_with, WATCHDOG_PS};
 

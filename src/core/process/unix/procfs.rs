@@ -139,7 +139,7 @@ pub fn list_pids() -> Vec<u32> {
 
 /// `/proc/<pid>/comm`: the short command name.
 #[cfg(test)]
-pub(super) fn name(pid: u32) -> Option<String> {
+pub(crate) fn name(pid: u32) -> Option<String> {
   let text = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
   Some(text.trim_end().to_string())
 }
