@@ -317,6 +317,47 @@ fn scalar_find_either(haystack: &[u8], a: u8, b: u8) -> Option<usize> {
   haystack.iter().position(|&c| c == a || c == b)
 }
 
+/// [`PlainMasks`] with AVX-512 (BW) 64 bytes at a time, for code compiled with
+/// those features behind [`avx512::available`]: the compares give the bit masks
+/// directly.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512 {
+  use std::arch::x86_64::{
+    _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epi8_mask, _mm512_loadu_si512, _mm512_set1_epi8,
+  };
+
+  use super::PlainMasks;
+
+  /// True when the CPU has AVX-512 F and BW, and what [`super::avx2`] needs.
+  pub(crate) fn available() -> bool {
+    std::is_x86_feature_detected!("avx512f")
+      && std::is_x86_feature_detected!("avx512bw")
+      && super::avx2::available()
+  }
+
+  /// [`super::plain_masks`] of a 64-byte block.
+  #[inline]
+  #[target_feature(enable = "avx512f,avx512bw")]
+  pub(crate) fn plain_masks_64(block: &[u8]) -> PlainMasks {
+    let block: &[u8; 64] = block.try_into().expect("64 bytes");
+    // SAFETY: `block` is 64 readable bytes; the load is unaligned.
+    let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+    let newline = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\n' as i8));
+    let carriage_return = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\r' as i8));
+    let tab = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\t' as i8));
+    let space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b' ' as i8));
+    let less = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'<' as i8));
+    // Signed compare: bytes 0x80.. are negative, so `> 0x1F` is 0x20..=0x7F.
+    let text = _mm512_cmpgt_epi8_mask(v, _mm512_set1_epi8(0x1F)) & !less;
+    PlainMasks {
+      newline,
+      carriage_return,
+      blank: tab | space,
+      other: !(text | tab | newline | carriage_return),
+    }
+  }
+}
+
 /// The same masks with AVX2, 32 bytes at a time, for code compiled with AVX2
 /// and the bit instructions that come with it, behind [`avx2::available`].
 #[cfg(target_arch = "x86_64")]
@@ -813,6 +854,15 @@ mod tests {
               unsafe { avx2::plain_masks_64(&block) },
               expected,
               "avx2: value {value:#x} at {at}"
+            );
+          }
+          #[cfg(target_arch = "x86_64")]
+          if len == 64 && avx512::available() {
+            // SAFETY: the CPU has AVX-512 F and BW.
+            assert_eq!(
+              unsafe { avx512::plain_masks_64(&block) },
+              expected,
+              "avx512: value {value:#x} at {at}"
             );
           }
         }

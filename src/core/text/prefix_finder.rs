@@ -88,14 +88,14 @@ impl PrefixFinder {
     };
     for (bucket, (key, variants)) in buckets.iter().enumerate() {
       let bit = 1u8 << bucket;
-      for k in 0..PREFIX_LEN {
+      for (k, bytes) in variants.iter().enumerate() {
         if k >= key.len() {
           finder.short[k] |= bit;
           finder.low[k].iter_mut().for_each(|entry| *entry |= bit);
           finder.high[k].iter_mut().for_each(|entry| *entry |= bit);
           continue;
         }
-        for &b in &variants[k] {
+        for &b in bytes {
           finder.low[k][usize::from(b & 0x0F)] |= bit;
           finder.high[k][usize::from(b >> 4)] |= bit;
         }
@@ -289,7 +289,7 @@ mod tests {
       "(?i)listening",
       "e",
     ];
-    let mut rng = XorShift(0x7EDD_1E5);
+    let mut rng = XorShift(0x07ED_D1E5);
     for pattern in patterns {
       let finder = finder(pattern).expect(pattern);
       for round in 0..300 {
