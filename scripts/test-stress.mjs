@@ -94,4 +94,6 @@ await main(async () => {
   }
   console.log(`stress: all ${runs} runs of npm test passed under ${hogs.length} CPU hog(s) (${seconds(Date.now() - started)} in all)`)
   console.log(`${passed} passed, 0 failed`)
+  // The hogs' handles would keep this script alive after the last run.
+  stopHogs()
 })
