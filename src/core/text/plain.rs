@@ -127,6 +127,17 @@ impl RunState {
     }
   }
 
+  /// `at`, `line_start`, `carry`, `lines`, `non_blank`.
+  fn parts(&self) -> (usize, usize, bool, u64, u64) {
+    (
+      self.at,
+      self.line_start,
+      self.carry,
+      self.lines,
+      self.non_blank,
+    )
+  }
+
   /// The run, ended at the line running into the next block.
   fn ended(&self, count: LineCount) -> (usize, LineCount) {
     let count = LineCount {
@@ -198,13 +209,7 @@ fn plain_lines_with<const AVX2: bool, const AVX512: bool>(
           Ok(state) => state,
           Err(capped) => return capped.ended(count),
         };
-      RunState {
-        at,
-        line_start,
-        carry,
-        ..
-      } = state;
-      (count.lines, count.non_blank) = (state.lines, state.non_blank);
+      (at, line_start, carry, count.lines, count.non_blank) = state.parts();
       if at == bytes.len() {
         break;
       }
@@ -217,13 +222,7 @@ fn plain_lines_with<const AVX2: bool, const AVX512: bool>(
       if !take_common_block(&mut state, &masks) {
         return state.ended(count);
       }
-      RunState {
-        at,
-        line_start,
-        carry,
-        ..
-      } = state;
-      (count.lines, count.non_blank) = (state.lines, state.non_blank);
+      (at, line_start, carry, count.lines, count.non_blank) = state.parts();
       continue;
     }
     let next_newline = u64::from(bytes.get(end) == Some(&b'\n')) << 63;
