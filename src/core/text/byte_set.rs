@@ -75,37 +75,14 @@ impl ByteSet {
   #[cfg(target_arch = "x86_64")]
   #[target_feature(enable = "avx2,bmi1")]
   fn find_avx2(&self, haystack: &[u8]) -> Option<usize> {
-    use std::arch::x86_64::{
-      __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
-      _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16,
-    };
+    use crate::core::text::bytes::avx2::{load, nibble_classes, nibble_table, nonzero_bits};
 
-    /// A 16-byte table in both 128-bit lanes (`vpshufb` looks up within each lane).
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn table(entries: &[u8; 16]) -> __m256i {
-      let mut both = [0u8; 32];
-      both[..16].copy_from_slice(entries);
-      both[16..].copy_from_slice(entries);
-      // SAFETY: `both` is 32 readable bytes; the load is unaligned.
-      unsafe { _mm256_loadu_si256(both.as_ptr().cast()) }
-    }
-
-    let low_table = table(&self.low);
-    let high_table = table(&self.high);
-    let nibble = _mm256_set1_epi8(0x0F);
-    let zero = _mm256_setzero_si256();
+    let low_table = nibble_table(&self.low);
+    let high_table = nibble_table(&self.high);
     let mut at = 0;
     while at + 32 <= haystack.len() {
-      let lane: &[u8; 32] = haystack[at..at + 32].try_into().expect("32 bytes");
-      // SAFETY: `lane` is 32 readable bytes; the load is unaligned.
-      let v = unsafe { _mm256_loadu_si256(lane.as_ptr().cast()) };
-      let low = _mm256_shuffle_epi8(low_table, _mm256_and_si256(v, nibble));
-      let high_nibbles = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
-      let high = _mm256_shuffle_epi8(high_table, high_nibbles);
-      let outside = _mm256_cmpeq_epi8(_mm256_and_si256(low, high), zero);
       // Bit `i`: byte `at + i` may be in the set.
-      let mut maybe = !(_mm256_movemask_epi8(outside) as u32);
+      let mut maybe = nonzero_bits(nibble_classes(load(haystack, at), low_table, high_table));
       while maybe != 0 {
         let i = at + maybe.trailing_zeros() as usize;
         if self.contains(haystack[i]) {

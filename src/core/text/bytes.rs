@@ -384,10 +384,39 @@ pub(crate) mod avx2 {
   /// Loads bytes `at..at + 32` of `bytes`; panics when they are not all there.
   #[inline]
   #[target_feature(enable = "avx2")]
-  fn load(bytes: &[u8], at: usize) -> __m256i {
+  pub(crate) fn load(bytes: &[u8], at: usize) -> __m256i {
     let lane: &[u8; 32] = bytes[at..at + 32].try_into().expect("32 bytes");
     // SAFETY: `lane` is 32 readable bytes; the load is unaligned.
     unsafe { _mm256_loadu_si256(lane.as_ptr().cast()) }
+  }
+
+  /// A 16-entry nibble table in both 128-bit lanes (`vpshufb` looks up within each lane).
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn nibble_table(entries: &[u8; 16]) -> __m256i {
+    let mut both = [0u8; 32];
+    both[..16].copy_from_slice(entries);
+    both[16..].copy_from_slice(entries);
+    load(&both, 0)
+  }
+
+  /// For each byte of `v`, the entry of its low nibble in `low` AND the entry of its high
+  /// nibble in `high`: the classes (one per bit) that the byte may be in.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn nibble_classes(v: __m256i, low: __m256i, high: __m256i) -> __m256i {
+    let nibble = _mm256_set1_epi8(0x0F);
+    _mm256_and_si256(
+      _mm256_shuffle_epi8(low, _mm256_and_si256(v, nibble)),
+      _mm256_shuffle_epi8(high, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble)),
+    )
+  }
+
+  /// Bit `i` set when byte `i` of `v` is not zero.
+  #[inline]
+  #[target_feature(enable = "avx2")]
+  pub(crate) fn nonzero_bits(v: __m256i) -> u32 {
+    !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())) as u32)
   }
 
   #[inline]
@@ -476,7 +505,6 @@ pub(crate) mod avx2 {
   pub(crate) fn csi_class_masks_64(block: &[u8]) -> CsiClassMasks {
     let escape = _mm256_set1_epi8(ESC as i8);
     let close_bracket = _mm256_set1_epi8(b']' as i8);
-    let nibble = _mm256_set1_epi8(0x0F);
     let low_table = load(&CSI_LOW_NIBBLES, 0);
     let high_table = load(&HIGH_NIBBLE_BITS, 0);
     let mut masks = CsiClassMasks::default();
@@ -485,13 +513,8 @@ pub(crate) mod avx2 {
       let shift = lane * 32;
       masks.escape |= bits(_mm256_cmpeq_epi8(v, escape)) << shift;
       masks.close_bracket |= bits(_mm256_cmpeq_epi8(v, close_bracket)) << shift;
-      let low = _mm256_and_si256(v, nibble);
-      let high = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
-      let class = _mm256_and_si256(
-        _mm256_shuffle_epi8(low_table, low),
-        _mm256_shuffle_epi8(high_table, high),
-      );
-      masks.not_csi |= bits(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) << shift;
+      let class = nibble_classes(v, low_table, high_table);
+      masks.not_csi |= u64::from(!nonzero_bits(class)) << shift;
     }
     masks
   }

@@ -147,38 +147,23 @@ impl PrefixFinder {
   #[cfg(target_arch = "x86_64")]
   #[target_feature(enable = "avx2,bmi1")]
   fn find_avx2(&self, haystack: &[u8], from: usize) -> Option<usize> {
-    use std::arch::x86_64::{
-      __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
-      _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16,
-    };
+    use std::arch::x86_64::{__m256i, _mm256_and_si256, _mm256_set1_epi8};
 
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn table(entries: &[u8; 16]) -> __m256i {
-      let mut both = [0u8; 32];
-      both[..16].copy_from_slice(entries);
-      both[16..].copy_from_slice(entries);
-      // SAFETY: 32 readable bytes; the load is unaligned.
-      unsafe { _mm256_loadu_si256(both.as_ptr().cast()) }
-    }
+    use crate::core::text::bytes::avx2::{load, nibble_classes, nibble_table, nonzero_bits};
 
-    let low: [__m256i; PREFIX_LEN] = std::array::from_fn(|k| table(&self.low[k]));
-    let high: [__m256i; PREFIX_LEN] = std::array::from_fn(|k| table(&self.high[k]));
-    let nibble = _mm256_set1_epi8(0x0F);
-    let zero = _mm256_setzero_si256();
+    let low: [__m256i; PREFIX_LEN] = std::array::from_fn(|k| nibble_table(&self.low[k]));
+    let high: [__m256i; PREFIX_LEN] = std::array::from_fn(|k| nibble_table(&self.high[k]));
     let mut at = from;
     // Each lane reads bytes `at..at + 32 + PREFIX_LEN - 1`.
     while at + 32 + PREFIX_LEN - 1 <= haystack.len() {
       let mut buckets = _mm256_set1_epi8(-1);
       for k in 0..PREFIX_LEN {
-        let lane: &[u8; 32] = haystack[at + k..at + k + 32].try_into().expect("32 bytes");
-        // SAFETY: `lane` is 32 readable bytes; the load is unaligned.
-        let v = unsafe { _mm256_loadu_si256(lane.as_ptr().cast()) };
-        let lows = _mm256_shuffle_epi8(low[k], _mm256_and_si256(v, nibble));
-        let highs = _mm256_shuffle_epi8(high[k], _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
-        buckets = _mm256_and_si256(buckets, _mm256_and_si256(lows, highs));
+        buckets = _mm256_and_si256(
+          buckets,
+          nibble_classes(load(haystack, at + k), low[k], high[k]),
+        );
       }
-      let found = !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(buckets, zero)) as u32);
+      let found = nonzero_bits(buckets);
       if found != 0 {
         return Some(at + found.trailing_zeros() as usize);
       }
