@@ -323,7 +323,9 @@ fn scalar_find_either(haystack: &[u8], a: u8, b: u8) -> Option<usize> {
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512 {
   use std::arch::x86_64::{
-    _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epi8_mask, _mm512_loadu_si512, _mm512_set1_epi8,
+    __m512i, _mm512_and_si512, _mm512_broadcast_i32x4, _mm512_cmpeq_epi8_mask,
+    _mm512_cmpgt_epi8_mask, _mm512_loadu_si512, _mm512_set1_epi8, _mm512_shuffle_epi8,
+    _mm512_srli_epi16, _mm_loadu_si128,
   };
 
   use super::PlainMasks;
@@ -333,6 +335,35 @@ pub(crate) mod avx512 {
     std::is_x86_feature_detected!("avx512f")
       && std::is_x86_feature_detected!("avx512bw")
       && super::avx2::available()
+  }
+
+  /// Loads bytes `at..at + 64` of `bytes`; panics when they are not all there.
+  #[inline]
+  #[target_feature(enable = "avx512f,avx512bw")]
+  pub(crate) fn load(bytes: &[u8], at: usize) -> __m512i {
+    let lane: &[u8; 64] = bytes[at..at + 64].try_into().expect("64 bytes");
+    // SAFETY: `lane` is 64 readable bytes; the load is unaligned.
+    unsafe { _mm512_loadu_si512(lane.as_ptr().cast()) }
+  }
+
+  /// A 16-entry nibble table in each of the four 128-bit lanes (`vpshufb` looks up within
+  /// each lane).
+  #[inline]
+  #[target_feature(enable = "avx512f,avx512bw")]
+  pub(crate) fn nibble_table(entries: &[u8; 16]) -> __m512i {
+    // SAFETY: `entries` is 16 readable bytes; the load is unaligned.
+    _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(entries.as_ptr().cast()) })
+  }
+
+  /// [`super::avx2::nibble_classes`], 64 bytes at a time.
+  #[inline]
+  #[target_feature(enable = "avx512f,avx512bw")]
+  pub(crate) fn nibble_classes(v: __m512i, low: __m512i, high: __m512i) -> __m512i {
+    let nibble = _mm512_set1_epi8(0x0F);
+    _mm512_and_si512(
+      _mm512_shuffle_epi8(low, _mm512_and_si512(v, nibble)),
+      _mm512_shuffle_epi8(high, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble)),
+    )
   }
 
   /// [`super::plain_masks`] of a 64-byte block.

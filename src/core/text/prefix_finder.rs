@@ -117,6 +117,11 @@ impl PrefixFinder {
   /// The first candidate at or after `from` in `haystack`.
   pub fn find(&self, haystack: &[u8], from: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
+    if super::bytes::avx512::available() {
+      // SAFETY: the CPU has the features.
+      return unsafe { self.find_avx512(haystack, from) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if super::has_avx2() {
       // SAFETY: the CPU has the features.
       return unsafe { self.find_avx2(haystack, from) };
@@ -142,6 +147,35 @@ impl PrefixFinder {
   /// against.
   pub fn find_scalar(&self, haystack: &[u8], from: usize) -> Option<usize> {
     (from..haystack.len()).find(|&at| self.buckets_at(haystack, at) != 0)
+  }
+
+  /// [`Self::find_avx2`], 64 bytes at a time.
+  #[cfg(target_arch = "x86_64")]
+  #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1")]
+  fn find_avx512(&self, haystack: &[u8], from: usize) -> Option<usize> {
+    use std::arch::x86_64::{__m512i, _mm512_and_si512, _mm512_set1_epi8, _mm512_test_epi8_mask};
+
+    use crate::core::text::bytes::avx512::{load, nibble_classes, nibble_table};
+
+    let low: [__m512i; PREFIX_LEN] = std::array::from_fn(|k| nibble_table(&self.low[k]));
+    let high: [__m512i; PREFIX_LEN] = std::array::from_fn(|k| nibble_table(&self.high[k]));
+    let mut at = from;
+    // Each block reads bytes `at..at + 64 + PREFIX_LEN - 1`.
+    while at + 64 + PREFIX_LEN - 1 <= haystack.len() {
+      let mut buckets = _mm512_set1_epi8(-1);
+      for k in 0..PREFIX_LEN {
+        buckets = _mm512_and_si512(
+          buckets,
+          nibble_classes(load(haystack, at + k), low[k], high[k]),
+        );
+      }
+      let found = _mm512_test_epi8_mask(buckets, buckets);
+      if found != 0 {
+        return Some(at + found.trailing_zeros() as usize);
+      }
+      at += 64;
+    }
+    self.find_avx2(haystack, at)
   }
 
   #[cfg(target_arch = "x86_64")]
@@ -282,6 +316,19 @@ mod tests {
         let from = rng.below(text.len() + 1);
         let found = finder.find(&text, from);
         assert_eq!(found, finder.find_scalar(&text, from), "{pattern}");
+        #[cfg(target_arch = "x86_64")]
+        {
+          if crate::core::text::has_avx2() {
+            // SAFETY: the CPU has the features.
+            let avx2 = unsafe { finder.find_avx2(&text, from) };
+            assert_eq!(avx2, found, "{pattern}: avx2");
+          }
+          if crate::core::text::bytes::avx512::available() {
+            // SAFETY: the CPU has the features.
+            let avx512 = unsafe { finder.find_avx512(&text, from) };
+            assert_eq!(avx512, found, "{pattern}: avx512");
+          }
+        }
         let starts = match_starts(pattern, &text);
         if let Some(&first) = starts.iter().find(|&&at| at >= from) {
           let found = found.unwrap_or_else(|| panic!("{pattern}: match at {first} missed"));
