@@ -20,8 +20,11 @@
 //
 // Wine 8's server occasionally crashes in the tests that terminate jobs
 // ("wineserver crashed", about one run in fifteen here): the whole test
-// process dies with it. Such a run is retried (at most twice) and says so;
-// a test that fails is never retried.
+// process dies with it, or hangs without a server (seen once, in a CI run
+// that then waited out the 20-minute limit). The log is watched while the
+// tests run: once it says the server crashed, the run is ended at once.
+// Such a run is retried (at most twice) and says so; a test that fails is
+// never retried.
 //
 // Then the end-to-end smoke test (scripts/windows/smoke.cjs): the addon
 // built for the same target (optimised) and renamed .node, loaded by a real
@@ -119,6 +122,15 @@ function stopWine() {
   }
 }
 
+/** True when the tests' log says that Wine's server crashed under them. */
+function serverCrashed(log) {
+  try {
+    return readFileSync(log, 'utf8').includes('wineserver crashed')
+  } catch {
+    return false
+  }
+}
+
 /** Tests that check what Wine does not do, each skipped here with its reason; the CI
  * workflow's Windows jobs run them natively (`cargo test`). */
 const WINE_SKIPS = [
@@ -146,26 +158,45 @@ async function runTests(exe, args) {
     const log = join(dirname(exe), 'wine-tests.log')
     const fd = openSync(log, 'w')
     let result
+    let watch
     try {
       result = await run(`the Windows tests under Wine (attempt ${attempt})`, WINE, [exe, ...args, ...skips], {
         env: wineEnv,
         stdio: ['ignore', fd, fd],
         timeoutMs: 20 * MIN,
         check: false,
+        // A test process whose server crashed may never exit: end its group (and the
+        // prefix's orphans) as soon as the log says so.
+        onSpawn: (child) => {
+          watch = setInterval(() => {
+            if (!serverCrashed(log)) return
+            clearInterval(watch)
+            console.log('== the log says the Wine server crashed: ending the test process now')
+            try {
+              process.kill(-child.pid, 'SIGKILL')
+            } catch {}
+            stopWine()
+          }, 2 * SEC)
+        },
       })
+    } catch (error) {
+      // The time limit: retried like a crash when the log shows one, failed otherwise.
+      if (error?.result?.timedOut !== true) throw error
+      result = error.result
     } finally {
+      clearInterval(watch)
       closeSync(fd)
       process.stdout.write(readFileSync(log, 'utf8'))
       stopWine()
     }
-    const text = readFileSync(log, 'utf8')
     const seconds = ((Date.now() - started) / 1000).toFixed(0)
     if (result.status === 0) {
       console.log(`Windows tests under Wine passed (${seconds} s, attempt ${attempt})`)
       return true
     }
-    if (!text.includes('wineserver crashed') || attempt === 3) {
-      console.log(`Windows tests under Wine failed (exit ${result.status ?? result.signal}, ${seconds} s)`)
+    if (!serverCrashed(log) || attempt === 3) {
+      const how = result.timedOut ? 'timed out' : `exit ${result.status ?? result.signal}`
+      console.log(`Windows tests under Wine failed (${how}, ${seconds} s)`)
       return false
     }
     console.log(`== Wine's server crashed (a Wine 8 bug, not a test failure): running again (${attempt + 1}/3)`)
