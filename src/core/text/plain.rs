@@ -30,15 +30,9 @@ use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
 use super::byte_set::ByteSet;
 #[cfg(target_arch = "x86_64")]
-use super::bytes::has_avx2;
-
-/// True when the CPU has AVX-512 F and BW (and AVX2).
-#[cfg(target_arch = "x86_64")]
-fn has_avx512() -> bool {
-  avx512::available()
-}
-#[cfg(target_arch = "x86_64")]
 use super::bytes::avx512;
+#[cfg(target_arch = "x86_64")]
+use super::bytes::has_avx2;
 use super::bytes::{plain_masks_of, PlainMasks};
 use super::fast::{carry_add, LineCount};
 
@@ -65,7 +59,7 @@ fn below(bits: u32) -> u64 {
 /// [`count_lines`]: crate::core::text::count_lines
 pub fn plain_lines_counted(bytes: &[u8], tight: bool) -> (usize, LineCount) {
   #[cfg(target_arch = "x86_64")]
-  if has_avx512() {
+  if avx512::available() {
     // SAFETY: the CPU has the features.
     return unsafe { plain_lines_avx512(bytes, tight) };
   }
@@ -97,7 +91,7 @@ fn plain_lines_avx512(bytes: &[u8], tight: bool) -> (usize, LineCount) {
 fn masks_of<const AVX2: bool, const AVX512: bool>(block: &[u8]) -> PlainMasks {
   #[cfg(target_arch = "x86_64")]
   if AVX512 && block.len() == 64 {
-    // SAFETY: `AVX512` is true only behind `has_avx512()`.
+    // SAFETY: `AVX512` is true only behind `avx512::available()`.
     return unsafe { avx512::plain_masks_64(block) };
   }
   plain_masks_of::<AVX2>(block)
