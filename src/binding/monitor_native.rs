@@ -16,7 +16,8 @@ use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_moni
 use crate::core::launch::{launch_monitor, Contained, LaunchError, Reading, ShellCommand, Term};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::signal::config::{
-  BATCH_MS_MAX, BATCH_MS_MIN, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
+  BATCH_MS_MAX, BATCH_MS_MIN, CONTEXT_LINES_MAX, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
+  SAMPLE_LINES_MAX,
 };
 use crate::core::monitor::signal::{SignalConfig, SignalConfigError, SignalOptions};
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
@@ -69,14 +70,24 @@ fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, serde_js
     f64::from(MAX_BATCH_LINES_MAX),
   )?;
   let important = args::optional_string_field(env, o, "important", "options.important")?;
-  let digest = args::optional_bool_field(env, o, "digest", "options.digest")?.unwrap_or(false);
-  let json = serde_json::json!({
-    "batchMs": batch_ms,
-    "maxBatchLines": max_batch_lines,
-    "important": important,
-    "digest": digest,
-  });
-  signal_config(batch_ms, max_batch_lines, important.as_deref(), digest)
+  let digest = parse_digest(env, o)?;
+  let lines = |key: &str, max: u32| {
+    args::optional_integer_field(env, o, key, &format!("options.{key}"), 0.0, f64::from(max))
+  };
+  let sample_lines = lines("sampleLines", SAMPLE_LINES_MAX)?;
+  let context_before = lines("contextBefore", CONTEXT_LINES_MAX)?;
+  let context_after = lines("contextAfter", CONTEXT_LINES_MAX)?;
+  let args = SignalArgs {
+    batch_ms,
+    max_batch_lines,
+    important,
+    digest,
+    sample_lines,
+    context_before,
+    context_after,
+  };
+  let json = args.to_json();
+  signal_config(&args)
     .map(|config| (config, json))
     .map_err(|error| match error {
       SignalConfigError::InvalidRegex { field, message } => args::syntax_error(
@@ -86,21 +97,96 @@ fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, serde_js
       out_of_range @ SignalConfigError::OutOfRange { .. } => {
         args::range_error(env, out_of_range.to_string())
       }
+      needs @ SignalConfigError::Needs { .. } => args::type_error(env, needs.to_string()),
     })
+}
+
+/// `digest`: `true`, `false` or `'templates'`.
+fn parse_digest(env: &Env, o: &Object) -> Result<Option<String>> {
+  let value = args::field(o, "digest")?;
+  if args::is_undefined(&value) {
+    return Ok(None);
+  }
+  if let Ok(Some(on)) = args::optional_bool_field(env, o, "digest", "options.digest") {
+    return Ok(on.then(|| "true".to_owned()));
+  }
+  match args::optional_string_field(env, o, "digest", "options.digest") {
+    Ok(Some(mode)) if mode == "templates" => Ok(Some(mode)),
+    _ => Err(args::type_error(
+      env,
+      format!(
+        "The \"options.digest\" property must be a boolean or 'templates'. {}",
+        args::received(&value)
+      ),
+    )),
+  }
+}
+
+/// The §6.7 options as JavaScript gave them (checked for type and range), kept as they are
+/// for a persisted task's record.
+#[derive(Debug, Default)]
+pub(crate) struct SignalArgs {
+  pub batch_ms: Option<f64>,
+  pub max_batch_lines: Option<f64>,
+  pub important: Option<String>,
+  /// `"true"` or `"templates"`; `None` for no digest.
+  pub digest: Option<String>,
+  pub sample_lines: Option<f64>,
+  pub context_before: Option<f64>,
+  pub context_after: Option<f64>,
+}
+
+impl SignalArgs {
+  fn to_json(&self) -> serde_json::Value {
+    serde_json::json!({
+      "batchMs": self.batch_ms,
+      "maxBatchLines": self.max_batch_lines,
+      "important": self.important,
+      "digest": match self.digest.as_deref() {
+        Some("templates") => serde_json::json!("templates"),
+        other => serde_json::json!(other.is_some()),
+      },
+      "sampleLines": self.sample_lines,
+      "contextBefore": self.context_before,
+      "contextAfter": self.context_after,
+    })
+  }
+
+  /// Back from [`Self::to_json`] (a persisted record).
+  pub(crate) fn from_json(v: &serde_json::Value) -> Self {
+    let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
+    Self {
+      batch_ms: n("batchMs"),
+      max_batch_lines: n("maxBatchLines"),
+      important: v
+        .get("important")
+        .and_then(|x| x.as_str())
+        .map(str::to_owned),
+      digest: match v.get("digest") {
+        Some(serde_json::Value::Bool(true)) => Some("true".to_owned()),
+        Some(serde_json::Value::String(mode)) if mode == "templates" => Some(mode.clone()),
+        _ => None,
+      },
+      sample_lines: n("sampleLines"),
+      context_before: n("contextBefore"),
+      context_after: n("contextAfter"),
+    }
+  }
 }
 
 /// The §6.7 options as a [`SignalConfig`].
 pub(crate) fn signal_config(
-  batch_ms: Option<f64>,
-  max_batch_lines: Option<f64>,
-  important: Option<&str>,
-  digest: bool,
+  args: &SignalArgs,
 ) -> std::result::Result<SignalConfig, SignalConfigError> {
   SignalConfig::new(SignalOptions {
-    batch_ms,
-    max_batch_lines,
-    important,
-    digest,
+    batch_ms: args.batch_ms,
+    max_batch_lines: args.max_batch_lines,
+    important: args.important.as_deref(),
+    digest: args.digest.is_some(),
+    digest_templates: args.digest.as_deref() == Some("templates"),
+    context_before: args.context_before,
+    context_after: args.context_after,
+    sample_lines: args.sample_lines,
   })
 }
 

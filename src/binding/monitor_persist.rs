@@ -10,7 +10,7 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, RealClock};
 use super::monitor::MonitorRegistry;
-use super::monitor_native::{signal_config, StartOptions};
+use super::monitor_native::{signal_config, SignalArgs, StartOptions};
 use super::persist::{self as host_persist, PersistOptions};
 use crate::core::launch::{
   follow_monitor, launch_kept_monitor, Contained, Kept, Reading, ShellCommand, Term,
@@ -54,16 +54,7 @@ fn recorded_options(v: &serde_json::Value) -> Recorded {
   let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
   let n = |k: &str| v.get(k).and_then(serde_json::Value::as_u64);
   let sig = v.get("signal").cloned().unwrap_or_default();
-  let signal = signal_config(
-    sig.get("batchMs").and_then(serde_json::Value::as_f64),
-    sig.get("maxBatchLines").and_then(serde_json::Value::as_f64),
-    sig.get("important").and_then(|x| x.as_str()),
-    sig
-      .get("digest")
-      .and_then(serde_json::Value::as_bool)
-      .unwrap_or(false),
-  )
-  .unwrap_or_default();
+  let signal = signal_config(&SignalArgs::from_json(&sig)).unwrap_or_default();
   Recorded {
     max_events: n("maxEvents").unwrap_or(1000),
     idle_timeout_ms: n("idleTimeoutMs").unwrap_or(300_000),

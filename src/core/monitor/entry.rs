@@ -1,7 +1,7 @@
 //! A monitor entry as the registry holds it (CONTRACT.md §1.1, §1.2).
 
 use super::pipeline::Observe;
-use super::signal::DigestNote;
+use super::signal::{DigestNote, Mark};
 use crate::core::end::TaskEnd;
 pub use crate::core::task::TaskStatus as MonitorStatus;
 use crate::core::wait::{Settle, WaitSet};
@@ -91,6 +91,10 @@ pub struct MonitorEntry {
   /// `digest` (§6.7): lines dropped since the last notification, left by the
   /// reader's flush at stop for the terminal notification.
   pub end_digest: Option<DigestNote>,
+  /// §6.7: the lines a signal lane let out when the task stopped (held lines, the open
+  /// window), cut as event lines; they ride in the terminal notification.
+  pub end_lines: Vec<String>,
+  pub end_marks: Vec<Mark>,
 }
 
 impl MonitorEntry {
@@ -130,6 +134,8 @@ impl MonitorEntry {
       last_line: None,
       signal_lane: false,
       end_digest: None,
+      end_lines: Vec::new(),
+      end_marks: Vec::new(),
     }
   }
 

@@ -4,7 +4,7 @@ use super::entry::{MonitorEntry, MonitorStatus};
 pub use super::event_line::{truncate_event_line, EVENT_LINE_TRUNCATE_UNITS};
 use super::signal::{
   batch_display_text, batch_meta_lines, batch_result, batch_summary, digest_display_line,
-  result_with_digest, DigestNote,
+  result_with_digest, shown_lines, DigestNote, Mark,
 };
 use crate::core::end::TaskEnd;
 use crate::core::text::{escape_xml, strip_display_control_chars, truncate_notification_label};
@@ -102,10 +102,14 @@ pub fn event_notification_with_digest(
 /// `<result>` the lines joined by `\n`, each cut, stripped and escaped as an
 /// event result, then the digest line; `meta.lines` the cut lines. A batch of
 /// one reads as the event notification of its line, `meta.lines` aside.
+///
+/// The display text (API.md §6.7 "display"): one summary row, then the lines that matter
+/// ([`shown_lines`]); the lines it leaves out and the digest are counted on the summary row.
 pub fn batch_notification<S: AsRef<str>>(
   entry: &MonitorEntry,
   first: u64,
   lines: &[S],
+  marks: &[Mark],
   digest: Option<&DigestNote>,
 ) -> Notification {
   let desc = truncate_notification_label(&entry.description);
@@ -117,10 +121,11 @@ pub fn batch_notification<S: AsRef<str>>(
   ));
   push_result(&mut model, Some(batch_result(lines)), digest);
   model.push("</task-notification>".to_owned());
+  let display = batch_display_text(&desc, first, last, lines, marks, digest.map(|d| d.count));
   let mut notification = build(
     entry,
     MonitorStatus::Running,
-    with_digest_display(batch_display_text(&desc, first, last, lines), digest),
+    display,
     model,
     NotificationKind::Event,
   );
@@ -210,17 +215,30 @@ pub fn terminal_notification(
   let detail = detail
     .filter(|d| !d.is_empty())
     .map(|detail| escape_xml(&strip_display_control_chars(detail)));
-  push_result(&mut model, detail, digest);
+  // §6.7: the lines a lane let out at the end ride here, after the detail, before the digest.
+  let result = match (detail, entry.end_lines.is_empty()) {
+    (detail, true) => detail,
+    (None, false) => Some(batch_result(&entry.end_lines)),
+    (Some(detail), false) => Some(format!("{detail}\n{}", batch_result(&entry.end_lines))),
+  };
+  push_result(&mut model, result, digest);
   model.push("</task-notification>".to_owned());
-  let mut n = build(
-    entry,
-    status,
-    with_digest_display(display_text, digest),
-    model,
-    NotificationKind::Terminal,
-  );
+  let display = if entry.end_lines.is_empty() {
+    with_digest_display(display_text, digest)
+  } else {
+    let mut display = display_text;
+    for line in shown_lines(&entry.end_lines, &entry.end_marks) {
+      display.push('\n');
+      display.push_str(&strip_display_control_chars(line));
+    }
+    display
+  };
+  let mut n = build(entry, status, display, model, NotificationKind::Terminal);
   n.meta.end = entry.end.clone();
   n.meta.dropped_since = digest.map(|d| d.count);
+  if !entry.end_lines.is_empty() {
+    n.meta.lines = Some(entry.end_lines.clone());
+  }
   n
 }
 

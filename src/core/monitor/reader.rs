@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use super::hub::MonitorHub;
 use super::pipeline::{LinePipeline, LineSink, Observe, Stream};
 use super::registry::{Effect, MonitorRegistry};
-use super::signal::{Out, SignalConfig};
+use super::signal::{Mark, Out, SignalConfig};
 use super::throttle::ThrottleConfig;
 use crate::core::sync::lock;
 
@@ -57,7 +57,11 @@ impl Decisions {
     for out in self.outs {
       effects.extend(match out {
         Out::Line { line, digest } => r.emit_event_with_digest(id, &line, digest, wall_ms, mono_ms),
-        Out::Batch { lines, digest } => r.emit_batch(id, lines, digest, wall_ms, mono_ms),
+        Out::Batch {
+          lines,
+          marks,
+          digest,
+        } => r.emit_batch(id, lines, marks, digest, wall_ms, mono_ms),
       });
     }
     r.record_dropped(id, self.dropped);
@@ -201,9 +205,11 @@ impl Reader {
     outcome
   }
 
-  /// At stop, before the pipeline closes: partial lines, then the open
-  /// window, leave; the lines dropped since the last notification are left on
-  /// the entry for its terminal notification.
+  /// At stop, before the pipeline closes: partial lines, then the held lines
+  /// or the open window, leave. With a lane (API.md §6.7) what leaves then
+  /// rides in the terminal notification (its lines and the lines dropped
+  /// since the last notification are left on the entry for it); without, the
+  /// partial lines go out as events.
   pub fn flush(&mut self, hub: &MonitorHub, observing: Observe, now_mono_ms: i64, wall_ms: f64) {
     if self.pipeline.is_closed() {
       return;
@@ -211,13 +217,35 @@ impl Reader {
     let mut decisions = Decisions::default();
     self.pipeline.set_observing(observing);
     self.pipeline.flush(now_mono_ms, &mut decisions);
-    let digest = self.pipeline.take_digest();
+    let (mut end_lines, mut end_marks, mut digests) = (Vec::new(), Vec::new(), Vec::new());
+    for out in std::mem::take(&mut decisions.outs) {
+      match out {
+        Out::Line { line, digest } => {
+          end_lines.push(line);
+          end_marks.push(Mark::Ordinary);
+          digests.push(digest);
+        }
+        Out::Batch {
+          lines,
+          marks,
+          digest,
+        } => {
+          end_lines.extend(lines);
+          end_marks.extend(marks);
+          digests.push(digest);
+        }
+      }
+    }
+    digests.push(self.pipeline.take_digest());
     let (lines_seen, truncated) = (self.pipeline.lines_seen(), self.pipeline.truncated_bytes());
     let id = self.id.as_str();
     hub.apply(|r| {
       r.record_splitter_counts(id, lines_seen, truncated);
       let effects = decisions.apply(r, id, wall_ms, now_mono_ms);
-      r.set_end_digest(id, digest);
+      r.set_end_lines(id, end_lines, end_marks, wall_ms);
+      for digest in digests {
+        r.set_end_digest(id, digest);
+      }
       effects
     });
   }

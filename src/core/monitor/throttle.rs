@@ -79,6 +79,13 @@ impl TokenBucket {
     }
   }
 
+  /// True when the bucket holds its whole burst at `now_ms` (refills counted). Changes nothing.
+  pub fn is_full(&self, now_ms: i64) -> bool {
+    let elapsed = (now_ms - self.last_refill_ms).max(0);
+    let refills = elapsed / self.config.refill_ms.max(1) as i64;
+    i64::from(self.tokens).saturating_add(refills) >= i64::from(self.config.burst)
+  }
+
   /// True when [`Self::try_take`] at `now_ms` would find a token. Changes nothing: a probe that
   /// is followed by no `try_take` (a read without a non-blank line) must leave the bucket as
   /// it was, refill point included when the clock went back.
@@ -98,6 +105,19 @@ mod tests {
 
   fn take_n(b: &mut TokenBucket, n: usize, at: i64) -> usize {
     (0..n).filter(|_| b.try_take(at)).count()
+  }
+
+  #[test]
+  fn full_counts_refills_and_changes_nothing() {
+    let mut b = bucket();
+    assert!(b.is_full(0));
+    assert!(b.try_take(0));
+    assert!(!b.is_full(999));
+    assert!(b.is_full(1000));
+    assert!(!b.is_full(999));
+    assert_eq!(take_n(&mut b, 5, 0), 4);
+    assert!(!b.is_full(4999));
+    assert!(b.is_full(5000));
   }
 
   #[test]

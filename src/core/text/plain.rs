@@ -278,6 +278,16 @@ fn trimmed(line: &[u8]) -> &str {
   std::str::from_utf8(&line[start..end]).expect("plain lines are ASCII")
 }
 
+/// Each line of `lines` (complete plain lines), trimmed as the splitter gives them (a blank
+/// line is `""`), in order; from the back with `.rev()`.
+pub fn plain_line_texts(lines: &[u8]) -> impl DoubleEndedIterator<Item = &str> {
+  let body = lines.strip_suffix(b"\n").unwrap_or(lines);
+  body
+    .split(|&b| b == b'\n')
+    .filter(move |_| !lines.is_empty())
+    .map(trimmed)
+}
+
 /// The first and the last non-blank line of `lines` (complete plain lines), trimmed as the
 /// splitter gives them; `None` when all are blank.
 pub fn first_and_last(lines: &[u8]) -> Option<(&str, &str)> {

@@ -262,6 +262,7 @@ pub(super) fn admit(
     Admission::Bucket(bucket) => throttled_emit(bucket, line, now_mono_ms, observing, sink),
     Admission::Lane(lane) => {
       if sanitizes_to_blank(line) {
+        lane.blank();
         return;
       }
       let text = if observing {

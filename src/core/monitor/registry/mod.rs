@@ -12,7 +12,7 @@ use super::notification::{
   settled_notification_with, terminal_notification, truncate_event_line, Notification,
 };
 use super::pipeline::Observe;
-use super::signal::DigestNote;
+use super::signal::{DigestNote, Mark};
 use crate::core::clock;
 use crate::core::end::{EndReason, EndVia, TaskEnd};
 use crate::core::task::{prune_ids, TerminalKey};
@@ -298,6 +298,7 @@ impl MonitorRegistry {
     &mut self,
     id: &str,
     mut lines: Vec<String>,
+    marks: Vec<Mark>,
     digest: Option<DigestNote>,
     now_wall_ms: f64,
     _now_mono_ms: i64,
@@ -317,6 +318,7 @@ impl MonitorRegistry {
       entry,
       first,
       &lines,
+      &marks,
       digest.as_ref(),
     )))];
     effects.extend(self.after_events(id, now_wall_ms));

@@ -241,14 +241,41 @@ impl MonitorRegistry {
     if let Some(entry) = self.get_mut(id).filter(|e| !e.notified) {
       entry.end_digest = Some(match entry.end_digest.take() {
         // Two flushes before the terminal notification: one count, the first line of the first.
-        Some(earlier) => DigestNote {
-          count: earlier.count + digest.count,
-          first: earlier.first,
-          last: digest.last,
-        },
+        Some(earlier) => earlier.merged(digest),
         None => digest,
       });
     }
+  }
+
+  /// §6.7: lines a lane let out at stop, for the terminal notification: each counts as an
+  /// event (up to `maxEvents`) and is cut as an event line.
+  pub fn set_end_lines(
+    &mut self,
+    id: &str,
+    lines: Vec<String>,
+    marks: Vec<Mark>,
+    now_wall_ms: f64,
+  ) {
+    if lines.is_empty() {
+      return;
+    }
+    let Some(entry) = self.get_mut(id).filter(|e| !e.notified && !e.detached) else {
+      return;
+    };
+    let room = entry.max_events.saturating_sub(entry.event_count);
+    let take = lines.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+    if take == 0 {
+      return;
+    }
+    entry.event_count += take as u64;
+    entry.last_event_time = now_wall_ms;
+    entry.end_lines.extend(
+      lines
+        .iter()
+        .take(take)
+        .map(|line| truncate_event_line(line).into_owned()),
+    );
+    entry.end_marks.extend(marks.into_iter().take(take));
   }
 
   /// The earliest wait or settle deadline of any running entry.

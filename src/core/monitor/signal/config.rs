@@ -11,6 +11,10 @@ pub const BATCH_MS_MAX: u64 = 10_000;
 pub const MAX_BATCH_LINES_MIN: u32 = 1;
 pub const MAX_BATCH_LINES_MAX: u32 = 1000;
 pub const DEFAULT_MAX_BATCH_LINES: u32 = 20;
+/// `contextBefore`, `contextAfter`: 0..100 lines.
+pub const CONTEXT_LINES_MAX: u32 = 100;
+/// `sampleLines`: 0..1000.
+pub const SAMPLE_LINES_MAX: u32 = 1000;
 
 /// The options as JavaScript gives them: numbers are the JS numbers unchecked (type checks,
 /// `TypeError` for a non-number, stay with the binding), `None` when the option is absent.
@@ -20,6 +24,11 @@ pub struct SignalOptions<'a> {
   pub max_batch_lines: Option<f64>,
   pub important: Option<&'a str>,
   pub digest: bool,
+  /// `digest: 'templates'` (implies `digest`).
+  pub digest_templates: bool,
+  pub context_before: Option<f64>,
+  pub context_after: Option<f64>,
+  pub sample_lines: Option<f64>,
 }
 
 /// One monitor's signal settings, validated. [`Default`] is "all off": the lane then behaves as
@@ -36,6 +45,16 @@ pub struct SignalConfig {
   pub important: Option<Regex>,
   /// Say what the throttle dropped in the next notification.
   pub digest: bool,
+  /// `digest: 'templates'`: the digest groups the dropped lines by template.
+  pub digest_templates: bool,
+  /// Lines before an important line that travel with it (`contextBefore`; needs `important`
+  /// and `sampleLines`).
+  pub context_before: u32,
+  /// Lines after an important line that travel with it (`contextAfter`).
+  pub context_after: u32,
+  /// With `batchMs`: a window carries at most this many ordinary lines (`sampleLines`);
+  /// `None`: as many as `maxBatchLines` allows.
+  pub sample_lines: Option<u32>,
 }
 
 impl Default for SignalConfig {
@@ -45,6 +64,10 @@ impl Default for SignalConfig {
       max_batch_lines: DEFAULT_MAX_BATCH_LINES,
       important: None,
       digest: false,
+      digest_templates: false,
+      context_before: 0,
+      context_after: 0,
+      sample_lines: None,
     }
   }
 }
@@ -52,9 +75,12 @@ impl Default for SignalConfig {
 impl SignalConfig {
   /// Validates the options: a number out of range (or not an integer, or not finite) is a
   /// [`SignalConfigError::OutOfRange`] naming the field; an `important` the `regex` crate
-  /// rejects is a [`SignalConfigError::InvalidRegex`] carrying its message verbatim. Checked in
-  /// the order `batchMs`, `maxBatchLines`, `important`. The regex is compiled here, once per
-  /// monitor.
+  /// rejects is a [`SignalConfigError::InvalidRegex`] carrying its message verbatim; an option
+  /// that needs another one that is absent (`contextBefore`/`contextAfter` without `important`,
+  /// `sampleLines` without `batchMs`, context without `sampleLines`) is a
+  /// [`SignalConfigError::Needs`]. Checked in the order `batchMs`, `maxBatchLines`, `important`,
+  /// `sampleLines`, `contextBefore`, `contextAfter`.
+  /// The regex is compiled here, once per monitor.
   pub fn new(options: SignalOptions<'_>) -> Result<Self, SignalConfigError> {
     let batch_ms = options
       .batch_ms
@@ -81,17 +107,56 @@ impl SignalConfig {
         })
       })
       .transpose()?;
+    let sample_lines = options
+      .sample_lines
+      .map(|n| integer_in("sampleLines", n, 0, u64::from(SAMPLE_LINES_MAX)))
+      .transpose()?
+      .map(|n| n as u32);
+    if sample_lines.is_some() && batch_ms.is_none() {
+      return Err(SignalConfigError::Needs {
+        field: "sampleLines",
+        needs: "batchMs",
+      });
+    }
+    let context = |field: &'static str, n: Option<f64>| -> Result<u32, SignalConfigError> {
+      let Some(n) = n else { return Ok(0) };
+      let lines = integer_in(field, n, 0, u64::from(CONTEXT_LINES_MAX))? as u32;
+      if lines > 0 && important.is_none() {
+        return Err(SignalConfigError::Needs {
+          field,
+          needs: "important",
+        });
+      }
+      if lines > 0 && sample_lines.is_none() {
+        return Err(SignalConfigError::Needs {
+          field,
+          needs: "sampleLines",
+        });
+      }
+      Ok(lines)
+    };
+    let context_before = context("contextBefore", options.context_before)?;
+    let context_after = context("contextAfter", options.context_after)?;
     Ok(Self {
       batch_ms,
       max_batch_lines,
       important,
-      digest: options.digest,
+      digest: options.digest || options.digest_templates,
+      digest_templates: options.digest_templates,
+      context_before,
+      context_after,
+      sample_lines,
     })
   }
 
   /// True when every option is off: the texts and counts are the TypeScript registry's.
   pub fn is_default(&self) -> bool {
     self.batch_ms.is_none() && self.important.is_none() && !self.digest
+  }
+
+  /// Whether lines travel with important lines as context.
+  pub fn has_context(&self) -> bool {
+    self.context_before > 0 || self.context_after > 0
   }
 }
 
@@ -124,12 +189,19 @@ pub enum SignalConfigError {
     field: &'static str,
     message: String,
   },
+  /// A `TypeError` in JavaScript: `field` has no meaning without `needs`.
+  Needs {
+    field: &'static str,
+    needs: &'static str,
+  },
 }
 
 impl SignalConfigError {
   pub fn field(&self) -> &'static str {
     match self {
-      Self::OutOfRange { field, .. } | Self::InvalidRegex { field, .. } => field,
+      Self::OutOfRange { field, .. }
+      | Self::InvalidRegex { field, .. }
+      | Self::Needs { field, .. } => field,
     }
   }
 
@@ -138,6 +210,7 @@ impl SignalConfigError {
     match self {
       Self::OutOfRange { .. } => "RangeError",
       Self::InvalidRegex { .. } => "SyntaxError",
+      Self::Needs { .. } => "TypeError",
     }
   }
 }
@@ -159,6 +232,10 @@ impl fmt::Display for SignalConfigError {
       Self::InvalidRegex { field, message } => write!(
         f,
         "Invalid regular expression in \"options.{field}\": {message}"
+      ),
+      Self::Needs { field, needs } => write!(
+        f,
+        "The \"options.{field}\" option needs \"options.{needs}\", which is not set"
       ),
     }
   }
@@ -277,6 +354,7 @@ mod tests {
       max_batch_lines: Some(0.0),
       important: Some("("),
       digest: true,
+      ..opts()
     })
     .unwrap_err();
     assert_eq!(e.field(), "batchMs");
@@ -327,5 +405,69 @@ mod tests {
     assert!(!re.is_match("compiled 3 modules"));
     // Case-folding beyond ASCII too.
     assert!(re.is_match("ERROR: ünïcode"));
+  }
+
+  #[test]
+  fn context_samples_and_templates_are_checked() {
+    let e = SignalConfig::new(SignalOptions {
+      important: Some("error"),
+      context_before: Some(3.0),
+      ..opts()
+    })
+    .unwrap_err();
+    assert_eq!((e.field(), e.js_class()), ("contextBefore", "TypeError"));
+    assert!(e.to_string().contains("\"options.sampleLines\""), "{e}");
+    let c = SignalConfig::new(SignalOptions {
+      important: Some("error"),
+      context_before: Some(3.0),
+      context_after: Some(100.0),
+      batch_ms: Some(200.0),
+      sample_lines: Some(0.0),
+      digest_templates: true,
+      ..opts()
+    })
+    .unwrap();
+    assert_eq!((c.context_before, c.context_after), (3, 100));
+    assert_eq!(c.sample_lines, Some(0));
+    assert!(c.digest && c.digest_templates && c.has_context());
+    let e = SignalConfig::new(SignalOptions {
+      important: Some("error"),
+      batch_ms: Some(200.0),
+      sample_lines: Some(1.0),
+      context_after: Some(101.0),
+      ..opts()
+    })
+    .unwrap_err();
+    assert_eq!((e.field(), e.js_class()), ("contextAfter", "RangeError"));
+    let e = SignalConfig::new(SignalOptions {
+      context_before: Some(2.0),
+      ..opts()
+    })
+    .unwrap_err();
+    assert_eq!((e.field(), e.js_class()), ("contextBefore", "TypeError"));
+    assert_eq!(
+      e.to_string(),
+      "The \"options.contextBefore\" option needs \"options.important\", which is not set"
+    );
+    // Zero context needs nothing.
+    assert!(!SignalConfig::new(SignalOptions {
+      context_before: Some(0.0),
+      ..opts()
+    })
+    .unwrap()
+    .has_context());
+    let e = SignalConfig::new(SignalOptions {
+      sample_lines: Some(1.0),
+      ..opts()
+    })
+    .unwrap_err();
+    assert_eq!((e.field(), e.js_class()), ("sampleLines", "TypeError"));
+    let e = SignalConfig::new(SignalOptions {
+      batch_ms: Some(200.0),
+      sample_lines: Some(1.5),
+      ..opts()
+    })
+    .unwrap_err();
+    assert_eq!(e.field(), "sampleLines");
   }
 }

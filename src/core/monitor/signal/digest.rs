@@ -4,8 +4,9 @@
 //! reused buffer (the first line once, the last one overwritten): no allocation once the
 //! buffers have their size, and a raw line is sanitised only when it is quoted.
 
+use super::template::TemplateTally;
 use crate::core::text::{
-  escape_xml, sanitize_monitor_line, strip_display_control_chars, truncate_utf16,
+  escape_xml, plain_line_texts, sanitize_monitor_line, strip_display_control_chars, truncate_utf16,
 };
 
 /// Dropped lines are quoted with their first 200 UTF-16 units.
@@ -20,6 +21,35 @@ pub struct DigestNote {
   pub first: String,
   /// The last dropped line, as `first`; the same text as `first` when `count` is 1.
   pub last: String,
+  /// With `digest: 'templates'`: the dropped lines tallied by template ([`TemplateTally`]),
+  /// most lines first, as (lines, template); `None` for `digest: true`.
+  pub templates: Option<Vec<(u64, String)>>,
+}
+
+impl DigestNote {
+  /// This note followed by `later` (two flushes before one notification): one count, the first
+  /// line of this one, the last of `later`, the templates added up.
+  pub fn merged(self, later: DigestNote) -> DigestNote {
+    let templates = match (self.templates, later.templates) {
+      (Some(mut all), Some(more)) => {
+        for (lines, template) in more {
+          match all.iter_mut().find(|(_, t)| *t == template) {
+            Some(group) => group.0 += lines,
+            None => all.push((lines, template)),
+          }
+        }
+        all.sort_by_key(|g| std::cmp::Reverse(g.0));
+        Some(all)
+      }
+      (one, other) => one.or(other),
+    };
+    DigestNote {
+      count: self.count + later.count,
+      first: self.first,
+      last: later.last,
+      templates,
+    }
+  }
 }
 
 /// Counts dropped lines and remembers the first and the last, cut to 200 units.
@@ -28,6 +58,8 @@ pub struct DropDigest {
   count: u64,
   first: Quote,
   last: Quote,
+  /// With `digest: 'templates'`.
+  tally: Option<TemplateTally>,
 }
 
 /// A remembered line: either already sanitised and cut, or a raw prefix long enough that
@@ -99,18 +131,56 @@ impl DropDigest {
       count: 0,
       first: Quote::with_capacity(),
       last: Quote::with_capacity(),
+      tally: None,
+    }
+  }
+
+  /// A digest that also tallies the dropped lines by template (`digest: 'templates'`).
+  pub fn with_templates() -> Self {
+    Self {
+      tally: Some(TemplateTally::default()),
+      ..Self::new()
     }
   }
 
   /// One dropped line, already sanitised.
   pub fn record_sanitised(&mut self, line: &str) {
+    if let Some(tally) = &mut self.tally {
+      tally.record(line);
+    }
     self.record(truncate_utf16(line, DIGEST_LINE_UNITS), false);
   }
 
   /// One dropped line as the splitter gave it (not sanitised): only a bounded prefix is copied,
-  /// and sanitised only if it is quoted.
+  /// and sanitised only if it is quoted (or tallied).
   pub fn record_raw(&mut self, line: &str) {
+    if let Some(tally) = self.tally.as_mut().filter(|t| t.wants_more()) {
+      tally.record(&sanitize_monitor_line(line));
+    }
     self.record(raw_prefix(line), true);
+  }
+
+  /// With templates: whether lines of a run are still tallied one by one
+  /// ([`Self::record_run_lines`]).
+  pub fn tallies(&self) -> bool {
+    self.tally.as_ref().is_some_and(TemplateTally::wants_more)
+  }
+
+  /// `lines` (complete plain lines, blank ones skipped) dropped as a run: each is tallied while
+  /// the tally wants more; the count, the first and the last as [`Self::record_run`].
+  pub fn record_run_lines(&mut self, non_blank: u64, lines: &[u8], first: &str, last: &str) {
+    if let Some(tally) = self.tally.as_mut() {
+      // Plain lines are ASCII without controls: they sanitise to themselves.
+      for line in plain_line_texts(lines).filter(|line| !line.is_empty()) {
+        if !tally.wants_more() {
+          break;
+        }
+        tally.record(line);
+      }
+    }
+    let tally = self.tally.take();
+    self.record_run(non_blank, first, last);
+    self.tally = tally;
   }
 
   /// `lines` dropped lines given raw (not sanitised), of which only the first and the last
@@ -119,11 +189,13 @@ impl DropDigest {
     if lines == 0 {
       return;
     }
+    let tally = self.tally.take();
     self.record_raw(first);
     if lines > 1 {
       self.count += lines - 2;
       self.record_raw(last);
     }
+    self.tally = tally;
   }
 
   fn record(&mut self, text: &str, raw: bool) {
@@ -149,6 +221,7 @@ impl DropDigest {
       count: self.count,
       first: self.first.quoted(),
       last: self.last.quoted(),
+      templates: self.tally.as_mut().map(TemplateTally::take),
     };
     self.count = 0;
     Some(note)
@@ -170,6 +243,9 @@ pub fn digest_display_line(note: &DigestNote) -> String {
   format_digest(note, str::to_owned)
 }
 
+/// Templates a `digest: 'templates'` line names; the other lines are counted as `+<k> more`.
+pub const DIGEST_TEMPLATES_SHOWN: usize = 2;
+
 fn format_digest(note: &DigestNote, finish: impl Fn(&str) -> String) -> String {
   let quote = |line: &str| {
     finish(&strip_display_control_chars(truncate_utf16(
@@ -177,6 +253,25 @@ fn format_digest(note: &DigestNote, finish: impl Fn(&str) -> String) -> String {
       DIGEST_LINE_UNITS,
     )))
   };
+  if let Some(templates) = &note.templates {
+    if note.count == 1 {
+      return format!("[1 line not shown: {}]", quote(&note.first));
+    }
+    let mut text = format!("[{} lines not shown:", note.count);
+    let mut named = 0;
+    for (index, (lines, template)) in templates.iter().take(DIGEST_TEMPLATES_SHOWN).enumerate() {
+      let sep = if index == 0 { " " } else { "; " };
+      text.push_str(&format!("{sep}{lines}\u{d7} {}", quote(template)));
+      named += lines;
+    }
+    let more = note.count.saturating_sub(named);
+    if more > 0 {
+      let sep = if named == 0 { " " } else { "; " };
+      text.push_str(&format!("{sep}+{more} more"));
+    }
+    text.push(']');
+    return text;
+  }
   if note.count == 1 {
     format!(
       "[1 line dropped since the last notification: {}]",
@@ -233,6 +328,7 @@ mod tests {
         count: 3,
         first: "one".into(),
         last: "three".into(),
+        templates: None,
       })
     );
     assert_eq!(d.take(), None);
@@ -243,6 +339,7 @@ mod tests {
         count: 1,
         first: "four".into(),
         last: "four".into(),
+        templates: None,
       })
     );
   }
@@ -272,6 +369,7 @@ mod tests {
       count: 1,
       first: "x".into(),
       last: "x".into(),
+      templates: None,
     };
     assert_eq!(
       digest_line(&one),
@@ -281,6 +379,7 @@ mod tests {
       count: 1234,
       first: "a <b> & 'c'".into(),
       last: "z\u{202E}z".into(),
+      templates: None,
     };
     assert_eq!(
       digest_line(&many),
@@ -313,6 +412,7 @@ mod tests {
       count: 1,
       first: format!("{}<<<", "c".repeat(199)),
       last: String::new(),
+      templates: None,
     };
     assert_eq!(
       digest_line(&note),
@@ -329,6 +429,7 @@ mod tests {
       count: 2,
       first: "a".into(),
       last: "b".into(),
+      templates: None,
     };
     let line = "[2 lines dropped since the last notification; first: a; last: b]";
     assert_eq!(

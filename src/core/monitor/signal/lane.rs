@@ -30,6 +30,16 @@
 //!   notification travel with the next [`Out`], or go to a settled or terminal notification
 //!   through [`SignalLane::take_digest`].
 //!
+//! * **`sampleLines`** (with `batchMs`; the budget mode): a delivered window carries at most
+//!   that many ordinary lines, the others are dropped; an ordinary line opens a window only when
+//!   the bucket is full (so the tokens below the burst are kept for important lines), and no
+//!   window is ever opened on an empty bucket: a line that finds no window is dropped, or, if
+//!   important, opens a delivered window with a token or is held.
+//! * **`contextBefore` / `contextAfter`** (with `important` and `batchMs`; see
+//!   [`super::context`]): the lines around an important line join it where it goes (its window
+//!   or the held lines), marked [`Mark::Context`]; lines that would be dropped are parked for a
+//!   while first, so that an important line can take the ones before it.
+//!
 //! The regex runs only when its answer can change the decision: on a line that found no token,
 //! or that meets a dropped window. While the lane drops every line the regex does not match,
 //! the pipeline may hand it runs of plain lines at once ([`SignalLane::count_plain`]; see
@@ -37,9 +47,10 @@
 //! (digest on) quoted (see [`LineText`]).
 
 use super::config::SignalConfig;
+use super::context::{Context, Place};
 use super::digest::{DigestNote, DropDigest};
 use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
-use crate::core::text::{first_and_last, PlainImportant};
+use crate::core::text::{first_and_last, plain_line_texts, PlainImportant};
 use crate::core::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
 
 /// A non-blank line handed to the lane, sanitised at most once and only when needed.
@@ -89,6 +100,17 @@ impl<'a> LineText<'a> {
   }
 }
 
+/// What a delivered line is to the model: what the display text shows (API.md §6.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+  /// A line of the stream, neither important nor context.
+  Ordinary,
+  /// A line `important` matched.
+  Important,
+  /// A line around an important one (`contextBefore`, `contextAfter`).
+  Context,
+}
+
 /// A notification to send, in the order the lane produced them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Out {
@@ -104,6 +126,8 @@ pub enum Out {
   /// `lines.len()`.
   Batch {
     lines: Vec<String>,
+    /// What each line is, one mark per line.
+    marks: Vec<Mark>,
     digest: Option<DigestNote>,
   },
 }
@@ -113,10 +137,15 @@ struct Window {
   opened_ms: i64,
   /// False: opened on an empty bucket; its lines are dropped.
   delivered: bool,
-  /// Lines in it (delivered or dropped).
+  /// Lines in it (delivered or dropped); with `sampleLines`, the delivered ones.
   count: u32,
   /// A delivered window's lines.
   lines: Vec<String>,
+  marks: Vec<Mark>,
+  /// Ordinary lines among `lines` (`sampleLines`).
+  ordinary: u32,
+  /// Windows are numbered as they open (after-context follows its line's window).
+  number: u64,
 }
 
 /// The admission state of one monitor. See the module documentation for the rules; the
@@ -135,9 +164,14 @@ pub struct SignalLane {
   config: SignalConfig,
   main: Option<TokenBucket>,
   window: Option<Window>,
-  /// Important lines that found no token, in order; never more than `maxBatchLines`. While
-  /// any are held, no delivered window is open and the bucket is empty.
+  /// Important lines that found no token (and their context), in order; never more than
+  /// `maxBatchLines`. While any are held, no delivered window is open and the bucket is empty.
   held: Vec<String>,
+  held_marks: Vec<Mark>,
+  /// `contextBefore` / `contextAfter`.
+  context: Option<Context>,
+  /// Windows opened so far (their numbers).
+  windows_opened: u64,
   /// When the first of [`Self::held`] was held: the window they open with `batchMs` is dated
   /// from then.
   held_since_ms: i64,
@@ -162,8 +196,19 @@ impl SignalLane {
       main: throttle.map(|c| TokenBucket::new(c, start_ms)),
       window: None,
       held: Vec::new(),
+      held_marks: Vec::new(),
+      context: config
+        .has_context()
+        .then(|| Context::new(config.context_before, config.context_after)),
+      windows_opened: 0,
       held_since_ms: start_ms,
-      digest: config.digest.then(DropDigest::new),
+      digest: config.digest.then(|| {
+        if config.digest_templates {
+          DropDigest::with_templates()
+        } else {
+          DropDigest::new()
+        }
+      }),
       plain_important: config
         .important
         .as_ref()
@@ -212,6 +257,10 @@ impl SignalLane {
       }
       return;
     }
+    if self.config.sample_lines.is_some() {
+      self.offer_sampled(line, now_ms, out);
+      return;
+    }
     let delivered = match &self.window {
       Some(window) => window.delivered,
       None => self.take_token(now_ms),
@@ -221,21 +270,29 @@ impl SignalLane {
       self.hold(line, now_ms);
       return;
     }
-    let max_lines = self.config.max_batch_lines;
-    let window = self.window.get_or_insert_with(|| Window {
-      opened_ms: now_ms,
-      delivered,
-      count: 0,
-      // A dropped window allocates nothing.
-      lines: Vec::with_capacity(if delivered {
-        max_lines.min(32) as usize
-      } else {
-        0
-      }),
-    });
+    if self.window.is_none() {
+      let max_lines = self.config.max_batch_lines;
+      self.window = Some(Window {
+        opened_ms: now_ms,
+        delivered,
+        count: 0,
+        // A dropped window allocates nothing.
+        lines: Vec::with_capacity(if delivered {
+          max_lines.min(32) as usize
+        } else {
+          0
+        }),
+        marks: Vec::new(),
+        ordinary: 0,
+        number: self.windows_opened,
+      });
+      self.windows_opened += 1;
+    }
+    let window = self.window.as_mut().expect("a window is open");
     window.count += 1;
     if delivered {
       window.lines.push(line.into_text());
+      window.marks.push(Mark::Ordinary);
       self.events_left -= 1;
     } else {
       self.dropped += 1;
@@ -245,6 +302,177 @@ impl SignalLane {
     }
     if window.count >= self.config.max_batch_lines || self.events_left == 0 {
       self.close(out);
+    }
+  }
+
+  /// [`Self::offer`] with `sampleLines` (see the module documentation): `events_left > 0` and
+  /// nothing due at `now_ms`.
+  fn offer_sampled(&mut self, mut line: LineText<'_>, now_ms: i64, out: &mut impl FnMut(Out)) {
+    let repeats = match &mut self.context {
+      Some(context) => context.observe(line.text()),
+      None => false,
+    };
+    let important = self.is_important(&mut line);
+    if !important {
+      if let Some(place) = self.after_context_place(repeats) {
+        let text = line.into_text();
+        match place {
+          Place::Window(_) => self.push_window(text, Mark::Context, out),
+          Place::Held => self.push_held(text, Mark::Context),
+        }
+        return;
+      }
+      let samples = self.config.sample_lines.unwrap_or(0);
+      let takes_sample = match &self.window {
+        Some(window) => window.ordinary < samples,
+        None => {
+          samples > 0
+            && self.held.is_empty()
+            && self.main.as_ref().is_none_or(|b| b.is_full(now_ms))
+            && self.take_token(now_ms)
+        }
+      };
+      if !takes_sample {
+        self.drop_or_park(line, repeats);
+        return;
+      }
+      if self.window.is_none() {
+        self.open_window(now_ms);
+      }
+      self.drop_parked();
+      self.push_window(line.into_text(), Mark::Ordinary, out);
+      return;
+    }
+    let place = if self.window.is_some() {
+      Place::Window(self.windows_opened - 1)
+    } else if self.take_token(now_ms) {
+      self.open_window(now_ms);
+      Place::Window(self.windows_opened - 1)
+    } else {
+      if self.held.is_empty() {
+        self.held_since_ms = now_ms;
+      }
+      Place::Held
+    };
+    let before = match &mut self.context {
+      Some(context) => {
+        let (before, dropped) = context.important(place);
+        for text in dropped {
+          self.drop_text(&text);
+        }
+        before
+      }
+      None => Vec::new(),
+    };
+    let text = line.into_text();
+    match place {
+      Place::Window(_) => {
+        for context in before {
+          self.push_window(context, Mark::Context, out);
+        }
+        self.push_window(text, Mark::Important, out);
+      }
+      Place::Held => {
+        for context in before {
+          self.push_held(context, Mark::Context);
+        }
+        self.push_held(text, Mark::Important);
+      }
+    }
+  }
+
+  /// With context: where a non-important line goes as after-context, if it does.
+  fn after_context_place(&mut self, repeats: bool) -> Option<Place> {
+    let open_window = self
+      .window
+      .as_ref()
+      .filter(|w| w.delivered)
+      .map(|w| w.number);
+    let held = !self.held.is_empty() && self.held.len() < self.config.max_batch_lines as usize;
+    self
+      .context
+      .as_mut()?
+      .after_context(repeats, |place| match place {
+        Place::Window(number) => open_window == Some(number),
+        Place::Held => held,
+      })
+  }
+
+  /// Opens a delivered window at `now_ms` (its token taken).
+  fn open_window(&mut self, now_ms: i64) {
+    self.window = Some(Window {
+      opened_ms: now_ms,
+      delivered: true,
+      count: 0,
+      lines: Vec::with_capacity(self.config.max_batch_lines.min(32) as usize),
+      marks: Vec::new(),
+      ordinary: 0,
+      number: self.windows_opened,
+    });
+    self.windows_opened += 1;
+  }
+
+  /// A line into the open delivered window, which closes when full.
+  fn push_window(&mut self, text: String, mark: Mark, out: &mut impl FnMut(Out)) {
+    if self.events_left == 0 {
+      self.drop_text(&text);
+      return;
+    }
+    let window = self.window.as_mut().expect("an open delivered window");
+    window.lines.push(text);
+    window.marks.push(mark);
+    window.count += 1;
+    if mark == Mark::Ordinary {
+      window.ordinary += 1;
+    }
+    self.events_left -= 1;
+    if window.count >= self.config.max_batch_lines || self.events_left == 0 {
+      self.close(out);
+    }
+  }
+
+  /// A line to the held ones (dropped when `maxBatchLines` are held).
+  fn push_held(&mut self, text: String, mark: Mark) {
+    if self.events_left == 0 || self.held.len() >= self.config.max_batch_lines as usize {
+      self.drop_text(&text);
+      return;
+    }
+    self.held.push(text);
+    self.held_marks.push(mark);
+    self.events_left -= 1;
+  }
+
+  /// A line that reaches no window: parked for a later important line's before-context, or
+  /// dropped.
+  fn drop_or_park(&mut self, line: LineText<'_>, repeats: bool) {
+    let Some(context) = self.context.as_mut().filter(|c| c.wants_parked()) else {
+      self.drop_line(&line);
+      return;
+    };
+    if let Some(text) = context.park(line.into_text(), repeats) {
+      self.drop_text(&text);
+    }
+  }
+
+  /// Parked lines are dropped (a blank line, a line that reaches the model, the end).
+  fn drop_parked(&mut self) {
+    let Some(context) = self.context.as_mut() else {
+      return;
+    };
+    let parked: Vec<String> = context.unpark().collect();
+    for text in parked {
+      self.drop_text(&text);
+    }
+  }
+
+  /// A line that sanitised to blank: context ends there.
+  pub fn blank(&mut self) {
+    let Some(context) = self.context.as_mut() else {
+      return;
+    };
+    let parked: Vec<String> = context.blank().collect();
+    for text in parked {
+      self.drop_text(&text);
     }
   }
 
@@ -277,6 +505,7 @@ impl SignalLane {
   /// At stop, and before a settled notification: held lines leave (one notification, without
   /// waiting for a token), or else the open window closes whatever its age.
   pub fn flush_all(&mut self, out: &mut impl FnMut(Out)) {
+    self.drop_parked();
     if self.held.is_empty() {
       self.close(out);
       return;
@@ -284,8 +513,13 @@ impl SignalLane {
     // Held lines never share the lane with a delivered window: what is open is dropped.
     self.window = None;
     let lines = std::mem::take(&mut self.held);
+    let marks = std::mem::take(&mut self.held_marks);
     let digest = self.take_digest();
-    out(Out::Batch { lines, digest });
+    out(Out::Batch {
+      lines,
+      marks,
+      digest,
+    });
   }
 
   /// True when every non-blank line offered at `now_ms` would be dropped without the lane
@@ -302,8 +536,20 @@ impl SignalLane {
   /// throttle is on and its bucket empty, no delivered window is open, and the lane still
   /// takes lines.
   fn drops_unimportant(&self, now_ms: i64) -> bool {
-    self.events_left > 0
-      && !self.window.as_ref().is_some_and(|w| w.delivered)
+    if self.events_left == 0 || self.context.as_ref().is_some_and(Context::after_open) {
+      return false;
+    }
+    if let Some(samples) = self.config.sample_lines {
+      return match &self.window {
+        Some(window) => window.ordinary >= samples,
+        None => {
+          samples == 0
+            || !self.held.is_empty()
+            || self.main.as_ref().is_some_and(|b| !b.is_full(now_ms))
+        }
+      };
+    }
+    !self.window.as_ref().is_some_and(|w| w.delivered)
       && self.main.as_ref().is_some_and(|b| !b.has_token(now_ms))
   }
 
@@ -332,11 +578,75 @@ impl SignalLane {
     if non_blank == 0 {
       return;
     }
+    if self.context.is_some() {
+      self.count_plain_with_context(non_blank, lines);
+      return;
+    }
     if let Some(digest) = &mut self.digest {
       let (first, last) = first_and_last(lines).expect("non-blank lines");
-      digest.record_run(non_blank, first, last);
+      digest.record_run_lines(non_blank, lines, first, last);
     }
     self.drop_counted(non_blank, now_ms);
+  }
+
+  /// [`Self::count_plain`] with context (and so `sampleLines`: no window changes): every line
+  /// is remembered for the repeat test (only the last [`super::context::RECENT`] matter), the
+  /// lines after the run's last blank line are parked (the last `contextBefore` of them stay
+  /// parked), everything else is dropped, as that many [`Self::offer`] calls would.
+  fn count_plain_with_context(&mut self, non_blank: u64, lines: &[u8]) {
+    let context = self.context.as_mut().expect("context");
+    // The lines that could still be parked at the end: those after the last blank line, at
+    // most `contextBefore` (a blank line drops the parked lines; older ones are pushed out).
+    let keep = context.parked_capacity();
+    let mut tail: Vec<&str> = plain_line_texts(lines)
+      .rev()
+      .take_while(|line| !line.is_empty())
+      .take(keep)
+      .collect();
+    tail.reverse();
+    let tail_blank_before = plain_line_texts(lines)
+      .rev()
+      .nth(tail.len())
+      .is_some_and(str::is_empty);
+    // The repeat test sees every line; only the last RECENT can matter after the run.
+    let recent: Vec<&str> = plain_line_texts(lines)
+      .rev()
+      .filter(|line| !line.is_empty())
+      .take(super::context::RECENT + tail.len())
+      .collect();
+    let mut repeats = Vec::with_capacity(tail.len());
+    for (index, line) in recent.iter().rev().enumerate() {
+      let r = context.observe(line);
+      if index + tail.len() >= recent.len() {
+        repeats.push(r);
+      }
+    }
+    let before_tail = non_blank - tail.len() as u64;
+    let mut dropped: Vec<String> = Vec::new();
+    if before_tail > 0 || tail_blank_before {
+      // The run's earlier lines push out (or a blank line drops) what was parked.
+      dropped.extend(context.unpark());
+    }
+    let mut pushed_out = Vec::new();
+    for (line, r) in tail.iter().zip(repeats) {
+      pushed_out.extend(context.park((*line).to_owned(), r));
+    }
+    // In order: what was parked, the run's dropped lines, then what the tail pushed out.
+    for text in dropped {
+      self.drop_text(&text);
+    }
+    if before_tail > 0 {
+      self.dropped += before_tail;
+      if let Some(digest) = &mut self.digest {
+        let head = &lines[..tail_start(lines, tail.len()).unwrap_or(0)];
+        if let Some((first, last)) = first_and_last(head) {
+          digest.record_run_lines(before_tail, head, first, last);
+        }
+      }
+    }
+    for text in pushed_out {
+      self.drop_text(&text);
+    }
   }
 
   /// `lines` non-blank lines at `now_ms`, exactly as that many [`Self::offer`] calls would
@@ -388,7 +698,11 @@ impl SignalLane {
         delivered: false,
         count: open as u32,
         lines: Vec::new(),
+        marks: Vec::new(),
+        ordinary: 0,
+        number: self.windows_opened,
       });
+      self.windows_opened += 1;
     }
   }
 
@@ -435,6 +749,7 @@ impl SignalLane {
     }
     if self.held.len() < self.config.max_batch_lines as usize {
       self.held.push(line.into_text());
+      self.held_marks.push(Mark::Important);
       self.events_left -= 1;
     } else {
       self.drop_line(&line);
@@ -458,19 +773,32 @@ impl SignalLane {
       return false;
     }
     let lines = std::mem::take(&mut self.held);
+    let marks = std::mem::take(&mut self.held_marks);
     // A dropped window still open ends here.
     self.window = None;
     if self.config.batch_ms.is_none() {
       let digest = self.take_digest();
-      out(Out::Batch { lines, digest });
+      out(Out::Batch {
+        lines,
+        marks,
+        digest,
+      });
       return true;
     }
     let count = lines.len() as u32;
+    let number = self.windows_opened;
+    self.windows_opened += 1;
+    if let Some(context) = &mut self.context {
+      context.held_moved(number);
+    }
     self.window = Some(Window {
       opened_ms: self.held_since_ms.min(at),
       delivered: true,
       count,
       lines,
+      marks,
+      ordinary: 0,
+      number,
     });
     if count >= self.config.max_batch_lines || self.events_left == 0 {
       self.close(out);
@@ -494,6 +822,13 @@ impl SignalLane {
     }
   }
 
+  fn drop_text(&mut self, text: &str) {
+    self.dropped += 1;
+    if let Some(digest) = &mut self.digest {
+      digest.record_sanitised(text);
+    }
+  }
+
   fn drop_line(&mut self, line: &LineText<'_>) {
     self.dropped += 1;
     if let Some(digest) = &mut self.digest {
@@ -506,8 +841,28 @@ impl SignalLane {
       let digest = self.take_digest();
       out(Out::Batch {
         lines: window.lines,
+        marks: window.marks,
         digest,
       });
     }
   }
+}
+
+/// Where the last `tail` non-blank lines of `lines` (complete plain lines, no blank line among
+/// them) start.
+fn tail_start(lines: &[u8], tail: usize) -> Option<usize> {
+  if tail == 0 {
+    return Some(lines.len());
+  }
+  let body = lines.strip_suffix(b"\n").unwrap_or(lines);
+  let mut seen = 0;
+  for (index, &b) in body.iter().enumerate().rev() {
+    if b == b'\n' {
+      seen += 1;
+      if seen == tail {
+        return Some(index + 1);
+      }
+    }
+  }
+  (seen + 1 == tail).then_some(0)
 }

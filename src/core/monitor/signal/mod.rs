@@ -7,11 +7,15 @@
 //!   [`Out`]).
 //! * [`digest`]: what was dropped since the previous notification ([`DropDigest`]) and the
 //!   digest line.
+//! * [`context`]: the lines around an important line that travel with it.
+//! * [`template`]: line templates (numbers, ids and hashes collapsed), for context and digests.
 //! * [`text`]: the summary, result and display texts of a batch notification.
 
 pub mod config;
+pub mod context;
 pub mod digest;
 pub mod lane;
+pub mod template;
 pub mod text;
 
 #[cfg(test)]
@@ -19,5 +23,5 @@ mod tests;
 
 pub use config::{SignalConfig, SignalConfigError, SignalOptions};
 pub use digest::{digest_display_line, digest_line, result_with_digest, DigestNote, DropDigest};
-pub use lane::{LineText, Out, SignalLane};
-pub use text::{batch_display_text, batch_meta_lines, batch_result, batch_summary};
+pub use lane::{LineText, Mark, Out, SignalLane};
+pub use text::{batch_display_text, batch_meta_lines, batch_result, batch_summary, shown_lines};

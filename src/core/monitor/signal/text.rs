@@ -8,6 +8,7 @@
 //! escaped, the display one not), so the builder must not escape again. A batch of one line
 //! gives exactly the texts of `event_notification`.
 
+use super::lane::Mark;
 use crate::core::monitor::event_line::truncate_event_line;
 use crate::core::text::{escape_xml, strip_display_control_chars};
 
@@ -49,23 +50,55 @@ pub fn batch_meta_lines<S: AsRef<str>>(lines: &[S]) -> Vec<String> {
     .collect()
 }
 
-/// The display text (not escaped): `Monitor "<desc>" events #<first>–<last>: ` followed by the
-/// lines joined by `\n`, each cut and stripped as an event's is; for one line the event's
-/// `Monitor "<desc>" event #<n>: <line>`. (API.md fixes no display text for batches; this one
-/// mirrors the event's.)
-pub fn batch_display_text<S: AsRef<str>>(desc: &str, first: u64, last: u64, lines: &[S]) -> String {
-  let mut text = if first == last {
-    format!("Monitor \"{desc}\" event #{last}: ")
+/// The lines a display text shows of a batch (API.md §6.7 "display"): its important lines,
+/// or, when it has none, its first line.
+pub fn shown_lines<'a, S: AsRef<str>>(lines: &'a [S], marks: &'a [Mark]) -> Vec<&'a str> {
+  let important: Vec<&str> = lines
+    .iter()
+    .zip(marks)
+    .filter(|(_, mark)| **mark == Mark::Important)
+    .map(|(line, _)| line.as_ref())
+    .collect();
+  if important.is_empty() {
+    lines.first().map(AsRef::as_ref).into_iter().collect()
   } else {
-    format!("Monitor \"{desc}\" events #{first}\u{2013}{last}: ")
+    important
+  }
+}
+
+/// The display text (not escaped): a summary row `Monitor "<desc>" events #<first>–<last>: `
+/// followed by the first shown line ([`shown_lines`]), then the other shown lines one a row,
+/// each cut and stripped as an event's is. Lines not shown are counted on the summary row
+/// (` (+<k> more)`), and so are the `dropped` lines of the digest (` [<d> not shown]`), which
+/// the model text quotes. For one line and no digest: the event's `Monitor "<desc>" event
+/// #<n>: <line>`. (API.md fixes no display text; this one fits a screen.)
+pub fn batch_display_text<S: AsRef<str>>(
+  desc: &str,
+  first: u64,
+  last: u64,
+  lines: &[S],
+  marks: &[Mark],
+  dropped: Option<u64>,
+) -> String {
+  let shown = shown_lines(lines, marks);
+  let mut text = if first == last {
+    format!("Monitor \"{desc}\" event #{last}")
+  } else {
+    format!("Monitor \"{desc}\" events #{first}\u{2013}{last}")
   };
-  for (index, line) in lines.iter().enumerate() {
+  let more = lines.len().saturating_sub(shown.len());
+  if more > 0 {
+    text.push_str(&format!(" (+{more} more)"));
+  }
+  if let Some(dropped) = dropped {
+    text.push_str(&format!(" [{dropped} not shown]"));
+  }
+  text.push_str(": ");
+  for (index, line) in shown.iter().enumerate() {
     if index > 0 {
       text.push('\n');
     }
-    text.push_str(&strip_display_control_chars(&truncate_event_line(
-      line.as_ref(),
-    )));
+    text.push_str(&strip_display_control_chars(&truncate_event_line(line)));
   }
   text
 }
@@ -110,13 +143,25 @@ mod tests {
         lines[2].clone()
       ]
     );
+    // No important line: the first line is shown, the others counted.
     assert_eq!(
-      batch_display_text("d", 1, 3, &lines),
+      batch_display_text("d", 1, 3, &lines, &[Mark::Ordinary; 3], None),
+      "Monitor \"d\" events #1\u{2013}3 (+2 more): a <b> & \"c\""
+    );
+    // Important lines are shown, one a row, cut and stripped; the digest's count on the row.
+    assert_eq!(
+      batch_display_text(
+        "d",
+        1,
+        3,
+        &lines,
+        &[Mark::Context, Mark::Important, Mark::Important],
+        Some(40)
+      ),
       format!(
-        "Monitor \"d\" events #1\u{2013}3: a <b> & \"c\"\n{}...[truncated]\nbidigonetab",
+        "Monitor \"d\" events #1\u{2013}3 (+1 more) [40 not shown]: {}...[truncated]\nbidigone\ttab",
         "x".repeat(2000)
       )
-      .replace("gonetab", "gone\ttab")
     );
   }
 
@@ -159,7 +204,7 @@ mod tests {
       .contains(&format!("<result>{}</result>", batch_result(&[&line]))));
     assert_eq!(
       event.display_text,
-      batch_display_text(&desc, 9, 9, &[&line])
+      batch_display_text(&desc, 9, 9, &[&line], &[Mark::Ordinary], None)
     );
     assert!(batch_result(&[&line]).ends_with(&format!("{}...[truncated]", "y".repeat(1993))));
   }

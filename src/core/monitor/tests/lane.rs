@@ -24,6 +24,7 @@ fn config(
     max_batch_lines: max_lines,
     important,
     digest,
+    ..Default::default()
   })
   .unwrap()
 }
@@ -205,7 +206,7 @@ fn a_window_leaves_when_batch_ms_passed_as_one_notification() {
   );
   assert_eq!(
     n.display_text,
-    "Monitor \"watch app logs\" events #1\u{2013}4: a <1>\nb\nc\nd"
+    "Monitor \"watch app logs\" events #1\u{2013}4 (+3 more): a <1>"
   );
   assert_eq!(
     n.meta.lines.as_deref(),
@@ -234,11 +235,11 @@ fn a_window_leaves_at_max_batch_lines_and_the_rest_at_stop_before_the_terminal()
   assert_eq!(
     summaries,
     [
-      "Monitor \"watch app logs\" events #1\u{2013}2: l1\nl2",
-      "Monitor \"watch app logs\" events #3\u{2013}4: l3\nl4"
+      "Monitor \"watch app logs\" events #1\u{2013}2 (+1 more): l1",
+      "Monitor \"watch app logs\" events #3\u{2013}4 (+1 more): l3"
     ]
   );
-  // A partial line joins the open window at stop; both leave before the terminal notification.
+  // A partial line joins the open window at stop; both ride in the terminal notification.
   native.read(&mut host, "partial");
   native.exit(&mut host, 0);
   let kinds: Vec<String> = host
@@ -250,14 +251,30 @@ fn a_window_leaves_at_max_batch_lines_and_the_rest_at_stop_before_the_terminal()
       _ => None,
     })
     .collect();
-  assert_eq!(
-    kinds,
-    ["event:2", "event:4", "event:6", "status", "terminal:6"]
+  assert_eq!(kinds, ["event:2", "event:4", "status", "terminal:6"]);
+  let terminal = host.notifications().pop().unwrap();
+  assert!(
+    terminal
+      .model_text
+      .contains("<summary>Monitor \"watch app logs\" completed. Total events: 6.</summary>"),
+    "{}",
+    terminal.model_text
   );
-  let last_batch = &events(&host)[2];
-  assert!(last_batch
-    .model_text
-    .contains("<summary>Monitor \"watch app logs\" emitted events #5\u{2013}6.</summary>\n<result>l5\npartial</result>"));
+  assert!(
+    terminal
+      .model_text
+      .contains("<result>Exited with code 0\nl5\npartial</result>"),
+    "{}",
+    terminal.model_text
+  );
+  assert_eq!(
+    terminal.meta.lines.as_deref(),
+    Some(&["l5", "partial"].map(String::from)[..])
+  );
+  assert_eq!(
+    terminal.display_text,
+    "Monitor \"watch app logs\" completed. (6 events)\nl5"
+  );
 }
 
 #[test]
@@ -421,8 +438,8 @@ fn held_lines_open_a_window_at_the_refill() {
   );
 }
 
-/// Held lines leave before the terminal notification, which gets the digest of
-/// what was dropped after them, and before a settled notification.
+/// Held lines ride in the terminal notification, before the digest of what was
+/// dropped since the last notification, and leave before a settled notification.
 #[test]
 fn held_lines_leave_before_the_terminal_and_the_settled_notification() {
   for batch in [None, Some(200.0)] {
@@ -441,15 +458,22 @@ fn held_lines_leave_before_the_terminal_and_the_settled_notification() {
     native.read(&mut host, "INFO x\nERROR a\nERROR b\n");
     native.exit(&mut host, 1);
     let n = host.notifications();
-    assert_eq!(n.len(), 2, "{batch:?}");
-    assert_eq!(n[0].meta.kind, NotificationKind::Event);
+    assert_eq!(n.len(), 1, "{batch:?}");
+    assert_eq!(n[0].meta.kind, NotificationKind::Terminal);
     assert_eq!(
       n[0].meta.lines.as_deref(),
       Some(&["ERROR a", "ERROR b"].map(String::from)[..])
     );
     assert_eq!(n[0].meta.dropped_since, Some(1));
-    assert_eq!(n[1].meta.kind, NotificationKind::Terminal);
-    assert_eq!(n[1].meta.dropped_since, None);
+    assert_eq!(
+      result_of(n[0]),
+      "Exit code 1\nERROR a\nERROR b\n[1 line dropped since the last notification: INFO x]"
+    );
+    assert!(
+      n[0].display_text.ends_with("\nERROR a\nERROR b"),
+      "{}",
+      n[0].display_text
+    );
   }
 
   let (hub, clock) = setup();

@@ -355,6 +355,7 @@ fn fast_paths_match_the_exact_path_with_a_signal_lane() {
       max_batch_lines,
       important,
       digest,
+      ..Default::default()
     })
     .unwrap();
     let throttle = match round % 5 {
@@ -494,6 +495,7 @@ fn plain_fast_path_matches_the_exact_path_with_important_and_digest() {
       max_batch_lines,
       important,
       digest,
+      ..Default::default()
     })
     .unwrap();
     let throttle = match round % 9 {
@@ -595,11 +597,47 @@ fn plain_fast_path_matches_the_exact_path_at_every_split() {
         max_batch_lines: None,
         important: Some(pattern),
         digest,
+        ..Default::default()
       })
       .unwrap();
       for &cut in &cuts {
         let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
         let what = || format!("{pattern}, {batch_ms:?}, digest {digest}, cut at {cut}");
+        twins.feed_split(input, cut, &what);
+      }
+    }
+  }
+}
+
+/// The budget options (`sampleLines`, `contextBefore`/`contextAfter`, `digest: 'templates'`):
+/// the fast path parks and drops what the exact path does, at every split.
+#[test]
+fn budget_fast_path_matches_the_exact_path_at_every_split() {
+  use crate::core::monitor::signal::SignalOptions;
+  let (input, cuts) = split_input();
+  let input = input.as_slice();
+  for pattern in ["(?i)error|fail|panic|listening|ready", r"\bfail\b"] {
+    for (batch_ms, samples, before, after, templates) in [
+      (200.0, 1.0, 3.0, 3.0, true),
+      (200.0, 0.0, 0.0, 2.0, false),
+      (1000.0, 2.0, 5.0, 0.0, true),
+      (10.0, 0.0, 8.0, 8.0, true),
+    ] {
+      let signal = SignalConfig::new(SignalOptions {
+        batch_ms: Some(batch_ms),
+        important: Some(pattern),
+        digest: true,
+        digest_templates: templates,
+        sample_lines: Some(samples),
+        context_before: Some(before),
+        context_after: Some(after),
+        ..Default::default()
+      })
+      .unwrap();
+      for &cut in &cuts {
+        let mut twins = Twins::with_signal(Some(ThrottleConfig::default()), signal.clone());
+        let what =
+          || format!("{pattern}, {batch_ms} {samples} {before} {after} {templates}, cut at {cut}");
         twins.feed_split(input, cut, &what);
       }
     }
@@ -626,6 +664,7 @@ fn wait_patterns_see_every_line_they_match_at_every_split() {
       max_batch_lines: Some(1.0),
       important: Some("(?i)fail"),
       digest: true,
+      ..Default::default()
     })
     .unwrap(),
     SignalConfig::new(SignalOptions {
@@ -633,6 +672,7 @@ fn wait_patterns_see_every_line_they_match_at_every_split() {
       max_batch_lines: Some(1.0),
       important: None,
       digest: false,
+      ..Default::default()
     })
     .unwrap(),
   ];

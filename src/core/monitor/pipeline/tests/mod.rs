@@ -40,7 +40,7 @@ impl LineSink for Collect {
         self.notes.push((None, digest));
         self.lines.push(line);
       }
-      Out::Batch { lines, digest } => {
+      Out::Batch { lines, digest, .. } => {
         self.notes.push((Some(lines.len()), digest));
         self.lines.extend(lines);
       }

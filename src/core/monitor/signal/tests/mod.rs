@@ -27,6 +27,7 @@ fn config(
     max_batch_lines: Some(f64::from(max_lines)),
     important,
     digest,
+    ..Default::default()
   })
   .unwrap()
 }
@@ -184,6 +185,7 @@ fn important_lines_are_held_for_the_next_token() {
     run.outs,
     [Out::Batch {
       lines: lines(&["ERR 1", "ERR 2"]),
+      marks: vec![Mark::Important; 2],
       digest: None
     }]
   );
@@ -211,10 +213,12 @@ fn held_lines_leave_before_a_later_line() {
     run.outs,
     [Out::Batch {
       lines: lines(&["ERR x"]),
+      marks: vec![Mark::Important; 1],
       digest: Some(DigestNote {
         count: 1,
         first: "dropped".into(),
-        last: "dropped".into()
+        last: "dropped".into(),
+        templates: None,
       })
     }]
   );
@@ -241,10 +245,12 @@ fn at_most_max_batch_lines_are_held() {
     run.outs,
     [Out::Batch {
       lines: lines(&["ERR 0", "ERR 1", "ERR 2"]),
+      marks: vec![Mark::Important; 3],
       digest: Some(DigestNote {
         count: 2,
         first: "ERR 3".into(),
-        last: "ERR 4".into()
+        last: "ERR 4".into(),
+        templates: None,
       })
     }]
   );
@@ -555,10 +561,12 @@ fn a_full_hold_leaves_as_a_full_window() {
     run.outs,
     [Out::Batch {
       lines: lines(&["ERR 1", "ERR 2"]),
+      marks: vec![Mark::Important; 2],
       digest: Some(DigestNote {
         count: 2,
         first: "x".into(),
-        last: "ERR 3".into()
+        last: "ERR 3".into(),
+        templates: None,
       })
     }]
   );
@@ -582,10 +590,12 @@ fn held_lines_are_flushed_whatever_the_bucket() {
       run.outs,
       [Out::Batch {
         lines: lines(&["ERR 1", "ERR 2"]),
+        marks: vec![Mark::Important; 2],
         digest: Some(DigestNote {
           count: 1,
           first: "x".into(),
-          last: "x".into()
+          last: "x".into(),
+          templates: None,
         })
       }],
       "{batch:?}"
@@ -650,7 +660,8 @@ fn digest_unbatched_counts_first_last_and_resets() {
     [Some(DigestNote {
       count: 3,
       first: "c".into(),
-      last: "e".into()
+      last: "e".into(),
+      templates: None,
     })]
   );
   run.offer("g", 1000);
@@ -661,7 +672,8 @@ fn digest_unbatched_counts_first_last_and_resets() {
     Some(DigestNote {
       count: 1,
       first: "g".into(),
-      last: "g".into()
+      last: "g".into(),
+      templates: None,
     })
   );
   assert_eq!(run.lane.take_digest(), None);
@@ -685,10 +697,12 @@ fn digest_batched_reports_dropped_windows_in_the_next_batch() {
     run.outs,
     [Out::Batch {
       lines: lines(&["ERR"]),
+      marks: vec![Mark::Important; 1],
       digest: Some(DigestNote {
         count: 4,
         first: "x <\u{200B}result>".into(),
-        last: "after".into()
+        last: "after".into(),
+        templates: None,
       })
     }]
   );
@@ -712,7 +726,8 @@ fn digest_order_at_stop() {
     [Some(DigestNote {
       count: 2,
       first: "dropped 1".into(),
-      last: "dropped 2".into()
+      last: "dropped 2".into(),
+      templates: None,
     })]
   );
   run.offer("dropped 3", 1200);
@@ -800,3 +815,5 @@ fn count_dropped_matches_offering_each_line() {
   assert!(counted_runs > 2000, "{counted_runs} counted runs");
   assert!(windows_left_open > 500, "{windows_left_open}");
 }
+
+mod budget;
