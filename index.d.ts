@@ -2,6 +2,14 @@
 /* eslint-disable */
 
 /**
+ * The recommended signal setting for agent CLIs (docs/API.md §6.7), frozen:
+ * spread it into `MonitorRegistry.start()` (`{ ...RECOMMENDED_SIGNAL, command }`).
+ * Every line that matches `important`, with the lines around it, reaches the
+ * model in no more notifications than the default throttle sends.
+ */
+export declare const RECOMMENDED_SIGNAL: Readonly<RecommendedSignal>
+
+/**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
  * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
@@ -439,7 +447,7 @@ export interface MonitorStartOptions {
   /**
    * 10..10000: accepted lines leave in windows: the first accepted line opens
    * one; it closes after this many ms, at `maxBatchLines` lines, or when the
-   * task stops (before any settled or terminal notification), and its lines
+   * task stops (before a settled notification; at the end it rides in the terminal one), and its lines
    * leave as one notification (`meta.lines`, `eventCount` counting each line,
    * summary `emitted events #a–b.`). The throttle then spends one token per
    * window, taken when it opens; a window opened on an empty bucket is
@@ -456,17 +464,37 @@ export interface MonitorStartOptions {
    * `maxBatchLines`, one more is dropped and counted) and the bucket's next
    * token is spent on the held lines the moment it refills: one notification
    * (`meta.lines`), or with `batchMs` a window that starts with them. Held
-   * lines leave before any settled or terminal notification. An invalid one
-   * is a SyntaxError.
+   * lines leave before a settled notification and ride in the terminal one.
+   * An invalid one is a SyntaxError.
    */
   important?: string
   /**
    * When lines were dropped since the previous notification, the next one
    * (event, settled or terminal) carries `meta.droppedSince` and its
    * `<result>` ends with `[N lines dropped since the last notification;
-   * first: …; last: …]`. Turns off the counting fast path.
+   * first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
+   * b× <template>; +k more]` (lines differing only in numbers, ids or hashes
+   * share a template).
    */
-  digest?: boolean
+  digest?: boolean | 'templates'
+  /**
+   * 0..1000, with `batchMs`: a window carries at most this many ordinary lines
+   * (the rest are dropped and counted); an ordinary line opens a window only
+   * when the bucket is full, so its tokens are kept for important lines.
+   */
+  sampleLines?: number
+  /**
+   * 0..100, with `important` and `sampleLines`: up to this many lines before an
+   * important line travel with it (`meta.lines`), back to the last line that
+   * repeats the stream's recent templates or a blank line.
+   */
+  contextBefore?: number
+  /**
+   * 0..100, with `important` and `sampleLines`: up to this many lines after an
+   * important line join it, until a line repeats the stream's recent
+   * templates, a blank line, or its window closes.
+   */
+  contextAfter?: number
   /**
    * Run the task under a detached keeper that outlives this host on a lease
    * (docs/persistence.md). Not with `terminal`; refused on Windows.
@@ -614,6 +642,23 @@ export interface ReadTaskOutputOptions {
  * lines. `undefined` when there is nothing to show (CONTRACT.md §2.14).
  */
 export declare function readTaskOutputTail(outputFile: string, maxBytes?: number): OutputTailText | OutputTailError | undefined
+
+/** A fresh copy of the recommended §6.7 setting (`RECOMMENDED_SIGNAL` is a frozen one). */
+export declare function recommendedSignal(): RecommendedSignal
+
+/**
+ * `RECOMMENDED_SIGNAL` (API.md §6.7): the options of the recommended setting, to spread into
+ * `start()`. The loader exports it frozen; the values are the core's
+ * (`signal::config::RECOMMENDED`).
+ */
+export interface RecommendedSignal {
+  important: string
+  batchMs: number
+  sampleLines: number
+  contextBefore: number
+  contextAfter: number
+  digest: 'templates'
+}
 
 /** A state file `recover()` could not trust (renamed `<name>.corrupt`). */
 export interface RecoverCorrupt {

@@ -914,6 +914,7 @@ module.exports.MonitorStatus = nativeBinding.MonitorStatus
 module.exports.normalizeMonitorCommand = nativeBinding.normalizeMonitorCommand
 module.exports.readTaskOutput = nativeBinding.readTaskOutput
 module.exports.readTaskOutputTail = nativeBinding.readTaskOutputTail
+module.exports.recommendedSignal = nativeBinding.recommendedSignal
 module.exports.sanitizeFilenameComponent = nativeBinding.sanitizeFilenameComponent
 module.exports.sanitizeMonitorLine = nativeBinding.sanitizeMonitorLine
 module.exports.statusFilePathFor = nativeBinding.statusFilePathFor
@@ -925,3 +926,6 @@ module.exports.trimTrailingShellComment = nativeBinding.trimTrailingShellComment
 module.exports.truncateNotificationLabel = nativeBinding.truncateNotificationLabel
 module.exports.validateMonitorParams = nativeBinding.validateMonitorParams
 module.exports.WaitReason = nativeBinding.WaitReason
+// taskstream:exports begin (added by scripts/patch-loader.mjs; do not edit)
+module.exports.RECOMMENDED_SIGNAL = Object.freeze(nativeBinding.recommendedSignal())
+// taskstream:exports end

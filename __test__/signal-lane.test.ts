@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { MonitorRegistry, type MonitorStartOptions, type MonitorTask } from '../index.js'
+import { MonitorRegistry, RECOMMENDED_SIGNAL, recommendedSignal, type MonitorStartOptions, type MonitorTask } from '../index.js'
 import { waitFor } from './support/process'
 import type { Delivered } from './support/registry'
 
-const RECOMMENDED = { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true }
+const RECOMMENDED = RECOMMENDED_SIGNAL
 const CHATTY = join(__dirname, '..', 'bench', 'fixtures', 'chatty-server.sh')
 
 /** Keeps a process alive after its output, so a window can only close by time or by size. */
@@ -62,7 +62,8 @@ describe('batch windows', () => {
         '</task-notification>',
       ].join('\n'),
     )
-    expect(n.display).toBe('Monitor "app" events #1–3: a <1>\nb\nc')
+    // The display fits a screen: one summary row with the first line, the others counted.
+    expect(n.display).toBe('Monitor "app" events #1–3 (+2 more): a <1>')
     expect(n.meta).toMatchObject({ type: 'event', status: 'running', eventCount: 3, lines: ['a <1>', 'b', 'c'] })
     expect(n.meta).not.toHaveProperty('droppedSince')
     expect(entry.eventCount).toBe(3)
@@ -80,7 +81,7 @@ describe('batch windows', () => {
     expect(n.meta.lines).toEqual(['only'])
   })
 
-  it('a window leaves at maxBatchLines, and the open one at stop, before the terminal notification', async () => {
+  it('a window leaves at maxBatchLines, and the open one at stop rides in the terminal notification', async () => {
     const { registry, start, events, of, done } = setup()
     const entry = start({ command: `seq 1 7; ${HOLD}`, batchMs: 10_000, maxBatchLines: 3 })
     await waitFor(() => events(entry).length === 2, 10_000, 'two full windows')
@@ -91,18 +92,20 @@ describe('batch windows', () => {
     expect(entry.status).toBe('running')
     registry.cancel(entry.id)
     await done(entry)
-    expect(of(entry).map((n) => `${n.meta.type}:${n.meta.eventCount}`)).toEqual(['event:3', 'event:6', 'event:7', 'terminal:7'])
-    expect(summaryOf(of(entry)[2])).toBe('Monitor "app" emitted event #7.')
-    expect(summaryOf(of(entry)[3])).toBe('Monitor "app" was cancelled. Total events: 7.')
+    expect(of(entry).map((n) => `${n.meta.type}:${n.meta.eventCount}`)).toEqual(['event:3', 'event:6', 'terminal:7'])
+    expect(summaryOf(of(entry)[2])).toBe('Monitor "app" was cancelled. Total events: 7.')
+    expect(of(entry)[2].meta.lines).toEqual(['7'])
+    expect(resultOf(of(entry)[2])).toBe('7')
   })
 
-  it('the open window leaves when the process exits, before the terminal notification', async () => {
+  it('the open window rides in the terminal notification when the process exits', async () => {
     const { start, of, done } = setup()
     const entry = start({ command: `${print(['x', 'y'])}; printf partial`, batchMs: 10_000 })
     await done(entry)
-    expect(of(entry).map((n) => n.meta.type)).toEqual(['event', 'terminal'])
+    expect(of(entry).map((n) => n.meta.type)).toEqual(['terminal'])
     expect(of(entry)[0].meta.lines).toEqual(['x', 'y', 'partial'])
-    expect(of(entry)[1].meta).toMatchObject({ status: 'completed', eventCount: 3 })
+    expect(resultOf(of(entry)[0])).toBe('Exited with code 0\nx\ny\npartial')
+    expect(of(entry)[0].meta).toMatchObject({ status: 'completed', eventCount: 3 })
     expect(entry).toMatchObject({ eventCount: 3, droppedLines: 0 })
   })
 
@@ -142,7 +145,8 @@ describe('batch windows', () => {
     const { start, of, done } = setup({ throttle: false })
     const entry = start({ command: 'seq 1 45', batchMs: 10_000 })
     await done(entry)
-    expect(of(entry).map((n) => n.meta.lines?.length ?? n.meta.type)).toEqual([20, 20, 5, 'terminal'])
+    // The last five ride in the terminal notification.
+    expect(of(entry).map((n) => `${n.meta.type}:${n.meta.lines?.length}`)).toEqual(['event:20', 'event:20', 'terminal:5'])
     expect(entry).toMatchObject({ eventCount: 45, droppedLines: 0 })
   })
 })
@@ -179,38 +183,39 @@ describe('importance lane', () => {
     expect(of(entry)).toHaveLength(2)
   })
 
-  it('held lines leave before the terminal notification, in their order, whatever the bucket', async () => {
+  it('held lines ride in the terminal notification, in their order, before the digest, whatever the bucket', async () => {
     const { start, of, done } = setup({ throttle: { burst: 1, refillMs: 600_000 } })
     const entry = start({ command: print(['INFO first', 'ERROR a', 'INFO x', 'ERROR b']), important: 'ERROR', digest: true })
     await done(entry)
-    expect(of(entry).map((n) => n.meta.type)).toEqual(['event', 'event', 'terminal'])
-    const held = of(entry)[1]
-    expect(held.meta.lines).toEqual(['ERROR a', 'ERROR b'])
-    expect(held.meta.droppedSince).toBe(1)
-    expect(resultOf(held)).toBe('ERROR a\nERROR b\n[1 line dropped since the last notification: INFO x]')
-    expect(of(entry)[2].meta).toMatchObject({ status: 'completed', eventCount: 3 })
-    expect(of(entry)[2].meta).not.toHaveProperty('droppedSince')
+    expect(of(entry).map((n) => n.meta.type)).toEqual(['event', 'terminal'])
+    const end = of(entry)[1]
+    expect(end.meta.lines).toEqual(['ERROR a', 'ERROR b'])
+    expect(end.meta.droppedSince).toBe(1)
+    expect(resultOf(end)).toBe('Exited with code 0\nERROR a\nERROR b\n[1 line dropped since the last notification: INFO x]')
+    expect(end.meta).toMatchObject({ status: 'completed', eventCount: 3 })
+    expect(end.display).toBe('Monitor "app" completed. (3 events, 1 lines dropped due to throttling)\nERROR a\nERROR b')
   })
 })
 
 describe('digests', () => {
   it('the next event carries the lines dropped since the previous notification, first and last quoted', async () => {
-    const { start, events, done } = setup({ throttle: { burst: 2, refillMs: 600_000 } })
+    const { start, events, of, done } = setup({ throttle: { burst: 2, refillMs: 600_000 } })
     const entry = start({
       command: print(['one', 'two', "d1 <x> & 'q'", 'd2', 'd3', 'ERROR boom', 'd4']),
       important: 'ERROR',
       digest: true,
     })
     await done(entry)
-    // `ERROR boom` was held (the bucket was empty) and left at the exit, after d4.
-    const [, , error] = events(entry)
-    expect(events(entry)).toHaveLength(3)
-    expect(error.meta.droppedSince).toBe(4)
-    expect(error.meta.lines).toEqual(['ERROR boom'])
-    expect(resultOf(error)).toBe(
-      'ERROR boom\n[4 lines dropped since the last notification; first: d1 &lt;x&gt; &amp; &apos;q&apos;; last: d4]',
+    // `ERROR boom` was held (the bucket was empty) and rode in the terminal notification,
+    // with the digest of d1–d4 after it.
+    expect(events(entry)).toHaveLength(2)
+    const end = of(entry).at(-1)!
+    expect(end.meta.type).toBe('terminal')
+    expect(end.meta.droppedSince).toBe(4)
+    expect(end.meta.lines).toEqual(['ERROR boom'])
+    expect(resultOf(end)).toBe(
+      'Exited with code 0\nERROR boom\n[4 lines dropped since the last notification; first: d1 &lt;x&gt; &amp; &apos;q&apos;; last: d4]',
     )
-    expect(error.display).toBe("Monitor \"app\" event #3: ERROR boom\n[4 lines dropped since the last notification; first: d1 <x> & 'q'; last: d4]")
     expect(events(entry)[0].meta).not.toHaveProperty('droppedSince')
   })
 
@@ -284,7 +289,14 @@ describe('defaults and options', () => {
     expect(start({ important: 'error|(unclosed' })).toThrow(SyntaxError)
     expect(start({ important: 'error|(unclosed' })).toThrow(/^The "options\.important" property is not a valid regular expression: regex parse error:[\s\S]*unclosed group/)
     expect(start({ digest: 'yes' })).toThrow(TypeError)
-    expect(start({ digest: 'yes' })).toThrow('The "options.digest" property must be of type boolean.')
+    expect(start({ digest: 'yes' })).toThrow("The \"options.digest\" property must be a boolean or 'templates'.")
+    expect(start({ sampleLines: 1 })).toThrow(TypeError)
+    expect(start({ sampleLines: 1 })).toThrow('The "options.sampleLines" option needs "options.batchMs", which is not set')
+    expect(start({ batchMs: 200, sampleLines: 1001 })).toThrow(RangeError)
+    expect(start({ important: 'x', contextAfter: 3 })).toThrow('The "options.contextAfter" option needs "options.sampleLines", which is not set')
+    expect(start({ batchMs: 200, sampleLines: 1, contextBefore: 3 })).toThrow('The "options.contextBefore" option needs "options.important", which is not set')
+    expect(start({ ...RECOMMENDED_SIGNAL, contextBefore: 101 })).toThrow(RangeError)
+    expect(start({ ...RECOMMENDED_SIGNAL, contextAfter: 1.5 })).toThrow(RangeError)
     expect(registry.getRunning()).toEqual([])
     expect(existsSync(marker)).toBe(false)
   })
@@ -323,7 +335,7 @@ describe('a chatty server', () => {
     await done(recommended)
     const errorsIn = (entry: MonitorTask) =>
       of(entry)
-        .filter((n) => n.meta.type === 'event')
+        .filter((n) => n.meta.type === 'event' || n.meta.lines)
         .flatMap((n) => n.meta.lines ?? [resultOf(n)!])
         .filter((line) => /^ERROR request \d+ failed/.test(line)).length
     // Observed: 0/10. Each refill's token goes to the first line of a tick, never an ERROR.
@@ -331,14 +343,46 @@ describe('a chatty server', () => {
     expect(errorsIn(recommended)).toBe(10)
     // Every window is bounded by maxBatchLines (20).
     expect(of(recommended).every((n) => (n.meta.lines?.length ?? 0) <= 20)).toBe(true)
-    // Notifications: no second bucket. The errors that find the bucket empty wait for
-    // its next token, which the default spends on an ordinary line; only the errors
-    // held after the last refill the default's stream meets cost one more (the flush
-    // before the terminal notification, or a refill the default no longer meets).
-    expect(of(recommended).length).toBeLessThanOrEqual(of(plain).length + 1)
+    // Notifications: no second bucket, and the end rides in the terminal notification.
+    expect(of(recommended).length).toBeLessThanOrEqual(of(plain).length)
     expect(plain.droppedLines + plain.eventCount).toBe(2000)
     expect(recommended.droppedLines + recommended.eventCount).toBe(2000)
     // What was dropped since the previous notification is said in the next one.
     expect(of(recommended).some((n) => (n.meta.droppedSince ?? 0) > 0)).toBe(true)
+  })
+})
+
+describe('RECOMMENDED_SIGNAL and context', () => {
+  it('is one frozen definition in the addon', () => {
+    expect(Object.isFrozen(RECOMMENDED_SIGNAL)).toBe(true)
+    expect(RECOMMENDED_SIGNAL).toEqual(recommendedSignal())
+    expect(RECOMMENDED_SIGNAL).toMatchObject({ batchMs: 1000, sampleLines: 1, digest: 'templates' })
+    expect(() => {
+      ;(RECOMMENDED_SIGNAL as { batchMs: number }).batchMs = 5
+    }).toThrow(TypeError)
+  })
+
+  it('a failure travels with its detail and the traceback before it; the stream goes to a template digest', async () => {
+    const { start, of, done } = setup()
+    const lines = [
+      ...range(1, 30, 'INFO  GET /api/items/'),
+      'Traceback (most recent call last):',
+      'File "app.py", line 9, in main',
+      'ValueError: bad port',
+      'Expected: 3000',
+      'Received: 70000',
+      ...range(31, 60, 'INFO  GET /api/items/'),
+    ]
+    // A window longer than the run: everything leaves with the terminal notification.
+    const entry = start({ command: print(lines), ...RECOMMENDED_SIGNAL, batchMs: 10_000 })
+    await done(entry)
+    const delivered = of(entry).flatMap((n) => n.meta.lines ?? [])
+    expect(delivered).toEqual(['INFO  GET /api/items/1', 'Traceback (most recent call last):', 'File "app.py", line 9, in main', 'ValueError: bad port', 'Expected: 3000', 'Received: 70000'])
+    // One window (its one sample, then the failure with its context) rode in the terminal notification.
+    const end = of(entry).at(-1)!
+    expect(of(entry).map((n) => n.meta.type)).toEqual(['terminal'])
+    expect(resultOf(end)).toMatch(/^Exited with code 0\nINFO  GET \/api\/items\/1\nTraceback[\s\S]*Received: 70000\n\[\d+ lines not shown: \d+× INFO  GET \/api\/items\/#/)
+    expect(end.display.split('\n')).toEqual(['Monitor "app" completed. (6 events, 59 lines dropped due to throttling)', 'ValueError: bad port'])
+    expect(entry).toMatchObject({ eventCount: 6, droppedLines: 59 })
   })
 })

@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { MonitorRegistry, blockedSleepMessage, validateMonitorParams } from '../index.js'
+import { MonitorRegistry, RECOMMENDED_SIGNAL, blockedSleepMessage, validateMonitorParams } from '../index.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const t0 = Date.now()
@@ -105,11 +105,13 @@ function showTasks(registry) {
 
 console.log('taskstream demo: an agent CLI with three background monitors')
 
-// The recommended setting for agent CLIs (API.md §6.7): lines leave in 200 ms
-// batches, lines that look important are never dropped by the throttle (when
-// its bucket is empty they are held for its next token, so they cost no extra
-// notification), and what was dropped is summarised in the next notification.
-const SIGNAL = { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true }
+// The recommended setting for agent CLIs (API.md §6.7), exported by the addon:
+// lines that look important are never dropped by the throttle and bring the
+// lines around them (a stack trace, an assertion's detail); a window of a
+// second carries them with at most one ordinary line; what was dropped is
+// summarised by template in the next notification; what is held at the end
+// rides in the terminal notification.
+const SIGNAL = RECOMMENDED_SIGNAL
 
 // Commands run with cwd = the package root, so the fixture paths stay short.
 const monitors = {

@@ -11,6 +11,9 @@
 //   The loader still ends in the generated `module.exports.X = nativeBinding.X` lines (Node's
 //   CommonJS export detection needs them for `import { X } from 'taskstream'`), and index.d.ts is
 //   never read or written.
+// A second block at the very end exports `RECOMMENDED_SIGNAL` (API.md §6.7): the addon's
+// `recommendedSignal()`, frozen once, with its own `module.exports.X =` line for Node's CommonJS
+// export detection (index.d.ts declares it through the napi config's `dtsHeaderFile`).
 // When napi's template changes so that the anchor is gone, it fails loudly instead of guessing.
 //
 //   node scripts/patch-loader.mjs [loader ...]   patch in place (default: index.js)
@@ -22,6 +25,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const BEGIN = '// taskstream:loader-error begin (added by scripts/patch-loader.mjs; do not edit)'
 const END = '// taskstream:loader-error end'
+const TAIL_BEGIN = '// taskstream:exports begin (added by scripts/patch-loader.mjs; do not edit)'
+const TAIL_END = '// taskstream:exports end'
+const TAIL = `${TAIL_BEGIN}
+module.exports.RECOMMENDED_SIGNAL = Object.freeze(nativeBinding.recommendedSignal())
+${TAIL_END}
+`
 // The generated load-failure check; the block goes right in front of it.
 const ANCHOR = 'if (!nativeBinding) {\n  if (loadErrors.length > 0) {\n'
 
@@ -116,16 +125,21 @@ export function patchLoaderSource(source, config) {
   for (const needed of ['const isMusl = ', 'function createLoadErrorChain(', 'module.exports = nativeBinding\n']) {
     if (!generated.includes(needed)) throw new Error(`patch-loader: the generated loader has no \`${needed.trim()}\`; update scripts/patch-loader.mjs`)
   }
-  return generated.slice(0, at) + block(config) + generated.slice(at)
+  const body = generated.endsWith('\n') ? generated : generated + '\n'
+  return body.slice(0, at) + block(config) + body.slice(at) + TAIL
 }
 
 /** The loader without the patch block (the loader as napi generated it). */
 export function stripPatch(source) {
-  const begin = source.indexOf(BEGIN)
+  return stripBlock(stripBlock(source, BEGIN, END), TAIL_BEGIN, TAIL_END)
+}
+
+function stripBlock(source, beginMarker, endMarker) {
+  const begin = source.indexOf(beginMarker)
   if (begin === -1) return source
-  const end = source.indexOf(END, begin)
+  const end = source.indexOf(endMarker, begin)
   if (end === -1) throw new Error('patch-loader: unterminated patch block')
-  return source.slice(0, begin) + source.slice(end + END.length + 1)
+  return source.slice(0, begin) + source.slice(end + endMarker.length + 1)
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -17,7 +17,7 @@ use crate::core::launch::{launch_monitor, Contained, LaunchError, Reading, Shell
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::signal::config::{
   BATCH_MS_MAX, BATCH_MS_MIN, CONTEXT_LINES_MAX, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
-  SAMPLE_LINES_MAX,
+  RECOMMENDED, SAMPLE_LINES_MAX,
 };
 use crate::core::monitor::signal::{SignalConfig, SignalConfigError, SignalOptions};
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
@@ -101,17 +101,51 @@ fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, serde_js
     })
 }
 
+/// `RECOMMENDED_SIGNAL` (API.md §6.7): the options of the recommended setting, to spread into
+/// `start()`. The loader exports it frozen; the values are the core's
+/// (`signal::config::RECOMMENDED`).
+#[napi(object, object_from_js = false)]
+pub struct RecommendedSignal {
+  pub important: String,
+  pub batch_ms: u32,
+  pub sample_lines: u32,
+  pub context_before: u32,
+  pub context_after: u32,
+  #[napi(ts_type = "'templates'")]
+  pub digest: String,
+}
+
+/// A fresh copy of the recommended §6.7 setting (`RECOMMENDED_SIGNAL` is a frozen one).
+#[napi(catch_unwind)]
+pub fn recommended_signal() -> RecommendedSignal {
+  let r = RECOMMENDED;
+  RecommendedSignal {
+    important: r.important.to_owned(),
+    batch_ms: r.batch_ms,
+    sample_lines: r.sample_lines,
+    context_before: r.context_before,
+    context_after: r.context_after,
+    digest: r.digest.to_owned(),
+  }
+}
+
 /// `digest`: `true`, `false` or `'templates'`.
 fn parse_digest(env: &Env, o: &Object) -> Result<Option<String>> {
   let value = args::field(o, "digest")?;
   if args::is_undefined(&value) {
     return Ok(None);
   }
-  if let Ok(Some(on)) = args::optional_bool_field(env, o, "digest", "options.digest") {
-    return Ok(on.then(|| "true".to_owned()));
-  }
-  match args::optional_string_field(env, o, "digest", "options.digest") {
-    Ok(Some(mode)) if mode == "templates" => Ok(Some(mode)),
+  match value.get_type()? {
+    ValueType::Boolean => {
+      let on = args::optional_bool_field(env, o, "digest", "options.digest")? == Some(true);
+      Ok(on.then(|| "true".to_owned()))
+    }
+    ValueType::String
+      if args::optional_string_field(env, o, "digest", "options.digest")?.as_deref()
+        == Some("templates") =>
+    {
+      Ok(Some("templates".to_owned()))
+    }
     _ => Err(args::type_error(
       env,
       format!(

@@ -166,7 +166,7 @@ pub struct MonitorStartOptions {
   pub terminal: Option<bool>,
   /// 10..10000: accepted lines leave in windows: the first accepted line opens
   /// one; it closes after this many ms, at `maxBatchLines` lines, or when the
-  /// task stops (before any settled or terminal notification), and its lines
+  /// task stops (before a settled notification; at the end it rides in the terminal one), and its lines
   /// leave as one notification (`meta.lines`, `eventCount` counting each line,
   /// summary `emitted events #a–b.`). The throttle then spends one token per
   /// window, taken when it opens; a window opened on an empty bucket is
@@ -181,14 +181,29 @@ pub struct MonitorStartOptions {
   /// `maxBatchLines`, one more is dropped and counted) and the bucket's next
   /// token is spent on the held lines the moment it refills: one notification
   /// (`meta.lines`), or with `batchMs` a window that starts with them. Held
-  /// lines leave before any settled or terminal notification. An invalid one
-  /// is a SyntaxError.
+  /// lines leave before a settled notification and ride in the terminal one.
+  /// An invalid one is a SyntaxError.
   pub important: Option<String>,
   /// When lines were dropped since the previous notification, the next one
   /// (event, settled or terminal) carries `meta.droppedSince` and its
   /// `<result>` ends with `[N lines dropped since the last notification;
-  /// first: …; last: …]`. Turns off the counting fast path.
-  pub digest: Option<bool>,
+  /// first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
+  /// b× <template>; +k more]` (lines differing only in numbers, ids or hashes
+  /// share a template).
+  #[napi(ts_type = "boolean | 'templates'")]
+  pub digest: Option<String>,
+  /// 0..1000, with `batchMs`: a window carries at most this many ordinary lines
+  /// (the rest are dropped and counted); an ordinary line opens a window only
+  /// when the bucket is full, so its tokens are kept for important lines.
+  pub sample_lines: Option<u32>,
+  /// 0..100, with `important` and `sampleLines`: up to this many lines before an
+  /// important line travel with it (`meta.lines`), back to the last line that
+  /// repeats the stream's recent templates or a blank line.
+  pub context_before: Option<u32>,
+  /// 0..100, with `important` and `sampleLines`: up to this many lines after an
+  /// important line join it, until a line repeats the stream's recent
+  /// templates, a blank line, or its window closes.
+  pub context_after: Option<u32>,
   /// Run the task under a detached keeper that outlives this host on a lease
   /// (docs/persistence.md). Not with `terminal`; refused on Windows.
   #[napi(ts_type = "PersistOptions")]

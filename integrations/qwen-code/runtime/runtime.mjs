@@ -14,13 +14,6 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 
-/** The recommended signal setting for agent CLIs (taskstream API.md §6.7). */
-export const RECOMMENDED_SIGNAL = Object.freeze({
-  important: '(?i)error|fail|exception|panic|listening|ready',
-  batchMs: 200,
-  digest: true,
-})
-
 const off = (name) => process.env[name] === '0' || process.env[name] === 'false'
 
 let binding
@@ -95,9 +88,12 @@ export function envDelta(childEnv, parentEnv = process.env) {
   return env
 }
 
-/** The signal options native monitors start with (none when TASKSTREAM_QWEN_SIGNAL=0). */
-export function signalOptions() {
-  return off('TASKSTREAM_QWEN_SIGNAL') ? {} : { ...RECOMMENDED_SIGNAL }
+/**
+ * The signal options native monitors start with: the addon's `RECOMMENDED_SIGNAL` (taskstream
+ * API.md §6.7), none when TASKSTREAM_QWEN_SIGNAL=0. `addon` is the loaded taskstream.
+ */
+export function signalOptions(addon = taskstream()) {
+  return off('TASKSTREAM_QWEN_SIGNAL') || !addon ? {} : { ...addon.RECOMMENDED_SIGNAL }
 }
 
 const errorText = (err) => (err instanceof Error ? err.message : String(err))

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import { RECOMMENDED_SIGNAL, envDelta, signalOptions } from '../runtime/runtime.mjs'
+import { RECOMMENDED_SIGNAL } from '../../../index.js'
+import { envDelta, signalOptions } from '../runtime/runtime.mjs'
 
 test('envDelta: what to add to the inherited environment so the child sees the CLI\'s environment', () => {
   const parent = { PATH: '/bin', HOME: '/h', QWEN_SERVER_TOKEN: 'secret', TERM: 'xterm' }
@@ -12,14 +13,16 @@ test('envDelta: what to add to the inherited environment so the child sees the C
   assert.deepEqual(envDelta({ ...parent }, parent), {})
 })
 
-test('signalOptions: the recommended setting (API.md §6.7) unless TASKSTREAM_QWEN_SIGNAL=0', () => {
+test('signalOptions: the addon\'s RECOMMENDED_SIGNAL (API.md §6.7) unless TASKSTREAM_QWEN_SIGNAL=0', () => {
   const saved = process.env.TASKSTREAM_QWEN_SIGNAL
   try {
     delete process.env.TASKSTREAM_QWEN_SIGNAL
-    assert.deepEqual(signalOptions(), { important: '(?i)error|fail|exception|panic|listening|ready', batchMs: 200, digest: true })
-    assert.deepEqual(signalOptions(), { ...RECOMMENDED_SIGNAL })
+    const addon = { RECOMMENDED_SIGNAL }
+    assert.deepEqual(signalOptions(addon), { ...RECOMMENDED_SIGNAL })
+    assert.equal(signalOptions(addon).digest, 'templates')
+    assert.deepEqual(signalOptions(undefined), {}, 'no addon loaded: the stock throttle')
     process.env.TASKSTREAM_QWEN_SIGNAL = '0'
-    assert.deepEqual(signalOptions(), {})
+    assert.deepEqual(signalOptions(addon), {})
   } finally {
     if (saved === undefined) delete process.env.TASKSTREAM_QWEN_SIGNAL
     else process.env.TASKSTREAM_QWEN_SIGNAL = saved

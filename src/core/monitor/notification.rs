@@ -4,7 +4,7 @@ use super::entry::{MonitorEntry, MonitorStatus};
 pub use super::event_line::{truncate_event_line, EVENT_LINE_TRUNCATE_UNITS};
 use super::signal::{
   batch_display_text, batch_meta_lines, batch_result, batch_summary, digest_display_line,
-  result_with_digest, shown_lines, DigestNote, Mark,
+  important_lines, result_with_digest, DigestNote, Mark,
 };
 use crate::core::end::TaskEnd;
 use crate::core::text::{escape_xml, strip_display_control_chars, truncate_notification_label};
@@ -226,8 +226,9 @@ pub fn terminal_notification(
   let display = if entry.end_lines.is_empty() {
     with_digest_display(display_text, digest)
   } else {
+    // The important lines among them, a few rows at most.
     let mut display = display_text;
-    for line in shown_lines(&entry.end_lines, &entry.end_marks) {
+    for line in important_lines(&entry.end_lines, &entry.end_marks) {
       display.push('\n');
       display.push_str(&strip_display_control_chars(line));
     }

@@ -16,6 +16,44 @@ pub const CONTEXT_LINES_MAX: u32 = 100;
 /// `sampleLines`: 0..1000.
 pub const SAMPLE_LINES_MAX: u32 = 1000;
 
+/// The recommended setting for agent CLIs (API.md §6.7 "The recommended setting"), exported to
+/// JavaScript as `RECOMMENDED_SIGNAL`; its values are justified in docs/performance.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recommended {
+  pub important: &'static str,
+  pub batch_ms: u32,
+  pub sample_lines: u32,
+  pub context_before: u32,
+  pub context_after: u32,
+  /// `digest: 'templates'`.
+  pub digest: &'static str,
+}
+
+pub const RECOMMENDED: Recommended = Recommended {
+  important: "(?i)error|fail|exception|panic|listening|ready",
+  batch_ms: 1000,
+  sample_lines: 1,
+  context_before: 8,
+  context_after: 8,
+  digest: "templates",
+};
+
+impl Recommended {
+  /// As [`SignalOptions`].
+  pub fn options(&self) -> SignalOptions<'static> {
+    SignalOptions {
+      batch_ms: Some(f64::from(self.batch_ms)),
+      max_batch_lines: None,
+      important: Some(self.important),
+      digest: true,
+      digest_templates: self.digest == "templates",
+      context_before: Some(f64::from(self.context_before)),
+      context_after: Some(f64::from(self.context_after)),
+      sample_lines: Some(f64::from(self.sample_lines)),
+    }
+  }
+}
+
 /// The options as JavaScript gives them: numbers are the JS numbers unchecked (type checks,
 /// `TypeError` for a non-number, stay with the binding), `None` when the option is absent.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -389,6 +427,14 @@ mod tests {
       e.to_string(),
       format!("Invalid regular expression in \"options.important\": {parser}")
     );
+  }
+
+  #[test]
+  fn the_recommended_setting_is_valid() {
+    let c = SignalConfig::new(RECOMMENDED.options()).unwrap();
+    assert_eq!(c.batch_ms, Some(1000));
+    assert_eq!(c.sample_lines, Some(1));
+    assert!(c.has_context() && c.digest_templates);
   }
 
   /// The README's recommended setting must compile with the crate's `regex` features.

@@ -24,4 +24,6 @@ mod tests;
 pub use config::{SignalConfig, SignalConfigError, SignalOptions};
 pub use digest::{digest_display_line, digest_line, result_with_digest, DigestNote, DropDigest};
 pub use lane::{LineText, Mark, Out, SignalLane};
-pub use text::{batch_display_text, batch_meta_lines, batch_result, batch_summary, shown_lines};
+pub use text::{
+  batch_display_text, batch_meta_lines, batch_result, batch_summary, important_lines, shown_lines,
+};

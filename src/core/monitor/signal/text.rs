@@ -50,15 +50,24 @@ pub fn batch_meta_lines<S: AsRef<str>>(lines: &[S]) -> Vec<String> {
     .collect()
 }
 
-/// The lines a display text shows of a batch (API.md §6.7 "display"): its important lines,
-/// or, when it has none, its first line.
-pub fn shown_lines<'a, S: AsRef<str>>(lines: &'a [S], marks: &'a [Mark]) -> Vec<&'a str> {
-  let important: Vec<&str> = lines
+/// A display text shows at most this many lines of a notification (API.md §6.7 "display").
+pub const DISPLAY_LINES: usize = 2;
+
+/// The important lines of a batch, at most [`DISPLAY_LINES`].
+pub fn important_lines<'a, S: AsRef<str>>(lines: &'a [S], marks: &'a [Mark]) -> Vec<&'a str> {
+  lines
     .iter()
     .zip(marks)
     .filter(|(_, mark)| **mark == Mark::Important)
     .map(|(line, _)| line.as_ref())
-    .collect();
+    .take(DISPLAY_LINES)
+    .collect()
+}
+
+/// The lines a display text shows of a batch (API.md §6.7 "display"): its first
+/// [`DISPLAY_LINES`] important lines, or, when it has none, its first line.
+pub fn shown_lines<'a, S: AsRef<str>>(lines: &'a [S], marks: &'a [Mark]) -> Vec<&'a str> {
+  let important = important_lines(lines, marks);
   if important.is_empty() {
     lines.first().map(AsRef::as_ref).into_iter().collect()
   } else {
@@ -108,6 +117,23 @@ mod tests {
   use super::*;
   use crate::core::monitor::entry::{EntryMode, MonitorEntry, Registration};
   use crate::core::monitor::notification::event_notification;
+
+  #[test]
+  fn a_display_shows_at_most_two_important_lines() {
+    let lines = ["e1", "c", "e2", "e3"];
+    let marks = [
+      Mark::Important,
+      Mark::Context,
+      Mark::Important,
+      Mark::Important,
+    ];
+    assert_eq!(shown_lines(&lines, &marks), ["e1", "e2"]);
+    assert_eq!(
+      batch_display_text("d", 1, 4, &lines, &marks, None),
+      "Monitor \"d\" events #1\u{2013}4 (+2 more): e1\ne2"
+    );
+    assert!(important_lines(&lines, &[Mark::Ordinary; 4]).is_empty());
+  }
 
   #[test]
   fn summaries_plural_with_an_en_dash_and_singular_for_one() {
