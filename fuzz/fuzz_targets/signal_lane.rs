@@ -81,6 +81,7 @@ fuzz_target!(|data: &[u8]| {
     max_batch_lines: (options & 0x40 != 0).then_some(f64::from(max_batch_lines)),
     important: PATTERNS.get(usize::from(options & 0xf)).copied(),
     digest: options & 0x80 != 0,
+    ..Default::default()
   })
   .expect("valid options");
   let (bytes, steps) = controlled_reads(header, rest);
