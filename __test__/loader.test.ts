@@ -82,7 +82,7 @@ afterAll(() => {
 })
 
 describe('patch-loader', () => {
-  it('is idempotent and only inserts one block in front of the load-failure check', () => {
+  it('is idempotent and only inserts one block in front of the load-failure check and one at the end', () => {
     const once = readFileSync(join(dir, 'index.js'), 'utf8')
     execFileSync(process.execPath, [patchScript, join(dir, 'index.js')], { cwd: root, stdio: 'pipe' })
     expect(readFileSync(join(dir, 'index.js'), 'utf8')).toBe(once)
@@ -90,13 +90,22 @@ describe('patch-loader', () => {
     const end = once.indexOf('// taskstream:loader-error end')
     expect(begin).toBeGreaterThan(0)
     expect(once.indexOf('// taskstream:loader-error begin', begin + 1)).toBe(-1)
-    // Outside the block the file is the generated loader: the root file, with or without the block.
-    const generated = once.slice(0, begin) + once.slice(end + '// taskstream:loader-error end\n'.length)
+    const tail = once.indexOf('// taskstream:exports begin')
+    expect(tail).toBeGreaterThan(end)
+    expect(once.indexOf('// taskstream:exports begin', tail + 1)).toBe(-1)
+    // The tail block is the file's end: RECOMMENDED_SIGNAL, frozen, with its own export line.
+    expect(once.slice(tail).split('\n').slice(1)).toEqual([
+      'module.exports.RECOMMENDED_SIGNAL = Object.freeze(nativeBinding.recommendedSignal())',
+      '// taskstream:exports end',
+      '',
+    ])
+    // Outside the blocks the file is the generated loader: the root file, with or without them.
+    const generated = once.slice(0, begin) + once.slice(end + '// taskstream:loader-error end\n'.length, tail)
     const rootLoader = readFileSync(join(root, 'index.js'), 'utf8')
     expect([generated, once]).toContain(rootLoader)
     expect(once.slice(end)).toMatch(/^\/\/ taskstream:loader-error end\nif \(!nativeBinding\) \{\n {2}if \(loadErrors\.length > 0\) \{\n/)
     // The generated tail that Node's CommonJS export detection reads is untouched.
-    expect(once.trimEnd().split('\n').at(-1)).toMatch(/^module\.exports\.\w+ = nativeBinding\.\w+$/)
+    expect(generated.trimEnd().split('\n').at(-1)).toMatch(/^module\.exports\.\w+ = nativeBinding\.\w+$/)
   })
 
   it('--check fails on an unpatched loader and passes on a patched one', () => {

@@ -14,6 +14,8 @@ import {
   normalizeMonitorCommand,
   readTaskOutput,
   readTaskOutputTail,
+  RECOMMENDED_SIGNAL,
+  recommendedSignal,
   type MonitorNotificationMeta,
   type RecoverCorrupt,
   type RecoverLost,
@@ -108,6 +110,7 @@ async function samples(): Promise<Map<string, object[]>> {
   await waitFor(() => monitorMetas.some((m) => m.monitorId === batched.id && m.type === 'terminal'), 10_000, 'batched monitor')
   monitors.abortAll({ notify: false })
   add('MonitorNotificationMeta', ...monitorMetas)
+  add('RecommendedSignal', recommendedSignal(), RECOMMENDED_SIGNAL)
   add('TaskEnd', completed.end!, spawnFailed.end!, fed.end!, batched.end!)
   add('TaskEnd', ...monitorMetas.flatMap((m) => (m.end ? [m.end] : [])))
 

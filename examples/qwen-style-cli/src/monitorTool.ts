@@ -2,7 +2,7 @@
 // monitors: the parameters are checked with `validateMonitorParams`, the cap is pre-checked with
 // `getRunning()`, and `registry.start()` spawns and streams the command from Rust. Events come
 // back through the registry's notification callback (see session.ts), not through this result.
-import { normalizeMonitorCommand, validateMonitorParams, type MonitorStartOptions, type MonitorToolParams } from 'taskstream'
+import { RECOMMENDED_SIGNAL, normalizeMonitorCommand, validateMonitorParams, type MonitorStartOptions, type MonitorToolParams } from 'taskstream'
 
 import { toolError, type CliContext, type Tool, type ToolInvocationContext, type ToolResult } from './types.js'
 
@@ -15,19 +15,18 @@ export const TASKS_INSPECT_HINT =
   'To inspect: /tasks (text) or the interactive Background tasks dialog (focus the footer Background tasks pill, then Enter — detail view + live updates).'
 
 /**
- * taskstream's recommended setting for agent CLIs (API.md §6.7): lines leave in 200 ms batches,
- * lines that look important are never dropped by the throttle (with its bucket empty they are
- * held for its next token, so they cost no extra notification), and what was dropped is
- * summarised in the next notification. Off by default here, so the drop-in texts stay Qwen's; `createCli({
+ * taskstream's recommended setting for agent CLIs (API.md §6.7), the addon's `RECOMMENDED_SIGNAL`:
+ * lines that look important are never dropped by the throttle and bring the lines around them,
+ * a window of a second carries them with at most one ordinary line, and what was dropped is
+ * summarised by template. Off by default here, so the drop-in texts stay Qwen's; `createCli({
  * monitorSignal: RECOMMENDED_MONITOR_SIGNAL })` turns it on.
  */
-export const RECOMMENDED_MONITOR_SIGNAL: MonitorSignalOptions = {
-  important: '(?i)error|fail|exception|panic|listening|ready',
-  batchMs: 200,
-  digest: true,
-}
+export const RECOMMENDED_MONITOR_SIGNAL: MonitorSignalOptions = RECOMMENDED_SIGNAL
 
-export type MonitorSignalOptions = Pick<MonitorStartOptions, 'batchMs' | 'maxBatchLines' | 'important' | 'digest'>
+export type MonitorSignalOptions = Pick<
+  MonitorStartOptions,
+  'batchMs' | 'maxBatchLines' | 'important' | 'digest' | 'sampleLines' | 'contextBefore' | 'contextAfter'
+>
 
 /** The tool display's description: at most 80 characters (79 + `…`). */
 export function displayDescription(description: string): string {
