@@ -22,6 +22,8 @@ import {
   normalizeMonitorCommand,
   readTaskOutput,
   readTaskOutputTail,
+  RECOMMENDED_SIGNAL,
+  recommendedSignal,
   sanitizeFilenameComponent,
   sanitizeMonitorLine,
   statusFilePathFor,
@@ -50,6 +52,7 @@ import {
   type OutputTailError,
   type OutputTailText,
   type PersistOptions,
+  type RecommendedSignal,
   type RecoverCorrupt,
   type RecoverLost,
   type RecoverOptions,
@@ -93,6 +96,8 @@ export interface ExportsSummary {
   defaultRegistryIsShared: boolean
   statusPath: string
   recovered: { adopted: MonitorTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
+  signal: RecommendedSignal
+  signalFrozen: boolean
 }
 
 export async function exerciseEveryExport(): Promise<ExportsSummary> {
@@ -216,6 +221,18 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
     const lost: RecoverLost[] = [...fromMonitors.lost, ...fromShells.lost]
     const corrupt: RecoverCorrupt[] = [...fromMonitors.corrupt, ...fromShells.corrupt]
     const recovered = { adopted: fromMonitors.adopted, settled: fromShells.settled, lost, corrupt, busy: [...fromMonitors.busy, ...fromShells.busy] }
+    // The recommended signal setting: frozen, and spread into start() as it is.
+    const signal: Readonly<RecommendedSignal> = RECOMMENDED_SIGNAL
+    const withSignal: MonitorStartOptions = { command: 'npm run dev', ...signal }
+    void withSignal
+    let signalFrozen = false
+    try {
+      // @ts-expect-error RECOMMENDED_SIGNAL is read-only
+      RECOMMENDED_SIGNAL.batchMs = 1
+    } catch (error) {
+      signalFrozen = error instanceof TypeError
+    }
+    const signalCopy: RecommendedSignal = recommendedSignal()
 
     return {
       target,
@@ -231,6 +248,8 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
       defaultRegistryIsShared,
       statusPath: statusFilePathFor(handle.outputPath),
       recovered,
+      signal: signalCopy,
+      signalFrozen,
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -155,6 +155,8 @@ describe('src/types-check.ts', () => {
     expect(summary.lines).toEqual(['one', 'two'])
     expect(summary.fedNotifications.map(([, meta]) => meta.status)).toEqual(['running', 'cancelled'])
     expect(summary.nativeEntry).toMatchObject({ kind: 'monitor', maxEvents: 3 })
+    expect(summary.signal).toMatchObject({ batchMs: 1000, sampleLines: 1, digest: 'templates' })
+    expect(summary.signalFrozen).toBe(true)
     expect(summary.shellResult).toMatchObject({ status: 'completed', exitCode: 0, bytesWritten: 5 })
     // The fed shell, executeBackground's and the terminal shell's.
     expect(summary.shellNotifications.map(([, meta]) => meta.status)).toEqual(['completed', 'completed', 'completed'])
