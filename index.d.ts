@@ -313,6 +313,13 @@ export interface ExecuteBackgroundOptions {
    */
   settleMs?: number
   /**
+   * 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
+   * tree is stopped as a cancel stops it and the shell fails with `timed out
+   * after <ms> ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
+   * `persist`.
+   */
+  timeoutMs?: number
+  /**
    * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
    * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
    */
@@ -437,6 +444,12 @@ export interface MonitorStartOptions {
    * notification with `meta.type === 'settled'` (re-armed by the next byte).
    */
   settleMs?: number
+  /**
+   * 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
+   * task is stopped as a cancel stops it and fails with `Timed out after <ms>
+   * ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with `persist`.
+   */
+  timeoutMs?: number
   /** Hold Node's event loop while the monitor runs (default false). */
   keepAlive?: boolean
   /**
@@ -787,7 +800,7 @@ export declare function stripTrailingBackgroundAmp(command: string): string
 
 /** Who ended a task (API.md §6.3). */
 export interface TaskEnd {
-  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit'
+  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout'
   by: 'process' | 'caller' | 'limit' | 'host'
   /** For `by: 'caller'`. */
   via?: 'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal'

@@ -523,6 +523,26 @@ pub fn optional_regex_field(
   })
 }
 
+/// `timeoutMs` (API.md §6.8): an optional integer 1..2147483647 (ms); refused with `persist`
+/// (the deadline is kept by the host, and a persisted task outlives it).
+pub fn parse_timeout_ms(env: &Env, obj: &Object, persisted: bool) -> Result<Option<u64>> {
+  let timeout = optional_integer_field(
+    env,
+    obj,
+    "timeoutMs",
+    "options.timeoutMs",
+    1.0,
+    f64::from(i32::MAX),
+  )?;
+  if timeout.is_some() && persisted {
+    return Err(type_error(
+      env,
+      "The \"options.timeoutMs\" option cannot be used with \"options.persist\": a persisted task outlives the host that keeps the deadline".into(),
+    ));
+  }
+  Ok(timeout.map(|ms| ms as u64))
+}
+
 /// An optional boolean property.
 pub fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result<Option<bool>> {
   let value = field(obj, key)?;

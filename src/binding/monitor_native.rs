@@ -38,6 +38,8 @@ pub(crate) struct StartOptions {
   pub(crate) todo_work_chain_id: Option<String>,
   pub(crate) monitor_id: Option<String>,
   pub(crate) settle_ms: Option<u64>,
+  /// `timeoutMs` (API.md §6.8): a wall-clock deadline.
+  pub(crate) timeout_ms: Option<u64>,
   /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
   pub(crate) terminal: Option<crate::core::terminal::TerminalSize>,
   pub(crate) keep_alive: bool,
@@ -253,6 +255,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
   let (signal, signal_json) = parse_signal_options(env, &o)?;
   let terminal = super::terminal::parse_terminal_option(env, &o)?;
   let persist = super::persist::parse_persist_option(env, &o, terminal.is_some())?;
+  let timeout_ms = args::parse_timeout_ms(env, &o, persist.is_some())?;
   Ok(StartOptions {
     command,
     description: opt_string("description")?,
@@ -289,6 +292,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
       MAX_SETTLE_MS as f64,
     )?
     .map(|n| n as u64),
+    timeout_ms,
     keep_alive: args::optional_bool_field(env, &o, "keepAlive", "options.keepAlive")?
       .unwrap_or(false),
     signal,
@@ -387,6 +391,13 @@ impl MonitorRegistry {
       screen_settle_ms: opts.settle_ms.filter(|_| opts.terminal.is_some()),
     };
     let object = self.register_native(&env, registration, now_mono, opts.keep_alive)?;
+    if let Some(timeout_ms) = opts.timeout_ms {
+      self.hub.apply(|r| {
+        r.set_deadline(&id, timeout_ms, now_mono);
+        Vec::new()
+      });
+      self.hub.poke_idle_watcher();
+    }
     self.commit_native(&env, &id, now_wall, launched, reading);
     Ok(args::out(&env, &object))
   }

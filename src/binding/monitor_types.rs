@@ -158,6 +158,10 @@ pub struct MonitorStartOptions {
   /// 100..3600000: after output, once no byte arrived for this long, one
   /// notification with `meta.type === 'settled'` (re-armed by the next byte).
   pub settle_ms: Option<u32>,
+  /// 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
+  /// task is stopped as a cancel stops it and fails with `Timed out after <ms>
+  /// ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with `persist`.
+  pub timeout_ms: Option<u32>,
   /// Hold Node's event loop while the monitor runs (default false).
   pub keep_alive: Option<bool>,
   /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,

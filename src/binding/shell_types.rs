@@ -105,6 +105,11 @@ pub struct ExecuteBackgroundOptions {
   /// 100..3600000: after output, once no byte arrived for this long, one
   /// notification with `meta.type === 'settled'` (re-armed by the next byte).
   pub settle_ms: Option<u32>,
+  /// 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
+  /// tree is stopped as a cancel stops it and the shell fails with `timed out
+  /// after <ms> ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
+  /// `persist`.
+  pub timeout_ms: Option<u32>,
   /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
   /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
   #[napi(ts_type = "TerminalOptions | boolean")]

@@ -48,7 +48,7 @@ pub struct WaitResult {
 #[napi(object, object_from_js = false)]
 pub struct TaskEnd {
   #[napi(
-    ts_type = "'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit'"
+    ts_type = "'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout'"
   )]
   pub reason: String,
   #[napi(ts_type = "'process' | 'caller' | 'limit' | 'host'")]

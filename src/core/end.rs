@@ -17,6 +17,8 @@ pub enum EndReason {
   SpawnFailed,
   IoError,
   HostExit,
+  /// `timeoutMs` (API.md §6.8): the wall-clock deadline passed.
+  Timeout,
 }
 
 /// Who ended the task.
@@ -122,6 +124,14 @@ impl TaskEnd {
     }
   }
 
+  /// `timeoutMs` passed (API.md §6.8); `detail` says after how long.
+  pub fn timeout(timeout_ms: u64) -> Self {
+    Self {
+      detail: Some(format!("Timed out after {timeout_ms} ms")),
+      ..Self::new(EndReason::Timeout, EndBy::Limit)
+    }
+  }
+
   /// The host (Node) exited while the task ran; its exit hook stopped it.
   pub fn host_exit() -> Self {
     Self::new(EndReason::HostExit, EndBy::Host)
@@ -138,6 +148,7 @@ impl TaskEnd {
       EndReason::SpawnFailed => "spawn-failed",
       EndReason::IoError => "io-error",
       EndReason::HostExit => "host-exit",
+      EndReason::Timeout => "timeout",
     }
   }
 
@@ -185,6 +196,10 @@ mod tests {
       serde_json::to_string(&TaskEnd::host_exit()).unwrap(),
       r#"{"reason":"host-exit","by":"host"}"#
     );
+    assert_eq!(
+      serde_json::to_string(&TaskEnd::timeout(1500)).unwrap(),
+      r#"{"reason":"timeout","by":"limit","detail":"Timed out after 1500 ms"}"#
+    );
   }
 
   #[test]
@@ -198,6 +213,7 @@ mod tests {
       TaskEnd::spawn_failed("spawn x ENOENT"),
       TaskEnd::io_error("EIO"),
       TaskEnd::host_exit(),
+      TaskEnd::timeout(500),
     ] {
       let value = serde_json::to_value(&end).unwrap();
       assert_eq!(value["reason"], end.reason_str());

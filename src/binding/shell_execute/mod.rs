@@ -40,6 +40,8 @@ struct Options {
   max_output_bytes: u64,
   shell_id: Option<String>,
   settle_ms: Option<u64>,
+  /// `timeoutMs` (API.md §6.8).
+  timeout_ms: Option<u64>,
   /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
   terminal: Option<crate::core::terminal::TerminalSize>,
   /// `persist` (docs/persistence.md).
@@ -99,6 +101,7 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
     shell_id,
     terminal,
+    timeout_ms: args::parse_timeout_ms(env, o, persist.is_some())?,
     persist,
     settle_ms: args::optional_integer_field(
       env,
@@ -327,6 +330,9 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
       let run = launched.start(opts.settle_ms, || {
         run_callbacks(&env, &settle, &inner, &shell_id)
       });
+      if let (Ok(run), Some(timeout_ms)) = (&run, opts.timeout_ms) {
+        run.set_deadline(timeout_ms);
+      }
       attach_run(
         &env,
         &inner,

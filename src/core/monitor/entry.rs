@@ -95,6 +95,11 @@ pub struct MonitorEntry {
   /// window), cut as event lines; they ride in the terminal notification.
   pub end_lines: Vec<String>,
   pub end_marks: Vec<Mark>,
+  /// `timeoutMs` (API.md §6.8): the wall-clock limit and the monotonic deadline it gives.
+  pub timeout_ms: Option<u64>,
+  pub deadline_ms: Option<i64>,
+  /// The deadline was handed to the watcher (once).
+  pub deadline_announced: bool,
 }
 
 impl MonitorEntry {
@@ -136,6 +141,9 @@ impl MonitorEntry {
       end_digest: None,
       end_lines: Vec::new(),
       end_marks: Vec::new(),
+      timeout_ms: None,
+      deadline_ms: None,
+      deadline_announced: false,
     }
   }
 

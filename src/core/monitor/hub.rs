@@ -263,6 +263,30 @@ impl MonitorHub {
     self.wake_js();
   }
 
+  /// A native entry's `timeoutMs` deadline passed (API.md §6.8), on the watcher thread: as
+  /// the idle timeout, flush, settle failed with the timeout's end, then the tree is stopped
+  /// as a cancel stops it.
+  pub fn native_timeout(&self, clock: &impl Clock, id: &str) {
+    let mut due = false;
+    self.apply(|r| {
+      let effects = r.timeout_begin(id, clock.mono_ms());
+      due = !effects.is_empty();
+      effects
+    });
+    if !due {
+      return;
+    }
+    let native = self.native(id);
+    if let Some(native) = &native {
+      native.stop_reading(self, AbortKind::Flush);
+    }
+    self.apply(|r| r.timeout_finish(id, clock.wall_ms()));
+    if let Some(native) = &native {
+      native.kill();
+    }
+    self.wake_js();
+  }
+
   /// Starts the thread that watches idle deadlines. It holds the hub weakly and
   /// ends once the hub is gone. Only native entries have Rust deadlines: fed
   /// entries use JavaScript timers, as in TypeScript (see the binding).
@@ -548,6 +572,10 @@ fn idle_watch_loop<C: Clock>(weak: Weak<MonitorHub>, clock: C) {
     let due = hub.registry().take_due_idle(now);
     for (id, _native) in due {
       hub.native_idle_timeout(&clock, &id);
+    }
+    let deadlines = hub.registry().take_due_deadlines(now);
+    for id in deadlines {
+      hub.native_timeout(&clock, &id);
     }
     // Settled notifications of monitors with a signal lane: their windows first.
     let lane_settles = hub.registry().lane_settles_due(now);

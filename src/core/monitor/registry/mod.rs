@@ -460,14 +460,72 @@ impl MonitorRegistry {
     due
   }
 
-  /// The earliest idle deadline of any running native entry not yet handed out.
+  /// The earliest idle deadline or `timeoutMs` deadline of any running native entry not yet
+  /// handed out.
   pub fn next_idle_deadline(&self) -> Option<i64> {
-    self
-      .entries
-      .iter()
-      .filter(|e| e.mode == EntryMode::Native && e.is_running() && !e.idle_announced)
-      .filter_map(|e| e.idle_deadline_ms)
-      .min()
+    let running = || {
+      self
+        .entries
+        .iter()
+        .filter(|e| e.mode == EntryMode::Native && e.is_running())
+    };
+    let idle = running()
+      .filter(|e| !e.idle_announced)
+      .filter_map(|e| e.idle_deadline_ms);
+    let deadlines = running()
+      .filter(|e| !e.deadline_announced)
+      .filter_map(|e| e.deadline_ms);
+    idle.chain(deadlines).min()
+  }
+
+  /// `timeoutMs` (API.md §6.8): a native entry ends `timeout_ms` after `now_mono_ms`.
+  pub fn set_deadline(&mut self, id: &str, timeout_ms: u64, now_mono_ms: i64) {
+    if let Some(e) = self.running_mut(id) {
+      e.timeout_ms = Some(timeout_ms);
+      e.deadline_ms = Some(now_mono_ms.saturating_add(timeout_ms as i64));
+      e.deadline_announced = false;
+    }
+  }
+
+  /// Native entries whose `timeoutMs` deadline passed, not handed out before; marks them.
+  pub fn take_due_deadlines(&mut self, now_mono_ms: i64) -> Vec<String> {
+    let mut due = Vec::new();
+    for e in &mut self.entries {
+      if e.mode == EntryMode::Native
+        && e.is_running()
+        && !e.deadline_announced
+        && e.deadline_ms.is_some_and(|d| d <= now_mono_ms)
+      {
+        e.deadline_announced = true;
+        due.push(e.id.clone());
+      }
+    }
+    due
+  }
+
+  /// `timeoutMs`, step 1: if the deadline passed and the entry runs, abort it (flush).
+  pub fn timeout_begin(&mut self, id: &str, now_mono_ms: i64) -> Vec<Effect> {
+    match self.get_mut(id) {
+      Some(e) if e.is_running() && e.deadline_ms.is_some_and(|d| d <= now_mono_ms) => {
+        let end = TaskEnd::timeout(e.timeout_ms.unwrap_or(0));
+        e.ending.get_or_insert(end);
+        vec![abort(id, AbortKind::Flush)]
+      }
+      _ => Vec::new(),
+    }
+  }
+
+  /// Step 2: if still running, failed with `Timed out after <ms> ms`, and notify.
+  pub fn timeout_finish(&mut self, id: &str, now_wall_ms: f64) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id) else {
+      return Vec::new();
+    };
+    let end = TaskEnd::timeout(entry.timeout_ms.unwrap_or(0));
+    let detail = end.detail.clone().unwrap_or_default();
+    entry.error = Some(detail.clone());
+    let mut effects = self.settle(id, MonitorStatus::Failed, end, now_wall_ms);
+    effects.push(terminal(id, Some(&detail)));
+    effects
   }
 
   /// §2.5 idle timeout, step 1: if the entry is still idle, abort it first.

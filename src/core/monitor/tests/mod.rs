@@ -549,6 +549,56 @@ fn native_idle_deadline_follows_bytes_not_events() {
   assert_eq!(lock(&reg).get("n").unwrap().bytes_read, 10);
 }
 
+/// `timeoutMs` (API.md §6.8): the deadline is watched with the idle deadline, fires once, and
+/// fails the entry with the timeout's end and text.
+#[test]
+fn a_native_deadline_fails_the_entry_with_a_timeout() {
+  let (reg, clock) = setup();
+  let mut host = Host::new(&reg, &clock);
+  let mut r = registration("n");
+  r.mode = EntryMode::Native;
+  host.register(r).unwrap();
+  lock(&reg).set_deadline("n", 500, clock.mono_ms());
+  assert_eq!(lock(&reg).next_idle_deadline(), Some(500));
+  clock.advance(499);
+  assert!(lock(&reg).take_due_deadlines(clock.mono_ms()).is_empty());
+  // Not due: nothing happens.
+  reg.native_timeout(&clock, "n");
+  assert!(lock(&reg).is_running("n"));
+  clock.advance(1);
+  assert_eq!(lock(&reg).take_due_deadlines(clock.mono_ms()), ["n"]);
+  assert!(
+    lock(&reg).take_due_deadlines(clock.mono_ms()).is_empty(),
+    "handed out once"
+  );
+  assert_eq!(lock(&reg).next_idle_deadline(), Some(300_000));
+  reg.native_timeout(&clock, "n");
+  reg.drain(&mut host);
+  let entry = lock(&reg).get("n").unwrap().clone();
+  assert_eq!(entry.status, MonitorStatus::Failed);
+  assert_eq!(entry.error.as_deref(), Some("Timed out after 500 ms"));
+  let end = entry.end.unwrap();
+  assert_eq!((end.reason_str(), end.by_str()), ("timeout", "limit"));
+  let n = host.notifications();
+  assert_eq!(n.len(), 1);
+  assert!(
+    n[0].model_text.contains("<status>failed</status>"),
+    "{}",
+    n[0].model_text
+  );
+  assert!(
+    n[0]
+      .model_text
+      .contains("<result>Timed out after 500 ms</result>"),
+    "{}",
+    n[0].model_text
+  );
+  // A second call changes nothing.
+  reg.native_timeout(&clock, "n");
+  reg.drain(&mut host);
+  assert_eq!(host.notifications().len(), 1);
+}
+
 #[test]
 fn caller_written_dropped_lines_reach_the_terminal_notification() {
   let (reg, clock) = setup();

@@ -44,6 +44,8 @@ pub struct ShellOutcome {
   pub aborted: bool,
   /// Who asked for that cancel, when known (see [`ShellRun::cancel_via`]).
   pub cancelled_via: Option<EndVia>,
+  /// `timeoutMs` (API.md §6.8): the deadline passed and stopped the run.
+  pub timed_out_ms: Option<u64>,
   /// A pipe read, wait or output-file write error, by its message.
   pub spawn_or_io_error: Option<String>,
   pub counters: OutputCounters,
@@ -75,6 +77,8 @@ impl ShellOutcome {
     }
     if self.aborted {
       ShellVerdict::Cancelled
+    } else if let Some(ms) = self.timed_out_ms {
+      ShellVerdict::Failed(format!("timed out after {ms} ms"))
     } else if let Some(error) = &self.spawn_or_io_error {
       ShellVerdict::Failed(error.clone())
     } else if let Some(signal) = self.exit.signal {
@@ -95,6 +99,8 @@ impl ShellOutcome {
     }
     if self.aborted {
       TaskEnd::cancelled(self.cancelled_via.unwrap_or(EndVia::Signal))
+    } else if let Some(ms) = self.timed_out_ms {
+      TaskEnd::timeout(ms)
     } else if let Some(error) = &self.spawn_or_io_error {
       TaskEnd::io_error(error)
     } else if let Some(signal) = self.exit.signal {
@@ -113,6 +119,8 @@ struct RunState {
   io_error: Option<String>,
   aborted: bool,
   cancelled_via: Option<EndVia>,
+  /// `timeoutMs` passed (and stopped the tree), after this many ms.
+  timed_out_ms: Option<u64>,
   settled: bool,
   on_settle: Option<OnSettle>,
 }
@@ -192,6 +200,7 @@ impl ShellRun {
         io_error: None,
         aborted: false,
         cancelled_via: None,
+        timed_out_ms: None,
         settled: false,
         on_settle: Some(on_settle),
       }),
@@ -236,6 +245,32 @@ impl ShellRun {
       if let Some(group) = &self.group {
         process::terminate(group);
       }
+    }
+  }
+
+  /// `timeoutMs` (API.md §6.8): `timeout_ms` from now the run is stopped as a cancel stops it
+  /// (SIGTERM, then SIGKILL), and it fails with `timed out after <ms> ms` and its end
+  /// `timeout`. Nothing happens if it settled or was cancelled first.
+  pub fn set_deadline(&self, timeout_ms: u64) {
+    let Some(reactor) = lock(&self.reactor).clone() else {
+      return;
+    };
+    let me = self.me.for_timer();
+    reactor.after(Duration::from_millis(timeout_ms), move || {
+      if let Some(run) = me.upgrade() {
+        run.time_out(timeout_ms);
+      }
+    });
+  }
+
+  fn time_out(&self, timeout_ms: u64) {
+    let mut state = lock(&self.state);
+    if state.settled || state.aborted || state.timed_out_ms.is_some() {
+      return;
+    }
+    state.timed_out_ms = Some(timeout_ms);
+    if let Some(group) = &self.group {
+      process::terminate(group);
     }
   }
 
@@ -391,7 +426,7 @@ impl ShellRun {
       state.settled = true;
       (
         state.exit,
-        (state.aborted, state.cancelled_via),
+        (state.aborted, state.cancelled_via, state.timed_out_ms),
         state.io_error.take(),
         state.on_settle.take(),
       )
@@ -400,7 +435,7 @@ impl ShellRun {
     if let Some((terminal, _)) = &self.terminal {
       terminal.finish();
     }
-    let (aborted, cancelled_via) = aborted;
+    let (aborted, cancelled_via, timed_out_ms) = aborted;
     let counters = lock(&self.writer)
       .as_mut()
       .map(|writer| {
@@ -412,6 +447,7 @@ impl ShellRun {
       exit,
       aborted,
       cancelled_via,
+      timed_out_ms,
       spawn_or_io_error: io_error.or_else(|| counters.write_error.clone()),
       counters,
       recorded_end: None,

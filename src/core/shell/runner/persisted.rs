@@ -54,6 +54,7 @@ impl ShellRun {
         io_error: None,
         aborted: false,
         cancelled_via: None,
+        timed_out_ms: None,
         settled: false,
         on_settle: Some(on_settle),
       }),
@@ -102,6 +103,7 @@ impl ShellRun {
         exit: NO_EXIT,
         aborted,
         cancelled_via,
+        timed_out_ms: None,
         spawn_or_io_error: Some(format!("persisted task: {error}")),
         counters: OutputCounters::default(),
         recorded_end: None,
@@ -132,6 +134,7 @@ impl ShellOutcome {
       },
       aborted: aborted || cancelled,
       cancelled_via: cancelled_via.or(recorded.via),
+      timed_out_ms: None,
       spawn_or_io_error: None,
       counters: OutputCounters {
         bytes_read: view.output_bytes + view.dropped_bytes,

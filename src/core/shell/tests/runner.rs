@@ -151,6 +151,45 @@ fn cancel_kills_the_tree_and_reports_aborted() {
   )));
 }
 
+/// `timeoutMs` (API.md §6.8): the deadline stops the tree as a cancel does, a child that
+/// ignores SIGTERM included, and the run fails with its end `timeout`.
+#[test]
+fn a_deadline_stops_the_tree_and_fails_the_run_with_a_timeout() {
+  let _serial = serial();
+  let started = start("trap '' TERM; sleep 30 & sleep 30; wait");
+  let _cleanup = KillOnDrop(started.run.group().clone());
+  assert!(wait_until(Duration::from_secs(5), || {
+    tagged_alive(&started.run.group().task_tag).len() >= 3
+  }));
+  started.run.set_deadline(200);
+  let outcome = started.wait().outcome;
+  assert_eq!(outcome.timed_out_ms, Some(200));
+  assert!(!outcome.aborted);
+  assert_eq!(
+    outcome.verdict(),
+    ShellVerdict::Failed("timed out after 200 ms".into())
+  );
+  let end = outcome.end();
+  assert_eq!(end.reason_str(), "timeout");
+  assert_eq!(end.by_str(), "limit");
+  assert_eq!(end.detail.as_deref(), Some("Timed out after 200 ms"));
+  assert!(wait_until(Duration::from_secs(10), || !tree_alive(
+    started.run.group()
+  )));
+  assert!(tagged_alive(&started.run.group().task_tag).is_empty());
+}
+
+/// A run that ends before its deadline is not touched by it.
+#[test]
+fn a_deadline_after_the_end_changes_nothing() {
+  let _serial = serial();
+  let started = start("echo done");
+  started.run.set_deadline(60_000);
+  let outcome = started.wait().outcome;
+  assert_eq!(outcome.timed_out_ms, None);
+  assert_eq!(outcome.verdict(), ShellVerdict::Completed(0));
+}
+
 #[test]
 fn a_descendant_holding_stdout_keeps_the_run_open_and_its_output_is_kept() {
   let _serial = serial();

@@ -1,0 +1,94 @@
+// Task control (API.md §6.8): `timeoutMs`, a wall-clock deadline for monitors and background
+// shells. Real process trees, including a child that ignores SIGTERM; every pid the tree wrote
+// down is checked dead afterwards.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+
+import { BackgroundShellRegistry, MonitorRegistry, executeBackground, type MonitorNotificationMeta } from '../index.js'
+import { isAlive, viaScript, waitFor } from './support/process'
+
+const scratch = mkdtempSync(join(tmpdir(), 'taskstream-control-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+let n = 0
+const pidFile = () => join(scratch, `pids-${++n}`)
+/** A tree: bash ignoring SIGTERM, two sleeps in the background (one ignoring SIGTERM too), their pids written down. */
+const tree = (file: string) => `trap '' TERM; (trap '' TERM; exec sleep 60) & echo $! >> ${file}; sleep 60 & echo $! >> ${file}; echo $$ >> ${file}; wait`
+const pidsIn = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map(Number)
+
+const monitors: MonitorRegistry[] = []
+afterEach(() => {
+  for (const m of monitors.splice(0)) m.abortAll({ notify: false })
+})
+
+describe('timeoutMs', () => {
+  it('a monitor past its deadline is stopped as a cancel stops it, and fails with end.reason timeout', async () => {
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    const seen: Array<{ model: string; meta: MonitorNotificationMeta }> = []
+    registry.setNotificationCallback((_display, model, meta) => seen.push({ model, meta }))
+    const file = pidFile()
+    const entry = registry.start({ command: viaScript(tree(file)), timeoutMs: 400 })
+    await waitFor(() => entry.status !== 'running', 20_000, 'the deadline')
+    expect(entry.status).toBe('failed')
+    expect(entry.error).toBe('Timed out after 400 ms')
+    expect(entry.end).toEqual({ reason: 'timeout', by: 'limit', detail: 'Timed out after 400 ms' })
+    await waitFor(() => seen.some((s) => s.meta.type === 'terminal'), 10_000, 'the terminal notification')
+    const terminal = seen.find((s) => s.meta.type === 'terminal')!
+    expect(terminal.meta.end).toEqual(entry.end)
+    expect(terminal.model).toContain('<status>failed</status>')
+    expect(terminal.model).toContain('<result>Timed out after 400 ms</result>')
+    const pids = pidsIn(file)
+    expect(pids).toHaveLength(3)
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000, 'the whole tree to die')
+  })
+
+  it('a monitor that ends first is not touched by its deadline', async () => {
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    const entry = registry.start({ command: 'echo done', timeoutMs: 60_000 })
+    await waitFor(() => entry.status !== 'running', 10_000, 'the exit')
+    expect(entry.status).toBe('completed')
+    expect(entry.end?.reason).toBe('exited')
+  })
+
+  it('a background shell past its deadline is stopped and done resolves failed with end.reason timeout', async () => {
+    const registry = new BackgroundShellRegistry()
+    const file = pidFile()
+    const handle = executeBackground({ command: tree(file), cwd: scratch, outputDir: join(scratch, 'out'), registry, timeoutMs: 400 })
+    const result = await handle.done
+    expect(result.status).toBe('failed')
+    expect(result.error).toBe('timed out after 400 ms')
+    expect(result.end).toEqual({ reason: 'timeout', by: 'limit', detail: 'Timed out after 400 ms' })
+    expect(registry.get(handle.shellId)).toMatchObject({ status: 'failed', error: 'timed out after 400 ms' })
+    const pids = pidsIn(file)
+    expect(pids).toHaveLength(3)
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000, 'the whole tree to die')
+  })
+
+  it('bad values are a TypeError or RangeError naming the field, and nothing starts', () => {
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    const shells = new BackgroundShellRegistry()
+    const marker = join(scratch, 'started')
+    const command = `touch ${marker}`
+    for (const [timeoutMs, error] of [
+      [0, RangeError],
+      [-1, RangeError],
+      [1.5, RangeError],
+      [2 ** 31, RangeError],
+      ['100', TypeError],
+    ] as const) {
+      expect(() => registry.start({ command, timeoutMs } as never)).toThrow(error)
+      expect(() => registry.start({ command, timeoutMs } as never)).toThrow('"options.timeoutMs"')
+      expect(() => executeBackground({ command, cwd: scratch, outputDir: join(scratch, 'out'), registry: shells, timeoutMs } as never)).toThrow(error)
+    }
+    const persist = { stateDir: join(scratch, 'state') }
+    expect(() => registry.start({ command, timeoutMs: 100, persist })).toThrow(/"options\.timeoutMs" option cannot be used with "options\.persist"/)
+    expect(registry.getAll()).toEqual([])
+    expect(shells.getAll()).toEqual([])
+    expect(() => readFileSync(marker)).toThrow()
+  })
+})
