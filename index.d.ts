@@ -305,6 +305,13 @@ export interface ExecuteBackgroundOptions {
   signal?: AbortSignal
   /** Cap on the output file (default 1 GiB); past it bytes are counted, not written. */
   maxOutputBytes?: number
+  /**
+   * What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
+   * default) keeps the task running and counts the rest; `'stop'` stops the
+   * tree as a cancel does and fails the shell with `output limit of <n> bytes
+   * reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
+   */
+  onOutputCap?: 'truncate' | 'stop'
   /** Default `bg_` + 8 hex characters. */
   shellId?: string
   /**
@@ -800,7 +807,7 @@ export declare function stripTrailingBackgroundAmp(command: string): string
 
 /** Who ended a task (API.md §6.3). */
 export interface TaskEnd {
-  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout'
+  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout' | 'limit'
   by: 'process' | 'caller' | 'limit' | 'host'
   /** For `by: 'caller'`. */
   via?: 'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal'
@@ -809,6 +816,8 @@ export interface TaskEnd {
   signal?: string
   /** The OS error text, … */
   detail?: string
+  /** For `reason: 'limit'` (API.md §6.8): which limit. */
+  limit?: 'output'
 }
 
 /** One bounded read of an output file. */

@@ -92,3 +92,36 @@ describe('timeoutMs', () => {
     expect(() => readFileSync(marker)).toThrow()
   })
 })
+
+describe('onOutputCap', () => {
+  it("'stop' ends a runaway shell at maxOutputBytes with end.reason limit, end.limit output", async () => {
+    const registry = new BackgroundShellRegistry()
+    const handle = executeBackground({ command: "yes 'a line of output'", cwd: scratch, outputDir: join(scratch, 'out'), registry, maxOutputBytes: 10_000, onOutputCap: 'stop' })
+    const result = await handle.done
+    expect(result.status).toBe('failed')
+    expect(result.error).toBe('output limit of 10000 bytes reached')
+    expect(result.end).toEqual({ reason: 'limit', by: 'limit', limit: 'output', detail: 'Output limit of 10000 bytes reached' })
+    expect(result.bytesWritten).toBe(10_000)
+    expect(readFileSync(handle.outputPath, 'utf8').length).toBeGreaterThanOrEqual(10_000)
+  })
+
+  it("'truncate' (the default) keeps the task running past the cap", async () => {
+    const registry = new BackgroundShellRegistry()
+    const handle = executeBackground({ command: "head -c 50000 /dev/zero | tr '\\0' x; echo; echo done", cwd: scratch, outputDir: join(scratch, 'out'), registry, maxOutputBytes: 1000, onOutputCap: 'truncate' })
+    const result = await handle.done
+    expect(result).toMatchObject({ status: 'completed', exitCode: 0, bytesWritten: 1000 })
+    expect(result.end.reason).toBe('exited')
+  })
+
+  it('bad values are a TypeError naming the field, and nothing starts', () => {
+    const shells = new BackgroundShellRegistry()
+    const marker = join(scratch, 'cap-started')
+    const options = { command: `touch ${marker}`, cwd: scratch, outputDir: join(scratch, 'out'), registry: shells }
+    expect(() => executeBackground({ ...options, onOutputCap: 'kill' } as never)).toThrow(TypeError)
+    expect(() => executeBackground({ ...options, onOutputCap: 'kill' } as never)).toThrow(`The "options.onOutputCap" property must be 'truncate' or 'stop'. Received 'kill'`)
+    expect(() => executeBackground({ ...options, onOutputCap: 1 } as never)).toThrow('"options.onOutputCap"')
+    expect(() => executeBackground({ ...options, onOutputCap: 'stop', persist: { stateDir: join(scratch, 'state') } })).toThrow(TypeError)
+    expect(shells.getAll()).toEqual([])
+    expect(() => readFileSync(marker)).toThrow()
+  })
+})

@@ -121,6 +121,7 @@ pub(crate) fn end_object<'a>(env: &'a Env, end: &TaskEnd) -> Result<Object<'a>> 
   set_opt(&mut object, "exitCode", end.exit_code)?;
   set_opt(&mut object, "signal", end.signal.as_deref())?;
   set_opt(&mut object, "detail", end.detail.as_deref())?;
+  set_opt(&mut object, "limit", end.limit_str())?;
   Ok(object)
 }
 

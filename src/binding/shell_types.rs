@@ -100,6 +100,12 @@ pub struct ExecuteBackgroundOptions {
   pub signal: Option<ObjectRef<false>>,
   /// Cap on the output file (default 1 GiB); past it bytes are counted, not written.
   pub max_output_bytes: Option<f64>,
+  /// What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
+  /// default) keeps the task running and counts the rest; `'stop'` stops the
+  /// tree as a cancel does and fails the shell with `output limit of <n> bytes
+  /// reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
+  #[napi(ts_type = "'truncate' | 'stop'")]
+  pub on_output_cap: Option<String>,
   /// Default `bg_` + 8 hex characters.
   pub shell_id: Option<String>,
   /// 100..3600000: after output, once no byte arrived for this long, one

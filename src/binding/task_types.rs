@@ -48,7 +48,7 @@ pub struct WaitResult {
 #[napi(object, object_from_js = false)]
 pub struct TaskEnd {
   #[napi(
-    ts_type = "'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout'"
+    ts_type = "'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout' | 'limit'"
   )]
   pub reason: String,
   #[napi(ts_type = "'process' | 'caller' | 'limit' | 'host'")]
@@ -61,6 +61,9 @@ pub struct TaskEnd {
   pub signal: Option<String>,
   /// The OS error text, …
   pub detail: Option<String>,
+  /// For `reason: 'limit'` (API.md §6.8): which limit.
+  #[napi(ts_type = "'output'")]
+  pub limit: Option<String>,
 }
 
 /// `terminal: true | { cols, rows }` (API.md §6.5): the command gets a

@@ -19,6 +19,16 @@ pub enum EndReason {
   HostExit,
   /// `timeoutMs` (API.md §6.8): the wall-clock deadline passed.
   Timeout,
+  /// A limit of the task stopped it (API.md §6.8); [`TaskEnd::limit`] says which.
+  Limit,
+}
+
+/// Which limit ended a task (`end.limit`, API.md §6.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndLimit {
+  /// `maxOutputBytes` with `onOutputCap: 'stop'`.
+  Output,
 }
 
 /// Who ended the task.
@@ -56,6 +66,9 @@ pub struct TaskEnd {
   pub signal: Option<String>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub detail: Option<String>,
+  /// For `reason: 'limit'`: which one.
+  #[serde(default, skip_serializing_if = "Option::is_none")]
+  pub limit: Option<EndLimit>,
 }
 
 impl TaskEnd {
@@ -67,6 +80,7 @@ impl TaskEnd {
       exit_code: None,
       signal: None,
       detail: None,
+      limit: None,
     }
   }
 
@@ -132,6 +146,15 @@ impl TaskEnd {
     }
   }
 
+  /// `maxOutputBytes` with `onOutputCap: 'stop'` (API.md §6.8): the output reached the cap.
+  pub fn output_limit(max_output_bytes: u64) -> Self {
+    Self {
+      detail: Some(format!("Output limit of {max_output_bytes} bytes reached")),
+      limit: Some(EndLimit::Output),
+      ..Self::new(EndReason::Limit, EndBy::Limit)
+    }
+  }
+
   /// The host (Node) exited while the task ran; its exit hook stopped it.
   pub fn host_exit() -> Self {
     Self::new(EndReason::HostExit, EndBy::Host)
@@ -149,7 +172,15 @@ impl TaskEnd {
       EndReason::IoError => "io-error",
       EndReason::HostExit => "host-exit",
       EndReason::Timeout => "timeout",
+      EndReason::Limit => "limit",
     }
+  }
+
+  /// `end.limit`'s JavaScript name.
+  pub fn limit_str(&self) -> Option<&'static str> {
+    self.limit.map(|limit| match limit {
+      EndLimit::Output => "output",
+    })
   }
 
   pub fn by_str(&self) -> &'static str {
@@ -197,6 +228,10 @@ mod tests {
       r#"{"reason":"host-exit","by":"host"}"#
     );
     assert_eq!(
+      serde_json::to_string(&TaskEnd::output_limit(64)).unwrap(),
+      r#"{"reason":"limit","by":"limit","detail":"Output limit of 64 bytes reached","limit":"output"}"#
+    );
+    assert_eq!(
       serde_json::to_string(&TaskEnd::timeout(1500)).unwrap(),
       r#"{"reason":"timeout","by":"limit","detail":"Timed out after 1500 ms"}"#
     );
@@ -214,6 +249,7 @@ mod tests {
       TaskEnd::io_error("EIO"),
       TaskEnd::host_exit(),
       TaskEnd::timeout(500),
+      TaskEnd::output_limit(10),
     ] {
       let value = serde_json::to_value(&end).unwrap();
       assert_eq!(value["reason"], end.reason_str());

@@ -42,6 +42,8 @@ struct Options {
   settle_ms: Option<u64>,
   /// `timeoutMs` (API.md §6.8).
   timeout_ms: Option<u64>,
+  /// `onOutputCap: 'stop'` (API.md §6.8).
+  stop_at_cap: bool,
   /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
   terminal: Option<crate::core::terminal::TerminalSize>,
   /// `persist` (docs/persistence.md).
@@ -102,6 +104,7 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     shell_id,
     terminal,
     timeout_ms: args::parse_timeout_ms(env, o, persist.is_some())?,
+    stop_at_cap: parse_on_output_cap(env, o, persist.is_some())?,
     persist,
     settle_ms: args::optional_integer_field(
       env,
@@ -113,6 +116,26 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     )?
     .map(|n| n as u64),
   })
+}
+
+/// `onOutputCap`: `'truncate'` (the default) or `'stop'`; `'stop'` is refused with `persist`
+/// (the keeper writes a persisted shell's file).
+fn parse_on_output_cap(env: &Env, o: &Object, persisted: bool) -> Result<bool> {
+  let value = args::optional_string_field(env, o, "onOutputCap", "options.onOutputCap")?;
+  match value.as_deref() {
+    None | Some("truncate") => Ok(false),
+    Some("stop") if persisted => Err(args::type_error(
+      env,
+      "The \"options.onOutputCap\" option 'stop' cannot be used with \"options.persist\"".into(),
+    )),
+    Some("stop") => Ok(true),
+    Some(other) => Err(args::type_error(
+      env,
+      format!(
+        "The \"options.onOutputCap\" property must be 'truncate' or 'stop'. Received '{other}'"
+      ),
+    )),
+  }
 }
 
 /// The registry option, or the process-wide one.
@@ -330,8 +353,13 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
       let run = launched.start(opts.settle_ms, || {
         run_callbacks(&env, &settle, &inner, &shell_id)
       });
-      if let (Ok(run), Some(timeout_ms)) = (&run, opts.timeout_ms) {
-        run.set_deadline(timeout_ms);
+      if let Ok(run) = &run {
+        if let Some(timeout_ms) = opts.timeout_ms {
+          run.set_deadline(timeout_ms);
+        }
+        if opts.stop_at_cap {
+          run.stop_at_output_cap();
+        }
       }
       attach_run(
         &env,

@@ -59,7 +59,7 @@ impl Settle {
       },
       aborted: false,
       cancelled_via: None,
-      timed_out_ms: None,
+      stopped_by: None,
       spawn_or_io_error: Some(error.to_owned()),
       counters: Default::default(),
       recorded_end: None,

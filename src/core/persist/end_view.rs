@@ -23,6 +23,8 @@ fn reason(s: &str) -> Option<EndReason> {
     "spawn-failed" => EndReason::SpawnFailed,
     "io-error" => EndReason::IoError,
     "host-exit" => EndReason::HostExit,
+    "timeout" => EndReason::Timeout,
+    "limit" => EndReason::Limit,
     _ => return None,
   })
 }
@@ -80,6 +82,9 @@ impl EndView {
       exit_code: e.get("exitCode").and_then(|x| x.as_i64()).map(|n| n as i32),
       signal: s(e, "signal"),
       detail: s(e, "detail"),
+      limit: e
+        .get("limit")
+        .and_then(|x| serde_json::from_value(x.clone()).ok()),
     };
     Ok(Self {
       end_time: v

@@ -96,6 +96,16 @@ impl CappedFile {
     self.written
   }
 
+  /// `maxOutputBytes`.
+  pub(super) fn limit(&self) -> u64 {
+    self.limit
+  }
+
+  /// Whether output reached the cap (some of it was not written).
+  pub(super) fn limit_reached(&self) -> bool {
+    self.limit_reached
+  }
+
   pub(super) fn not_written(&self) -> u64 {
     self.not_written
   }

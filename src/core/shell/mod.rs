@@ -28,7 +28,7 @@ pub use notification::{
 pub use output::{OutputCounters, OutputWriter, Stream, DEFAULT_MAX_OUTPUT_BYTES, MAX_SNIFF_SIZE};
 pub use registry::{ShellEffect, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS};
 #[cfg(any(unix, windows))]
-pub use runner::{ShellOutcome, ShellRun};
+pub use runner::{RunLimit, ShellOutcome, ShellRun};
 pub use runs::{ShellSettled, ShellVerdict};
 pub use sidecar::{record_host_exit, write_status_sidecar};
 pub use signals::{RunSignal, RunSignals};

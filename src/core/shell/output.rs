@@ -195,6 +195,16 @@ impl OutputWriter {
     self.file.close();
   }
 
+  /// `maxOutputBytes`.
+  pub fn max_bytes(&self) -> u64 {
+    self.file.limit()
+  }
+
+  /// Whether the output reached `maxOutputBytes`.
+  pub fn cap_reached(&self) -> bool {
+    self.file.limit_reached()
+  }
+
   pub fn counters(&self) -> OutputCounters {
     OutputCounters {
       bytes_read: self.bytes_read,

@@ -10,6 +10,7 @@
 
 use std::io;
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -44,8 +45,8 @@ pub struct ShellOutcome {
   pub aborted: bool,
   /// Who asked for that cancel, when known (see [`ShellRun::cancel_via`]).
   pub cancelled_via: Option<EndVia>,
-  /// `timeoutMs` (API.md §6.8): the deadline passed and stopped the run.
-  pub timed_out_ms: Option<u64>,
+  /// A limit of the run (API.md §6.8) stopped it: `timeoutMs`, the output cap.
+  pub stopped_by: Option<RunLimit>,
   /// A pipe read, wait or output-file write error, by its message.
   pub spawn_or_io_error: Option<String>,
   pub counters: OutputCounters,
@@ -77,8 +78,8 @@ impl ShellOutcome {
     }
     if self.aborted {
       ShellVerdict::Cancelled
-    } else if let Some(ms) = self.timed_out_ms {
-      ShellVerdict::Failed(format!("timed out after {ms} ms"))
+    } else if let Some(limit) = self.stopped_by {
+      ShellVerdict::Failed(limit.error())
     } else if let Some(error) = &self.spawn_or_io_error {
       ShellVerdict::Failed(error.clone())
     } else if let Some(signal) = self.exit.signal {
@@ -99,14 +100,40 @@ impl ShellOutcome {
     }
     if self.aborted {
       TaskEnd::cancelled(self.cancelled_via.unwrap_or(EndVia::Signal))
-    } else if let Some(ms) = self.timed_out_ms {
-      TaskEnd::timeout(ms)
+    } else if let Some(limit) = self.stopped_by {
+      limit.end()
     } else if let Some(error) = &self.spawn_or_io_error {
       TaskEnd::io_error(error)
     } else if let Some(signal) = self.exit.signal {
       TaskEnd::signaled(&process::signal_name(signal))
     } else {
       TaskEnd::exited(Some(self.exit.code.unwrap_or(0)))
+    }
+  }
+}
+
+/// A limit that stopped a run (API.md §6.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunLimit {
+  /// `timeoutMs` passed, after this many ms.
+  Timeout(u64),
+  /// The output reached `maxOutputBytes` (this many) with `onOutputCap: 'stop'`.
+  OutputCap(u64),
+}
+
+impl RunLimit {
+  /// The shell's `error` (the shell texts' lower case).
+  pub fn error(self) -> String {
+    match self {
+      Self::Timeout(ms) => format!("timed out after {ms} ms"),
+      Self::OutputCap(max) => format!("output limit of {max} bytes reached"),
+    }
+  }
+
+  pub fn end(self) -> TaskEnd {
+    match self {
+      Self::Timeout(ms) => TaskEnd::timeout(ms),
+      Self::OutputCap(max) => TaskEnd::output_limit(max),
     }
   }
 }
@@ -119,8 +146,8 @@ struct RunState {
   io_error: Option<String>,
   aborted: bool,
   cancelled_via: Option<EndVia>,
-  /// `timeoutMs` passed (and stopped the tree), after this many ms.
-  timed_out_ms: Option<u64>,
+  /// A limit stopped the tree (the first one).
+  stopped_by: Option<RunLimit>,
   settled: bool,
   on_settle: Option<OnSettle>,
 }
@@ -148,6 +175,8 @@ pub struct ShellRun {
   /// Terminal mode (API.md §6.5): the terminal, its screen and the
   /// `settleMs` judged on that screen.
   terminal: Option<(TaskTerminal, Option<u64>)>,
+  /// `onOutputCap: 'stop'` (API.md §6.8).
+  stop_at_cap: AtomicBool,
 }
 
 impl ShellRun {
@@ -200,7 +229,7 @@ impl ShellRun {
         io_error: None,
         aborted: false,
         cancelled_via: None,
-        timed_out_ms: None,
+        stopped_by: None,
         settled: false,
         on_settle: Some(on_settle),
       }),
@@ -209,6 +238,7 @@ impl ShellRun {
       on_signal,
       reactor: Mutex::new(None),
       terminal,
+      stop_at_cap: AtomicBool::new(false),
     });
     let watched = Reactor::pick().and_then(|reactor| {
       *lock(&run.reactor) = Some(Arc::clone(&reactor));
@@ -258,17 +288,42 @@ impl ShellRun {
     let me = self.me.for_timer();
     reactor.after(Duration::from_millis(timeout_ms), move || {
       if let Some(run) = me.upgrade() {
-        run.time_out(timeout_ms);
+        run.stop_by(RunLimit::Timeout(timeout_ms));
       }
     });
   }
 
-  fn time_out(&self, timeout_ms: u64) {
+  /// `onOutputCap: 'stop'` (API.md §6.8): once the output file reaches its cap, the run is
+  /// stopped as a cancel stops it and fails with its end `limit` (`output`).
+  pub fn stop_at_output_cap(&self) {
+    self.stop_at_cap.store(true, Ordering::Release);
+    // The cap may be reached already.
+    if self.cap_reached() {
+      self.stop_by(self.output_cap());
+    }
+  }
+
+  fn cap_reached(&self) -> bool {
+    lock(&self.writer)
+      .as_ref()
+      .is_some_and(OutputWriter::cap_reached)
+  }
+
+  fn output_cap(&self) -> RunLimit {
+    RunLimit::OutputCap(
+      lock(&self.writer)
+        .as_ref()
+        .map_or(0, OutputWriter::max_bytes),
+    )
+  }
+
+  /// A limit passed: the tree is stopped (once; not after a cancel or the settle).
+  fn stop_by(&self, limit: RunLimit) {
     let mut state = lock(&self.state);
-    if state.settled || state.aborted || state.timed_out_ms.is_some() {
+    if state.settled || state.aborted || state.stopped_by.is_some() {
       return;
     }
-    state.timed_out_ms = Some(timeout_ms);
+    state.stopped_by = Some(limit);
     if let Some(group) = &self.group {
       process::terminate(group);
     }
@@ -426,7 +481,7 @@ impl ShellRun {
       state.settled = true;
       (
         state.exit,
-        (state.aborted, state.cancelled_via, state.timed_out_ms),
+        (state.aborted, state.cancelled_via, state.stopped_by),
         state.io_error.take(),
         state.on_settle.take(),
       )
@@ -435,7 +490,7 @@ impl ShellRun {
     if let Some((terminal, _)) = &self.terminal {
       terminal.finish();
     }
-    let (aborted, cancelled_via, timed_out_ms) = aborted;
+    let (aborted, cancelled_via, stopped_by) = aborted;
     let counters = lock(&self.writer)
       .as_mut()
       .map(|writer| {
@@ -447,7 +502,7 @@ impl ShellRun {
       exit,
       aborted,
       cancelled_via,
-      timed_out_ms,
+      stopped_by,
       spawn_or_io_error: io_error.or_else(|| counters.write_error.clone()),
       counters,
       recorded_end: None,
@@ -494,6 +549,9 @@ impl PipeHandler for ShellRun {
       }
       signals.on_read(now)
     };
+    if self.stop_at_cap.load(Ordering::Acquire) && self.cap_reached() {
+      self.stop_by(self.output_cap());
+    }
     if armed {
       self.schedule_timer();
     }

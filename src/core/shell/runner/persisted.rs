@@ -54,7 +54,7 @@ impl ShellRun {
         io_error: None,
         aborted: false,
         cancelled_via: None,
-        timed_out_ms: None,
+        stopped_by: None,
         settled: false,
         on_settle: Some(on_settle),
       }),
@@ -63,6 +63,7 @@ impl ShellRun {
       on_signal,
       reactor: Mutex::new(None),
       terminal: None,
+      stop_at_cap: std::sync::atomic::AtomicBool::new(false),
     });
     let sink: Arc<dyn FollowSink> = run.clone();
     let follower = Follower::start(
@@ -103,7 +104,7 @@ impl ShellRun {
         exit: NO_EXIT,
         aborted,
         cancelled_via,
-        timed_out_ms: None,
+        stopped_by: None,
         spawn_or_io_error: Some(format!("persisted task: {error}")),
         counters: OutputCounters::default(),
         recorded_end: None,
@@ -134,7 +135,7 @@ impl ShellOutcome {
       },
       aborted: aborted || cancelled,
       cancelled_via: cancelled_via.or(recorded.via),
-      timed_out_ms: None,
+      stopped_by: None,
       spawn_or_io_error: None,
       counters: OutputCounters {
         bytes_read: view.output_bytes + view.dropped_bytes,

@@ -163,7 +163,7 @@ fn a_deadline_stops_the_tree_and_fails_the_run_with_a_timeout() {
   }));
   started.run.set_deadline(200);
   let outcome = started.wait().outcome;
-  assert_eq!(outcome.timed_out_ms, Some(200));
+  assert_eq!(outcome.stopped_by, Some(RunLimit::Timeout(200)));
   assert!(!outcome.aborted);
   assert_eq!(
     outcome.verdict(),
@@ -179,6 +179,45 @@ fn a_deadline_stops_the_tree_and_fails_the_run_with_a_timeout() {
   assert!(tagged_alive(&started.run.group().task_tag).is_empty());
 }
 
+/// `onOutputCap: 'stop'` (API.md §6.8): at the cap the tree is stopped and the run fails with
+/// its end `limit` (`output`); the file holds no more than the cap.
+#[test]
+fn the_output_cap_stops_the_run_when_asked() {
+  let _serial = serial();
+  let dir = TempDir::new("cap");
+  let path = dir.path().join("shell-cap.output");
+  let writer = OutputWriter::create(&path, 10_000).expect("open output file");
+  let (tx, settled) = mpsc::channel();
+  let run = ShellRun::start(
+    spawn_shell("yes 'a line of output'"),
+    writer,
+    Box::new(move |outcome| {
+      let _ = tx.send(outcome);
+    }),
+  )
+  .expect("start");
+  let _cleanup = KillOnDrop(run.group().clone());
+  run.stop_at_output_cap();
+  let outcome = settled
+    .recv_timeout(SETTLE_TIMEOUT)
+    .expect("the run settles");
+  assert_eq!(outcome.stopped_by, Some(RunLimit::OutputCap(10_000)));
+  assert_eq!(
+    outcome.verdict(),
+    ShellVerdict::Failed("output limit of 10000 bytes reached".into())
+  );
+  let end = outcome.end();
+  assert_eq!(
+    (end.reason_str(), end.limit_str()),
+    ("limit", Some("output"))
+  );
+  assert_eq!(outcome.counters.bytes_written, 10_000);
+  assert!(outcome.counters.bytes_not_written > 0);
+  assert!(wait_until(Duration::from_secs(10), || !tree_alive(
+    run.group()
+  )));
+}
+
 /// A run that ends before its deadline is not touched by it.
 #[test]
 fn a_deadline_after_the_end_changes_nothing() {
@@ -186,7 +225,7 @@ fn a_deadline_after_the_end_changes_nothing() {
   let started = start("echo done");
   started.run.set_deadline(60_000);
   let outcome = started.wait().outcome;
-  assert_eq!(outcome.timed_out_ms, None);
+  assert_eq!(outcome.stopped_by, None);
   assert_eq!(outcome.verdict(), ShellVerdict::Completed(0));
 }
 
