@@ -573,6 +573,13 @@ export interface MonitorTask {
   truncatedBytes: number
   /** Who ended it, once settled (also on entries `reset()` removed). */
   end?: TaskEnd
+  /**
+   * The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
+   * live, non-enumerable accessor read on each access; `undefined` once the
+   * task ended, for an entry fed from JavaScript, and where the ports cannot
+   * be read (macOS and Windows for now).
+   */
+  ports?: Array<number>
 }
 
 /** The model-facing parameters of the `monitor` tool, in its snake_case schema. */
@@ -766,6 +773,13 @@ export interface ShellTask {
   todoWorkChainId?: string
   /** Who ended it, once settled. */
   end?: TaskEnd
+  /**
+   * The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
+   * live, non-enumerable accessor read on each access; `undefined` once the
+   * task ended, for an entry fed from JavaScript, and where the ports cannot
+   * be read (macOS and Windows for now).
+   */
+  ports?: Array<number>
 }
 
 /** What `BackgroundShellRegistry.register()` takes. */
@@ -885,18 +899,26 @@ export interface WaitForOptions {
   quietMs?: number
   /** 1..86400000. */
   timeoutMs?: number
+  /**
+   * API.md §6.8 (Linux for now): `true` resolves with `port` when the task's
+   * tree listens on any TCP port, a number (1..65535) when it listens on
+   * that one; the ports are read every 25 ms while the wait is pending.
+   */
+  port?: boolean | number
   /** Aborting resolves the wait with `aborted`. */
   signal?: AbortSignal
 }
 
 /** Why a `waitFor` resolved. */
-export type WaitReason = 'match' | 'quiet' | 'exit' | 'timeout' | 'aborted'
+export type WaitReason = 'match' | 'quiet' | 'exit' | 'timeout' | 'aborted' | 'port'
 
 /** What a `waitFor` promise resolves with. */
 export interface WaitResult {
   reason: WaitReason
   /** The matching line, for `match`. */
   line?: string
+  /** The port, for `port`. */
+  port?: number
   status: 'running' | 'completed' | 'failed' | 'cancelled'
   elapsedMs: number
 }

@@ -2,6 +2,7 @@
 // shells. Real process trees, including a child that ignores SIGTERM; every pid the tree wrote
 // down is checked dead afterwards.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -123,5 +124,62 @@ describe('onOutputCap', () => {
     expect(() => executeBackground({ ...options, onOutputCap: 'stop', persist: { stateDir: join(scratch, 'state') } })).toThrow(TypeError)
     expect(shells.getAll()).toEqual([])
     expect(() => readFileSync(marker)).toThrow()
+  })
+})
+
+/** A free TCP port on 127.0.0.1 (bound, read, released). */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** A grandchild (a node process the command's subshell starts) listening on `port` (0: any) after `delayMs`. */
+const listener = (port: number, delayMs: number) =>
+  `(sleep ${delayMs / 1000}; exec ${JSON.stringify(process.execPath)} -e "require('net').createServer().listen(${port}, '127.0.0.1'); setInterval(() => {}, 1000)") & sleep 60`
+
+describe.skipIf(process.platform !== 'linux')('ports', () => {
+  it("waitFor({ port: true }) resolves when a grandchild listens, and entry.ports lists the port", async () => {
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    const entry = registry.start({ command: viaScript(listener(0, 0.3)) })
+    expect(entry.ports).toEqual([])
+    const result = await registry.waitFor(entry.id, { port: true, timeoutMs: 20_000 })
+    expect(result).toMatchObject({ reason: 'port', status: 'running' })
+    expect(result.port).toBeGreaterThan(0)
+    expect(entry.ports).toEqual([result.port])
+    // Not enumerable: copying an entry scans nothing.
+    expect(Object.keys(entry)).not.toContain('ports')
+    registry.cancel(entry.id)
+    await waitFor(() => entry.status !== 'running', 10_000, 'the cancel')
+    expect(entry.ports).toBeUndefined()
+  })
+
+  it('waitFor({ port: <n> }) waits for that port on a background shell', async () => {
+    const registry = new BackgroundShellRegistry()
+    const port = await freePort()
+    const handle = executeBackground({ command: listener(port, 0.2), cwd: scratch, outputDir: join(scratch, 'out'), registry })
+    const result = await registry.waitFor(handle.shellId, { port, timeoutMs: 20_000 })
+    expect(result).toMatchObject({ reason: 'port', port, status: 'running' })
+    expect(registry.get(handle.shellId)!.ports).toEqual([port])
+    registry.requestCancel(handle.shellId)
+    const done = await handle.done
+    expect(done.status).toBe('cancelled')
+    expect(registry.get(handle.shellId)!.ports).toBeUndefined()
+  })
+
+  it('a task that never listens times out, and bad port values are errors naming the field', async () => {
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    const entry = registry.start({ command: 'sleep 30' })
+    const result = await registry.waitFor(entry.id, { port: true, timeoutMs: 200 })
+    expect(result.reason).toBe('timeout')
+    expect(result.port).toBeUndefined()
+    for (const [port, error] of [[0, RangeError], [65_536, RangeError], [80.5, RangeError], ['80', TypeError]] as const) {
+      expect(() => registry.waitFor(entry.id, { port } as never)).toThrow(error)
+      expect(() => registry.waitFor(entry.id, { port } as never)).toThrow('"options.port"')
+    }
   })
 })

@@ -21,6 +21,7 @@ use crate::core::monitor::signal::config::{
 };
 use crate::core::monitor::signal::{SignalConfig, SignalConfigError, SignalOptions};
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
+use crate::core::process::PORTS_SUPPORTED;
 use crate::core::text::sanitize_monitor_line;
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
@@ -504,6 +505,14 @@ impl MonitorRegistry {
     object.set_named_property("abortController", controller_object)?;
     write_native_registration(env, &mut object, entry)?;
     define_live_counters(env, &object, &self.hub, id)?;
+    let (hub, ports_id) = (Arc::downgrade(&self.hub), id.to_owned());
+    super::registry::define_ports(env, &object, move || {
+      let hub = hub.upgrade()?;
+      if !PORTS_SUPPORTED || !hub.registry().is_running(&ports_id) {
+        return None;
+      }
+      Some(hub.native(&ports_id)?.listening_ports())
+    })?;
     let keep_alive = if keep_alive {
       Some(KeepAlive::start(env)?)
     } else {

@@ -64,6 +64,11 @@ pub struct MonitorTask {
   /// Who ended it, once settled (also on entries `reset()` removed).
   #[napi(ts_type = "TaskEnd")]
   pub end: Option<Object<'static>>,
+  /// The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
+  /// live, non-enumerable accessor read on each access; `undefined` once the
+  /// task ended, for an entry fed from JavaScript, and where the ports cannot
+  /// be read (macOS and Windows for now).
+  pub ports: Option<Vec<u32>>,
 }
 
 /// What the fed-mode `register()` takes: the TypeScript registration shape.

@@ -113,6 +113,34 @@ pub(crate) fn call_notification(
 }
 
 /// `TaskEnd` as a JavaScript object.
+/// `entry.ports` (API.md §6.8): a live, non-enumerable accessor on an entry object, so that
+/// copying or printing an entry never scans processes. `read` gives the ports of the running
+/// task's tree, or `None` (then `undefined`) once it ended or where they cannot be read.
+pub(crate) fn define_ports(
+  env: &Env,
+  object: &Object,
+  read: impl Fn() -> Option<Vec<u16>> + 'static,
+) -> Result<()> {
+  let object_ctor: Unknown = env.get_global()?.get_named_property("Object")?;
+  let object_ctor: Object = unsafe { object_ctor.cast() }?;
+  let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
+    object_ctor.get_named_property("defineProperty")?;
+  // `()` is `undefined` (an `Option` would give `null`).
+  let getter =
+    env.create_function_from_closure::<(), Either<Vec<u32>, ()>, _>("ports", move |_ctx| {
+      Ok(match read() {
+        Some(ports) => Either::A(ports.into_iter().map(u32::from).collect()),
+        None => Either::B(()),
+      })
+    })?;
+  let mut descriptor = Object::new(env)?;
+  descriptor.set_named_property("get", getter)?;
+  descriptor.set_named_property("enumerable", false)?;
+  descriptor.set_named_property("configurable", true)?;
+  define.call(FnArgs::from((*object, "ports", descriptor)))?;
+  Ok(())
+}
+
 pub(crate) fn end_object<'a>(env: &'a Env, end: &TaskEnd) -> Result<Object<'a>> {
   let mut object = Object::new(env)?;
   object.set_named_property("reason", end.reason_str())?;
@@ -179,6 +207,7 @@ pub(crate) fn begin_wait<'a, F: Fn(&Env) + 'static>(
   let immediate = |reason| WaitOutcome {
     reason,
     line: None,
+    port: None,
     status,
     elapsed_ms: 0.0,
   };

@@ -14,6 +14,8 @@ pub enum WaitReason {
   Exit,
   Timeout,
   Aborted,
+  /// The tree listens on the port (API.md §6.8).
+  Port,
 }
 
 /// Options of `waitFor` (API.md §6.1). The first condition met wins; with
@@ -27,6 +29,11 @@ pub struct WaitForOptions {
   pub quiet_ms: Option<u32>,
   /// 1..86400000.
   pub timeout_ms: Option<u32>,
+  /// API.md §6.8 (Linux for now): `true` resolves with `port` when the task's
+  /// tree listens on any TCP port, a number (1..65535) when it listens on
+  /// that one; the ports are read every 25 ms while the wait is pending.
+  #[napi(ts_type = "boolean | number")]
+  pub port: Option<Unknown<'static>>,
   /// Aborting resolves the wait with `aborted`.
   #[napi(ts_type = "AbortSignal")]
   pub signal: Option<Object<'static>>,
@@ -39,6 +46,8 @@ pub struct WaitResult {
   pub reason: String,
   /// The matching line, for `match`.
   pub line: Option<String>,
+  /// The port, for `port`.
+  pub port: Option<u32>,
   #[napi(ts_type = "'running' | 'completed' | 'failed' | 'cancelled'")]
   pub status: String,
   pub elapsed_ms: f64,

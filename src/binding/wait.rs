@@ -11,7 +11,8 @@ use napi::bindgen_prelude::*;
 use super::args;
 use super::js::{self, release, Persistent};
 use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
-use crate::core::wait::{WaitOutcome, WaitSpec, MAX_WAIT_MS};
+use crate::core::process::PORTS_SUPPORTED;
+use crate::core::wait::{PortWanted, WaitOutcome, WaitSpec, MAX_WAIT_MS};
 
 /// Checked `WaitForOptions`.
 pub(crate) struct WaitOptions<'a> {
@@ -37,6 +38,7 @@ pub(crate) fn parse_wait_options<'a>(env: &Env, options: &Unknown<'a>) -> Result
     matcher: args::optional_regex_field(env, &o, "match", "options.match")?,
     quiet_ms: ms("quietMs")?,
     timeout_ms: ms("timeoutMs")?,
+    port: parse_port(env, &o)?,
   };
   let signal = args::field(&o, "signal")?;
   let signal = if args::is_undefined(&signal) {
@@ -57,6 +59,41 @@ pub(crate) fn parse_wait_options<'a>(env: &Env, options: &Unknown<'a>) -> Result
     Some(object)
   };
   Ok(WaitOptions { spec, signal })
+}
+
+/// `port` (API.md §6.8): `true` (any port) or an integer 1..65535; `false` or absent: none.
+/// Refused where the ports of a tree cannot be read.
+fn parse_port(env: &Env, o: &Object) -> Result<Option<PortWanted>> {
+  let value = args::field(o, "port")?;
+  let wanted = match value.get_type()? {
+    ValueType::Undefined => return Ok(None),
+    ValueType::Boolean => {
+      if !unsafe { value.cast::<bool>() }? {
+        return Ok(None);
+      }
+      PortWanted::Any
+    }
+    ValueType::Number => {
+      let n = args::integer_in_range(env, &value, "options.port", "property", 1.0, 65_535.0)?;
+      PortWanted::Port(n as u16)
+    }
+    _ => {
+      return Err(args::type_error(
+        env,
+        format!(
+          "The \"options.port\" property must be a boolean or a port number. {}",
+          args::received(&value)
+        ),
+      ))
+    }
+  };
+  if !PORTS_SUPPORTED {
+    return Err(Error::from_reason(format!(
+      "waitFor's \"options.port\" is not supported on {} yet: the listening ports of a task's tree are read on Linux only",
+      std::env::consts::OS
+    )));
+  }
+  Ok(Some(wanted))
 }
 
 /// Whether an `AbortSignal` has already fired.
@@ -179,6 +216,7 @@ fn result_object<'a>(env: &'a Env, outcome: &WaitOutcome) -> Result<Object<'a>> 
   let mut result = Object::new(env)?;
   result.set_named_property("reason", outcome.reason.as_str())?;
   js::set_opt(&mut result, "line", outcome.line.as_deref())?;
+  js::set_opt(&mut result, "port", outcome.port)?;
   result.set_named_property("status", outcome.status.as_str())?;
   result.set_named_property("elapsedMs", outcome.elapsed_ms)?;
   Ok(result)

@@ -366,6 +366,7 @@ impl MonitorRegistry {
         let outcome = WaitOutcome {
           reason: WaitReason::Exit,
           line: None,
+          port: None,
           status: crate::core::task::TaskStatus::Cancelled,
           elapsed_ms: 0.0,
         };

@@ -106,6 +106,7 @@ impl ShellInner {
     let outcome = WaitOutcome {
       reason: WaitReason::Exit,
       line: None,
+      port: None,
       status,
       elapsed_ms: 0.0,
     };
@@ -632,6 +633,7 @@ impl BackgroundShellRegistry {
           .unwrap_or(WaitOutcome {
             reason: WaitReason::Aborted,
             line: None,
+            port: None,
             status: ShellStatus::Running,
             elapsed_ms: 0.0,
           });
@@ -670,6 +672,7 @@ impl BackgroundShellRegistry {
             let outcome = WaitOutcome {
               reason,
               line: None,
+              port: None,
               status: ShellStatus::Running,
               elapsed_ms: 0.0,
             };

@@ -486,6 +486,11 @@ fn shell_objects<'a>(
   // threadsafe function and the listener are freed once the shell settled
   // and the entry left the registry.
   let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
+  let ports_slot = Rc::clone(&run_slot);
+  super::registry::define_ports(env, &registration, move || {
+    let run = ports_slot.borrow().upgrade()?;
+    (crate::core::process::PORTS_SUPPORTED && !run.is_settled()).then(|| run.listening_ports())
+  })?;
   let controller_listener = on_abort(env, &controller_signal, {
     let run_slot = Rc::clone(&run_slot);
     let (inner, id) = (Rc::downgrade(inner), facts.shell_id.to_owned());

@@ -125,6 +125,11 @@ pub trait NativeTask: Send + Sync {
   fn is_persisted(&self) -> bool {
     false
   }
+  /// The TCP ports the task's tree listens on (API.md §6.8), sorted; empty where they cannot
+  /// be read.
+  fn listening_ports(&self) -> Vec<u16> {
+    Vec::new()
+  }
   /// [`Self::stop_reading`], then [`Self::kill`].
   fn abort(&self, hub: &MonitorHub, kind: AbortKind) {
     self.stop_reading(hub, kind);
@@ -587,6 +592,15 @@ fn idle_watch_loop<C: Clock>(weak: Weak<MonitorHub>, clock: C) {
           Vec::new()
         }),
       }
+    }
+    // `port` waits (API.md §6.8): the trees' ports, read outside the registry lock.
+    let ports_due = hub.registry().ports_due(now);
+    for id in ports_due {
+      let ports = hub
+        .native(&id)
+        .map(|native| native.listening_ports())
+        .unwrap_or_default();
+      hub.apply(|r| r.on_ports(&id, &ports, now));
     }
     // Waits' quiet periods and timeouts, and the other settled notifications.
     hub.apply(|r| r.take_due_timers(now));

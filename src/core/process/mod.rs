@@ -86,5 +86,20 @@ pub use windows::{
   terminate_leftovers, tracked_groups, tree_alive, Job, ProcessGroup, SIGKILL_GRACE,
 };
 
+/// The TCP ports a task's tree listens on (API.md §6.8), sorted; `None` where this platform
+/// has no way to tell yet (macOS, Windows).
+pub fn listening_ports(group: &ProcessGroup) -> Option<std::io::Result<Vec<u16>>> {
+  #[cfg(target_os = "linux")]
+  return Some(unix::listening_ports(group));
+  #[cfg(not(target_os = "linux"))]
+  {
+    let _ = group;
+    None
+  }
+}
+
+/// Whether [`listening_ports`] works on this platform.
+pub const PORTS_SUPPORTED: bool = cfg!(target_os = "linux");
+
 #[cfg(test)]
 mod tests;

@@ -122,6 +122,21 @@ impl RunSignals {
     .min()
   }
 
+  /// Whether the ports of the tree are due to be read for a `port` wait (API.md §6.8).
+  pub fn ports_due(&self, now_ms: i64) -> bool {
+    !self.stopped && self.waits.ports_due(now_ms)
+  }
+
+  /// The ports the tree listens on, read at `now_ms`: the `port` waits they satisfy resolve.
+  pub fn on_ports(&mut self, ports: &[u16], now_ms: i64, out: &mut Vec<RunSignal>) {
+    if self.stopped {
+      return;
+    }
+    for (id, outcome) in self.waits.on_ports(ports, now_ms) {
+      out.push(RunSignal::Wait(id, outcome));
+    }
+  }
+
   /// The run settled: nothing more fires (the binding resolves what is left with `exit`).
   pub fn stop(&mut self) {
     self.stopped = true;

@@ -28,7 +28,19 @@ pub struct WaitSpec {
   pub matcher: Option<Regex>,
   pub quiet_ms: Option<u64>,
   pub timeout_ms: Option<u64>,
+  /// `port` (API.md §6.8): the tree listens on a TCP port (any, or this one).
+  pub port: Option<PortWanted>,
 }
+
+/// `waitFor`'s `port`: `true` (any port) or a port number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortWanted {
+  Any,
+  Port(u16),
+}
+
+/// How often the ports of a task with a pending `port` wait are read.
+pub const PORT_POLL_MS: i64 = 25;
 
 /// `WaitReason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +50,8 @@ pub enum WaitReason {
   Exit,
   Timeout,
   Aborted,
+  /// The tree listens on the port (API.md §6.8).
+  Port,
 }
 
 impl WaitReason {
@@ -48,6 +62,7 @@ impl WaitReason {
       Self::Exit => "exit",
       Self::Timeout => "timeout",
       Self::Aborted => "aborted",
+      Self::Port => "port",
     }
   }
 }
@@ -58,6 +73,8 @@ pub struct WaitOutcome {
   pub reason: WaitReason,
   /// The matching line, for [`WaitReason::Match`].
   pub line: Option<String>,
+  /// The port, for [`WaitReason::Port`].
+  pub port: Option<u16>,
   pub status: TaskStatus,
   pub elapsed_ms: f64,
 }
@@ -77,6 +94,7 @@ impl Pending {
     WaitOutcome {
       reason,
       line: None,
+      port: None,
       status,
       elapsed_ms: now_ms.saturating_sub(self.started_ms).max(0) as f64,
     }
@@ -104,6 +122,8 @@ pub struct WaitSet {
   /// [`Self::line_matcher`]: rebuilt when a wait with a pattern leaves, and by
   /// [`Self::refresh_line_matcher`] after one was added.
   line_matcher: Option<Arc<PlainImportant>>,
+  /// When the ports were last read for the `port` waits.
+  ports_read_ms: Option<i64>,
   /// A wait with a pattern was added since [`Self::line_matcher`] was built.
   line_matcher_stale: bool,
 }
@@ -171,6 +191,50 @@ impl WaitSet {
     };
   }
 
+  /// Whether some wait waits for a port (the owner must read the ports at
+  /// [`Self::next_deadline`] and call [`Self::on_ports`]).
+  pub fn wants_ports(&self) -> bool {
+    self.pending.iter().any(|p| p.spec.port.is_some())
+  }
+
+  /// When the ports should be read next, with `port` waits pending: at once for a new wait,
+  /// then every [`PORT_POLL_MS`].
+  fn next_port_read(&self) -> Option<i64> {
+    let first = self
+      .pending
+      .iter()
+      .filter(|p| p.spec.port.is_some())
+      .map(|p| p.started_ms)
+      .min()?;
+    Some(match self.ports_read_ms {
+      Some(read) if read >= first => read.saturating_add(PORT_POLL_MS),
+      _ => first,
+    })
+  }
+
+  /// Whether the ports are due to be read at `now_ms`.
+  pub fn ports_due(&self, now_ms: i64) -> bool {
+    self.next_port_read().is_some_and(|at| at <= now_ms)
+  }
+
+  /// The ports the tree listens on, read at `now_ms`: every `port` wait they satisfy resolves
+  /// with its port (for `true`, the lowest).
+  pub fn on_ports(&mut self, ports: &[u16], now_ms: i64) -> Vec<Resolved> {
+    self.ports_read_ms = Some(now_ms);
+    let found = |p: &Pending| match p.spec.port {
+      Some(PortWanted::Any) => ports.first().copied(),
+      Some(PortWanted::Port(n)) => ports.contains(&n).then_some(n),
+      None => None,
+    };
+    self.resolve_where(
+      |p| found(p).is_some(),
+      |p| WaitOutcome {
+        port: found(p),
+        ..p.outcome(WaitReason::Port, TaskStatus::Running, now_ms)
+      },
+    )
+  }
+
   /// Output arrived: quiet periods start again.
   pub fn on_activity(&mut self, now_ms: i64) {
     self.last_activity_ms = Some(now_ms);
@@ -210,7 +274,8 @@ impl WaitSet {
     )
   }
 
-  /// The earliest quiet or timeout deadline of any pending wait.
+  /// The earliest quiet or timeout deadline of any pending wait, or the next read of the
+  /// ports for a `port` wait.
   pub fn next_deadline(&self) -> Option<i64> {
     self
       .pending
@@ -222,6 +287,7 @@ impl WaitSet {
         ]
       })
       .flatten()
+      .chain(self.next_port_read())
       .min()
   }
 
@@ -275,7 +341,61 @@ mod tests {
       matcher: matcher.map(|m| Regex::new(m).unwrap()),
       quiet_ms: quiet,
       timeout_ms: timeout,
+      port: None,
     }
+  }
+
+  #[test]
+  fn port_waits_poll_and_resolve_with_their_port() {
+    let mut set = WaitSet::default();
+    set.add(
+      1,
+      WaitSpec {
+        port: Some(PortWanted::Any),
+        ..spec(None, None, Some(5000))
+      },
+      100,
+    );
+    set.add(
+      2,
+      WaitSpec {
+        port: Some(PortWanted::Port(8080)),
+        ..spec(None, None, None)
+      },
+      100,
+    );
+    assert!(set.wants_ports());
+    // Read at once, then every PORT_POLL_MS.
+    assert_eq!(set.next_deadline(), Some(100));
+    assert!(set.ports_due(100));
+    assert!(set.on_ports(&[], 100).is_empty());
+    assert!(!set.ports_due(100 + PORT_POLL_MS - 1));
+    assert_eq!(set.next_deadline(), Some(100 + PORT_POLL_MS));
+    let hit = set.on_ports(&[3000, 9229], 130);
+    assert_eq!(hit.len(), 1);
+    assert_eq!(
+      (hit[0].0, hit[0].1.reason, hit[0].1.port),
+      (1, WaitReason::Port, Some(3000))
+    );
+    assert_eq!(hit[0].1.elapsed_ms, 30.0);
+    assert!(
+      set.on_ports(&[3000], 160).is_empty(),
+      "8080 is not listening"
+    );
+    let hit = set.on_ports(&[3000, 8080], 190);
+    assert_eq!((hit[0].0, hit[0].1.port), (2, Some(8080)));
+    assert!(!set.wants_ports());
+    assert_eq!(set.next_deadline(), None);
+    // A wait added later is read at once.
+    set.add(
+      3,
+      WaitSpec {
+        port: Some(PortWanted::Any),
+        ..spec(None, None, None)
+      },
+      500,
+    );
+    assert!(set.ports_due(500));
   }
 
   #[test]

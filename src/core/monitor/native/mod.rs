@@ -340,6 +340,15 @@ impl<C: Clock + Send + Sync + 'static> ExitHandler for NativeMonitor<C> {
 }
 
 impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
+  fn listening_ports(&self) -> Vec<u16> {
+    self
+      .group
+      .as_ref()
+      .and_then(crate::core::process::listening_ports)
+      .and_then(Result::ok)
+      .unwrap_or_default()
+  }
+
   fn stop_reading(&self, hub: &MonitorHub, kind: AbortKind) {
     if self.aborted.swap(true, Ordering::AcqRel) {
       return;

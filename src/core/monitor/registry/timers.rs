@@ -114,6 +114,34 @@ impl MonitorRegistry {
 
   /// Waits whose quiet period or timeout passed, and settled notifications
   /// whose time came, for every running entry.
+  /// Running native entries whose `port` waits want the ports read at `now_mono_ms`.
+  pub fn ports_due(&self, now_mono_ms: i64) -> Vec<String> {
+    self
+      .entries
+      .iter()
+      .filter(|e| e.is_running() && !e.detached && e.waits.ports_due(now_mono_ms))
+      .map(|e| e.id.clone())
+      .collect()
+  }
+
+  /// The ports `id`'s tree listens on, read at `now_mono_ms`: its `port` waits they satisfy
+  /// resolve (API.md §6.8).
+  pub fn on_ports(&mut self, id: &str, ports: &[u16], now_mono_ms: i64) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id).filter(|e| !e.detached) else {
+      return Vec::new();
+    };
+    entry
+      .waits
+      .on_ports(ports, now_mono_ms)
+      .into_iter()
+      .map(|(wait, outcome)| Effect::WaitResolved {
+        id: id.to_owned(),
+        wait,
+        outcome,
+      })
+      .collect()
+  }
+
   pub fn take_due_timers(&mut self, now_mono_ms: i64) -> Vec<Effect> {
     let mut effects = Vec::new();
     for entry in self

@@ -229,6 +229,19 @@ pub fn kill_now_all(groups: &[ProcessGroup]) {
   }
 }
 
+/// The live processes of the tree (zombies excluded), from one scan.
+#[cfg(target_os = "linux")]
+pub fn tree_pids(group: &ProcessGroup) -> Vec<u32> {
+  let snapshot = Snapshot::take();
+  let protected = snapshot.protected();
+  snapshot
+    .plan(group, &protected)
+    .members
+    .iter()
+    .map(|s| s.pid)
+    .collect()
+}
+
 /// Whether any process of the tree is still alive (zombies do not count).
 pub fn tree_alive(group: &ProcessGroup) -> bool {
   let snapshot = Snapshot::take();

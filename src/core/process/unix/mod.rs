@@ -36,6 +36,8 @@
 
 pub mod cgroup;
 mod kill;
+#[cfg(target_os = "linux")]
+mod ports;
 mod pre_exec;
 #[cfg(target_os = "macos")]
 mod proc_darwin;
@@ -64,6 +66,8 @@ pub use kill::{
   SIGKILL_GRACE,
 };
 pub use nix::sys::signal::Signal;
+#[cfg(target_os = "linux")]
+pub(super) use ports::listening_ports;
 pub use spawn::spawn;
 pub use tracker::{forget_if_dead, tracked_groups, watchdog_pid};
 pub(super) use wait::waitpid;

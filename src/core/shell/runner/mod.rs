@@ -437,6 +437,12 @@ impl ShellRun {
   fn tick(&self) {
     *lock(&self.timer_at) = None;
     let mut out = Vec::new();
+    let now = clock::mono_ms();
+    if lock(&self.signals).ports_due(now) {
+      // Read without the lock: a process scan may take a few ms.
+      let ports = self.listening_ports();
+      lock(&self.signals).on_ports(&ports, now, &mut out);
+    }
     lock(&self.signals).take_due(clock::mono_ms(), &mut out);
     for signal in out {
       (self.on_signal)(signal);
@@ -446,6 +452,22 @@ impl ShellRun {
 
   pub fn pid(&self) -> u32 {
     self.pid
+  }
+
+  /// Whether the run settled.
+  pub fn is_settled(&self) -> bool {
+    lock(&self.state).settled
+  }
+
+  /// The TCP ports the run's tree listens on (API.md §6.8), sorted; empty where they cannot
+  /// be read (a persisted run, this platform, a read error).
+  pub fn listening_ports(&self) -> Vec<u16> {
+    self
+      .group
+      .as_ref()
+      .and_then(process::listening_ports)
+      .and_then(Result::ok)
+      .unwrap_or_default()
   }
 
   /// Whether the run is a keeper's (it outlives this host; docs/persistence.md).

@@ -290,6 +290,7 @@ fn a_pending_wait_timer_keeps_nothing_of_a_settled_run() {
       matcher: None,
       quiet_ms: None,
       timeout_ms: Some(600_000),
+      port: None,
     },
   );
   started.wait();
