@@ -1,5 +1,6 @@
 // Stock vs integrated Qwen Code 0.24.4 on the same machine in the same run: the chatty dev server,
-// containment after SIGKILL, and the `yes` firehose (warm and cold). Writes results/<date>.json and prints a table.
+// containment after SIGKILL, and the `yes` firehose (warm and cold), headless; then the chatty dev
+// server in the interactive CLI (in tmux; skipped without tmux). Writes results/<date>.json and prints a table.
 //   node integrations/qwen-code/e2e/bench.mjs     (after e2e/setup.mjs and a release build: npm run build)
 import fs from 'node:fs'
 import os from 'node:os'
@@ -7,6 +8,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { patch } from '../lib/patcher.mjs'
+import { tmuxMissing } from './interactive.mjs'
+import { interactiveChattyScenario } from './interactive-scenarios.mjs'
 import { chattyScenario, containmentScenario, firehoseScenario } from './scenarios.mjs'
 import { requireInstalledQwen } from './support.mjs'
 
@@ -40,6 +43,23 @@ try {
       log(`firehose${warm ? '' : '-cold'}/${name}`, await firehoseScenario({ qwenDir: dir, warm }))
     }
   }
+  // The interactive CLI: the notifications reach the model as they come (a turn each), and show on screen.
+  const noTmux = process.platform === 'linux' ? tmuxMissing() : 'Linux only'
+  if (noTmux) console.error(`interactive runs skipped: ${noTmux}`)
+  else {
+    for (const [name, dir] of [['stock', stockDir], ['integrated', patchedDir]]) {
+      const c = await interactiveChattyScenario({ qwenDir: dir })
+      log(`interactive-chatty/${name}`, {
+        errorLines: c.errorLines.length,
+        notifications: c.notifications,
+        modelBytes: c.modelBytes,
+        screenRows: c.screen.rows,
+        screenNotifications: c.screen.items,
+        screenErrorLines: c.screen.errorLines.length,
+        screenColumns: c.cols,
+      })
+    }
+  }
 } finally {
   fs.rmSync(root, { recursive: true, force: true })
 }
@@ -61,5 +81,15 @@ const rows = [
   ['', "producer's throughput", `${r['firehose-cold/stock'].producerMBps.toFixed(1)} MB/s`, `${r['firehose-cold/integrated'].producerMBps.toFixed(1)} MB/s`],
   ['', 'time to the terminal notification', `${(r['firehose-cold/stock'].terminalMs / 1000).toFixed(2)} s`, `${(r['firehose-cold/integrated'].terminalMs / 1000).toFixed(2)} s`],
 ]
+if (r['interactive-chatty/stock'] && r['interactive-chatty/integrated']) {
+  const [st, it] = [r['interactive-chatty/stock'], r['interactive-chatty/integrated']]
+  rows.push(
+    ['chatty dev server, interactive (tmux)', 'error lines that reach the model', `${st.errorLines}/10`, `${it.errorLines}/10`],
+    ['', 'notifications to the model', st.notifications, it.notifications],
+    ['', 'notification text', `${(st.modelBytes / 1000).toFixed(1)} kB`, `${(it.modelBytes / 1000).toFixed(1)} kB`],
+    ['', `monitor rows on screen (${st.screenColumns} columns; notifications shown)`, `${st.screenRows} (${st.screenNotifications})`, `${it.screenRows} (${it.screenNotifications})`],
+    ['', 'error lines on screen', `${st.screenErrorLines}/10`, `${it.screenErrorLines}/10`],
+  )
+}
 console.log(`| scenario | metric | stock 0.24.4 | integrated |\n|---|---|---:|---:|\n${rows.map((x) => `| ${x.join(' | ')} |`).join('\n')}`)
 console.log(`\n(${out})`)

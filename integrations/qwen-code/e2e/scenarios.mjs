@@ -5,6 +5,10 @@ import { fileURLToPath } from 'node:url'
 
 import { messageTexts, startModelServer } from './model-server.mjs'
 import { makeSandbox, startQwen, waitForFile } from './qwen.mjs'
+import { childrenOf, containmentTasks, environOf, isAlive, killPids, nodeDescendants, observeSurvivors, pidsByArgv, pidsWhere, until } from './support.mjs'
+
+// Moved to support.mjs (shared with the interactive scenarios); still exported from here.
+export { environOf, isAlive, pidsByArgv, pidsWhere, until }
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 // The same dev server bench/signal.mjs measures.
@@ -25,6 +29,31 @@ export function taskEventsOf(result) {
 /** The <task-notification> blocks in a text. */
 export function notificationBlocks(text) {
   return text.match(/<task-notification>[\s\S]*?<\/task-notification>/g) ?? []
+}
+
+/** Every distinct <task-notification> block the model received in user messages, in order of arrival. */
+export function modelNotifications(requests) {
+  const blocks = []
+  const seen = new Set()
+  for (const body of requests) {
+    for (const m of messageTexts(body)) {
+      if (m.role !== 'user') continue
+      for (const b of notificationBlocks(m.text)) {
+        if (!seen.has(b)) {
+          seen.add(b)
+          blocks.push(b)
+        }
+      }
+    }
+  }
+  return blocks
+}
+
+/** The numbers of the chatty dev server's 10 ERROR lines found in `texts`, sorted. */
+export function chattyErrorLines(texts) {
+  const errorLines = new Set()
+  for (const b of texts) for (const m of b.matchAll(/ERROR request (\d+) failed/g)) errorLines.add(Number(m[1]))
+  return [...errorLines].sort((a, b) => a - b)
 }
 
 /**
@@ -58,21 +87,7 @@ export async function chattyScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
     const q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Start the dev server and watch it for errors.', env, timeoutMs })
     const result = await q.done
     const toModel = server.requests.slice(3).flatMap((body) => messageTexts(body).filter((m) => m.role === 'user'))
-    const blocks = []
-    const seen = new Set()
-    for (const body of server.requests) {
-      for (const m of messageTexts(body)) {
-        if (m.role !== 'user') continue
-        for (const b of notificationBlocks(m.text)) {
-          if (!seen.has(b)) {
-            seen.add(b)
-            blocks.push(b)
-          }
-        }
-      }
-    }
-    const errorLines = new Set()
-    for (const b of blocks) for (const m of b.matchAll(/ERROR request (\d+) failed/g)) errorLines.add(Number(m[1]))
+    const blocks = modelNotifications(server.requests)
     const monitorStarted = server.requests
       .flatMap((b) => messageTexts(b))
       .find((m) => m.role === 'tool' && m.text.startsWith('Monitor started.'))
@@ -84,7 +99,7 @@ export async function chattyScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
       blocks,
       notifications: blocks.length,
       modelBytes: blocks.reduce((n, b) => n + Buffer.byteLength(b), 0),
-      errorLines: [...errorLines].sort((a, b) => a - b),
+      errorLines: chattyErrorLines(blocks),
       monitorStarted: monitorStarted?.text,
       toModel,
     }
@@ -96,53 +111,6 @@ export async function chattyScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
 
 /** The text of the last message of a request (a tool result or the user's message). */
 export const lastText = (body) => lastMessage(body)?.text ?? ''
-
-/** Resolves with `read()`'s value once it is truthy (checked every 50 ms), or rejects after timeoutMs. */
-export function until(read, what, timeoutMs = 60_000, pollMs = 50) {
-  return new Promise((resolve, reject) => {
-    const started = Date.now()
-    const tick = () => {
-      let v
-      try {
-        v = read()
-      } catch {}
-      if (v) return resolve(v)
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`))
-      setTimeout(tick, pollMs)
-    }
-    tick()
-  })
-}
-
-export function isAlive(pid) {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  // A zombie is dead for our purposes.
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
-  } catch {
-    return true
-  }
-}
-
-/** The environment of a live process (Linux), as an object; {} when it cannot be read. */
-export function environOf(pid) {
-  try {
-    return Object.fromEntries(
-      fs
-        .readFileSync(`/proc/${pid}/environ`, 'utf8')
-        .split('\0')
-        .filter(Boolean)
-        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-    )
-  } catch {
-    return {}
-  }
-}
 
 const readStatus = (file) => {
   try {
@@ -266,48 +234,6 @@ export async function shellsScenario({ qwenDir, env = {}, timeoutMs = 180_000 })
   }
 }
 
-/** Pids of live (non-zombie) processes whose argv satisfies `pred`. */
-export function pidsWhere(pred) {
-  const out = []
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').slice(0, -1)
-      if (pred(argv) && isAlive(Number(name))) out.push(Number(name))
-    } catch {}
-  }
-  return out
-}
-
-/** Pids of live processes whose command line is exactly `argv`. */
-export const pidsByArgv = (want) => pidsWhere((argv) => argv.length === want.length && argv.every((a, i) => a === want[i]))
-
-/** Direct children of a process (Linux). */
-function childrenOf(pid) {
-  const out = []
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name))
-    } catch {}
-  }
-  return out
-}
-
-/** The CLI's own processes: `pid` and its node descendants (the launcher relaunches itself, here twice). */
-function nodeDescendants(pid) {
-  const out = [pid]
-  for (let i = 0; i < out.length; i++) {
-    for (const child of childrenOf(out[i])) {
-      try {
-        if (/node/.test(fs.readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0')[0])) out.push(child)
-      } catch {}
-    }
-  }
-  return out
-}
-
 /**
  * Containment: a background shell `trap "" TERM; sleep A & sleep B` and a monitor `sleep C`; once
  * the three sleeps (and the shell's bash) run, the CLI either is SIGKILLed (all of its processes:
@@ -317,9 +243,7 @@ function nodeDescendants(pid) {
  */
 export async function containmentScenario({ qwenDir, mode, env = {}, observeMs = 2000, waitAllDeadMs = 0, timeoutMs = 180_000 }) {
   const sandbox = makeSandbox()
-  const tag = String(1000 + Math.floor(Math.random() * 8999))
-  const [a, b, c] = ['1', '2', '3'].map((d) => `6${tag}${d}`)
-  const shellCommand = `trap "" TERM; sleep ${a} & sleep ${b}`
+  const tasks = containmentTasks()
   let release
   const released = new Promise((r) => (release = r))
   let ready
@@ -327,18 +251,13 @@ export async function containmentScenario({ qwenDir, mode, env = {}, observeMs =
   const server = await startModelServer(async (body, { index }) => {
     switch (index) {
       case 0:
-        return { toolCalls: [{ name: 'run_shell_command', arguments: { command: shellCommand, is_background: true, description: 'daemon' } }] }
+        return { toolCalls: [{ name: 'run_shell_command', arguments: { command: tasks.shellCommand, is_background: true, description: 'daemon' } }] }
       case 1:
         return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:monitor' } }] }
       case 2:
-        return { toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command: `sleep ${c}`, description: 'sleeper' } } }] }
+        return { toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command: tasks.monitorCommand, description: 'sleeper' } } }] }
       case 3: {
-        const pids = await until(() => {
-          const found = [a, b, c].map((n) => pidsByArgv(['sleep', n]))
-          // taskstream's bash runs a cgroup step before the command, so match the end of the script.
-          const bash = pidsWhere((argv) => argv.length === 3 && /(^|\/)bash$/.test(argv[0]) && argv[1] === '-c' && argv[2].endsWith(shellCommand))
-          return found.every((p) => p.length === 1) && bash.length >= 1 ? [...found.flat(), ...bash] : undefined
-        }, 'the task processes', timeoutMs)
+        const pids = await until(tasks.find, 'the task processes', timeoutMs)
         ready(pids)
         if (mode === 'sigkill') await released
         return { text: 'Leaving them running.' }
@@ -352,50 +271,26 @@ export async function containmentScenario({ qwenDir, mode, env = {}, observeMs =
   try {
     const q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Start the daemon and the sleeper.', env, timeoutMs })
     taskPids = await Promise.race([readyP, q.done.then((r) => Promise.reject(new Error(`the CLI ended early: ${r.code} ${r.signal} ${r.stderr.slice(-3000)}`)))])
-    const endedAt = { t: 0 }
+    let endedAt
     if (mode === 'sigkill') {
       const cliPids = nodeDescendants(q.child.pid)
       for (const pid of cliPids) process.kill(pid, 'SIGKILL')
-      endedAt.t = Date.now()
+      endedAt = Date.now()
       cliProcesses = cliPids.length
       release()
     } else {
       await q.exited
-      endedAt.t = Date.now()
+      endedAt = Date.now()
     }
     // The metric: how many task processes are alive `observeMs` after the CLI ended (or the time
-    // at which none was left, if earlier).
-    const observed = await new Promise((resolve) => {
-      const check = () => {
-        const alive = taskPids.filter(isAlive)
-        const ms = Date.now() - endedAt.t
-        if (alive.length === 0 || ms >= observeMs) resolve({ alive: alive.length, ms })
-        else setTimeout(check, 20)
-      }
-      check()
-    })
-    const survivors = observed.alive
-    // Bounded wait for all of them to end (the integrated CLI's guarantee), for the tests.
-    let allDeadMs
-    if (waitAllDeadMs > 0) {
-      try {
-        await until(() => taskPids.every((p) => !isAlive(p)), 'the task processes to end', waitAllDeadMs)
-        allDeadMs = Date.now() - endedAt.t
-      } catch {}
-    }
-    for (const pid of taskPids) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {}
-    }
+    // at which none was left, if earlier); then a bounded wait for all of them to end (the
+    // integrated CLI's guarantee), for the tests.
+    const { survivors, survivorsAtMs, allDeadMs } = await observeSurvivors(taskPids, endedAt, { observeMs, waitAllDeadMs })
+    killPids(taskPids)
     const result = await q.done
-    return { mode, code: result.code, taskPids, cliProcesses, survivors, survivorsAtMs: observed.ms, allDeadMs }
+    return { mode, code: result.code, taskPids, cliProcesses, survivors, survivorsAtMs, allDeadMs }
   } finally {
-    for (const pid of taskPids) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {}
-    }
+    killPids(taskPids)
     release?.()
     await server.close()
     sandbox.cleanup()
