@@ -219,6 +219,16 @@ export interface BackgroundShellHandle {
   unref: () => void
   /** Keeps Node alive while the shell runs again. */
   ref: () => void
+  /**
+   * With `yieldMs` (API.md §6.8): `true` when the command ended within it
+   * (`done` is then settled), `false` when it went on in the background.
+   */
+  foreground?: boolean
+  /**
+   * With `yieldMs`, when `foreground`: the cleaned tail of the output file
+   * (as `readTaskOutputTail`, `''` when there was none).
+   */
+  outputTail?: string
 }
 
 /** What `done` resolves with, once the output file is flushed and closed. */
@@ -287,7 +297,7 @@ export declare function escapeXml(text: string): string
  * shell is registered and fails with `Cannot open output file <path>: <OS
  * error>`, as when the spawn fails.
  */
-export declare function executeBackground(options: ExecuteBackgroundOptions): BackgroundShellHandle
+export declare function executeBackground<O extends ExecuteBackgroundOptions>(options: O): O extends { yieldMs: number } ? Promise<BackgroundShellHandle> : BackgroundShellHandle
 
 /** Options of `executeBackground()`. */
 export interface ExecuteBackgroundOptions {
@@ -312,6 +322,14 @@ export interface ExecuteBackgroundOptions {
    * reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
    */
   onOutputCap?: 'truncate' | 'stop'
+  /**
+   * 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
+   * handle instead, resolved when the command ends (`foreground: true`,
+   * `outputTail`, `done` settled) or after this many ms (`foreground:
+   * false`), whichever comes first: one call for "run this, and background
+   * it if it takes long".
+   */
+  yieldMs?: number
   /** Default `bg_` + 8 hex characters. */
   shellId?: string
   /**

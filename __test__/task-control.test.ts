@@ -183,3 +183,39 @@ describe.skipIf(process.platform !== 'linux')('ports', () => {
     }
   })
 })
+
+describe('yieldMs', () => {
+  it('a command that ends within yieldMs comes back in one call: foreground, done settled, its output tail', async () => {
+    const registry = new BackgroundShellRegistry()
+    const handle = await executeBackground({ command: 'echo hello; echo world', cwd: scratch, outputDir: join(scratch, 'out'), registry, yieldMs: 20_000 })
+    expect(handle.foreground).toBe(true)
+    expect(handle.outputTail).toBe('hello\nworld')
+    let settled = false
+    void handle.done.then(() => (settled = true))
+    await Promise.resolve()
+    expect(settled).toBe(true)
+    expect(await handle.done).toMatchObject({ status: 'completed', exitCode: 0 })
+  })
+
+  it('a command that outlives yieldMs is a background shell as without it', async () => {
+    const registry = new BackgroundShellRegistry()
+    const handle = await executeBackground({ command: 'sleep 30', cwd: scratch, outputDir: join(scratch, 'out'), registry, yieldMs: 200 })
+    expect(handle.foreground).toBe(false)
+    expect(handle.outputTail).toBeUndefined()
+    expect(registry.get(handle.shellId)?.status).toBe('running')
+    registry.requestCancel(handle.shellId)
+    expect((await handle.done).status).toBe('cancelled')
+  })
+
+  it('without yieldMs the handle comes at once, and bad values are RangeErrors naming the field', () => {
+    const registry = new BackgroundShellRegistry()
+    const options = { command: 'true', cwd: scratch, outputDir: join(scratch, 'out'), registry }
+    const handle = executeBackground(options)
+    expect(handle).not.toBeInstanceOf(Promise)
+    expect(handle.foreground).toBeUndefined()
+    for (const yieldMs of [0, 600_001, 1.5]) {
+      expect(() => executeBackground({ ...options, yieldMs } as never)).toThrow(RangeError)
+      expect(() => executeBackground({ ...options, yieldMs } as never)).toThrow('"options.yieldMs"')
+    }
+  })
+})

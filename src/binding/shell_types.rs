@@ -111,6 +111,12 @@ pub struct ExecuteBackgroundOptions {
   /// reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
   #[napi(ts_type = "'truncate' | 'stop'")]
   pub on_output_cap: Option<String>,
+  /// 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
+  /// handle instead, resolved when the command ends (`foreground: true`,
+  /// `outputTail`, `done` settled) or after this many ms (`foreground:
+  /// false`), whichever comes first: one call for "run this, and background
+  /// it if it takes long".
+  pub yield_ms: Option<u32>,
   /// Default `bg_` + 8 hex characters.
   pub shell_id: Option<String>,
   /// 100..3600000: after output, once no byte arrived for this long, one
@@ -180,4 +186,10 @@ pub struct BackgroundShellHandle {
   /// Keeps Node alive while the shell runs again.
   #[napi(ts_type = "() => void")]
   pub r#ref: ObjectRef<false>,
+  /// With `yieldMs` (API.md §6.8): `true` when the command ended within it
+  /// (`done` is then settled), `false` when it went on in the background.
+  pub foreground: Option<bool>,
+  /// With `yieldMs`, when `foreground`: the cleaned tail of the output file
+  /// (as `readTaskOutputTail`, `''` when there was none).
+  pub output_tail: Option<String>,
 }

@@ -14,6 +14,7 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, release, Persistent};
 use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
+use super::registry::set_unref_timeout;
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use super::wait::signal_aborted;
 use crate::core::end::TaskEnd;
@@ -27,7 +28,9 @@ use crate::core::shell::RunSignal;
 use crate::core::shell::{
   ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict, DEFAULT_MAX_OUTPUT_BYTES,
 };
-use crate::core::text::{ecma_trim, status_file_path_for};
+use crate::core::text::{
+  ecma_trim, read_task_output_tail, status_file_path_for, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES,
+};
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `executeBackground()` options after validation.
@@ -44,6 +47,8 @@ struct Options {
   timeout_ms: Option<u64>,
   /// `onOutputCap: 'stop'` (API.md §6.8).
   stop_at_cap: bool,
+  /// `yieldMs` (API.md §6.8): the call returns a promise of the handle.
+  yield_ms: Option<u64>,
   /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
   terminal: Option<crate::core::terminal::TerminalSize>,
   /// `persist` (docs/persistence.md).
@@ -105,6 +110,8 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     terminal,
     timeout_ms: args::parse_timeout_ms(env, o, persist.is_some())?,
     stop_at_cap: parse_on_output_cap(env, o, persist.is_some())?,
+    yield_ms: args::optional_integer_field(env, o, "yieldMs", "options.yieldMs", 1.0, 600_000.0)?
+      .map(|n| n as u64),
     persist,
     settle_ms: args::optional_integer_field(
       env,
@@ -232,8 +239,9 @@ fn check_output_dir(dir: &str) -> std::result::Result<(), String> {
 /// error>`, as when the spawn fails.
 #[napi(
   catch_unwind,
-  ts_args_type = "options: ExecuteBackgroundOptions",
-  ts_return_type = "BackgroundShellHandle"
+  ts_generic_types = "O extends ExecuteBackgroundOptions",
+  ts_args_type = "options: O",
+  ts_return_type = "O extends { yieldMs: number } ? Promise<BackgroundShellHandle> : BackgroundShellHandle"
 )]
 pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>> {
   let o = args::object(&env, &options, "options")?;
@@ -373,7 +381,61 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
       );
     }
   }
-  Ok(args::out(&env, &handle))
+  match opts.yield_ms {
+    None => Ok(args::out(&env, &handle)),
+    Some(ms) => {
+      let promise = yield_handle(&env, &handle, ms, output_path)?;
+      Ok(args::out(&env, &promise))
+    }
+  }
+}
+
+/// `yieldMs` (API.md §6.8): a promise of the handle, resolved when `done` settles (the handle
+/// then has `foreground: true` and `outputTail`, the cleaned tail of its output file, and
+/// `done` is settled) or `ms` after the call (`foreground: false`: a background shell as
+/// without the option), whichever comes first.
+fn yield_handle<'a>(
+  env: &'a Env,
+  handle: &Object,
+  ms: u64,
+  output_path: String,
+) -> Result<Object<'a>> {
+  let (promise, resolve) = new_promise(env)?;
+  let pending = Rc::new(RefCell::new(Some((resolve, handle.create_ref::<false>()?))));
+  let finish = Rc::new(move |env: &Env, foreground: bool| -> Result<()> {
+    let Some((resolve, handle_ref)) = pending.borrow_mut().take() else {
+      return Ok(());
+    };
+    let mut handle = handle_ref.get_value(env)?;
+    handle.set_named_property("foreground", foreground)?;
+    if foreground {
+      let tail = match read_task_output_tail(Path::new(&output_path), MAX_TASK_OUTPUT_TAIL_BYTES) {
+        OutputTail::Text { text, .. } => text,
+        OutputTail::Empty | OutputTail::Error(_) => String::new(),
+      };
+      handle.set_named_property("outputTail", tail)?;
+    }
+    let resolve_fn = resolve.get_value(env)?;
+    js::call_value(env, resolve_fn, "yieldMs", handle);
+    release(env, resolve);
+    release(env, handle_ref);
+    Ok(())
+  });
+  let done: Object = handle.get_named_property("done")?;
+  let then: Function<Function<(), ()>, Unknown> = done.get_named_property("then")?;
+  let on_settled = {
+    let finish = Rc::clone(&finish);
+    env.create_function_from_closure::<(), (), _>("taskstreamYieldSettled", move |ctx| {
+      finish(ctx.env, true)
+    })?
+  };
+  then.bind(done)?.call(on_settled)?;
+  set_unref_timeout(env, "taskstreamYieldTimer", ms, move |env| {
+    if let Err(error) = finish(env, false) {
+      tracing::warn!(%error, "taskstream: yieldMs could not resolve its handle");
+    }
+  })?;
+  Ok(promise)
 }
 
 #[cfg(unix)]
