@@ -39,6 +39,12 @@ describe('examples/demo.mjs', () => {
     // waitFor on the ready line, a settled notification, who ended what.
     expect(run.stdout).toMatch(/waitFor resolved: \{"reason":"match","line":"ready on http:\/\/localhost:\d+","status":"running"/)
     expect(run.stdout).toContain('Monitor "dev server" output settled: no output for 400 ms.')
+    // The same server found by the port it listens on (Linux), the one its ready line names.
+    if (process.platform === 'linux') {
+      const readyPort = /ready on http:\/\/localhost:(\d+)/.exec(run.stdout)?.[1]
+      expect(run.stdout).toContain(`resolved: {"reason":"port","port":${readyPort},"status":"running"`)
+      expect(run.stdout).toContain(`entry.ports: [${readyPort}]`)
+    }
     expect(run.stdout).toContain('meta.end: {"reason":"exited","by":"process","exitCode":3}')
     expect(run.stdout).toContain('meta.end: {"reason":"idle-timeout","by":"limit"}')
     expect(run.stdout).toContain('dev server: ')

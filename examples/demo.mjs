@@ -226,6 +226,12 @@ if (url) {
   })
   say(`the demo requested ${url}/health -> ${status}`)
 }
+// Or by the port its tree listens on, for servers that print nothing useful (API.md §6.8;
+// Linux for now): the ports are read from the tree's sockets, not from its output.
+if (process.platform === 'linux') {
+  const byPort = await registry.waitFor(started.dev.id, { port: true, timeoutMs: 10_000 })
+  say(`agent: registry.waitFor('${started.dev.id}', { port: true }) resolved: ${JSON.stringify(byPort)}; entry.ports: ${JSON.stringify(started.dev.ports)}`)
+}
 
 // The log producer fails and the silent command idles out on their own; the
 // dev server's output settles (a settled notification above).
