@@ -58,6 +58,8 @@ export function waitForText(taskId: string, r: WaitResult): string {
       return `Timed out after ${took} waiting on task ${taskId}. Status: ${r.status}. The task keeps running.`
     case 'aborted':
       return `The wait on task ${taskId} was cancelled after ${took}. Status: ${r.status}.`
+    case 'port':
+      return `Task ${taskId} is listening on port ${r.port} (after ${took}). Status: ${r.status}.`
   }
 }
 
