@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use taskstream::core::monitor::pipeline::{LinePipeline, LineSink, Stream};
-use taskstream::core::monitor::signal::config::{SignalConfig, SignalOptions};
+use taskstream::core::monitor::signal::config::{SignalConfig, SignalOptions, RECOMMENDED};
 use taskstream::core::monitor::throttle::ThrottleConfig;
 
 const READ: usize = 64 * 1024;
@@ -70,12 +70,16 @@ fn run(name: &str, reads: &[Vec<u8>], total_mb: usize) {
   run_with(name, reads, total_mb, &SignalOptions::default());
 }
 
-/// The README's recommended agent setting (API.md §6.7).
-const RECOMMENDED: SignalOptions<'static> = SignalOptions {
+/// The earlier recommended setting (200 ms windows, no sampling, no context).
+const RECOMMENDED_200: SignalOptions<'static> = SignalOptions {
   batch_ms: Some(200.0),
   max_batch_lines: None,
   important: Some("(?i)error|fail|exception|panic|listening|ready"),
   digest: true,
+  digest_templates: false,
+  context_before: None,
+  context_after: None,
+  sample_lines: None,
 };
 
 /// [`run`] with §6.7 options (a signal lane when they are not the default).
@@ -127,13 +131,19 @@ fn main() {
     "firehose lines, recommended lane",
     &reads_of(firehose.as_bytes(), READ),
     1024,
-    &RECOMMENDED,
+    &RECOMMENDED.options(),
+  );
+  run_with(
+    "firehose lines, 200 ms lane",
+    &reads_of(firehose.as_bytes(), READ),
+    1024,
+    &RECOMMENDED_200,
   );
   run_with(
     "yes (y), recommended lane",
     &reads_of(b"y\n", READ),
     1024,
-    &RECOMMENDED,
+    &RECOMMENDED.options(),
   );
   run_with(
     "yes (y), batchMs alone",

@@ -47,7 +47,9 @@ pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
 pub use line_splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
-pub use plain::{first_and_last, plain_line_texts, plain_lines_counted, PlainImportant};
+pub use plain::{
+  first_and_last, plain_line_texts, plain_line_texts_rev, plain_lines_counted, PlainImportant,
+};
 pub use read_output::{
   read_task_output, Grep, OutputRead, DEFAULT_READ_OUTPUT_MAX_BYTES, MAX_READ_OUTPUT_MAX_BYTES,
   MIN_READ_OUTPUT_MAX_BYTES,

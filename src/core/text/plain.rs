@@ -288,6 +288,30 @@ pub fn plain_line_texts(lines: &[u8]) -> impl DoubleEndedIterator<Item = &str> {
     .map(trimmed)
 }
 
+/// [`plain_line_texts`] from the last line back, found with a vectorised search for newlines.
+pub fn plain_line_texts_rev(lines: &[u8]) -> impl Iterator<Item = &str> {
+  let body = lines.strip_suffix(b"\n").unwrap_or(lines);
+  let mut end = Some(body.len());
+  let mut newlines = memchr::memrchr_iter(b'\n', body);
+  std::iter::from_fn(move || {
+    if lines.is_empty() {
+      return None;
+    }
+    let line_end = end?;
+    let start = match newlines.next() {
+      Some(newline) => {
+        end = Some(newline);
+        newline + 1
+      }
+      None => {
+        end = None;
+        0
+      }
+    };
+    Some(trimmed(&body[start..line_end]))
+  })
+}
+
 /// The first and the last non-blank line of `lines` (complete plain lines), trimmed as the
 /// splitter gives them; `None` when all are blank.
 pub fn first_and_last(lines: &[u8]) -> Option<(&str, &str)> {
@@ -434,6 +458,24 @@ mod tests {
   use crate::core::text::test_support::XorShift;
   use crate::core::text::{count_lines, ecma_trim, sanitize_monitor_line, Source};
   use regex::Regex;
+
+  /// The backward iterator gives the forward one's lines in reverse.
+  #[test]
+  fn line_texts_backwards_are_the_forward_ones_reversed() {
+    for lines in [
+      &b""[..],
+      b"\n",
+      b"a\n",
+      b"  a  \n\n b\r\n",
+      b"one\ntwo\n\nthree\n",
+      b"x\n\n\n",
+    ] {
+      let forward: Vec<&str> = plain_line_texts(lines).collect();
+      let mut backward: Vec<&str> = plain_line_texts_rev(lines).collect();
+      backward.reverse();
+      assert_eq!(forward, backward, "{:?}", String::from_utf8_lossy(lines));
+    }
+  }
 
   /// The run's length alone.
   fn plain_lines(bytes: &[u8], tight: bool) -> usize {

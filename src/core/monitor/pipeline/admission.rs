@@ -41,6 +41,15 @@ impl Admission {
     }
   }
 
+  /// Whether a read that may not count now may count after its next exact line
+  /// ([`SignalLane::may_count_soon`]).
+  pub(super) fn may_count_soon(&self) -> bool {
+    match self {
+      Self::Lane(lane) => lane.may_count_soon(),
+      Self::Bucket(_) => false,
+    }
+  }
+
   /// [`Counting::Plain`] when it applies at `now_mono_ms`.
   pub(super) fn counts_plain(&self, now_mono_ms: i64) -> Counting {
     match self {
@@ -82,6 +91,11 @@ pub(super) trait Decide {
   fn line(&mut self, line: &str);
   /// What the fast paths may count from here on.
   fn counting(&self) -> Counting;
+  /// With [`Counting::Off`]: whether counting may start after the next exact line (the exact
+  /// path then takes one line at a time).
+  fn may_count_soon(&self) -> bool {
+    false
+  }
   /// With [`Counting::Plain`]: how much of `lines` (complete plain lines) may be counted, up
   /// to the first line that may be important.
   fn countable(&self, lines: &[u8]) -> usize;
@@ -179,13 +193,17 @@ impl<S: LineSink> Decide for ReadDecider<'_, S> {
       self.observing,
       self.sink,
     );
-    if let Counting::Plain { .. } = self.counting {
+    if matches!(self.counting, Counting::Plain { .. }) || self.may_count_soon() {
       self.counting = self.mode();
     }
   }
 
   fn counting(&self) -> Counting {
     self.counting
+  }
+
+  fn may_count_soon(&self) -> bool {
+    self.counting == Counting::Off && !self.every && self.admission.may_count_soon()
   }
 
   fn countable(&self, lines: &[u8]) -> usize {

@@ -103,7 +103,7 @@ impl StreamState {
         }
       }
       let rest = &bytes[at..];
-      let len = self.exact_piece_len(rest, counting != Counting::Off);
+      let len = self.exact_piece_len(rest, counting != Counting::Off || decide.may_count_soon());
       let piece = &rest[..len];
       at += len;
       let mut emit = |line: &str| decide.line(line);

@@ -64,12 +64,7 @@ impl Context {
 
   /// A non-blank line arrives: whether it repeats a recent template; it is then remembered.
   pub fn observe(&mut self, line: &str) -> bool {
-    let hash = template_hash(line);
-    let repeats = self.recent[..self.recent_len].contains(&hash);
-    self.recent[self.recent_next] = hash;
-    self.recent_next = (self.recent_next + 1) % RECENT;
-    self.recent_len = (self.recent_len + 1).min(RECENT);
-    repeats
+    self.observe_hash(template_hash(line))
   }
 
   /// A line the lane would drop is parked instead; the line that no longer fits (or `text`
@@ -83,6 +78,41 @@ impl Context {
       return self.parked.pop_front().map(|p| p.text);
     }
     None
+  }
+
+  /// The parked lines, oldest first (to drop them before [`Self::replace_parked`]).
+  pub fn parked_texts(&self) -> impl Iterator<Item = &str> {
+    self.parked.iter().map(|p| p.text.as_str())
+  }
+
+  /// Replaces the parked lines with `tail` (at most `contextBefore`, with whether each
+  /// repeats), reusing their buffers: a run of counted lines parks its last lines at no
+  /// allocation once the buffers have their size. The old ones must have been dropped.
+  pub fn replace_parked(&mut self, tail: &[&str], repeats: &[bool]) {
+    debug_assert!(tail.len() <= self.before && tail.len() == repeats.len());
+    for (index, (line, &repeats)) in tail.iter().zip(repeats).enumerate() {
+      match self.parked.get_mut(index) {
+        Some(parked) => {
+          parked.text.clear();
+          parked.text.push_str(line);
+          parked.repeats = repeats;
+        }
+        None => self.parked.push_back(Parked {
+          text: (*line).to_owned(),
+          repeats,
+        }),
+      }
+    }
+    self.parked.truncate(tail.len());
+  }
+
+  /// [`Self::observe`] for a line whose template hash is known.
+  pub fn observe_hash(&mut self, hash: u64) -> bool {
+    let repeats = self.recent[..self.recent_len].contains(&hash);
+    self.recent[self.recent_next] = hash;
+    self.recent_next = (self.recent_next + 1) % RECENT;
+    self.recent_len = (self.recent_len + 1).min(RECENT);
+    repeats
   }
 
   /// Lines parked, to be dropped now (a blank line, a line that reaches the model, the end).

@@ -49,8 +49,9 @@
 use super::config::SignalConfig;
 use super::context::{Context, Place};
 use super::digest::{DigestNote, DropDigest};
+use super::template::template_hash;
 use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
-use crate::core::text::{first_and_last, plain_line_texts, PlainImportant};
+use crate::core::text::{first_and_last, plain_line_texts_rev, PlainImportant};
 use crate::core::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
 
 /// A non-blank line handed to the lane, sanitised at most once and only when needed.
@@ -561,6 +562,15 @@ impl SignalLane {
       && self.drops_unimportant(now_ms)
   }
 
+  /// With `sampleLines`, while no window is open: the next line may open one, after which the
+  /// lane may count runs again ([`Self::counts_plain`]); the pipeline then takes exact lines
+  /// one at a time and asks again after each.
+  pub fn may_count_soon(&self) -> bool {
+    self.config.sample_lines.is_some()
+      && self.window.is_none()
+      && (self.config.important.is_none() || self.plain_important.is_some())
+  }
+
   /// `important` for runs of plain lines, when set.
   pub fn plain_important(&self) -> Option<&PlainImportant> {
     self.plain_important.as_ref()
@@ -594,58 +604,82 @@ impl SignalLane {
   /// lines after the run's last blank line are parked (the last `contextBefore` of them stay
   /// parked), everything else is dropped, as that many [`Self::offer`] calls would.
   fn count_plain_with_context(&mut self, non_blank: u64, lines: &[u8]) {
-    let context = self.context.as_mut().expect("context");
+    let Self {
+      context,
+      digest,
+      dropped,
+      ..
+    } = self;
+    let context = context.as_mut().expect("context");
     // The lines that could still be parked at the end: those after the last blank line, at
     // most `contextBefore` (a blank line drops the parked lines; older ones are pushed out).
     let keep = context.parked_capacity();
-    let mut tail: Vec<&str> = plain_line_texts(lines)
-      .rev()
-      .take_while(|line| !line.is_empty())
-      .take(keep)
-      .collect();
+    let want_recent = super::context::RECENT + keep;
+    // One backward pass: the tail, whether a blank line stands before it, and the last
+    // RECENT + keep non-blank lines for the repeat test.
+    let mut tail: Vec<&str> = Vec::with_capacity(keep);
+    let mut tail_open = true;
+    let mut tail_blank_before = false;
+    let mut recent: Vec<&str> = Vec::with_capacity(want_recent);
+    for line in plain_line_texts_rev(lines) {
+      if tail_open {
+        if line.is_empty() {
+          tail_open = false;
+          tail_blank_before = true;
+        } else if tail.len() < keep {
+          tail.push(line);
+        } else {
+          tail_open = false;
+        }
+      }
+      if !line.is_empty() && recent.len() < want_recent {
+        recent.push(line);
+      }
+      if !tail_open && recent.len() == want_recent {
+        break;
+      }
+    }
     tail.reverse();
-    let tail_blank_before = plain_line_texts(lines)
-      .rev()
-      .nth(tail.len())
-      .is_some_and(str::is_empty);
-    // The repeat test sees every line; only the last RECENT can matter after the run.
-    let recent: Vec<&str> = plain_line_texts(lines)
-      .rev()
-      .filter(|line| !line.is_empty())
-      .take(super::context::RECENT + tail.len())
-      .collect();
+    // The repeat test sees every line; only the last RECENT can matter after the run. A line
+    // equal to the one before it has its template (a firehose hashes once a run).
+    recent.truncate(super::context::RECENT + tail.len());
     let mut repeats = Vec::with_capacity(tail.len());
+    let mut previous: Option<(&str, u64)> = None;
     for (index, line) in recent.iter().rev().enumerate() {
-      let r = context.observe(line);
+      let hash = match previous {
+        Some((text, hash)) if text == *line => hash,
+        _ => template_hash(line),
+      };
+      previous = Some((line, hash));
+      let r = context.observe_hash(hash);
       if index + tail.len() >= recent.len() {
         repeats.push(r);
       }
     }
     let before_tail = non_blank - tail.len() as u64;
-    let mut dropped: Vec<String> = Vec::new();
     if before_tail > 0 || tail_blank_before {
-      // The run's earlier lines push out (or a blank line drops) what was parked.
-      dropped.extend(context.unpark());
-    }
-    let mut pushed_out = Vec::new();
-    for (line, r) in tail.iter().zip(repeats) {
-      pushed_out.extend(context.park((*line).to_owned(), r));
-    }
-    // In order: what was parked, the run's dropped lines, then what the tail pushed out.
-    for text in dropped {
-      self.drop_text(&text);
-    }
-    if before_tail > 0 {
-      self.dropped += before_tail;
-      if let Some(digest) = &mut self.digest {
-        let head = &lines[..tail_start(lines, tail.len()).unwrap_or(0)];
-        if let Some((first, last)) = first_and_last(head) {
-          digest.record_run_lines(before_tail, head, first, last);
+      // In order: what was parked (pushed out by the run's earlier lines, or dropped by a blank
+      // line), then the run's dropped lines; the tail takes the parked lines' place.
+      for text in context.parked_texts() {
+        drop_into(digest, dropped, text);
+      }
+      if before_tail > 0 {
+        *dropped += before_tail;
+        if let Some(digest) = digest {
+          let head = &lines[..tail_start(lines, tail.len()).unwrap_or(0)];
+          if let Some((first, last)) = first_and_last(head) {
+            digest.record_run_lines(before_tail, head, first, last);
+          }
         }
       }
+      context.replace_parked(&tail, &repeats);
+      return;
     }
-    for text in pushed_out {
-      self.drop_text(&text);
+    // The whole run joins the parked lines, pushing the oldest out.
+    for (line, r) in tail.iter().zip(repeats) {
+      if let Some(text) = context.park((*line).to_owned(), r) {
+        drop_into(digest, dropped, &text);
+      }
     }
   }
 
@@ -666,6 +700,11 @@ impl SignalLane {
       return;
     }
     self.dropped += lines;
+    if self.config.sample_lines.is_some() {
+      // Sampling: a dropped line opens no window, joins none and asks the bucket nothing (it
+      // is counted only while no token may go to it).
+      return;
+    }
     let Some(batch_ms) = self.config.batch_ms else {
       // Each line's failing `try_take`; after the first, the others change nothing.
       self.fail_main_take(now_ms);
@@ -823,10 +862,7 @@ impl SignalLane {
   }
 
   fn drop_text(&mut self, text: &str) {
-    self.dropped += 1;
-    if let Some(digest) = &mut self.digest {
-      digest.record_sanitised(text);
-    }
+    drop_into(&mut self.digest, &mut self.dropped, text);
   }
 
   fn drop_line(&mut self, line: &LineText<'_>) {
@@ -845,6 +881,14 @@ impl SignalLane {
         digest,
       });
     }
+  }
+}
+
+/// One sanitised line dropped: counted, and recorded by the digest.
+fn drop_into(digest: &mut Option<DropDigest>, dropped: &mut u64, text: &str) {
+  *dropped += 1;
+  if let Some(digest) = digest {
+    digest.record_sanitised(text);
   }
 }
 

@@ -622,6 +622,9 @@ fn budget_fast_path_matches_the_exact_path_at_every_split() {
       (200.0, 0.0, 0.0, 2.0, false),
       (1000.0, 2.0, 5.0, 0.0, true),
       (10.0, 0.0, 8.0, 8.0, true),
+      // Sampling without context: runs are counted by the plain path alone.
+      (200.0, 1.0, 0.0, 0.0, true),
+      (1000.0, 0.0, 0.0, 0.0, false),
     ] {
       let signal = SignalConfig::new(SignalOptions {
         batch_ms: Some(batch_ms),
