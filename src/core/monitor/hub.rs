@@ -253,39 +253,50 @@ impl MonitorHub {
   /// The idle timeout of a native entry, off the JavaScript thread: abort (the
   /// native flush runs here, the controller abort is queued), re-check, settle.
   pub fn native_idle_timeout(&self, clock: &impl Clock, id: &str) {
-    if !self.idle_begin(clock, id) {
-      return;
-    }
-    // Flush, settle, then kill: the settle must not race the child's death.
-    let native = self.native(id);
-    if let Some(native) = &native {
-      native.stop_reading(self, AbortKind::Flush);
-    }
-    self.apply(|r| r.idle_finish(id, clock.wall_ms()));
-    if let Some(native) = &native {
-      native.kill();
-    }
-    self.wake_js();
+    self.native_limit(
+      clock,
+      id,
+      |r, now| r.idle_begin(id, now),
+      |r, wall| r.idle_finish(id, wall),
+    );
   }
 
   /// A native entry's `timeoutMs` deadline passed (API.md §6.8), on the watcher thread: as
   /// the idle timeout, flush, settle failed with the timeout's end, then the tree is stopped
   /// as a cancel stops it.
   pub fn native_timeout(&self, clock: &impl Clock, id: &str) {
-    let mut due = false;
+    self.native_limit(
+      clock,
+      id,
+      |r, now| r.timeout_begin(id, now),
+      |r, wall| r.timeout_finish(id, wall),
+    );
+  }
+
+  /// A limit of a native entry passed: `begin` (at the monotonic time) queues its abort if it
+  /// really applies; then the flush, `finish` (at the wall time) settles, and the tree is
+  /// stopped. The settle comes before the kill, so it never races the child's death.
+  fn native_limit(
+    &self,
+    clock: &impl Clock,
+    id: &str,
+    begin: impl FnOnce(&mut MonitorRegistry, i64) -> Vec<Effect>,
+    finish: impl FnOnce(&mut MonitorRegistry, f64) -> Vec<Effect>,
+  ) {
+    let mut applies = false;
     self.apply(|r| {
-      let effects = r.timeout_begin(id, clock.mono_ms());
-      due = !effects.is_empty();
+      let effects = begin(r, clock.mono_ms());
+      applies = !effects.is_empty();
       effects
     });
-    if !due {
+    if !applies {
       return;
     }
     let native = self.native(id);
     if let Some(native) = &native {
       native.stop_reading(self, AbortKind::Flush);
     }
-    self.apply(|r| r.timeout_finish(id, clock.wall_ms()));
+    self.apply(|r| finish(r, clock.wall_ms()));
     if let Some(native) = &native {
       native.kill();
     }
@@ -498,17 +509,6 @@ impl MonitorHub {
     self.drain_for(host, id);
     self.apply(|r| r.idle_finish(id, clock.wall_ms()));
     self.drain_for(host, id);
-  }
-
-  /// Queues the idle abort of `id` if its deadline really passed (not re-armed).
-  fn idle_begin(&self, clock: &impl Clock, id: &str) -> bool {
-    let mut expired = false;
-    self.apply(|r| {
-      let effects = r.idle_begin(id, clock.mono_ms());
-      expired = !effects.is_empty();
-      effects
-    });
-    expired
   }
 
   /// `abortAll(opts)`: a snapshot of every id, each cancelled.
