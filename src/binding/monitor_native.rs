@@ -189,7 +189,8 @@ impl SignalArgs {
     })
   }
 
-  /// Back from [`Self::to_json`] (a persisted record).
+  /// Back from [`Self::to_json`] (a persisted record; persistence is Unix-only).
+  #[cfg(unix)]
   pub(crate) fn from_json(v: &serde_json::Value) -> Self {
     let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
     Self {
