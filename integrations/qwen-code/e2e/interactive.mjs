@@ -12,6 +12,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
+import { scriptedEnv } from './qwen.mjs'
 import { descendants, isAlive, killPids, nodeDescendants, run, until } from './support.mjs'
 
 /** The settings an interactive run adds to the headless ones (setting names from the 0.24.4 bundle's schema). */
@@ -83,20 +84,7 @@ export async function startInteractive({ qwenDir, sandbox, modelUrl, env = {}, a
     conf,
     ['set -g history-limit 200000', 'set -g status off', 'set -g default-shell /bin/sh', 'set -g default-terminal screen-256color', 'set -g escape-time 0', ''].join('\n'),
   )
-  const childEnv = {
-    PATH: process.env.PATH,
-    HOME: sandbox.home,
-    USERPROFILE: sandbox.home,
-    TMPDIR: process.env.TMPDIR ?? os.tmpdir(),
-    LANG: 'C.UTF-8',
-    TERM: 'screen-256color',
-    OPENAI_API_KEY: 'sk-scripted',
-    OPENAI_BASE_URL: modelUrl,
-    OPENAI_MODEL: 'scripted',
-    NO_UPDATE_NOTIFIER: '1',
-    QWEN_CODE_DISABLE_CRON: '1',
-    ...env,
-  }
+  const childEnv = scriptedEnv(sandbox, modelUrl, { TERM: 'screen-256color', ...env })
   const cli = [process.execPath, path.join(qwenDir, 'cli-entry.js'), '--auth-type', 'openai', '--model', 'scripted', '--approval-mode', 'yolo', ...args]
   const holdSeconds = Math.ceil(timeoutMs / 1000) + 60
   const script = `"$@"; echo "${EXIT_MARK}$?]"; exec sleep ${holdSeconds}`

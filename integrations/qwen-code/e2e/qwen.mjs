@@ -34,6 +34,26 @@ export function makeSandbox(prefix = 'tsq-e2e-') {
  * { code, signal, stdout, stderr, events, timedOut } (events: the parsed stream-json lines).
  * `onEvent(event, ms)` is called with each stream-json event as it arrives (ms: Date.now()).
  */
+/**
+ * The CLI's environment, headless or interactive: nothing of ours but PATH, a home of the
+ * sandbox's, the scripted model server as its OpenAI endpoint, no update checks; then `env`.
+ */
+export function scriptedEnv(sandbox, modelUrl, env = {}) {
+  return {
+    PATH: process.env.PATH,
+    HOME: sandbox.home,
+    USERPROFILE: sandbox.home,
+    TMPDIR: process.env.TMPDIR ?? os.tmpdir(),
+    LANG: 'C.UTF-8',
+    OPENAI_API_KEY: 'sk-scripted',
+    OPENAI_BASE_URL: modelUrl,
+    OPENAI_MODEL: 'scripted',
+    NO_UPDATE_NOTIFIER: '1',
+    QWEN_CODE_DISABLE_CRON: '1',
+    ...env,
+  }
+}
+
 export function startQwen({ qwenDir, sandbox, modelUrl, prompt, env = {}, timeoutMs = 180_000, args = [], onEvent }) {
   const child = spawn(
     process.execPath,
@@ -55,19 +75,7 @@ export function startQwen({ qwenDir, sandbox, modelUrl, prompt, env = {}, timeou
       cwd: sandbox.work,
       detached: process.platform !== 'win32',
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        HOME: sandbox.home,
-        USERPROFILE: sandbox.home,
-        TMPDIR: process.env.TMPDIR ?? os.tmpdir(),
-        LANG: 'C.UTF-8',
-        OPENAI_API_KEY: 'sk-scripted',
-        OPENAI_BASE_URL: modelUrl,
-        OPENAI_MODEL: 'scripted',
-        NO_UPDATE_NOTIFIER: '1',
-        QWEN_CODE_DISABLE_CRON: '1',
-        ...env,
-      },
+      env: scriptedEnv(sandbox, modelUrl, env),
     },
   )
   if (onEvent) {
