@@ -19,6 +19,7 @@ const unixOnly: Record<string, string> = {
   'shell-trust.test.ts': 'bash commands, FIFOs and symlinks at the output path, Unix errno texts (os error 21)',
   'shells.test.ts': 'bash commands, file modes (0600), symlinks and Unix paths (/tmp, /repo)',
   'signal-lane.test.ts': 'bash scripts (printf, sleep, seq) timing batch windows',
+  'task-control.test.ts': 'bash trees (trap, `&`, $!), yes/head/tr floods and ports read through /proc; windows.test.ts covers timeoutMs, onOutputCap and yieldMs with cmd.exe',
   'terminal.test.ts': 'bash under a Unix pseudo-terminal (stty, tput, read -p, SIGWINCH); ConPTY is tested by windows.test.ts',
   'validation.test.ts': 'Unix paths (/tmp) as valid cwd and `touch` as the command that must not run',
   'vectors.test.ts': "CONTRACT.md §3's path vectors are Unix paths, and the symlink rows link to /etc",

@@ -231,6 +231,79 @@ describe.runIf(onWindows)('Windows end to end', () => {
     expect(() => registry.write('tty', 'x')).toThrowError(/ended/)
   })
 
+  // Task control (API.md §6.8) on Windows: the deadline and the output cap end the task's whole
+  // job, and yieldMs hands back a quick command in one call (task-control.test.ts checks the same
+  // with bash trees on Unix).
+  /** A script that starts a grandchild Node (both tick forever) and writes both pids to `pids`. */
+  function treeScript(dir: string): { script: string; pids: string } {
+    const pids = join(dir, 'tree.pids')
+    const script = join(dir, 'tree.js')
+    writeFileSync(
+      script,
+      `const fs = require('fs'), cp = require('child_process')\n` +
+        `const child = cp.spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' })\n` +
+        `fs.writeFileSync(${JSON.stringify(pids)}, process.pid + '\\n' + child.pid)\n` +
+        `setInterval(() => {}, 1000)\n`,
+    )
+    return { script, pids }
+  }
+  const node = (script: string) => `"${process.execPath}" "${script}"`
+  const treePids = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map(Number)
+
+  it('timeoutMs: a monitor past its deadline fails with end.reason timeout and its tree is gone', async () => {
+    const { registry, terminal, done } = monitors()
+    const { script, pids } = treeScript(freshDir())
+    const entry = registry.start({ command: node(script), timeoutMs: 6_000 })
+    await waitFor(() => size(pids) > 0, 30_000, 'the tree to start')
+    const [parent, grandchild] = treePids(pids)
+    await done(entry)
+    expect(entry).toMatchObject({ status: 'failed', error: 'Timed out after 6000 ms' })
+    expect(entry.end).toEqual({ reason: 'timeout', by: 'limit', detail: 'Timed out after 6000 ms' })
+    expect(terminal()[0].model).toContain('<result>Timed out after 6000 ms</result>')
+    await waitFor(() => !isRunning(parent) && !isRunning(grandchild), 10_000, 'the tree to die')
+  })
+
+  it('timeoutMs: a background shell past its deadline resolves failed with end.reason timeout', async () => {
+    const registry = shells()
+    const dir = freshDir()
+    const { script, pids } = treeScript(dir)
+    const shell = executeBackground({ command: node(script), cwd: dir, outputDir: dir, registry, timeoutMs: 6_000 })
+    await waitFor(() => size(pids) > 0, 30_000, 'the tree to start')
+    const [parent, grandchild] = treePids(pids)
+    const result = await shell.done
+    expect(result).toMatchObject({ status: 'failed', error: 'timed out after 6000 ms' })
+    expect(result.end).toEqual({ reason: 'timeout', by: 'limit', detail: 'Timed out after 6000 ms' })
+    await waitFor(() => !isRunning(parent) && !isRunning(grandchild), 10_000, 'the tree to die')
+  })
+
+  it("onOutputCap 'stop' ends a runaway shell at maxOutputBytes with end.reason limit", async () => {
+    const registry = shells()
+    const dir = freshDir()
+    const script = join(dir, 'flood.js')
+    writeFileSync(script, `setInterval(() => process.stdout.write('a line of output\\n'.repeat(100)), 5)\n`)
+    const shell = executeBackground({ command: node(script), cwd: dir, outputDir: dir, registry, maxOutputBytes: 10_000, onOutputCap: 'stop' })
+    const result = await shell.done
+    expect(result).toMatchObject({ status: 'failed', error: 'output limit of 10000 bytes reached', bytesWritten: 10_000 })
+    expect(result.end).toEqual({ reason: 'limit', by: 'limit', limit: 'output', detail: 'Output limit of 10000 bytes reached' })
+  })
+
+  it('yieldMs: a quick command comes back in one call with its output tail; a slow one stays a background shell', async () => {
+    const registry = shells()
+    const dir = freshDir()
+    const quick = join(dir, 'quick.js')
+    writeFileSync(quick, `process.stdout.write('hello\\nworld\\n')\n`)
+    const done = await executeBackground({ command: node(quick), cwd: dir, outputDir: dir, registry, yieldMs: 20_000 })
+    expect(done.foreground).toBe(true)
+    expect(done.outputTail).toBe('hello\nworld')
+    expect(await done.done).toMatchObject({ status: 'completed', exitCode: 0 })
+    const slow = await executeBackground({ command: 'ping -n 60 127.0.0.1 > NUL', cwd: dir, outputDir: dir, registry, yieldMs: 200 })
+    expect(slow.foreground).toBe(false)
+    expect(slow.outputTail).toBeUndefined()
+    expect(registry.get(slow.shellId)?.status).toBe('running')
+    registry.requestCancel(slow.shellId)
+    expect((await slow.done).status).toBe('cancelled')
+  })
+
   it('a task without a terminal refuses write() with an Error saying so', async () => {
     const { registry, done } = monitors()
     const entry = registry.start({ command: 'ping -n 3 127.0.0.1 > NUL' })
