@@ -16,7 +16,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CARGO_FUZZ_VERSION=0.13.2
 # Every command below runs through scripts/lib/run.mjs: a time limit, and on a timeout its whole
 # process tree is killed and the step named (exit 124).
 limit() {
@@ -34,13 +33,11 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
   exit 2
 fi
 
-if ! limit "cargo fuzz --version" 120 -- cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION"; then
-  echo "== installing cargo-fuzz $CARGO_FUZZ_VERSION"
-  limit "cargo install cargo-fuzz" 1200 -- cargo install cargo-fuzz --locked --version "$CARGO_FUZZ_VERSION"
-fi
 
-# cargo-fuzz passes nightly-only flags (-Zsanitizer, -Cpasses=sancov-module); the stable
-# toolchain accepts them with RUSTC_BOOTSTRAP.
+# The targets are built as cargo-fuzz 0.13 builds them (`cargo fuzz build`: its src/project.rs),
+# with cargo itself, so no machine has to compile cargo-fuzz first (about two minutes of both
+# cores in a fresh CI run): libFuzzer comes with the libfuzzer-sys crate. The flags are
+# nightly-only (-Zsanitizer); the stable toolchain accepts them with RUSTC_BOOTSTRAP.
 export RUSTC_BOOTSTRAP=1
 host="$(limit "rustc -vV" 60 -- rustc -vV | sed -n 's/^host: //p')"
 
@@ -50,7 +47,7 @@ else
   targets=()
   while IFS= read -r target; do
     targets+=("$target")
-  done < <(limit "cargo fuzz list" 120 -- cargo fuzz list | grep -v '^== ')
+  done < <(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -vx 'taskstream-fuzz')
 fi
 
 # The harness's own helpers (fuzz/src/lib.rs) have unit tests: a wrong helper fails a target
@@ -63,7 +60,18 @@ CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" \
 
 echo "== building ${#targets[@]} fuzz targets (address sanitizer, debug assertions)"
 build_started=$SECONDS
-limit "cargo fuzz build" 1500 -- cargo fuzz build
+# cargo-fuzz's defaults: coverage and comparison tracing, `--cfg fuzzing`, AddressSanitizer,
+# stack-depth tracing on Linux, debug assertions, the release profile with line tables and one
+# codegen unit.
+fuzz_flags="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4"
+fuzz_flags+=" -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table"
+fuzz_flags+=" -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing"
+fuzz_flags+=" -Cllvm-args=-simplifycfg-branch-fold-threshold=0 -Zsanitizer=address"
+case "$host" in *-linux-*) fuzz_flags+=" -Cllvm-args=-sanitizer-coverage-stack-depth" ;; esac
+fuzz_flags+=" -Cdebug-assertions -Ccodegen-units=1"
+RUSTFLAGS="$fuzz_flags ${RUSTFLAGS:-}" limit "fuzz build" 1500 -- \
+  cargo build --manifest-path fuzz/Cargo.toml --target "$host" --release \
+  --config 'profile.release.debug="line-tables-only"' --bins
 echo "== built in $((SECONDS - build_started)) s"
 
 bin_dir="fuzz/target/$host/release"
@@ -111,7 +119,7 @@ for target in "${targets[@]}"; do
     echo "---- $log (last 60 lines)"
     tail -n 60 "$log"
     echo "fuzz $target: FAILED (libFuzzer exit $status) after ${elapsed} s; input(s) in $artifacts/"
-    echo "  reproduce: RUSTC_BOOTSTRAP=1 cargo fuzz run $target $artifacts/<file>"
+    echo "  reproduce: $bin_dir/$target $artifacts/<file>"
     failed+=("$target")
   fi
 done
