@@ -345,6 +345,11 @@ export interface ExecuteBackgroundOptions {
    */
   timeoutMs?: number
   /**
+   * Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
+   * `persist`.
+   */
+  limits?: TaskLimits
+  /**
    * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
    * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
    */
@@ -475,6 +480,11 @@ export interface MonitorStartOptions {
    * ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with `persist`.
    */
   timeoutMs?: number
+  /**
+   * Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
+   * `persist`.
+   */
+  limits?: TaskLimits
   /** Hold Node's event loop while the monitor runs (default false). */
   keepAlive?: boolean
   /**
@@ -598,6 +608,11 @@ export interface MonitorTask {
    * be read (macOS and Windows for now).
    */
   ports?: Array<number>
+  /**
+   * What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
+   * accessor, live while the task runs and final once it ended; `undefined` without limits.
+   */
+  usage?: TaskUsage
 }
 
 /** The model-facing parameters of the `monitor` tool, in its snake_case schema. */
@@ -798,6 +813,11 @@ export interface ShellTask {
    * be read (macOS and Windows for now).
    */
   ports?: Array<number>
+  /**
+   * What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
+   * accessor, live while the task runs and final once it ended; `undefined` without limits.
+   */
+  usage?: TaskUsage
 }
 
 /** What `BackgroundShellRegistry.register()` takes. */
@@ -849,7 +869,25 @@ export interface TaskEnd {
   /** The OS error text, … */
   detail?: string
   /** For `reason: 'limit'` (API.md §6.8): which limit. */
-  limit?: 'output'
+  limit?: 'output' | 'memory'
+}
+
+/**
+ * `limits` (API.md §6.8): bounds on the whole tree of a task, enforced by its cgroup (Linux:
+ * v2 where the host's cgroup delegates the controllers, else the v1 hierarchies) or its Job
+ * Object (Windows). Limits the host cannot enforce make `start()`/`executeBackground()` throw
+ * an Error saying why, before anything starts; macOS refuses every limit. Not with `persist`.
+ */
+export interface TaskLimits {
+  /**
+   * 1048576..2^53−1: the tree's memory, swap off. An allocation past it gets the task killed:
+   * it fails with `end.reason: 'limit'`, `end.limit: 'memory'`.
+   */
+  memoryBytes?: number
+  /** 1..10000: the tree's CPU time as a percentage of one core (100: a whole core). */
+  cpuPercent?: number
+  /** 1..4194304: how many processes the tree may have at once; a fork past it fails. */
+  maxProcesses?: number
 }
 
 /** One bounded read of an output file. */
@@ -866,6 +904,17 @@ export interface TaskOutputRead {
   truncated: boolean
   /** With `grep`: how many lines matched. */
   matchedLines?: number
+}
+
+/** `entry.usage` (API.md §6.8): what a task with `limits` used, from its cgroup or Job. */
+export interface TaskUsage {
+  /** CPU time of the whole tree, user and system, in ms. */
+  cpuMs?: number
+  /**
+   * The tree's peak memory in bytes (Linux: `memory.peak` on cgroup v2 ≥ 5.19, or
+   * `memory.max_usage_in_bytes` on v1; Windows: the Job's peak).
+   */
+  peakMemoryBytes?: number
 }
 
 /**

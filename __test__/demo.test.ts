@@ -47,6 +47,8 @@ describe('examples/demo.mjs', () => {
     }
     expect(run.stdout).toContain('meta.end: {"reason":"exited","by":"process","exitCode":3}')
     expect(run.stdout).toContain('meta.end: {"reason":"idle-timeout","by":"limit"}')
+    // Section 5: a leaking test under limits (API.md §6.8) fails at its memory limit.
+    expect(run.stdout).toMatch(/leaky test ended: \{"reason":"limit","by":"limit","detail":"Memory limit of 134217728 bytes reached","limit":"memory"\}; usage: \{"cpuMs":\d+,"peakMemoryBytes":\d+\}/)
     expect(run.stdout).toContain('dev server: ')
     expect(run.stdout).toMatch(/dev server: .*ended by caller \(cancelled, via cancel\)/)
     // The recommended signal setting: the failed request inside the burst reaches the model

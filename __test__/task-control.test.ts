@@ -1,7 +1,8 @@
-// Task control (API.md §6.8): `timeoutMs`, a wall-clock deadline for monitors and background
-// shells. Real process trees, including a child that ignores SIGTERM; every pid the tree wrote
+// Task control (API.md §6.8): `limits` on a task's whole tree, `timeoutMs`, a wall-clock
+// deadline for monitors and background shells, ports, `onOutputCap` and `yieldMs`. Real process trees, including a child that ignores SIGTERM; every pid the tree wrote
 // down is checked dead afterwards.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,6 +24,155 @@ const monitors: MonitorRegistry[] = []
 afterEach(() => {
   for (const m of monitors.splice(0)) m.abortAll({ notify: false })
 })
+
+const MIB = 1 << 20
+/** A Node that allocates 8 MiB every 10 ms, and keeps it. */
+const allocator = `node -e "const a = []; setInterval(() => a.push(Buffer.alloc(8 << 20, 1)), 10)"`
+
+describe('limits', () => {
+  it('a monitor past memoryBytes fails with end.reason limit (memory); the host and other tasks are untouched', async () => {
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    const seen: Array<{ model: string; meta: MonitorNotificationMeta }> = []
+    registry.setNotificationCallback((_display, model, meta) => seen.push({ model, meta }))
+    const bystander = registry.start({ command: 'sleep 30' })
+    const entry = registry.start({ command: allocator, limits: { memoryBytes: 64 * MIB } })
+    await waitFor(() => entry.status !== 'running', 20_000, 'the memory limit')
+    const detail = `Memory limit of ${64 * MIB} bytes reached`
+    expect(entry).toMatchObject({ status: 'failed', error: detail })
+    expect(entry.end).toEqual({ reason: 'limit', by: 'limit', limit: 'memory', detail })
+    await waitFor(() => seen.some((s) => s.meta.monitorId === entry.id && s.meta.type === 'terminal'), 10_000, 'the terminal notification')
+    const terminal = seen.find((s) => s.meta.monitorId === entry.id && s.meta.type === 'terminal')!
+    expect(terminal.meta.end).toEqual(entry.end)
+    expect(terminal.model).toContain(`<result>${detail}</result>`)
+    const usage = entry.usage!
+    expect(usage.peakMemoryBytes).toBeGreaterThan(8 * MIB)
+    expect(usage.peakMemoryBytes).toBeLessThanOrEqual(64 * MIB)
+    expect(usage.cpuMs).toBeGreaterThan(0)
+    expect(Object.keys(entry)).not.toContain('usage')
+    expect(bystander.status).toBe('running')
+    expect(bystander.usage).toBeUndefined()
+  })
+
+  it('a background shell past memoryBytes resolves failed with end.limit memory, and its usage stays readable', async () => {
+    const registry = new BackgroundShellRegistry()
+    const handle = executeBackground({ command: allocator, cwd: scratch, outputDir: join(scratch, 'out'), registry, limits: { memoryBytes: 48 * MIB } })
+    const result = await handle.done
+    expect(result.status).toBe('failed')
+    expect(result.error).toBe(`memory limit of ${48 * MIB} bytes reached`)
+    expect(result.end).toEqual({ reason: 'limit', by: 'limit', limit: 'memory', detail: `Memory limit of ${48 * MIB} bytes reached` })
+    const usage = registry.get(handle.shellId)!.usage!
+    expect(usage.peakMemoryBytes).toBeLessThanOrEqual(48 * MIB)
+    expect(usage.cpuMs).toBeGreaterThan(0)
+  })
+
+  it('a fork bomb under maxProcesses stays within it and ends with its task', async () => {
+    const registry = new BackgroundShellRegistry()
+    const tagFile = join(scratch, 'bomb-tag')
+    const handle = executeBackground({ command: `echo $TASKSTREAM_TASK_ID > ${tagFile}; bomb() { bomb | bomb & }; bomb; wait`, cwd: scratch, outputDir: join(scratch, 'out'), registry, limits: { maxProcesses: 20 } })
+    const tagged = () => taskPids(tagFile)
+    await waitFor(() => tagged().length >= 10, 20_000, 'the bomb to grow')
+    // It keeps trying; the tree never passes the limit.
+    for (let i = 0; i < 20; i++) {
+      expect(tagged().length).toBeLessThanOrEqual(20)
+      await new Promise((r) => setTimeout(r, 25))
+    }
+    const pids = tagged()
+    registry.requestCancel(handle.shellId)
+    expect((await handle.done).status).toBe('cancelled')
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000, 'the whole bomb to die')
+  })
+
+  it('cpuPercent holds a busy loop to its share of one core', async () => {
+    const registry = new BackgroundShellRegistry()
+    const started = Date.now()
+    const handle = executeBackground({ command: "timeout 2 bash -c 'while :; do :; done'; true", cwd: scratch, outputDir: join(scratch, 'out'), registry, limits: { cpuPercent: 20 } })
+    expect((await handle.done).status).toBe('completed')
+    const wallMs = Date.now() - started
+    const { cpuMs } = registry.get(handle.shellId)!.usage!
+    // The kernel's quota is a ceiling (20 %, 25 % with the periods at the edges); load only lowers it.
+    expect(cpuMs).toBeGreaterThan(0)
+    expect(cpuMs! * 4).toBeLessThanOrEqual(wallMs)
+  })
+
+  it('bad values are a TypeError or RangeError naming the field, and nothing starts', () => {
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    const shells = new BackgroundShellRegistry()
+    const marker = join(scratch, 'limits-started')
+    const command = `touch ${marker}`
+    const bad: Array<[unknown, typeof TypeError | typeof RangeError, string]> = [
+      ['1GB', TypeError, '"options.limits"'],
+      [[1], TypeError, '"options.limits"'],
+      [{ memoryBytes: '1' }, TypeError, '"options.limits.memoryBytes"'],
+      [{ memoryBytes: 1000 }, RangeError, '"options.limits.memoryBytes"'],
+      [{ memoryBytes: 2 * MIB + 0.5 }, RangeError, '"options.limits.memoryBytes"'],
+      [{ cpuPercent: 0 }, RangeError, '"options.limits.cpuPercent"'],
+      [{ cpuPercent: 10_001 }, RangeError, '"options.limits.cpuPercent"'],
+      [{ maxProcesses: 0 }, RangeError, '"options.limits.maxProcesses"'],
+      [{ maxProcesses: true }, TypeError, '"options.limits.maxProcesses"'],
+    ]
+    for (const [limits, error, field] of bad) {
+      expect(() => registry.start({ command, limits } as never)).toThrow(error)
+      expect(() => registry.start({ command, limits } as never)).toThrow(field)
+      expect(() => executeBackground({ command, cwd: scratch, outputDir: join(scratch, 'out'), registry: shells, limits } as never)).toThrow(field)
+    }
+    const persist = { stateDir: join(scratch, 'state') }
+    expect(() => registry.start({ command, limits: { maxProcesses: 5 }, persist })).toThrow(/"options\.limits" option cannot be used with "options\.persist"/)
+    expect(registry.getAll()).toEqual([])
+    expect(shells.getAll()).toEqual([])
+    expect(() => readFileSync(marker)).toThrow()
+  })
+
+  it('an empty limits object is no limit: no usage', async () => {
+    const registry = new MonitorRegistry()
+    monitors.push(registry)
+    const entry = registry.start({ command: 'echo hi', limits: {} })
+    await waitFor(() => entry.status !== 'running', 10_000, 'the exit')
+    expect(entry.status).toBe('completed')
+    expect(entry.usage).toBeUndefined()
+  })
+
+  it('where no cgroup can hold them, start() throws an Error saying why and nothing starts', () => {
+    const marker = join(scratch, 'no-cgroup-started')
+    const script = `
+      const { MonitorRegistry, BackgroundShellRegistry, executeBackground } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+      const out = []
+      const registry = new MonitorRegistry()
+      try { registry.start({ command: 'touch ${marker}', limits: { memoryBytes: ${64 * MIB} } }); out.push('started') } catch (e) { out.push(e.constructor.name + ': ' + e.message) }
+      const shells = new BackgroundShellRegistry()
+      try { executeBackground({ command: 'touch ${marker}', cwd: ${JSON.stringify(scratch)}, outputDir: ${JSON.stringify(scratch)}, registry: shells, limits: { maxProcesses: 5 } }); out.push('started') } catch (e) { out.push(e.constructor.name + ': ' + e.message) }
+      out.push(registry.getAll().length + shells.getAll().length)
+      console.log(JSON.stringify(out))`
+    const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, TASKSTREAM_CGROUP: '0' }, encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' })
+    expect(child.status, child.stderr).toBe(0)
+    const [monitor, shell, registered] = JSON.parse(child.stdout)
+    expect(monitor).toMatch(/^Error: limits cannot be enforced on this host: there is no writable cgroup v2 directory .*TASKSTREAM_CGROUP=0/)
+    expect(shell).toMatch(/^Error: limits cannot be enforced on this host/)
+    expect(registered).toBe(0)
+    expect(() => readFileSync(marker)).toThrow()
+  })
+})
+
+/** The live processes whose environment carries the task tag written in `tagFile`. */
+function taskPids(tagFile: string): number[] {
+  let tag: string
+  try {
+    tag = `TASKSTREAM_TASK_ID=${readFileSync(tagFile, 'utf8').trim()}`
+  } catch {
+    return []
+  }
+  const pids: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(tag) && isAlive(Number(name))) pids.push(Number(name))
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids
+}
 
 describe('timeoutMs', () => {
   it('a monitor past its deadline is stopped as a cancel stops it, and fails with end.reason timeout', async () => {

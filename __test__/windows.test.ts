@@ -304,6 +304,69 @@ describe.runIf(onWindows)('Windows end to end', () => {
     expect((await slow.done).status).toBe('cancelled')
   })
 
+  // limits (API.md §6.8) are the task's Job Object's own limits. Wine's Job Objects accept memory
+  // and process limits without enforcing them and refuse CPU rate control: there every limit is
+  // refused, and the enforcement is checked on Windows itself (the CI workflow's Windows job).
+  const underWine = process.env.TASKSTREAM_TEST_UNDER_WINE === '1'
+
+  it.runIf(underWine)('limits under Wine: start() and executeBackground() throw an Error naming Wine, and nothing starts', () => {
+    const { registry } = monitors()
+    const shellRegistry = shells()
+    const dir = freshDir()
+    const marker = join(dir, 'started')
+    for (const limits of [{ memoryBytes: 256 << 20 }, { maxProcesses: 4 }, { cpuPercent: 20 }]) {
+      expect(() => registry.start({ command: `echo x> "${marker}"`, limits })).toThrowError(/^limits cannot be enforced under Wine: /)
+      expect(() =>
+        executeBackground({ command: `echo x> "${marker}"`, cwd: dir, outputDir: dir, registry: shellRegistry, limits }),
+      ).toThrowError(/^limits cannot be enforced under Wine: /)
+    }
+    expect(registry.getAll()).toEqual([])
+    expect(shellRegistry.getAll()).toEqual([])
+    expect(size(marker)).toBe(0)
+  })
+
+  it.skipIf(underWine)('limits: memoryBytes ends the task with end.limit memory; maxProcesses refuses a process past it', async () => {
+    const registry = shells()
+    const dir = freshDir()
+    // It stops at 1 GiB by itself, so a limit that does not hold fails the test, not the machine.
+    const allocator = join(dir, 'allocator.js')
+    writeFileSync(allocator, `const a = []; const t = setInterval(() => { a.push(Buffer.alloc(8 << 20, 1)); if (a.length >= 128) { clearInterval(t); console.log('survived') } }, 10)\n`)
+    const hog = executeBackground({ command: node(allocator), cwd: dir, outputDir: dir, registry, limits: { memoryBytes: 256 << 20 } })
+    const result = await hog.done
+    expect(result).toMatchObject({ status: 'failed', error: `memory limit of ${256 << 20} bytes reached` })
+    expect(result.end).toEqual({ reason: 'limit', by: 'limit', limit: 'memory', detail: `Memory limit of ${256 << 20} bytes reached` })
+    expect(registry.get(hog.shellId)?.usage?.peakMemoryBytes).toBeLessThanOrEqual(256 << 20)
+
+    const forker = join(dir, 'forker.js')
+    writeFileSync(
+      forker,
+      `const cp = require('child_process'); let ok = 0, refused = 0\n` +
+        `for (let i = 0; i < 6; i++) { try { const c = cp.spawnSync(process.execPath, ['-e', '0']); if (c.error || c.status !== 0) refused++; else ok++ } catch { refused++ } }\n` +
+        `console.log(JSON.stringify({ ok, refused }))\n`,
+    )
+    // cmd and the forker are two of the three; each child runs alone (spawnSync), so all fit.
+    const fits = executeBackground({ command: node(forker), cwd: dir, outputDir: dir, registry, limits: { maxProcesses: 3 } })
+    expect((await fits.done).status).toBe('completed')
+    expect(JSON.parse(readFileSync(fits.outputPath, 'utf8'))).toEqual({ ok: 6, refused: 0 })
+    // With two, every child is refused.
+    const refused = executeBackground({ command: node(forker), cwd: dir, outputDir: dir, registry, limits: { maxProcesses: 2 } })
+    expect((await refused.done).status).toBe('completed')
+    expect(JSON.parse(readFileSync(refused.outputPath, 'utf8'))).toEqual({ ok: 0, refused: 6 })
+    expect(registry.get(refused.shellId)?.usage?.cpuMs).toBeGreaterThanOrEqual(0)
+  })
+
+  it.skipIf(underWine)('limits: cpuPercent holds a busy loop to its share of a core', async () => {
+    const registry = shells()
+    const dir = freshDir()
+    const busy = join(dir, 'busy.js')
+    writeFileSync(busy, `const end = Date.now() + 2000; while (Date.now() < end) {}\n`)
+    const started = Date.now()
+    const shell = executeBackground({ command: node(busy), cwd: dir, outputDir: dir, registry, limits: { cpuPercent: 20 } })
+    expect((await shell.done).status).toBe('completed')
+    const { cpuMs } = registry.get(shell.shellId)!.usage!
+    expect(cpuMs! * 4).toBeLessThanOrEqual(Date.now() - started)
+  })
+
   it('a task without a terminal refuses write() with an Error saying so', async () => {
     const { registry, done } = monitors()
     const entry = registry.start({ command: 'ping -n 3 127.0.0.1 > NUL' })

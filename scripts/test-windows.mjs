@@ -413,6 +413,8 @@ async function vitestUnderWine(addon, node) {
           NODE_PATH: winePath(nodePath),
           NAPI_RS_NATIVE_LIBRARY_PATH: winePath(addon),
           NO_COLOR: '1',
+          // windows.test.ts: Wine's Job Objects do not enforce limits, so there limits are refused.
+          TASKSTREAM_TEST_UNDER_WINE: '1',
         },
         // Wine's node.exe needs its output in files.
         stdio: ['ignore', openSync(out, 'w'), openSync(err, 'w')],

@@ -543,6 +543,73 @@ pub fn parse_timeout_ms(env: &Env, obj: &Object, persisted: bool) -> Result<Opti
   Ok(timeout.map(|ms| ms as u64))
 }
 
+/// `limits` (API.md §6.8): `{ memoryBytes?, cpuPercent?, maxProcesses? }`, each an integer in
+/// its range; refused with `persist`. Limits this host cannot enforce are an `Error` saying why
+/// (`process::check_limits`), before anything starts. An empty object is no limit.
+pub fn parse_limits(
+  env: &Env,
+  obj: &Object,
+  persisted: bool,
+) -> Result<Option<crate::core::process::Limits>> {
+  use crate::core::process::Limits;
+  let value = field(obj, "limits")?;
+  if is_undefined(&value) {
+    return Ok(None);
+  }
+  if value.get_type()? != ValueType::Object || value.is_array()? {
+    return Err(type_error(
+      env,
+      format!(
+        "The \"options.limits\" property must be of type object. {}",
+        received(&value)
+      ),
+    ));
+  }
+  let limits_obj = unsafe { value.cast::<Object>() }?;
+  let limits = Limits {
+    memory_bytes: optional_integer_field(
+      env,
+      &limits_obj,
+      "memoryBytes",
+      "options.limits.memoryBytes",
+      Limits::MIN_MEMORY_BYTES as f64,
+      Limits::MAX_MEMORY_BYTES as f64,
+    )?
+    .map(|n| n as u64),
+    cpu_percent: optional_integer_field(
+      env,
+      &limits_obj,
+      "cpuPercent",
+      "options.limits.cpuPercent",
+      1.0,
+      f64::from(Limits::MAX_CPU_PERCENT),
+    )?
+    .map(|n| n as u32),
+    max_processes: optional_integer_field(
+      env,
+      &limits_obj,
+      "maxProcesses",
+      "options.limits.maxProcesses",
+      1.0,
+      f64::from(Limits::MAX_PROCESSES),
+    )?
+    .map(|n| n as u32),
+  };
+  if limits.is_empty() {
+    return Ok(None);
+  }
+  if persisted {
+    return Err(type_error(
+      env,
+      "The \"options.limits\" option cannot be used with \"options.persist\": a persisted task's keeper does not carry limits yet".into(),
+    ));
+  }
+  if let Err(why) = crate::core::process::check_limits(&limits) {
+    return Err(Error::new(Status::GenericFailure, why));
+  }
+  Ok(Some(limits))
+}
+
 /// An optional boolean property.
 pub fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result<Option<bool>> {
   let value = field(obj, key)?;

@@ -29,6 +29,8 @@ use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 #[cfg_attr(not(unix), allow(dead_code))] // `persist` and its record are Unix-only
 pub(crate) struct StartOptions {
   pub(crate) command: String,
+  /// `limits` (API.md §6.8).
+  pub(crate) limits: Option<crate::core::process::Limits>,
   pub(crate) description: Option<String>,
   pub(crate) max_events: u64,
   pub(crate) idle_timeout_ms: u64,
@@ -258,8 +260,10 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
   let terminal = super::terminal::parse_terminal_option(env, &o)?;
   let persist = super::persist::parse_persist_option(env, &o, terminal.is_some())?;
   let timeout_ms = args::parse_timeout_ms(env, &o, persist.is_some())?;
+  let limits = args::parse_limits(env, &o, persist.is_some())?;
   Ok(StartOptions {
     command,
+    limits,
     description: opt_string("description")?,
     max_events: args::optional_integer_field(
       env,
@@ -354,6 +358,7 @@ impl MonitorRegistry {
       remove_env: &self.remove_env,
       term: Term::Monitor,
       terminal: opts.terminal,
+      limits: opts.limits,
     };
     let launched = launch_monitor(&request);
     if let Some(group) = launched.as_ref().ok().and_then(Contained::group) {
@@ -513,6 +518,10 @@ impl MonitorRegistry {
         return None;
       }
       Some(hub.native(&ports_id)?.listening_ports())
+    })?;
+    let (hub, usage_id) = (Arc::downgrade(&self.hub), id.to_owned());
+    super::registry::define_usage(env, &object, move || {
+      hub.upgrade()?.native(&usage_id)?.usage()
     })?;
     let keep_alive = if keep_alive {
       Some(KeepAlive::start(env)?)

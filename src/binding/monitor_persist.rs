@@ -122,6 +122,7 @@ impl MonitorRegistry {
       remove_env: &self.remove_env,
       term: Term::Monitor,
       terminal: None,
+      limits: None,
     };
     let launched = launch_kept_monitor(
       &request,

@@ -69,6 +69,10 @@ pub struct MonitorTask {
   /// task ended, for an entry fed from JavaScript, and where the ports cannot
   /// be read (macOS and Windows for now).
   pub ports: Option<Vec<u32>>,
+  /// What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
+  /// accessor, live while the task runs and final once it ended; `undefined` without limits.
+  #[napi(ts_type = "TaskUsage")]
+  pub usage: Option<Object<'static>>,
 }
 
 /// What the fed-mode `register()` takes: the TypeScript registration shape.
@@ -167,6 +171,10 @@ pub struct MonitorStartOptions {
   /// task is stopped as a cancel stops it and fails with `Timed out after <ms>
   /// ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with `persist`.
   pub timeout_ms: Option<u32>,
+  /// Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
+  /// `persist`.
+  #[napi(ts_type = "TaskLimits")]
+  pub limits: Option<Object<'static>>,
   /// Hold Node's event loop while the monitor runs (default false).
   pub keep_alive: Option<bool>,
   /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,

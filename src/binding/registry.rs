@@ -121,10 +121,6 @@ pub(crate) fn define_ports(
   object: &Object,
   read: impl Fn() -> Option<Vec<u16>> + 'static,
 ) -> Result<()> {
-  let object_ctor: Unknown = env.get_global()?.get_named_property("Object")?;
-  let object_ctor: Object = unsafe { object_ctor.cast() }?;
-  let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
-    object_ctor.get_named_property("defineProperty")?;
   // `()` is `undefined` (an `Option` would give `null`).
   let getter =
     env.create_function_from_closure::<(), Either<Vec<u32>, ()>, _>("ports", move |_ctx| {
@@ -133,11 +129,50 @@ pub(crate) fn define_ports(
         None => Either::B(()),
       })
     })?;
+  define_getter(env, object, "ports", getter)
+}
+
+/// `entry.usage` (API.md §6.8): what a task with `limits` used, `{ cpuMs, peakMemoryBytes }`
+/// (either `undefined` where it cannot be read), live while it runs and final after; a
+/// non-enumerable getter, `undefined` for a task without limits.
+pub(crate) fn define_usage(
+  env: &Env,
+  object: &Object,
+  read: impl Fn() -> Option<crate::core::process::Usage> + 'static,
+) -> Result<()> {
+  let getter =
+    env.create_function_from_closure::<(), Either<Object, ()>, _>("usage", move |ctx| {
+      let Some(usage) = read() else {
+        return Ok(Either::B(()));
+      };
+      let mut out = Object::new(ctx.env)?;
+      set_opt(&mut out, "cpuMs", usage.cpu_ms.map(|v| v as f64))?;
+      set_opt(
+        &mut out,
+        "peakMemoryBytes",
+        usage.peak_memory_bytes.map(|v| v as f64),
+      )?;
+      Ok(Either::A(out))
+    })?;
+  define_getter(env, object, "usage", getter)
+}
+
+/// `Object.defineProperty(object, name, { get, enumerable: false, configurable: true })`.
+fn define_getter<R: ToNapiValue>(
+  env: &Env,
+  object: &Object,
+  name: &str,
+  getter: Function<(), R>,
+) -> Result<()> {
+  let object_ctor: Unknown = env.get_global()?.get_named_property("Object")?;
+  let object_ctor: Object = unsafe { object_ctor.cast() }?;
+  let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
+    object_ctor.get_named_property("defineProperty")?;
   let mut descriptor = Object::new(env)?;
   descriptor.set_named_property("get", getter)?;
   descriptor.set_named_property("enumerable", false)?;
   descriptor.set_named_property("configurable", true)?;
-  define.call(FnArgs::from((*object, "ports", descriptor)))?;
+  define.call(FnArgs::from((*object, name, descriptor)))?;
   Ok(())
 }
 

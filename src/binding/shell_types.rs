@@ -52,6 +52,10 @@ pub struct ShellTask {
   /// task ended, for an entry fed from JavaScript, and where the ports cannot
   /// be read (macOS and Windows for now).
   pub ports: Option<Vec<u32>>,
+  /// What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
+  /// accessor, live while the task runs and final once it ended; `undefined` without limits.
+  #[napi(ts_type = "TaskUsage")]
+  pub usage: Option<Object<'static>>,
 }
 
 /// What `BackgroundShellRegistry.register()` takes.
@@ -127,6 +131,10 @@ pub struct ExecuteBackgroundOptions {
   /// after <ms> ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
   /// `persist`.
   pub timeout_ms: Option<u32>,
+  /// Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
+  /// `persist`.
+  #[napi(ts_type = "TaskLimits")]
+  pub limits: Option<Object<'static>>,
   /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
   /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
   #[napi(ts_type = "TerminalOptions | boolean")]

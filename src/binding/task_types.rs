@@ -71,8 +71,33 @@ pub struct TaskEnd {
   /// The OS error text, …
   pub detail: Option<String>,
   /// For `reason: 'limit'` (API.md §6.8): which limit.
-  #[napi(ts_type = "'output'")]
+  #[napi(ts_type = "'output' | 'memory'")]
   pub limit: Option<String>,
+}
+
+/// `limits` (API.md §6.8): bounds on the whole tree of a task, enforced by its cgroup (Linux:
+/// v2 where the host's cgroup delegates the controllers, else the v1 hierarchies) or its Job
+/// Object (Windows). Limits the host cannot enforce make `start()`/`executeBackground()` throw
+/// an Error saying why, before anything starts; macOS refuses every limit. Not with `persist`.
+#[napi(object, object_to_js = false)]
+pub struct TaskLimits {
+  /// 1048576..2^53−1: the tree's memory, swap off. An allocation past it gets the task killed:
+  /// it fails with `end.reason: 'limit'`, `end.limit: 'memory'`.
+  pub memory_bytes: Option<f64>,
+  /// 1..10000: the tree's CPU time as a percentage of one core (100: a whole core).
+  pub cpu_percent: Option<u32>,
+  /// 1..4194304: how many processes the tree may have at once; a fork past it fails.
+  pub max_processes: Option<u32>,
+}
+
+/// `entry.usage` (API.md §6.8): what a task with `limits` used, from its cgroup or Job.
+#[napi(object, object_from_js = false)]
+pub struct TaskUsage {
+  /// CPU time of the whole tree, user and system, in ms.
+  pub cpu_ms: Option<f64>,
+  /// The tree's peak memory in bytes (Linux: `memory.peak` on cgroup v2 ≥ 5.19, or
+  /// `memory.max_usage_in_bytes` on v1; Windows: the Job's peak).
+  pub peak_memory_bytes: Option<f64>,
 }
 
 /// `terminal: true | { cols, rows }` (API.md §6.5): the command gets a

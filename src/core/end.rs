@@ -29,6 +29,8 @@ pub enum EndReason {
 pub enum EndLimit {
   /// `maxOutputBytes` with `onOutputCap: 'stop'`.
   Output,
+  /// `limits.memoryBytes`: the kernel (or the Job Object) stopped an allocation past it.
+  Memory,
 }
 
 /// Who ended the task.
@@ -155,6 +157,15 @@ impl TaskEnd {
     }
   }
 
+  /// `limits.memoryBytes` (API.md §6.8): the tree hit its memory limit.
+  pub fn memory_limit(memory_bytes: u64) -> Self {
+    Self {
+      detail: Some(format!("Memory limit of {memory_bytes} bytes reached")),
+      limit: Some(EndLimit::Memory),
+      ..Self::new(EndReason::Limit, EndBy::Limit)
+    }
+  }
+
   /// The host (Node) exited while the task ran; its exit hook stopped it.
   pub fn host_exit() -> Self {
     Self::new(EndReason::HostExit, EndBy::Host)
@@ -180,6 +191,7 @@ impl TaskEnd {
   pub fn limit_str(&self) -> Option<&'static str> {
     self.limit.map(|limit| match limit {
       EndLimit::Output => "output",
+      EndLimit::Memory => "memory",
     })
   }
 

@@ -56,6 +56,8 @@ pub struct ShellCommand<'a> {
   pub term: Term,
   /// `terminal` (API.md §6.5): run under a pseudo-terminal of this size.
   pub terminal: Option<TerminalSize>,
+  /// `limits` (API.md §6.8): the tree's memory, CPU share and process count.
+  pub limits: Option<process::Limits>,
 }
 
 /// The `TERM` a child gets.
@@ -127,6 +129,7 @@ pub fn spawn_shell(request: &ShellCommand) -> io::Result<SpawnedProcess> {
     env: program.env,
     task_tag: program.task_tag,
     terminal: request.terminal,
+    limits: request.limits,
   })
 }
 
@@ -566,6 +569,7 @@ mod tests {
       remove_env,
       term: Term::Monitor,
       terminal: None,
+      limits: None,
     }
   }
 

@@ -2,7 +2,7 @@
 //! register, stream to the output file from Rust threads, and settle on the
 //! JavaScript thread once the file is flushed and closed.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::{Arc, Weak};
@@ -37,6 +37,8 @@ use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 #[cfg_attr(not(unix), allow(dead_code))] // `persist` is refused before use off Unix
 struct Options {
   command: String,
+  /// `limits` (API.md §6.8).
+  limits: Option<crate::core::process::Limits>,
   cwd: String,
   output_dir: String,
   env: Vec<(String, String)>,
@@ -109,6 +111,7 @@ fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     shell_id,
     terminal,
     timeout_ms: args::parse_timeout_ms(env, o, persist.is_some())?,
+    limits: args::parse_limits(env, o, persist.is_some())?,
     stop_at_cap: parse_on_output_cap(env, o, persist.is_some())?,
     yield_ms: args::optional_integer_field(env, o, "yieldMs", "options.yieldMs", 1.0, 600_000.0)?
       .map(|n| n as u64),
@@ -306,6 +309,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     keep_alive,
     caller_signal,
     run_slot,
+    final_usage,
   } = shell_objects(&env, &inner, signal, &facts)?;
 
   let now = js::wall_ms();
@@ -353,6 +357,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     keep_alive: keep_alive.clone(),
     signal: caller_signal,
     process: None,
+    final_usage: Some(final_usage),
   };
   match launched {
     Err(LaunchError { message, end }) => settle.failed_to_start(&env, &message, end, now),
@@ -474,6 +479,7 @@ fn launch(
     remove_env: &remove_env,
     term: Term::Shell,
     terminal: opts.terminal,
+    limits: opts.limits,
   };
   let output_path = Path::new(facts.output_path);
   match persisted {
@@ -513,6 +519,8 @@ struct ShellObjects<'a> {
   caller_signal: Option<CallerSignal>,
   /// The run the controller's abort cancels, once there is one.
   run_slot: Rc<RefCell<Weak<ShellRun>>>,
+  /// `usage` as the run left it, kept at the settle (the run is let go then).
+  final_usage: Rc<Cell<Option<crate::core::process::Usage>>>,
 }
 
 /// The entry object and its `AbortController`, the handle with `done`,
@@ -552,6 +560,16 @@ fn shell_objects<'a>(
   super::registry::define_ports(env, &registration, move || {
     let run = ports_slot.borrow().upgrade()?;
     (crate::core::process::PORTS_SUPPORTED && !run.is_settled()).then(|| run.listening_ports())
+  })?;
+  let (usage_slot, final_usage) = (
+    Rc::clone(&run_slot),
+    Rc::<Cell<Option<crate::core::process::Usage>>>::default(),
+  );
+  let kept_usage = Rc::clone(&final_usage);
+  super::registry::define_usage(env, &registration, move || {
+    kept_usage
+      .get()
+      .or_else(|| usage_slot.borrow().upgrade()?.usage())
   })?;
   let controller_listener = on_abort(env, &controller_signal, {
     let run_slot = Rc::clone(&run_slot);
@@ -619,6 +637,7 @@ fn shell_objects<'a>(
     keep_alive,
     caller_signal,
     run_slot,
+    final_usage,
   })
 }
 

@@ -65,6 +65,7 @@ fn register_recorded<'a>(
     keep_alive,
     signal: None,
     process: None,
+    final_usage: None,
   };
   Ok((
     registration,

@@ -17,6 +17,8 @@ pub(super) struct Settle {
   pub(super) signal: Option<CallerSignal>,
   /// The running process, unlinked from the registry at settle.
   pub(super) process: Option<Arc<ShellRun>>,
+  /// Where `entry.usage` finds what the run used once it is let go.
+  pub(super) final_usage: Option<Rc<std::cell::Cell<Option<crate::core::process::Usage>>>>,
 }
 
 impl Settle {
@@ -71,6 +73,9 @@ impl Settle {
   fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
     self.keep_alive.stop(env);
     if let Some(process) = self.process.take() {
+      if let Some(cell) = &self.final_usage {
+        cell.set(process.usage());
+      }
       // `screen()` keeps answering with the last screen until the entry is pruned.
       if let Some(screen) = process.screen() {
         self.inner.keep_last_screen(&self.shell_id, screen);

@@ -295,6 +295,7 @@ impl Keeper {
         .collect(),
       task_tag: config.task_tag.clone(),
       terminal: None,
+      limits: None,
     };
     let spawned = process::spawn(request)?;
     let pid = spawned.pid;

@@ -130,6 +130,10 @@ pub trait NativeTask: Send + Sync {
   fn listening_ports(&self) -> Vec<u16> {
     Vec::new()
   }
+  /// What the tree used (API.md §6.8 `usage`); `None` for a task without limits.
+  fn usage(&self) -> Option<crate::core::process::Usage> {
+    None
+  }
   /// [`Self::stop_reading`], then [`Self::kill`].
   fn abort(&self, hub: &MonitorHub, kind: AbortKind) {
     self.stop_reading(hub, kind);
@@ -270,6 +274,19 @@ impl MonitorHub {
       id,
       |r, now| r.timeout_begin(id, now),
       |r, wall| r.timeout_finish(id, wall),
+    );
+  }
+
+  /// A native entry's tree hit its `limits.memoryBytes` (API.md §6.8), on the reactor's timer:
+  /// as the timeout, with the end `limit` (`memory`).
+  pub fn native_memory_limit(&self, clock: &impl Clock, id: &str, memory_bytes: u64) {
+    let end = crate::core::end::TaskEnd::memory_limit(memory_bytes);
+    let again = end.clone();
+    self.native_limit(
+      clock,
+      id,
+      |r, _now| r.limit_begin(id, end),
+      |r, wall| r.limit_finish(id, again, wall),
     );
   }
 

@@ -14,4 +14,6 @@ pub struct ProcessGroup {
   pub task_tag: String,
   /// The task's own cgroup (see `cgroup.rs`), where the host could make one.
   pub cgroup: Option<std::path::PathBuf>,
+  /// Where its `limits` live (API.md §6.8; `unix/cgroup_limits.rs`), for a task with limits.
+  pub limits: Option<std::sync::Arc<super::limits::TaskLimits>>,
 }

@@ -32,6 +32,10 @@ pub struct SpawnRequest {
   /// Windows: a pseudo console (ConPTY) instead; elsewhere `Some` fails
   /// with an `Unsupported` error.
   pub terminal: Option<TerminalSize>,
+  /// `limits` (API.md §6.8, `limits.rs`): the tree's memory, CPU share and process count,
+  /// enforced by the containment from before the command runs; a spawn that cannot enforce
+  /// them fails. `None`: no limit, as before.
+  pub limits: Option<super::Limits>,
 }
 
 /// A running child. Its group is already tracked (and known to the watchdog),

@@ -61,6 +61,7 @@ mod process_helpers {
       remove_env: &remove_env,
       term: Term::Shell,
       terminal: None,
+      limits: None,
     })
     .expect("spawn")
   }

@@ -68,6 +68,8 @@ pub struct NativeMonitor<C: Clock> {
   /// Terminal mode (API.md §6.5): the terminal and its screen, and the
   /// `settleMs` judged on that screen.
   terminal: Option<(TaskTerminal, Option<u64>)>,
+  /// What the tree used (API.md §6.8 `usage`), read at the settle (its cgroup goes with it).
+  final_usage: Mutex<Option<process::Usage>>,
 }
 
 fn stream_of(tag: u8) -> Stream {
@@ -130,6 +132,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       observing: Mutex::new(observing),
       io: Mutex::new(Io::default()),
       terminal,
+      final_usage: Mutex::new(None),
     });
     hub.add_native(id, monitor.clone());
     let pipes = [(Stream::Stdout, stdout), (Stream::Stderr, stderr)]
@@ -143,7 +146,36 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       }
       return Err(error);
     }
+    if monitor
+      .group
+      .as_ref()
+      .is_some_and(|g| process::memory_limit_of(g).is_some())
+    {
+      monitor.watch_memory_limit();
+    }
     Ok(monitor)
+  }
+
+  /// `limits.memoryBytes` (API.md §6.8): every [`process::MEMORY_LIMIT_POLL`] while
+  /// the monitor runs, whether the kernel stopped its tree at the limit; then it is stopped as
+  /// its `timeoutMs` stops it, with the end `limit` (`memory`). [`Self::finish`] looks once
+  /// more, for a tree that died of it between two looks.
+  fn watch_memory_limit(&self) {
+    let me = self.me.for_timer();
+    self.reactor.after(process::MEMORY_LIMIT_POLL, move || {
+      let Some(monitor) = me.upgrade() else {
+        return;
+      };
+      if lock(&monitor.io).finished || monitor.aborted.load(Ordering::Acquire) {
+        return;
+      }
+      let hit = monitor.group.as_ref().and_then(process::memory_limit_hit);
+      match (hit, monitor.hub.upgrade()) {
+        (Some(bytes), Some(hub)) => hub.native_memory_limit(&monitor.clock, &monitor.id, bytes),
+        (None, Some(_)) => monitor.watch_memory_limit(),
+        (_, None) => {}
+      }
+    });
   }
 
   /// One read, decided and queued under the reader lock (see [`Reader::read`]).
@@ -251,7 +283,23 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       };
       let aborted = self.aborted.load(Ordering::Acquire);
       let wall = self.clock.wall_ms();
-      hub.apply(|r| r.settle_from_exit(&self.id, &exit, aborted, wall));
+      // A tree that died of its memory limit before the watch looked.
+      let memory_limit = self
+        .group
+        .as_ref()
+        .filter(|_| !aborted)
+        .and_then(process::memory_limit_hit);
+      if let Some(group) = &self.group {
+        *lock(&self.final_usage) = process::tree_usage(group);
+      }
+      hub.apply(|r| match memory_limit {
+        Some(bytes) => r.limit_finish(
+          &self.id,
+          crate::core::end::TaskEnd::memory_limit(bytes),
+          wall,
+        ),
+        None => r.settle_from_exit(&self.id, &exit, aborted, wall),
+      });
       hub.wake_js();
     }
     // Batched with other settles on the timer thread: a dead tree is
@@ -340,6 +388,13 @@ impl<C: Clock + Send + Sync + 'static> ExitHandler for NativeMonitor<C> {
 }
 
 impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
+  fn usage(&self) -> Option<process::Usage> {
+    if let Some(usage) = *lock(&self.final_usage) {
+      return Some(usage);
+    }
+    self.group.as_ref().and_then(process::tree_usage)
+  }
+
   fn listening_ports(&self) -> Vec<u16> {
     self
       .group

@@ -120,6 +120,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       observing: Mutex::new(observing),
       io: Mutex::new(super::Io::default()),
       terminal: None,
+      final_usage: Mutex::new(None),
     });
     hub.add_native(id, monitor.clone());
     let sink: Arc<dyn FollowSink> = monitor.clone();

@@ -521,6 +521,27 @@ impl MonitorRegistry {
       return Vec::new();
     };
     let end = TaskEnd::timeout(entry.timeout_ms.unwrap_or(0));
+    self.limit_finish(id, end, now_wall_ms)
+  }
+
+  /// A limit of the tree passed (API.md §6.8, `limits.memoryBytes`), step 1: if the entry
+  /// still runs, its end is recorded and its abort queued (flush first).
+  pub fn limit_begin(&mut self, id: &str, end: TaskEnd) -> Vec<Effect> {
+    match self.get_mut(id) {
+      Some(e) if e.is_running() => {
+        e.ending.get_or_insert(end);
+        vec![abort(id, AbortKind::Flush)]
+      }
+      _ => Vec::new(),
+    }
+  }
+
+  /// Step 2 (and the whole of it for a tree that died of its limit): if still running, failed
+  /// with the end's detail as its error, and notify.
+  pub fn limit_finish(&mut self, id: &str, end: TaskEnd, now_wall_ms: f64) -> Vec<Effect> {
+    let Some(entry) = self.running_mut(id) else {
+      return Vec::new();
+    };
     let detail = end.detail.clone().unwrap_or_default();
     entry.error = Some(detail.clone());
     let mut effects = self.settle(id, MonitorStatus::Failed, end, now_wall_ms);

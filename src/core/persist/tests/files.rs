@@ -436,6 +436,7 @@ fn identity_tells_the_task_from_strangers_and_the_dead() {
     env,
     task_tag: tag.clone(),
     terminal: None,
+    limits: None,
   })
   .unwrap();
   let group = spawned.group.clone();

@@ -194,6 +194,7 @@ pub(super) fn group_of(record: &TaskRecord) -> ProcessGroup {
     leader_start_time: record.task.start_time,
     task_tag: record.task.tag.clone(),
     cgroup: record.task.cgroup.as_ref().map(PathBuf::from),
+    limits: None,
   }
 }
 

@@ -156,6 +156,11 @@ impl TaskCgroup {
     }
   }
 
+  /// Its directory.
+  pub fn dir(&self) -> &Path {
+    &self.dir
+  }
+
   /// The path of its `cgroup.procs`.
   pub fn procs_path(&self) -> PathBuf {
     self.dir.join("cgroup.procs")

@@ -35,6 +35,8 @@
 //!   Linux as a backstop. A watchdog that dies is replaced at once.
 
 pub mod cgroup;
+#[cfg(target_os = "linux")]
+pub(crate) mod cgroup_limits;
 mod kill;
 #[cfg(target_os = "linux")]
 mod ports;

@@ -18,6 +18,17 @@ pub(super) fn enter_cgroup(fd: libc::c_int) {
   }
 }
 
+/// Moves the calling process into a cgroup of its `limits` (fd: its `cgroup.procs`); unlike
+/// [`enter_cgroup`], a failure is the spawn's error (a task never runs without its limits).
+pub(super) fn enter_limit_cgroup(fd: libc::c_int) -> io::Result<()> {
+  // SAFETY: as in `enter_cgroup`; `last_os_error` reads errno only.
+  if unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } == 1 {
+    Ok(())
+  } else {
+    Err(io::Error::last_os_error())
+  }
+}
+
 /// `setsid()`: a new session and process group led by the child, with no
 /// controlling terminal (CONTRACT.md §2.10 step 3).
 pub(super) fn new_session() -> io::Result<()> {

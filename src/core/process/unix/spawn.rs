@@ -43,6 +43,12 @@ pub fn spawn(request: SpawnRequest) -> io::Result<SpawnedProcess> {
   if let Some(size) = request.terminal {
     size.check_not_empty()?;
   }
+  // `limits` are entered by the child itself before it execs, each entry checked: the fork
+  // path (cgroup_limits.rs).
+  if let Some(limits) = request.limits.filter(|l| !l.is_empty()) {
+    crate::core::process::check_limits(&limits).map_err(io::Error::other)?;
+    return unix::spawn_on_spawner_thread(request);
+  }
   // A bare program name is searched on the child's `PATH` by the fork path
   // (std's `Command`), which `posix_spawn` would not do.
   #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -68,7 +74,7 @@ pub(super) fn uses_posix_spawn() -> bool {
 mod unix {
   use std::fs::File;
   use std::io;
-  use std::os::fd::OwnedFd;
+  use std::os::fd::{AsRawFd, OwnedFd};
   use std::os::unix::process::CommandExt;
   use std::panic::{catch_unwind, AssertUnwindSafe};
   use std::process::{Command, Stdio};
@@ -77,6 +83,7 @@ mod unix {
   use once_cell::sync::Lazy;
 
   use crate::core::process::group::ProcessGroup;
+  use crate::core::process::limits::{LimitDirs, TaskLimits};
   use crate::core::process::spawn::{Child, SpawnRequest, SpawnedProcess};
   use crate::core::process::terminal_handle::TerminalHandle;
   use crate::core::process::unix::cgroup::TaskCgroup;
@@ -94,6 +101,7 @@ mod unix {
     pid: u32,
     task_tag: String,
     cgroup: Option<TaskCgroup>,
+    limits: Option<std::sync::Arc<TaskLimits>>,
     streams: Streams,
   ) -> SpawnedProcess {
     let group = ProcessGroup {
@@ -102,6 +110,7 @@ mod unix {
       leader_start_time: proc_table::start_time(pid),
       task_tag,
       cgroup: cgroup.and_then(|cgroup| cgroup.enter(pid)),
+      limits,
     };
     tracker::register(group.clone());
     SpawnedProcess {
@@ -123,7 +132,7 @@ mod unix {
       None => super::posix::spawn(&request),
     };
     match spawned {
-      Ok((pid, streams)) => Ok(tracked(pid, request.task_tag, cgroup, streams)),
+      Ok((pid, streams)) => Ok(tracked(pid, request.task_tag, cgroup, None, streams)),
       Err(error) => {
         if let Some(cgroup) = cgroup {
           cgroup.discard();
@@ -218,17 +227,41 @@ mod unix {
       _ => None,
     };
     let cgroup = TaskCgroup::create(&request.task_tag);
+    let limits = match limit_dirs(&request, cgroup.as_ref()) {
+      Ok(limits) => limits,
+      Err(error) => {
+        if let Some(cgroup) = cgroup {
+          cgroup.discard();
+        }
+        return Err(error);
+      }
+    };
+    let spawned = limits
+      .as_ref()
+      .map(|(_, files)| files.iter().map(AsRawFd::as_raw_fd).collect())
+      .unwrap_or_default();
     let spawned = command(
       &request,
       cgroup.as_ref().map(TaskCgroup::procs_fd),
+      spawned,
       pty.as_ref(),
     )
     .and_then(|mut command| command.spawn());
+    let limits = limits.map(|(dirs, _files)| {
+      std::sync::Arc::new(TaskLimits {
+        limits: request.limits.unwrap_or_default(),
+        dirs,
+      })
+    });
     let mut child = match spawned {
       Ok(child) => child,
       Err(error) => {
         if let Some(cgroup) = cgroup {
           cgroup.discard();
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(task) = &limits {
+          crate::core::process::unix::cgroup_limits::remove(&task.dirs);
         }
         return Err(error);
       }
@@ -249,7 +282,44 @@ mod unix {
         terminal: None,
       },
     };
-    Ok(tracked(child.id(), request.task_tag, cgroup, streams))
+    Ok(tracked(
+      child.id(),
+      request.task_tag,
+      cgroup,
+      limits,
+      streams,
+    ))
+  }
+
+  /// The directories of the request's `limits` (made and written now) and their
+  /// `cgroup.procs`, open for the child to enter; `None` without limits.
+  fn limit_dirs(
+    request: &SpawnRequest,
+    cgroup: Option<&TaskCgroup>,
+  ) -> io::Result<Option<(LimitDirs, Vec<File>)>> {
+    let Some(limits) = request.limits.filter(|l| !l.is_empty()) else {
+      return Ok(None);
+    };
+    #[cfg(target_os = "linux")]
+    {
+      use crate::core::process::unix::cgroup_limits;
+      let dirs = cgroup_limits::create(&limits, &request.task_tag, cgroup.map(TaskCgroup::dir))?;
+      match cgroup_limits::procs_files(&dirs) {
+        Ok(files) => Ok(Some((dirs, files))),
+        Err(error) => {
+          cgroup_limits::remove(&dirs);
+          Err(error)
+        }
+      }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+      let _ = (limits, cgroup);
+      Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        crate::core::process::LIMITS_UNSUPPORTED,
+      ))
+    }
   }
 
   fn pipe_file(fd: Option<OwnedFd>) -> File {
@@ -259,6 +329,7 @@ mod unix {
   fn command(
     request: &SpawnRequest,
     cgroup_procs: Option<libc::c_int>,
+    limit_procs: Vec<libc::c_int>,
     pty: Option<&pty::Pty>,
   ) -> io::Result<Command> {
     let mut command = Command::new(&request.program);
@@ -282,7 +353,7 @@ mod unix {
     let terminal = pty.is_some();
     // SAFETY: `child_setup` only makes async-signal-safe calls (pre_exec.rs).
     unsafe {
-      command.pre_exec(move || child_setup(parent, cgroup_procs, terminal));
+      command.pre_exec(move || child_setup(parent, cgroup_procs, &limit_procs, terminal));
     }
     Ok(command)
   }
@@ -294,10 +365,15 @@ mod unix {
   fn child_setup(
     parent: libc::pid_t,
     cgroup_procs: Option<libc::c_int>,
+    limit_procs: &[libc::c_int],
     terminal: bool,
   ) -> io::Result<()> {
     if let Some(fd) = cgroup_procs {
       pre_exec::enter_cgroup(fd);
+    }
+    // The limits' cgroups: a failed entry fails the spawn.
+    for &fd in limit_procs {
+      pre_exec::enter_limit_cgroup(fd)?;
     }
     pre_exec::new_session()?;
     if terminal {

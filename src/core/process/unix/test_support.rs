@@ -44,6 +44,7 @@ pub(super) fn request(script: &str) -> SpawnRequest {
     env: default_env(&task_tag, Vec::new()),
     task_tag,
     terminal: None,
+    limits: None,
   }
 }
 

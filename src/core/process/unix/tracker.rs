@@ -129,6 +129,10 @@ pub(super) fn forget(dead: &[ProcessGroup]) {
     if let Some(dir) = &group.cgroup {
       super::cgroup::remove(dir);
     }
+    #[cfg(target_os = "linux")]
+    if let Some(task) = &group.limits {
+      super::cgroup_limits::remove(&task.dirs);
+    }
   }
 }
 

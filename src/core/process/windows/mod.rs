@@ -25,7 +25,7 @@
 
 pub mod conpty;
 mod handles;
-mod job;
+pub(crate) mod job;
 mod kill;
 mod spawn;
 mod wait;

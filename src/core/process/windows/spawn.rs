@@ -240,7 +240,7 @@ fn create_in_job(request: &SpawnRequest, stdio: Stdio) -> io::Result<(u32, Owned
   } else {
     Some(wide_nul(request.cwd.as_os_str(), "working directory")?)
   };
-  let job = Job::new()?;
+  let job = Job::with_limits(request.limits.unwrap_or_default())?;
 
   // SAFETY: plain data; zero is every field's neutral value.
   let mut startup: STARTUPINFOEXW = unsafe { std::mem::zeroed() };

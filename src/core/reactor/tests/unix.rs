@@ -170,6 +170,7 @@ fn a_child_exit_is_reaped_and_reported() {
     ),
     task_tag: tag,
     terminal: None,
+    limits: None,
   })
   .unwrap();
   let reactor = Reactor::pick().unwrap();

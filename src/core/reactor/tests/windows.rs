@@ -120,6 +120,7 @@ fn windows_reactor_reports_a_child_exit() {
     ),
     task_tag: tag,
     terminal: None,
+    limits: None,
   })
   .unwrap();
   let reactor = Reactor::pick().unwrap();

@@ -119,6 +119,8 @@ pub enum RunLimit {
   Timeout(u64),
   /// The output reached `maxOutputBytes` (this many) with `onOutputCap: 'stop'`.
   OutputCap(u64),
+  /// The tree hit `limits.memoryBytes` (this many).
+  Memory(u64),
 }
 
 impl RunLimit {
@@ -127,6 +129,7 @@ impl RunLimit {
     match self {
       Self::Timeout(ms) => format!("timed out after {ms} ms"),
       Self::OutputCap(max) => format!("output limit of {max} bytes reached"),
+      Self::Memory(max) => format!("memory limit of {max} bytes reached"),
     }
   }
 
@@ -134,6 +137,7 @@ impl RunLimit {
     match self {
       Self::Timeout(ms) => TaskEnd::timeout(ms),
       Self::OutputCap(max) => TaskEnd::output_limit(max),
+      Self::Memory(max) => TaskEnd::memory_limit(max),
     }
   }
 }
@@ -177,6 +181,8 @@ pub struct ShellRun {
   terminal: Option<(TaskTerminal, Option<u64>)>,
   /// `onOutputCap: 'stop'` (API.md §6.8).
   stop_at_cap: AtomicBool,
+  /// What the tree used, read at the settle (its cgroup goes with it).
+  final_usage: Mutex<Option<process::Usage>>,
 }
 
 impl ShellRun {
@@ -239,6 +245,7 @@ impl ShellRun {
       reactor: Mutex::new(None),
       terminal,
       stop_at_cap: AtomicBool::new(false),
+      final_usage: Mutex::new(None),
     });
     let watched = Reactor::pick().and_then(|reactor| {
       *lock(&run.reactor) = Some(Arc::clone(&reactor));
@@ -254,7 +261,46 @@ impl ShellRun {
       }
       return Err(error);
     }
+    if run
+      .group
+      .as_ref()
+      .is_some_and(|g| process::memory_limit_of(g).is_some())
+    {
+      run.watch_memory_limit();
+    }
     Ok(run)
+  }
+
+  /// `limits.memoryBytes` (API.md §6.8): every [`process::MEMORY_LIMIT_POLL`] while
+  /// the run lasts, whether the kernel stopped the tree at its memory limit; then the run is
+  /// stopped as a cancel stops it and fails with its end `limit` (`memory`). The settle looks
+  /// once more, for a tree that died of it between two looks.
+  fn watch_memory_limit(&self) {
+    let Some(reactor) = lock(&self.reactor).clone() else {
+      return;
+    };
+    let me = self.me.for_timer();
+    reactor.after(process::MEMORY_LIMIT_POLL, move || {
+      let Some(run) = me.upgrade() else {
+        return;
+      };
+      if run.is_settled() {
+        return;
+      }
+      match run.group.as_ref().and_then(process::memory_limit_hit) {
+        Some(bytes) => run.stop_by(RunLimit::Memory(bytes)),
+        None => run.watch_memory_limit(),
+      }
+    });
+  }
+
+  /// What the tree used so far (API.md §6.8 `usage`): `None` without limits. Read at the
+  /// settle and kept, since the tree's cgroup goes with it.
+  pub fn usage(&self) -> Option<process::Usage> {
+    if let Some(usage) = *lock(&self.final_usage) {
+      return Some(usage);
+    }
+    self.group.as_ref().and_then(process::tree_usage)
   }
 
   /// §2.15 step 10: marks the run aborted and kills the tree (SIGTERM, then
@@ -512,7 +558,14 @@ impl ShellRun {
     if let Some((terminal, _)) = &self.terminal {
       terminal.finish();
     }
-    let (aborted, cancelled_via, stopped_by) = aborted;
+    let (aborted, cancelled_via, mut stopped_by) = aborted;
+    if let Some(group) = &self.group {
+      // A tree that died of its memory limit before the watch looked.
+      if stopped_by.is_none() && !aborted {
+        stopped_by = process::memory_limit_hit(group).map(RunLimit::Memory);
+      }
+      *lock(&self.final_usage) = process::tree_usage(group);
+    }
     let counters = lock(&self.writer)
       .as_mut()
       .map(|writer| {

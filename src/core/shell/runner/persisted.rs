@@ -64,6 +64,7 @@ impl ShellRun {
       reactor: Mutex::new(None),
       terminal: None,
       stop_at_cap: std::sync::atomic::AtomicBool::new(false),
+      final_usage: Mutex::new(None),
     });
     let sink: Arc<dyn FollowSink> = run.clone();
     let follower = Follower::start(

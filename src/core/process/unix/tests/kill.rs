@@ -88,6 +88,7 @@ fn stale_group_is_left_alone() {
     leader_start_time: p.group.leader_start_time.map(|t| t + 1),
     task_tag: new_task_tag(),
     cgroup: None,
+    limits: None,
   };
   assert!(!tree_alive(&stale));
   kill_now(&stale);

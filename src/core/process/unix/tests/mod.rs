@@ -3,6 +3,8 @@
 mod darwin;
 mod host;
 mod kill;
+#[cfg(target_os = "linux")]
+mod limits;
 mod pty;
 mod spawn;
 mod tree;

@@ -109,6 +109,7 @@ fn tree_never_includes_the_host_its_group_or_ancestors() {
     leader_start_time: Some(200),
     task_tag: tag.into(),
     cgroup: None,
+    limits: None,
   };
   assert_eq!(member_pids(&snapshot, &ours), [4_000_100, 4_000_101]);
   assert_eq!(
@@ -122,6 +123,7 @@ fn tree_never_includes_the_host_its_group_or_ancestors() {
       leader_start_time: leader_start,
       task_tag: tag.into(),
       cgroup: None,
+      limits: None,
     };
     let plan = snapshot.plan(&group, &snapshot.protected());
     assert_eq!(plan.group, None, "pgid {pgid} must not be signalled");
@@ -147,6 +149,7 @@ fn reused_pgid_is_not_ours() {
     leader_start_time: Some(299),
     task_tag: "gone".into(),
     cgroup: None,
+    limits: None,
   };
   let plan = snapshot.plan(&stale, &snapshot.protected());
   assert_eq!((plan.group, plan.members.len()), (None, 0));
@@ -158,6 +161,7 @@ fn reused_pgid_is_not_ours() {
     leader_start_time: Some(300),
     task_tag: "t".into(),
     cgroup: None,
+    limits: None,
   };
   assert_eq!(leaderless.plan(&group, &leaderless.protected()).group, None);
   let tags = HashMap::from([(4_000_201, vec!["t".to_string()])]);
@@ -178,6 +182,7 @@ fn real_scan_protects_the_host() {
     leader_start_time: proc_table::start_time(own_pgid),
     task_tag: new_task_tag(),
     cgroup: None,
+    limits: None,
   };
   let plan = snapshot.plan(&group, &snapshot.protected());
   assert_eq!(plan.group, None);

@@ -67,6 +67,7 @@ pub(super) fn request(command: &str) -> SpawnRequest {
     ),
     task_tag,
     terminal: None,
+    limits: None,
   }
 }
 
