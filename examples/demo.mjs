@@ -287,9 +287,29 @@ const stats = Object.values({ ...started, installer })
   .join('\n')
 console.log(`Native counters (bytesRead, linesSeen are taskstream extras):\n${indent(stats, '  ')}`)
 
-// ---------------------------------------------------------------- 5. persistence
+// ---------------------------------------------------------------- 5. limits
 
-heading('5. A dev server that survives a CLI restart')
+heading('5. Limits: a runaway test cannot take the machine down')
+
+// A leaking test run under limits on its whole tree (API.md §6.8): past memoryBytes the kernel
+// stops it and the task fails with end.limit 'memory'; the host and the other tasks go on.
+// Where the host cannot enforce limits, start() throws saying why and nothing starts.
+try {
+  const leaky = registry.start({
+    command: `node -e "const kept = []; setInterval(() => kept.push(Buffer.alloc(8 << 20, 1)), 10)"`,
+    description: 'leaky test',
+    limits: { memoryBytes: 128 << 20, cpuPercent: 100, maxProcesses: 64 },
+  })
+  console.log(`${stamp()}  Monitor started: leaky test (${leaky.id}), limits: 128 MiB, one core, 64 processes`)
+  await settled(leaky.id)
+  say(`leaky test ended: ${JSON.stringify(leaky.end)}; usage: ${JSON.stringify(leaky.usage)}`)
+} catch (error) {
+  say(`limits are not available here: ${error.message}`)
+}
+
+// ---------------------------------------------------------------- 6. persistence
+
+heading('6. A dev server that survives a CLI restart')
 
 // Session 1 is a separate CLI process (examples/persist-session.mjs): it starts
 // the dev server as a persisted monitor (docs/persistence.md), waits for its
