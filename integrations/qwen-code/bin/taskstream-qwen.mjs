@@ -10,7 +10,9 @@ const USAGE = `Usage:
 
 dir: the @qwen-code/qwen-code package directory (default: the one the \`qwen\` on PATH runs).
 Environment of qwen: TASKSTREAM_QWEN=0 (all stock), TASKSTREAM_QWEN_NATIVE=0 (registries only),
-TASKSTREAM_QWEN_SIGNAL=0 (native monitors without the recommended signal setting).`
+TASKSTREAM_QWEN_SIGNAL=0 (native monitors without the recommended signal setting);
+task control, off unless set: TASKSTREAM_QWEN_MEMORY_LIMIT=2G, TASKSTREAM_QWEN_CPU_PERCENT=200,
+TASKSTREAM_QWEN_MAX_PROCESSES=512, TASKSTREAM_QWEN_TIMEOUT=30m (see the README).`
 
 function main(argv) {
   const args = argv.filter((a) => !a.startsWith('--'))

@@ -514,3 +514,49 @@ export async function firehoseScenario({ qwenDir, env = {}, bytes = 200_000_000,
     sandbox.cleanup()
   }
 }
+
+/**
+ * Task control from the environment (taskstream API.md §6.8, runtime.mjs): two monitors started
+ * through the monitor tool, a Node that allocates 8 MiB every 10 ms (it stops by itself at 1 GiB,
+ * so a run without a limit ends too) and a `sleep 60`. With TASKSTREAM_QWEN_MEMORY_LIMIT and
+ * TASKSTREAM_QWEN_TIMEOUT set, the first fails at its memory limit and the second at its deadline;
+ * the model reads why in their notifications. Returns the notification blocks by description.
+ */
+export async function taskControlScenario({ qwenDir, env = {}, timeoutMs = 180_000 }) {
+  const sandbox = makeSandbox()
+  const pidFile = path.join(sandbox.root, 'slow.pid')
+  const allocator = `node -e "const a = []; const t = setInterval(() => { a.push(Buffer.alloc(8 << 20, 1)); if (a.length >= 128) { clearInterval(t); console.log('survived') } }, 10)"`
+  const server = await startModelServer(async (body, { index }) => {
+    if (index === 0) return { toolCalls: [{ name: 'tool_search', arguments: { query: 'select:monitor' } }] }
+    if (index === 1) {
+      return { toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command: allocator, description: 'leaky test' } } }] }
+    }
+    if (index === 2) {
+      const command = `echo $$ > ${pidFile}; exec sleep 60`
+      return { toolCalls: [{ name: 'tool_call', arguments: { name: 'monitor', arguments: { command, description: 'slow watcher' } } }] }
+    }
+    if (index === 3) {
+      // The model keeps its turn until the watcher is gone (its deadline), and one round trip more.
+      const pid = Number(await until(() => fs.readFileSync(pidFile, 'utf8').trim(), 'the watcher to start', timeoutMs))
+      await until(() => !isAlive(pid), 'the watcher to end', timeoutMs)
+      return { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'true', description: 'barrier' } }] }
+    }
+    if (index === 4) return { text: 'Watching both.' }
+    return { text: 'Noted.' }
+  })
+  try {
+    const q = startQwen({ qwenDir, sandbox, modelUrl: server.url, prompt: 'Run the tests and the watcher.', env, timeoutMs })
+    const result = await q.done
+    const blocks = modelNotifications(server.requests)
+    const started = server.requests
+      .flatMap((b) => messageTexts(b))
+      .filter((m) => m.role === 'tool' && /^Monitor (started|failed)/.test(m.text))
+      .map((m) => m.text)
+      .filter((text, i, all) => all.indexOf(text) === i)
+    const byDescription = (description) => blocks.filter((b) => b.includes(`Monitor "${description}"`))
+    return { result, started, blocks, leaky: byDescription('leaky test'), slow: byDescription('slow watcher') }
+  } finally {
+    await server.close()
+    sandbox.cleanup()
+  }
+}

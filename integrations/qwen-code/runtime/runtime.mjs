@@ -10,6 +10,11 @@
 //   TASKSTREAM_QWEN=0          the CLI's own registries and spawn paths, as if unpatched
 //   TASKSTREAM_QWEN_NATIVE=0   taskstream's registries, fed by the CLI's own spawn paths (the drop-in only)
 //   TASKSTREAM_QWEN_SIGNAL=0   native monitors without the recommended signal setting (the stock throttle)
+// Task control for native monitors and background shells (taskstream API.md §6.8), off unless set:
+//   TASKSTREAM_QWEN_MEMORY_LIMIT=2G      limits.memoryBytes (bytes, or K/M/G/T: powers of 1024)
+//   TASKSTREAM_QWEN_CPU_PERCENT=200      limits.cpuPercent (of one core)
+//   TASKSTREAM_QWEN_MAX_PROCESSES=512    limits.maxProcesses
+//   TASKSTREAM_QWEN_TIMEOUT=30m          timeoutMs (ms, or s/m/h)
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -96,6 +101,52 @@ export function signalOptions(addon = taskstream()) {
   return off('TASKSTREAM_QWEN_SIGNAL') || !addon ? {} : { ...addon.RECOMMENDED_SIGNAL }
 }
 
+const UNITS = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
+const TIME_UNITS = { '': 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+/** A whole number of `units`, or undefined (and why) for a value that is not one. */
+function amount(text, units) {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text)
+  const unit = match && units[match[2].toLowerCase()]
+  if (!match || unit === undefined) return undefined
+  const value = Number(match[1]) * unit
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined
+}
+
+const warned = new Set()
+
+/**
+ * The task control the user set in the environment (see the top of this file): `{ limits?,
+ * timeoutMs? }` to spread into start() and executeBackground(). A value that is not a positive
+ * whole amount is ignored, with one line on stderr; the ranges are taskstream's (a value out of
+ * range fails the task's start with taskstream's RangeError, as limits the host cannot enforce
+ * fail it with taskstream's Error).
+ */
+export function taskControlOptions(env = process.env) {
+  const read = (name, units) => {
+    const text = env[name]
+    if (text === undefined || text === '') return undefined
+    const value = amount(text, units)
+    if (value === undefined && !warned.has(`${name}=${text}`)) {
+      warned.add(`${name}=${text}`)
+      process.stderr.write(`taskstream-qwen: ignoring ${name}=${JSON.stringify(text)}: not a positive whole amount\n`)
+    }
+    return value
+  }
+  const limits = {}
+  const memoryBytes = read('TASKSTREAM_QWEN_MEMORY_LIMIT', UNITS)
+  const cpuPercent = read('TASKSTREAM_QWEN_CPU_PERCENT', { '': 1 })
+  const maxProcesses = read('TASKSTREAM_QWEN_MAX_PROCESSES', { '': 1 })
+  if (memoryBytes !== undefined) limits.memoryBytes = memoryBytes
+  if (cpuPercent !== undefined) limits.cpuPercent = cpuPercent
+  if (maxProcesses !== undefined) limits.maxProcesses = maxProcesses
+  const timeoutMs = read('TASKSTREAM_QWEN_TIMEOUT', TIME_UNITS)
+  return {
+    ...(Object.keys(limits).length > 0 ? { limits } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  }
+}
+
 const errorText = (err) => (err instanceof Error ? err.message : String(err))
 
 /**
@@ -131,6 +182,7 @@ export function executeMonitor(inv, h) {
       ...(inv.callId ? { toolUseId: inv.callId } : {}),
       ...(ownerAgentId ? { ownerAgentId } : {}),
       ...signalOptions(),
+      ...taskControlOptions(),
     })
   } catch (err) {
     return {
@@ -166,13 +218,23 @@ To inspect: /tasks (text) or the interactive Background tasks dialog (focus the 
 export function executeBackgroundShell(config, o) {
   const ts = taskstream()
   const registry = config.getBackgroundShellRegistry()
-  const handle = ts.executeBackground({
-    command: o.command,
-    cwd: o.cwd,
-    outputDir: o.outputDir,
-    registry,
-    env: envDelta(o.childEnv),
-  })
+  let handle
+  try {
+    handle = ts.executeBackground({
+      command: o.command,
+      cwd: o.cwd,
+      outputDir: o.outputDir,
+      registry,
+      env: envDelta(o.childEnv),
+      ...taskControlOptions(),
+    })
+  } catch (err) {
+    // Only task control the user set can make a start throw (limits this host cannot enforce).
+    return {
+      llmContent: `Background shell failed to start: ${errorText(err)}`,
+      returnDisplay: `Background shell failed: ${errorText(err)}`,
+    }
+  }
   const pid = handle.pid
   const outputPath = handle.outputPath
   const pidLine = pid !== undefined ? `pid: ${pid}\n` : ''

@@ -6,7 +6,7 @@ import { test } from 'node:test'
 
 import { patch } from '../lib/patcher.mjs'
 import { blockedSleepMessage, validateMonitorParams } from '../../../index.js'
-import { GUARDED_CALLS, chattyScenario, containmentScenario, shellsScenario } from '../e2e/scenarios.mjs'
+import { GUARDED_CALLS, chattyScenario, containmentScenario, shellsScenario, taskControlScenario } from '../e2e/scenarios.mjs'
 import { copyQwen, requireInstalledQwen } from '../e2e/support.mjs'
 
 const skip = process.platform === 'win32' ? 'the scenarios run bash commands' : false
@@ -169,4 +169,21 @@ test('containment: a background shell ignoring SIGTERM with a background child, 
   assert.notEqual(integratedExit.allDeadMs, undefined, 'every task process ended after a normal exit')
   assert.equal(integratedExit.code, 0)
   assert.equal(stockExit.code, 0)
+})
+
+test('task control from the environment: a monitor past TASKSTREAM_QWEN_MEMORY_LIMIT and one past TASKSTREAM_QWEN_TIMEOUT fail, and the model reads why', { skip: process.platform !== 'linux' ? 'limits need cgroups (macOS refuses them; the scenarios run bash)' : false }, async (t) => {
+  const env = { TASKSTREAM_QWEN_MEMORY_LIMIT: '64M', TASKSTREAM_QWEN_TIMEOUT: '4s' }
+  const r = await taskControlScenario({ qwenDir: patchedCopy(t), env })
+  t.diagnostic(JSON.stringify({ leaky: r.leaky.map((b) => b.length), slow: r.slow.map((b) => b.length) }))
+  assert.equal(r.result.timedOut, false)
+  assert.equal(r.result.code, 0, r.result.stderr)
+  assert.equal(r.started.length, 2, JSON.stringify(r.started))
+  for (const text of r.started) assert.match(text, /^Monitor started\.\n/)
+  const leaky = r.leaky.at(-1)
+  assert.match(leaky, /<status>failed<\/status>/)
+  assert.match(leaky, /<result>Memory limit of 67108864 bytes reached<\/result>/)
+  assert.match(leaky, /<event-count>0<\/event-count>/) // it never printed 'survived'
+  const slow = r.slow.at(-1)
+  assert.match(slow, /<status>failed<\/status>/)
+  assert.match(slow, /<result>Timed out after 4000 ms<\/result>/)
 })
