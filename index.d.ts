@@ -180,6 +180,14 @@ export declare class MonitorRegistry {
    */
   start(options: MonitorStartOptions): MonitorTask
   /**
+   * Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel
+   * stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then
+   * a new run of the same command and options starts under the same id, its counters going on
+   * from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from
+   * JavaScript, or is persisted is an `Error` saying so, and nothing changes.
+   */
+  restart(monitorId: string): MonitorTask
+  /**
    * Takes over the persisted monitors in `stateDir` (docs/persistence.md):
    * running ones are adopted (re-registered with their id, command, start
    * time and pid, followed from where the last host stopped; the lines
@@ -859,10 +867,10 @@ export declare function stripTrailingBackgroundAmp(command: string): string
 
 /** Who ended a task (API.md §6.3). */
 export interface TaskEnd {
-  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout' | 'limit'
+  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout' | 'limit' | 'restarted'
   by: 'process' | 'caller' | 'limit' | 'host'
   /** For `by: 'caller'`. */
-  via?: 'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal'
+  via?: 'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal' | 'restart'
   exitCode?: number
   /** `'SIGTERM'`, … */
   signal?: string

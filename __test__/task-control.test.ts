@@ -174,6 +174,69 @@ function taskPids(tagFile: string): number[] {
   return pids
 }
 
+describe('restart', () => {
+  /** A command that counts its runs in `dir`/count, says which run it is, writes its pid, and sleeps. */
+  const counting = (dir: string) =>
+    `n=$(( $(cat ${dir}/count 2>/dev/null || echo 0) + 1 )); echo $n > ${dir}/count; echo $$ > ${dir}/pid-$n; echo "run $n"; exec sleep 30`
+
+  it('a running monitor: the old run is cancelled with end.reason restarted, the new one keeps the id, the options and the counters', async () => {
+    const registry = new MonitorRegistry({ throttle: false })
+    monitors.push(registry)
+    const seen: Array<{ display: string; model: string; meta: MonitorNotificationMeta }> = []
+    registry.setNotificationCallback((display, model, meta) => seen.push({ display, model, meta }))
+    const dir = mkdtempSync(join(scratch, 'restart-'))
+    const first = registry.start({ command: counting(dir), description: 'watcher', env: { RUN_TAG: 'kept' }, maxEvents: 50 })
+    await waitFor(() => seen.some((s) => s.display.endsWith('run 1')), 10_000, 'run 1')
+    const oldPid = Number(readFileSync(join(dir, 'pid-1'), 'utf8'))
+    const oldController = first.abortController
+
+    const second = registry.restart(first.id)
+    expect(second.id).toBe(first.id)
+    expect(second).not.toBe(first)
+    expect(second.status).toBe('running')
+    expect(first.status).toBe('cancelled')
+    expect(first.end).toEqual({ reason: 'restarted', by: 'caller', via: 'restart' })
+    const terminal = seen.find((s) => s.meta.type === 'terminal')!
+    expect(terminal.meta).toMatchObject({ monitorId: first.id, status: 'cancelled', end: { reason: 'restarted', by: 'caller', via: 'restart' } })
+    expect(registry.get(first.id)).toBe(second)
+    expect(registry.getAll()).toHaveLength(1)
+    // No survivor of the old run.
+    await waitFor(() => !isAlive(oldPid), 10_000, 'the old run to die')
+
+    await waitFor(() => seen.some((s) => s.display.endsWith('run 2')), 10_000, 'run 2')
+    // The same options: description, environment, maxEvents; the counters go on.
+    expect(second.description).toBe('watcher')
+    expect(second.maxEvents).toBe(50)
+    expect(second.eventCount).toBe(2)
+    expect(seen.filter((s) => s.meta.type === 'event').map((s) => s.display)).toEqual(['Monitor "watcher" event #1: run 1', 'Monitor "watcher" event #2: run 2'])
+    // The old run's controller stops nothing any more.
+    oldController.abort()
+    expect(second.status).toBe('running')
+    registry.cancel(second.id)
+    expect(second.status).toBe('cancelled')
+    expect(second.end?.reason).toBe('cancelled')
+  })
+
+  it('an ended monitor runs again; unknown, fed and persisted ids are an Error saying why', async () => {
+    const registry = new MonitorRegistry({ throttle: false })
+    monitors.push(registry)
+    const dir = mkdtempSync(join(scratch, 'restart-'))
+    const once = registry.start({ command: `echo x >> ${dir}/runs` })
+    await waitFor(() => once.status !== 'running', 10_000, 'the first run')
+    const again = registry.restart(once.id)
+    await waitFor(() => again.status !== 'running', 10_000, 'the second run')
+    expect(again).toMatchObject({ id: once.id, status: 'completed' })
+    expect(once.end?.reason).toBe('exited')
+    expect(readFileSync(join(dir, 'runs'), 'utf8')).toBe('x\nx\n')
+
+    expect(() => registry.restart('mon_nope')).toThrow('Monitor "mon_nope" cannot be restarted: no such monitor')
+    registry.register({ monitorId: 'fed', command: 'tail -f log', description: 'fed', status: 'running', startTime: 1, lastEventTime: 1, eventCount: 0, maxEvents: 10, idleTimeoutMs: 1000, droppedLines: 0, outputFile: '', abortController: new AbortController() } as never)
+    expect(() => registry.restart('fed')).toThrow('Monitor "fed" cannot be restarted: only a monitor start() began, and not persisted, can be restarted')
+    expect(registry.get('fed')?.status).toBe('running')
+    expect(() => registry.restart(42 as never)).toThrow(TypeError)
+  })
+})
+
 describe('timeoutMs', () => {
   it('a monitor past its deadline is stopped as a cancel stops it, and fails with end.reason timeout', async () => {
     const registry = new MonitorRegistry()

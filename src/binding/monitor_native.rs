@@ -12,6 +12,7 @@ use super::args;
 use super::js::{self, persist, RealClock};
 use super::monitor::{write_native_registration, HostWithHub, JsSide, MonitorRegistry};
 use super::pending::KeepAlive;
+use crate::core::end::EndVia;
 use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
 use crate::core::launch::{launch_monitor, Contained, LaunchError, Reading, ShellCommand, Term};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
@@ -20,6 +21,7 @@ use crate::core::monitor::signal::config::{
   RECOMMENDED, SAMPLE_LINES_MAX,
 };
 use crate::core::monitor::signal::{SignalConfig, SignalConfigError, SignalOptions};
+use crate::core::monitor::RunCounters;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
 use crate::core::process::PORTS_SUPPORTED;
 use crate::core::text::sanitize_monitor_line;
@@ -27,6 +29,7 @@ use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `start()` options after validation.
 #[cfg_attr(not(unix), allow(dead_code))] // `persist` and its record are Unix-only
+#[derive(Clone)]
 pub(crate) struct StartOptions {
   pub(crate) command: String,
   /// `limits` (API.md §6.8).
@@ -351,6 +354,67 @@ impl MonitorRegistry {
       return self.start_persisted(&env, opts, normalized.spawn_command, id);
     }
 
+    self.start_native(&env, opts, id, RunCounters::default())
+  }
+
+  /// Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel
+  /// stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then
+  /// a new run of the same command and options starts under the same id, its counters going on
+  /// from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from
+  /// JavaScript, or is persisted is an `Error` saying so, and nothing changes.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "monitorId: string",
+    ts_return_type = "MonitorTask"
+  )]
+  pub fn restart(&self, env: Env, monitor_id: Unknown) -> Result<Unknown<'static>> {
+    let id = args::string(&env, &monitor_id, "monitorId")?;
+    let Some(opts) = self.js.restart_options(&id) else {
+      let why = if self.hub.registry().get(&id).is_some() {
+        "only a monitor start() began, and not persisted, can be restarted"
+      } else {
+        "no such monitor"
+      };
+      return Err(Error::from_reason(format!(
+        "Monitor \"{id}\" cannot be restarted: {why}"
+      )));
+    };
+    {
+      let mut host = self.host(&env);
+      self
+        .hub
+        .cancel(&mut host, &RealClock, &id, true, EndVia::Restart);
+    }
+    let mut counters = None;
+    self.hub.apply(|r| match r.take_for_restart(&id) {
+      Some((carried, effects)) => {
+        counters = Some(carried);
+        effects
+      }
+      None => Vec::new(),
+    });
+    self.drain_for(&env, &id);
+    let Some(counters) = counters else {
+      return Err(Error::from_reason(format!(
+        "Monitor \"{id}\" cannot be restarted: it is still running"
+      )));
+    };
+    self.start_native(&env, (*opts).clone(), id, counters)
+  }
+}
+
+impl MonitorRegistry {
+  /// `start()` after its checks, and `restart()`: launches, registers (with the counters a
+  /// restarted entry carries), commits; keeps the options for a later `restart()`.
+  fn start_native(
+    &self,
+    env: &Env,
+    opts: StartOptions,
+    id: String,
+    counters: RunCounters,
+  ) -> Result<Unknown<'static>> {
+    let kept = Rc::new(opts.clone());
+    let normalized = normalize_monitor_command(&opts.command);
     let request = ShellCommand {
       command: &normalized.spawn_command,
       cwd: &opts.cwd,
@@ -397,7 +461,12 @@ impl MonitorRegistry {
       max_events: opts.max_events,
       screen_settle_ms: opts.settle_ms.filter(|_| opts.terminal.is_some()),
     };
-    let object = self.register_native(&env, registration, now_mono, opts.keep_alive)?;
+    let object = self.register_native(env, registration, now_mono, opts.keep_alive)?;
+    self.hub.apply(|r| {
+      r.carry_counters(&id, counters);
+      Vec::new()
+    });
+    self.js.keep_restart_options(&id, kept);
     if let Some(timeout_ms) = opts.timeout_ms {
       self.hub.apply(|r| {
         r.set_deadline(&id, timeout_ms, now_mono);
@@ -405,8 +474,8 @@ impl MonitorRegistry {
       });
       self.hub.poke_idle_watcher();
     }
-    self.commit_native(&env, &id, now_wall, launched, reading);
-    Ok(args::out(&env, &object))
+    self.commit_native(env, &id, now_wall, launched, reading);
+    Ok(args::out(env, &object))
   }
 }
 
@@ -493,11 +562,13 @@ impl MonitorRegistry {
     let controller = constructor.new_instance(())?;
     let controller_object: Object = unsafe { controller.cast() }?;
     let signal: Object = controller_object.get_named_property("signal")?;
+    let generation = self.js.next_generation();
     let listener = abort_listener(
       env,
       Arc::downgrade(&self.hub),
       Rc::clone(&self.js),
       id.to_owned(),
+      generation,
     )?;
     let add: Function<FnArgs<(&str, Function<(), ()>, Object)>, Unknown> =
       signal.get_named_property("addEventListener")?;
@@ -534,6 +605,7 @@ impl MonitorRegistry {
       Some(persist(&controller)?),
       EntryMode::Native,
       keep_alive,
+      generation,
     );
     Ok(object)
   }
@@ -546,8 +618,13 @@ fn abort_listener<'a>(
   hub: Weak<MonitorHub>,
   js_side: Rc<JsSide>,
   id: String,
+  generation: u64,
 ) -> Result<Function<'a, (), ()>> {
   env.create_function_from_closure::<(), (), _>("taskstreamMonitorAbort", move |ctx| {
+    // The controller of a run `restart()` replaced (or of a removed entry) stops nothing.
+    if js_side.generation_of(&id) != Some(generation) {
+      return Ok(());
+    }
     if let Some(hub) = hub.upgrade() {
       if let Some(native) = hub.native(&id) {
         native.abort(&hub, AbortKind::Flush);

@@ -57,13 +57,13 @@ pub struct WaitResult {
 #[napi(object, object_from_js = false)]
 pub struct TaskEnd {
   #[napi(
-    ts_type = "'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout' | 'limit'"
+    ts_type = "'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout' | 'limit' | 'restarted'"
   )]
   pub reason: String,
   #[napi(ts_type = "'process' | 'caller' | 'limit' | 'host'")]
   pub by: String,
   /// For `by: 'caller'`.
-  #[napi(ts_type = "'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal'")]
+  #[napi(ts_type = "'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal' | 'restart'")]
   pub via: Option<String>,
   pub exit_code: Option<i32>,
   /// `'SIGTERM'`, …

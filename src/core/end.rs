@@ -21,6 +21,8 @@ pub enum EndReason {
   Timeout,
   /// A limit of the task stopped it (API.md §6.8); [`TaskEnd::limit`] says which.
   Limit,
+  /// `restart(id)` (API.md §6.8) stopped this run to start the next one.
+  Restarted,
 }
 
 /// Which limit ended a task (`end.limit`, API.md §6.8).
@@ -52,6 +54,8 @@ pub enum EndVia {
   Reset,
   Owner,
   Signal,
+  /// `restart(id)` (API.md §6.8).
+  Restart,
 }
 
 /// `TaskEnd`.
@@ -110,11 +114,15 @@ impl TaskEnd {
     }
   }
 
-  /// A caller stopped it.
+  /// A caller stopped it; a `restart(id)` is the reason `restarted`.
   pub fn cancelled(via: EndVia) -> Self {
+    let reason = match via {
+      EndVia::Restart => EndReason::Restarted,
+      _ => EndReason::Cancelled,
+    };
     Self {
       via: Some(via),
-      ..Self::new(EndReason::Cancelled, EndBy::Caller)
+      ..Self::new(reason, EndBy::Caller)
     }
   }
 
@@ -184,6 +192,7 @@ impl TaskEnd {
       EndReason::HostExit => "host-exit",
       EndReason::Timeout => "timeout",
       EndReason::Limit => "limit",
+      EndReason::Restarted => "restarted",
     }
   }
 
@@ -211,6 +220,7 @@ impl TaskEnd {
       EndVia::Reset => "reset",
       EndVia::Owner => "owner",
       EndVia::Signal => "signal",
+      EndVia::Restart => "restart",
     })
   }
 }
@@ -218,6 +228,19 @@ impl TaskEnd {
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn a_restart_is_a_caller_end_with_its_own_reason() {
+    let end = TaskEnd::cancelled(EndVia::Restart);
+    assert_eq!(
+      serde_json::to_string(&end).unwrap(),
+      r#"{"reason":"restarted","by":"caller","via":"restart"}"#
+    );
+    assert_eq!(
+      (end.reason_str(), end.via_str()),
+      ("restarted", Some("restart"))
+    );
+  }
 
   #[test]
   fn serialises_with_the_api_names_and_omits_absent_fields() {

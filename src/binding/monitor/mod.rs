@@ -37,6 +37,8 @@ const DRAIN_BUDGET: usize = 256;
 /// A monitor's JavaScript objects.
 struct JsEntry {
   objects: EntryObjects,
+  /// See [`JsSide::next_generation`].
+  generation: u64,
   mode: EntryMode,
   /// A fed entry's idle timer: the value `setTimeout` returned.
   idle_timer: Option<Persistent>,
@@ -57,6 +59,11 @@ struct Callbacks {
 #[derive(Default)]
 pub(crate) struct JsSide {
   entries: RefCell<HashMap<String, JsEntry>>,
+  /// The options of each entry `start()` began (not persisted), for `restart()` (API.md §6.8).
+  restart_options: RefCell<HashMap<String, Rc<crate::binding::monitor_native::StartOptions>>>,
+  /// Numbers each entry object made, so a listener of a restarted run's controller knows its
+  /// id belongs to a newer run.
+  generations: std::cell::Cell<u64>,
   callbacks: RefCell<Callbacks>,
   waits: JsWaits,
   /// Keeps the registry's object reachable while it has work (set once, by the constructor).
@@ -64,6 +71,36 @@ pub(crate) struct JsSide {
 }
 
 impl JsSide {
+  /// A number for the next entry object.
+  pub(crate) fn next_generation(&self) -> u64 {
+    let next = self.generations.get() + 1;
+    self.generations.set(next);
+    next
+  }
+
+  /// The generation of the entry object `id` names now.
+  pub(crate) fn generation_of(&self, id: &str) -> Option<u64> {
+    self.entries.borrow().get(id).map(|e| e.generation)
+  }
+
+  pub(crate) fn restart_options(
+    &self,
+    id: &str,
+  ) -> Option<Rc<crate::binding::monitor_native::StartOptions>> {
+    self.restart_options.borrow().get(id).cloned()
+  }
+
+  pub(crate) fn keep_restart_options(
+    &self,
+    id: &str,
+    options: Rc<crate::binding::monitor_native::StartOptions>,
+  ) {
+    self
+      .restart_options
+      .borrow_mut()
+      .insert(id.to_owned(), options);
+  }
+
   /// Holds the registry's object while a task runs (fed or native), a wait
   /// is pending or a notification is queued; lets it go once all settled.
   pub(crate) fn hold_while_busy(&self, env: &Env, hub: &MonitorHub) {
@@ -155,11 +192,13 @@ impl MonitorRegistry {
     controller: Option<Persistent>,
     mode: EntryMode,
     keep_alive: Option<KeepAlive>,
+    generation: u64,
   ) {
     self.js.entries.borrow_mut().insert(
       id.to_owned(),
       JsEntry {
         objects: EntryObjects { object, controller },
+        generation,
         mode,
         idle_timer: None,
         keep_alive,
@@ -301,7 +340,15 @@ impl MonitorRegistry {
     object.set_named_property("outputOffset", 0)?;
     object.set_named_property("notified", false)?;
     let persistent = object.create_ref::<false>()?;
-    self.insert_js_entry(&id, persistent, controller, EntryMode::Fed, None);
+    let generation = self.js.next_generation();
+    self.insert_js_entry(
+      &id,
+      persistent,
+      controller,
+      EntryMode::Fed,
+      None,
+      generation,
+    );
     let idle_timeout_ms = reg.idle_timeout_ms;
     if let Err(error) = self.hub.register(reg, js::mono_ms()) {
       self.forget_js_entry(&env, &id);

@@ -19,4 +19,6 @@ mod tests;
 
 pub use entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
 pub use notification::{Notification, NotificationMeta, Route};
-pub use registry::{AbortKind, Effect, ExitInfo, MonitorRegistry, RegisterError, RegistryConfig};
+pub use registry::{
+  AbortKind, Effect, ExitInfo, MonitorRegistry, RegisterError, RegistryConfig, RunCounters,
+};

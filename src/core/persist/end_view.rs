@@ -25,6 +25,7 @@ fn reason(s: &str) -> Option<EndReason> {
     "host-exit" => EndReason::HostExit,
     "timeout" => EndReason::Timeout,
     "limit" => EndReason::Limit,
+    "restarted" => EndReason::Restarted,
     _ => return None,
   })
 }
@@ -47,6 +48,7 @@ pub fn via(s: &str) -> Option<EndVia> {
     "reset" => EndVia::Reset,
     "owner" => EndVia::Owner,
     "signal" => EndVia::Signal,
+    "restart" => EndVia::Restart,
     _ => return None,
   })
 }

@@ -275,7 +275,13 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     if let Some((terminal, _)) = &self.terminal {
       terminal.finish();
     }
-    if let Some(hub) = self.hub.upgrade() {
+    // A run that `restart(id)` replaced no longer speaks for its id (its end was recorded).
+    let replaced = self.hub.upgrade().is_some_and(|hub| {
+      hub
+        .native(&self.id)
+        .is_some_and(|n| !std::ptr::addr_eq(Arc::as_ptr(&n), self as *const Self))
+    });
+    if let Some(hub) = self.hub.upgrade().filter(|_| !replaced) {
       self.cleanup(&hub);
       let exit = ExitInfo {
         code: exit.code,

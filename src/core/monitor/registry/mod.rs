@@ -127,6 +127,16 @@ pub struct ExitInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownEntry(pub String);
 
+/// The counters a restarted entry carries into its next run (API.md §6.8 `restart`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunCounters {
+  pub event_count: u64,
+  pub dropped_lines: u64,
+  pub bytes_read: u64,
+  pub lines_seen: u64,
+  pub truncated_bytes: u64,
+}
+
 #[derive(Debug, Default)]
 pub struct MonitorRegistry {
   config: RegistryConfig,
@@ -410,6 +420,40 @@ impl MonitorRegistry {
     effects
   }
 
+  /// `restart(id)` (API.md §6.8): a settled entry leaves the registry so that its next run can
+  /// take its id; its counters are handed to that run. `None` while it runs or when unknown.
+  pub fn take_for_restart(&mut self, id: &str) -> Option<(RunCounters, Vec<Effect>)> {
+    let index = self
+      .entries
+      .iter()
+      .position(|e| e.id == id && !e.is_running())?;
+    let entry = self.entries.remove(index);
+    let counters = RunCounters {
+      event_count: entry.event_count,
+      dropped_lines: entry.dropped_lines,
+      bytes_read: entry.bytes_read,
+      lines_seen: entry.lines_seen,
+      truncated_bytes: entry.truncated_bytes,
+    };
+    // Keyed by the id, so the restart's own delivery hands it over before the next run registers.
+    let effects = vec![Effect::Removed {
+      by: Some(entry.id.clone()),
+      ids: vec![entry.id],
+    }];
+    Some((counters, effects))
+  }
+
+  /// The next run of a restarted entry counts on from its last one.
+  pub fn carry_counters(&mut self, id: &str, counters: RunCounters) {
+    if let Some(e) = self.get_mut(id) {
+      e.event_count += counters.event_count;
+      e.dropped_lines += counters.dropped_lines;
+      e.bytes_read += counters.bytes_read;
+      e.lines_seen += counters.lines_seen;
+      e.truncated_bytes += counters.truncated_bytes;
+    }
+  }
+
   /// §2.1 user-visible cancel, step 1: abort first (listeners may still emit).
   pub fn cancel_begin(&mut self, id: &str, via: EndVia) -> Vec<Effect> {
     match self.running_mut(id) {
@@ -636,7 +680,7 @@ impl MonitorRegistry {
         };
         self.settle_from_exit(id, &exit, aborted, now_wall_ms)
       }
-      EndReason::Cancelled => {
+      EndReason::Cancelled | EndReason::Restarted => {
         self.cancel_finish(id, end.via.unwrap_or(EndVia::Cancel), now_wall_ms)
       }
       _ => {

@@ -64,7 +64,7 @@ impl ShellOutcome {
   pub fn verdict(&self) -> ShellVerdict {
     if let Some(end) = &self.recorded_end {
       match end.reason {
-        EndReason::Cancelled => return ShellVerdict::Cancelled,
+        EndReason::Cancelled | EndReason::Restarted => return ShellVerdict::Cancelled,
         EndReason::Exited | EndReason::Signaled => {}
         _ => {
           return ShellVerdict::Failed(

@@ -128,7 +128,7 @@ impl ShellOutcome {
   /// `cancelled_via`: what this host asked.
   pub fn from_record(view: &EndView, aborted: bool, cancelled_via: Option<EndVia>) -> Self {
     let recorded = view.end.clone();
-    let cancelled = recorded.reason == EndReason::Cancelled;
+    let cancelled = matches!(recorded.reason, EndReason::Cancelled | EndReason::Restarted);
     ShellOutcome {
       exit: ExitStatusInfo {
         code: view.exit_code,

@@ -170,7 +170,10 @@ fn without_limits_nothing_is_made_and_no_usage_is_read() {
 #[test]
 fn usage_is_none_where_nothing_can_be_read() {
   let nothing = limits::LimitDirs::V1(limits::V1Dirs::default());
-  assert_eq!(super::super::cgroup_limits::usage(&nothing), process::Usage::default());
+  assert_eq!(
+    super::super::cgroup_limits::usage(&nothing),
+    process::Usage::default()
+  );
   let gone = limits::LimitDirs::V2(std::env::temp_dir().join("taskstream-no-such-cgroup"));
   let usage = super::super::cgroup_limits::usage(&gone);
   assert_eq!((usage.cpu_ms, usage.peak_memory_bytes), (None, None));
