@@ -63,7 +63,9 @@ import {
   type ScreenSnapshot,
   type ReadTaskOutputOptions,
   type TaskEnd,
+  type TaskLimits,
   type TaskOutputRead,
+  type TaskUsage,
   type TerminalOptions,
   type ThrottleOptions,
   type WaitForOptions,
@@ -199,6 +201,13 @@ export async function exerciseEveryExport(): Promise<ExportsSummary> {
     void cursor
     const end: TaskEnd = shellResult.end
     void end
+    // Task control (API.md §6.8): limits on a tree (typed only: whether this host enforces them
+    // is the library's tests' business), and what a task with limits used.
+    const limits: TaskLimits = { memoryBytes: 256 * 2 ** 20, cpuPercent: 100, maxProcesses: 64 }
+    const limited: ExecuteBackgroundOptions = { ...options, limits, timeoutMs: 60_000 }
+    void limited
+    const usage: TaskUsage | undefined = shells.get(handle.shellId)?.usage
+    void usage
     const waitOptions: WaitForOptions = { timeoutMs: 50 }
     const waited: WaitResult = await shells.waitFor(handle.shellId, waitOptions)
     const reason: WaitReason = waited.reason
