@@ -1,0 +1,44 @@
+// `npm test`, the README's test command: every suite of the repository, in the least wall time
+// two cores allow.
+//
+//   1. `npm run check`: citations and layers (seconds);
+//   2. `cargo test --no-run`: the Rust tests built (CPU-bound);
+//   3. side by side, since neither needs the other:
+//      - `cargo test`: the Rust tests run. Most of that time waits on real child processes and
+//        timers, so the cores are free for
+//      - `npm run build` (the release addon), `npm run typecheck`, then `vitest run`.
+//      The Rust tests' output is collected and printed whole when they end, so the two logs do
+//      not interleave. Both branches always run to their end; a failure of either fails the run,
+//      and the summary names it.
+//
+// Each step has a time limit and runs in a process group of its own (scripts/lib/run.mjs): on a
+// timeout its whole tree is killed.
+import { main, MIN, run, StepError } from './lib/run.mjs'
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+const started = Date.now()
+const seconds = (ms) => `${(ms / 1000).toFixed(0)} s`
+
+await main(async () => {
+  await run('npm run check', npm, ['run', '--silent', 'check'], { timeoutMs: 5 * MIN })
+  const built = Date.now()
+  await run('cargo test --no-run (the Rust tests built)', 'cargo', ['test', '--no-run'], { timeoutMs: 40 * MIN })
+  console.log(`== the Rust tests built in ${seconds(Date.now() - built)}; running them beside the addon's build and vitest`)
+
+  const rust = run('cargo test', 'cargo', ['test'], { timeoutMs: 30 * MIN, capture: true })
+  const js = (async () => {
+    await run('npm run build', npm, ['run', 'build'], { timeoutMs: 40 * MIN })
+    await run('npm run typecheck', npm, ['run', '--silent', 'typecheck'], { timeoutMs: 10 * MIN })
+    await run('vitest run', npm, ['run', '--silent', 'test:js'], { timeoutMs: 30 * MIN })
+  })()
+  const [rustResult, jsResult] = await Promise.allSettled([rust, js])
+
+  const rustOut = rustResult.status === 'fulfilled' ? rustResult.value.stdout : rustResult.reason?.result?.stdout
+  console.log('== cargo test (its output, collected while vitest ran)')
+  process.stdout.write(rustOut ?? '(no output)\n')
+
+  const failures = [rustResult, jsResult].filter((r) => r.status === 'rejected').map((r) => r.reason)
+  for (const error of failures) console.error(`FAIL ${error instanceof StepError ? error.message : error}`)
+  if (failures.length > 0) throw new StepError(`npm test: ${failures.length} of 2 branches failed`, null)
+  console.log(`== npm test passed in ${seconds(Date.now() - started)}`)
+})
