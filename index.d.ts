@@ -90,6 +90,15 @@ export declare class BackgroundShellRegistry {
    * (never signalled). `busy` lists ids another live host owns.
    */
   recover(options: RecoverOptions): { adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
+  /**
+   * Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as
+   * a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);
+   * once it settled, the same command runs again with the same options under the same id, its
+   * output file continued after a marker line and its counters going on. Resolves with the new
+   * run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is
+   * an `Error` saying so, and nothing changes.
+   */
+  restart(shellId: string): Promise<BackgroundShellHandle>
 }
 
 /**

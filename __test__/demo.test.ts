@@ -48,6 +48,10 @@ describe('examples/demo.mjs', () => {
     expect(run.stdout).toContain('meta.end: {"reason":"exited","by":"process","exitCode":3}')
     expect(run.stdout).toContain('meta.end: {"reason":"idle-timeout","by":"limit"}')
     // Section 5: a leaking test under limits (API.md §6.8) fails at its memory limit.
+    expect(run.stdout).toContain('restarted mon_')
+    expect(run.stdout).toMatch(/restarted mon_\w+: the old run ended \{"reason":"restarted","by":"caller","via":"restart"\}/)
+    expect(run.stdout).toMatch(/Monitor "test watcher" event #2: test watcher up, pid \d+/)
+    expect(run.stdout).toContain('the new run is up (match); events so far: 2')
     expect(run.stdout).toMatch(/leaky test ended: \{"reason":"limit","by":"limit","detail":"Memory limit of 134217728 bytes reached","limit":"memory"\}; usage: \{"cpuMs":\d+,"peakMemoryBytes":\d+\}/)
     expect(run.stdout).toContain('dev server: ')
     expect(run.stdout).toMatch(/dev server: .*ended by caller \(cancelled, via cancel\)/)

@@ -235,6 +235,74 @@ describe('restart', () => {
     expect(registry.get('fed')?.status).toBe('running')
     expect(() => registry.restart(42 as never)).toThrow(TypeError)
   })
+
+  it('a running background shell: cancelled with end.reason restarted, then the same command under the same id, its file continued after a marker', async () => {
+    const registry = new BackgroundShellRegistry()
+    const notes: Array<{ model: string; meta: { shellId: string; status: string; end?: unknown } }> = []
+    registry.setNotificationCallback((_display, model, meta) => notes.push({ model, meta }))
+    const dir = mkdtempSync(join(scratch, 'restart-'))
+    const outputDir = join(scratch, 'restart-out')
+    const first = executeBackground({ command: counting(dir), cwd: dir, outputDir, registry, env: { RUN_TAG: 'kept' }, maxOutputBytes: 1000 })
+    await waitFor(() => readFileSync(first.outputPath, 'utf8').includes('run 1'), 10_000, 'run 1')
+    const oldPid = Number(readFileSync(join(dir, 'pid-1'), 'utf8'))
+    const oldEntry = registry.get(first.shellId)!
+
+    const restarting = registry.restart(first.shellId)
+    expect(restarting).toBeInstanceOf(Promise)
+    const second = await restarting
+    const old = await first.done
+    expect(old).toMatchObject({ status: 'cancelled', end: { reason: 'restarted', by: 'caller', via: 'restart' } })
+    expect(oldEntry.status).toBe('cancelled')
+    expect(notes.find((n) => n.meta.shellId === first.shellId)?.meta).toMatchObject({ status: 'cancelled', end: { reason: 'restarted', via: 'restart' } })
+    // No survivor of the old run.
+    await waitFor(() => !isAlive(oldPid), 10_000, 'the old run to die')
+
+    expect(second.shellId).toBe(first.shellId)
+    expect(second.outputPath).toBe(first.outputPath)
+    expect(second.done).not.toBe(first.done)
+    const entry = registry.get(first.shellId)!
+    expect(entry).not.toBe(oldEntry)
+    expect(entry.status).toBe('running')
+    expect(registry.getAll()).toHaveLength(1)
+    await waitFor(() => readFileSync(first.outputPath, 'utf8').includes('run 2'), 10_000, 'run 2')
+    const text = readFileSync(first.outputPath, 'utf8')
+    expect(text).toMatch(/^run 1\n\[taskstream: restarted at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\]\nrun 2\n$/)
+
+    registry.cancel(first.shellId, Date.now())
+    const result = await second.done
+    expect(result.status).toBe('cancelled')
+    expect(result.end?.reason).toBe('cancelled')
+    // The counters go on: both runs' output, the marker not counted.
+    expect(result.bytesWritten).toBe('run 1\nrun 2\n'.length)
+    expect(result.bytesRead).toBe(old.bytesRead + 'run 2\n'.length)
+  })
+
+  it('a shell restarted after it ended runs again and its maxOutputBytes counts both runs; bad ids are an Error saying why', async () => {
+    const registry = new BackgroundShellRegistry()
+    const dir = mkdtempSync(join(scratch, 'restart-'))
+    const outputDir = join(scratch, 'restart-out')
+    const once = executeBackground({ command: 'printf "0123456789\\n"', cwd: dir, outputDir, registry, maxOutputBytes: 15 })
+    expect((await once.done).status).toBe('completed')
+    const again = await registry.restart(once.shellId)
+    const result = await again.done
+    expect(result).toMatchObject({ status: 'completed', bytesRead: 22, bytesWritten: 15, bytesNotWritten: 7 })
+    const text = readFileSync(once.outputPath, 'utf8')
+    expect(text.startsWith('0123456789\n[taskstream: restarted at ')).toBe(true)
+    expect(text).toMatch(/\]\n0123\n\[taskstream: output limit of 15 bytes reached; further output is counted but not written\]\n$/)
+
+    expect(() => registry.restart('bg_nope')).toThrow('Background shell "bg_nope" cannot be restarted: no such shell')
+    registry.register({ shellId: 'fed', command: 'x', cwd: dir, status: 'running', startTime: 1, outputPath: join(dir, 'x'), abortController: new AbortController() } as never)
+    expect(() => registry.restart('fed')).toThrow('Background shell "fed" cannot be restarted: only a shell executeBackground() started, and not persisted, can be restarted')
+    expect(registry.get('fed')?.status).toBe('running')
+    expect(() => registry.restart(42 as never)).toThrow(TypeError)
+    // A restart while one is under way is refused; a reset() before the old run ends rejects it.
+    const sleeper = executeBackground({ command: `trap '' TERM; sleep 30`, cwd: dir, outputDir, registry })
+    const pending = registry.restart(sleeper.shellId)
+    expect(() => registry.restart(sleeper.shellId)).toThrow('a restart of it is already under way')
+    registry.reset()
+    await expect(pending).rejects.toThrow(`Background shell "${sleeper.shellId}" cannot be restarted: it left the registry before its run ended`)
+    await sleeper.done
+  })
 })
 
 describe('timeoutMs', () => {

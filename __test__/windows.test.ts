@@ -304,6 +304,26 @@ describe.runIf(onWindows)('Windows end to end', () => {
     expect((await slow.done).status).toBe('cancelled')
   })
 
+  it('restart: a running shell is cancelled as restarted and runs again under its id, its file continued after the marker', async () => {
+    const registry = shells()
+    const dir = freshDir()
+    const script = join(dir, 'runs.js')
+    // Counts its runs in a file, says which run it is, then waits.
+    writeFileSync(
+      script,
+      `const fs = require('fs'); const f = ${JSON.stringify(join(dir, 'count'))}; const n = (fs.existsSync(f) ? Number(fs.readFileSync(f, 'utf8')) : 0) + 1; fs.writeFileSync(f, String(n)); console.log('run ' + n); setInterval(() => {}, 1000)\n`,
+    )
+    const first = executeBackground({ command: node(script), cwd: dir, outputDir: dir, registry })
+    await waitFor(() => readFileSync(first.outputPath, 'utf8').includes('run 1'), 20_000, 'run 1')
+    const second = await registry.restart(first.shellId)
+    expect(await first.done).toMatchObject({ status: 'cancelled', end: { reason: 'restarted', via: 'restart' } })
+    expect(second.shellId).toBe(first.shellId)
+    await waitFor(() => readFileSync(first.outputPath, 'utf8').includes('run 2'), 20_000, 'run 2')
+    expect(readFileSync(first.outputPath, 'utf8').replace(/\r\n/g, '\n')).toMatch(/^run 1\n\[taskstream: restarted at [^\]]+\]\nrun 2\n$/)
+    registry.requestCancel(second.shellId)
+    expect((await second.done).status).toBe('cancelled')
+  })
+
   // limits (API.md §6.8) are the task's Job Object's own limits. Wine's Job Objects accept memory
   // and process limits without enforcing them and refuse CPU rate control: there every limit is
   // refused, and the enforcement is checked on Windows itself (the CI workflow's Windows job).

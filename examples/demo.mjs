@@ -15,7 +15,9 @@
 //   5. terminal mode: an installer that only asks its question on a terminal;
 //      the agent sees the prompt on the screen, answers it with write(), and
 //      gets the settled screen as the model would see it;
-//   6. a dev server that survives a CLI restart: a first CLI process
+//   6. task control: a leaking test under memory, CPU and process limits,
+//      and a test watcher restarted under its id;
+//   7. a dev server that survives a CLI restart: a first CLI process
 //      (examples/persist-session.mjs) starts it as a persisted monitor
 //      (`persist: { stateDir, leaseMs }`, docs/persistence.md) and is killed
 //      with SIGKILL; the server still answers with no host; the next session
@@ -289,7 +291,7 @@ console.log(`Native counters (bytesRead, linesSeen are taskstream extras):\n${in
 
 // ---------------------------------------------------------------- 5. limits
 
-heading('5. Limits: a runaway test cannot take the machine down')
+heading('5. Task control: limits on a runaway test, a restart')
 
 // A leaking test run under limits on its whole tree (API.md §6.8): past memoryBytes the kernel
 // stops it and the task fails with end.limit 'memory'; the host and the other tasks go on.
@@ -306,6 +308,19 @@ try {
 } catch (error) {
   say(`limits are not available here: ${error.message}`)
 }
+
+// A restart (API.md §6.8): the same command and options under the same id; the old run ends as
+// 'restarted' (its tree gone, as a cancel leaves it) and the event count goes on.
+const watcher = registry.start({
+  command: `node -e "console.log('test watcher up, pid ' + process.pid); setInterval(() => {}, 1000)"`,
+  description: 'test watcher',
+})
+await registry.waitFor(watcher.id, { match: 'test watcher up', timeoutMs: 10_000 })
+const rerun = registry.restart(watcher.id)
+say(`restarted ${rerun.id}: the old run ended ${JSON.stringify(watcher.end)}`)
+const up = await registry.waitFor(rerun.id, { match: 'test watcher up', timeoutMs: 10_000 })
+say(`the new run is up (${up.reason}); events so far: ${rerun.eventCount}`)
+registry.cancel(rerun.id)
 
 // ---------------------------------------------------------------- 6. persistence
 

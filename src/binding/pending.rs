@@ -13,23 +13,34 @@ use super::js::{self, persist, release, Persistent};
 /// `new Promise(executor)`, keeping its `resolve`. A pending promise alone
 /// does not keep Node alive; [`KeepAlive`] does that while the shell runs.
 pub(crate) fn new_promise<'a>(env: &'a Env) -> Result<(Object<'a>, Persistent)> {
-  let slot: Rc<RefCell<Option<Persistent>>> = Rc::default();
+  let (promise, resolve, reject) = new_promise_with_reject(env)?;
+  release(env, reject);
+  Ok((promise, resolve))
+}
+
+/// [`new_promise`], with its `reject` as well.
+pub(crate) fn new_promise_with_reject<'a>(
+  env: &'a Env,
+) -> Result<(Object<'a>, Persistent, Persistent)> {
+  type Slot = Rc<RefCell<Option<(Persistent, Persistent)>>>;
+  let slot: Slot = Rc::default();
   let executor = {
     let slot = Rc::clone(&slot);
     env.create_function_from_closure::<(), (), _>("taskstreamDoneExecutor", move |ctx| {
       let resolve: Unknown = ctx.get(0)?;
-      *slot.borrow_mut() = Some(persist(&resolve)?);
+      let reject: Unknown = ctx.get(1)?;
+      *slot.borrow_mut() = Some((persist(&resolve)?, persist(&reject)?));
       Ok(())
     })?
   };
   let constructor: Function<Function<(), ()>, Unknown> =
     env.get_global()?.get_named_property("Promise")?;
   let promise = constructor.new_instance(executor)?;
-  let resolve = slot
+  let (resolve, reject) = slot
     .borrow_mut()
     .take()
     .ok_or_else(|| Error::from_reason("Promise executor did not run"))?;
-  Ok((unsafe { promise.cast() }?, resolve))
+  Ok((unsafe { promise.cast() }?, resolve, reject))
 }
 
 /// Adds a once-only `abort` listener and returns it (to remove it later).

@@ -30,7 +30,7 @@ use crate::core::monitor::native::NativeMonitor;
 use crate::core::monitor::signal::SignalConfig;
 use crate::core::monitor::throttle::ThrottleConfig;
 use crate::core::process::{self, EnvOptions, ProcessGroup, SpawnRequest, SpawnedProcess};
-use crate::core::shell::{OutputWriter, RunSignal, ShellOutcome, ShellRun};
+use crate::core::shell::{OutputWriter, Resume, RunSignal, ShellOutcome, ShellRun};
 use crate::core::terminal::{TerminalSize, TERMINAL_TERM};
 
 /// Secrets of the host CLI that a child must not see (CONTRACT.md §2.10):
@@ -387,13 +387,23 @@ pub fn follow_shell(
 /// Opens a background shell's output file, then starts its command
 /// contained. A file that cannot be opened (a symlink, a FIFO or a directory
 /// at its path) starts nothing and fails with the open error (§2.15 step 7).
+/// With `resume` the file is kept and continued (a restart, API.md §6.8).
 pub fn launch_shell(
   request: &ShellCommand,
   output_path: &Path,
   max_output_bytes: u64,
+  resume: Option<&Resume>,
 ) -> Result<LaunchedShell, LaunchError> {
-  let writer = OutputWriter::create(output_path, max_output_bytes)
-    .map_err(|error| LaunchError::io_error(error.to_string()))?;
+  let writer = match resume {
+    None => OutputWriter::create(output_path, max_output_bytes),
+    Some(resume) => OutputWriter::resume(
+      output_path,
+      max_output_bytes,
+      &resume.before,
+      &resume.marker,
+    ),
+  }
+  .map_err(|error| LaunchError::io_error(error.to_string()))?;
   let spawned = spawn_shell(request).map_err(|error| LaunchError::spawn_failed(&error))?;
   Ok(LaunchedShell {
     task: Contained::new(Task::Spawned(spawned)),
@@ -645,7 +655,7 @@ mod tests {
       ..request("sleep 30", &dir, &remove)
     };
     // A directory at the output path.
-    let Err(error) = launch_shell(&request, &dir, 1024) else {
+    let Err(error) = launch_shell(&request, &dir, 1024, None) else {
       panic!("a directory is not an output file");
     };
     assert!(!error.message.is_empty());

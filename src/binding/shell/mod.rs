@@ -32,7 +32,7 @@ use crate::core::wait::{WaitOutcome, WaitReason};
 
 /// The registry state and the JavaScript objects it hands out.
 pub(crate) struct ShellInner {
-  core: RefCell<ShellRegistry>,
+  pub(crate) core: RefCell<ShellRegistry>,
   entries: RefCell<HashMap<String, EntryObjects>>,
   callbacks: RefCell<TaskCallbacks>,
   /// The processes `executeBackground` started, by shell id, until they settle.
@@ -43,6 +43,8 @@ pub(crate) struct ShellInner {
   shell_waits: RefCell<HashMap<String, Vec<u64>>>,
   /// The last screen of terminal shells that ended, until their entry leaves.
   last_screens: RefCell<HashMap<String, crate::core::terminal::ScreenSnapshot>>,
+  /// What `restart()` needs, by shell id, until the entry leaves.
+  pub(crate) restarts: RefCell<HashMap<String, super::shell_execute::restart::RestartSpec>>,
 }
 
 impl ShellInner {
@@ -59,6 +61,7 @@ impl ShellInner {
       waits: JsWaits::default(),
       shell_waits: RefCell::default(),
       last_screens: RefCell::default(),
+      restarts: RefCell::default(),
     }
   }
 
@@ -305,6 +308,7 @@ impl ShellInner {
   }
 
   fn forget(&self, env: &Env, ids: &[String]) {
+    super::shell_execute::restart::forget(env, self, ids);
     {
       let mut screens = self.last_screens.borrow_mut();
       for id in ids {

@@ -13,7 +13,9 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{self, release, Persistent};
-use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
+use super::pending::{
+  new_promise, new_promise_with_reject, on_abort, remove_abort_listener, KeepAlive,
+};
 use super::registry::set_unref_timeout;
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use super::wait::signal_aborted;
@@ -35,7 +37,8 @@ use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `executeBackground()` options after validation.
 #[cfg_attr(not(unix), allow(dead_code))] // `persist` is refused before use off Unix
-struct Options {
+#[derive(Clone)]
+pub(crate) struct Options {
   command: String,
   /// `limits` (API.md §6.8).
   limits: Option<crate::core::process::Limits>,
@@ -251,7 +254,27 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   let opts = parse_options(&env, &o)?;
   let inner = registry_inner(&env, &args::field(&o, "registry")?)?;
   let signal = check_signal(&env, &args::field(&o, "signal")?)?;
+  let yield_ms = opts.yield_ms;
+  let (handle, output_path) = start_shell(&env, &inner, opts, signal, None)?;
+  match yield_ms {
+    None => Ok(args::out(&env, &handle)),
+    Some(ms) => {
+      let promise = yield_handle(&env, &handle, ms, output_path)?;
+      Ok(args::out(&env, &promise))
+    }
+  }
+}
 
+/// `executeBackground()` after its checks, and a restart's new run (`resume`): registers,
+/// launches, attaches; keeps what a later `restart()` needs. Returns the handle and the output
+/// file's path.
+fn start_shell<'a>(
+  env: &'a Env,
+  inner: &Rc<ShellInner>,
+  opts: Options,
+  signal: Option<Object<'a>>,
+  resume: Option<crate::core::shell::Resume>,
+) -> Result<(Object<'a>, String)> {
   let trimmed = ecma_trim(&opts.command);
   let command = strip_trailing_background_amp(trimmed);
   let stripped_trailing_amp = command != trimmed;
@@ -310,10 +333,10 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     caller_signal,
     run_slot,
     final_usage,
-  } = shell_objects(&env, &inner, signal, &facts)?;
+  } = shell_objects(env, inner, signal, &facts)?;
 
   let now = js::wall_ms();
-  let launched = launch(&opts, &facts, persisted, now);
+  let launched = launch(&opts, &facts, persisted, now, resume.as_ref());
   let pid = launched.as_ref().ok().map(LaunchedShell::pid);
   if let Some(group) = launched.as_ref().ok().and_then(LaunchedShell::group) {
     super::lifecycle::adopt(group);
@@ -332,7 +355,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     js::set_opt(&mut handle, "pid", pid)
   })();
   if let Err(error) = with_pid {
-    abandon(&env, caller_signal);
+    abandon(env, caller_signal);
     return Err(error);
   }
   let reg = ShellRegistration {
@@ -344,13 +367,17 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     pid,
     todo_work_chain_id: None,
   };
-  if let Err(error) = inner.register(&env, &registration, reg, Some(controller_ref)) {
-    abandon(&env, caller_signal);
+  if let Err(error) = inner.register(env, &registration, reg, Some(controller_ref)) {
+    abandon(env, caller_signal);
     return Err(error);
+  }
+  if opts.persist.is_none() {
+    let signal = caller_signal.as_ref().map(|caller| &caller.signal);
+    restart::keep_spec(env, inner, &opts, &shell_id, signal);
   }
 
   let settle = Settle {
-    inner: Rc::clone(&inner),
+    inner: Rc::clone(inner),
     run: inner.track_run(&shell_id),
     shell_id: shell_id.clone(),
     resolve,
@@ -360,11 +387,11 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
     final_usage: Some(final_usage),
   };
   match launched {
-    Err(LaunchError { message, end }) => settle.failed_to_start(&env, &message, end, now),
+    Err(LaunchError { message, end }) => settle.failed_to_start(env, &message, end, now),
     Ok(launched) => {
       let settle = Rc::new(RefCell::new(Some(settle)));
       let run = launched.start(opts.settle_ms, || {
-        run_callbacks(&env, &settle, &inner, &shell_id)
+        run_callbacks(env, &settle, inner, &shell_id)
       });
       if let Ok(run) = &run {
         if let Some(timeout_ms) = opts.timeout_ms {
@@ -375,8 +402,8 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
         }
       }
       attach_run(
-        &env,
-        &inner,
+        env,
+        inner,
         &shell_id,
         &settle,
         &run_slot,
@@ -386,13 +413,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
       );
     }
   }
-  match opts.yield_ms {
-    None => Ok(args::out(&env, &handle)),
-    Some(ms) => {
-      let promise = yield_handle(&env, &handle, ms, output_path)?;
-      Ok(args::out(&env, &promise))
-    }
-  }
+  Ok((handle, output_path))
 }
 
 /// `yieldMs` (API.md §6.8): a promise of the handle, resolved when `done` settles (the handle
@@ -470,6 +491,7 @@ fn launch(
   facts: &ShellFacts,
   persisted: Option<KeeperLink>,
   now: f64,
+  resume: Option<&crate::core::shell::Resume>,
 ) -> std::result::Result<LaunchedShell, LaunchError> {
   let remove_env = default_remove_env();
   let request = ShellCommand {
@@ -501,7 +523,7 @@ fn launch(
     }
     #[cfg(not(unix))]
     Some(never) => match never {},
-    None => launch_shell(&request, output_path, opts.max_output_bytes),
+    None => launch_shell(&request, output_path, opts.max_output_bytes, resume),
   }
 }
 
@@ -810,6 +832,7 @@ fn settle_function(
 /// Persisted shells: `recover({ stateDir })` (docs/persistence.md).
 #[cfg(unix)]
 mod recover;
+pub(crate) mod restart;
 mod settle;
 
 use settle::Settle;

@@ -101,6 +101,7 @@ impl Settle {
     self
       .inner
       .resolve_waits_exit(env, &self.shell_id, settled.status);
+    super::restart::run_settled(env, &self.inner, &self.shell_id, &outcome.counters);
   }
 
   /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as

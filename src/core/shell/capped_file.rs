@@ -47,6 +47,37 @@ impl CappedFile {
     })
   }
 
+  /// Opens `path` as [`Self::open`] does but keeps what it holds (API.md §6.8 restart): the run
+  /// before wrote `written` bytes of output into it and counted `not_written` more, and the cap
+  /// goes on from there. `marker` is written first, on a line of its own.
+  pub(super) fn resume(
+    path: &Path,
+    limit: u64,
+    written: u64,
+    not_written: u64,
+    marker: &str,
+  ) -> io::Result<Self> {
+    let at_line_start = !ends_mid_line(path);
+    let file = open_private(path, Existing::Append).map_err(|error| {
+      io::Error::new(
+        error.kind(),
+        format!("Cannot open output file {}: {error}", path.display()),
+      )
+    })?;
+    let mut capped = Self {
+      file: Some(file),
+      path: path.to_path_buf(),
+      limit,
+      written,
+      not_written,
+      limit_reached: written >= limit,
+      at_line_start,
+      error: None,
+    };
+    capped.marker(marker);
+    Ok(capped)
+  }
+
   /// Whether output appended now could reach the file.
   pub(super) fn accepts(&self) -> bool {
     self.file.is_some() && !self.limit_reached
@@ -158,6 +189,17 @@ impl CappedFile {
     }
     done
   }
+}
+
+/// Whether the file at `path` holds something whose last byte is not a newline (a missing or
+/// unreadable file holds nothing).
+fn ends_mid_line(path: &Path) -> bool {
+  use std::io::{Read, Seek, SeekFrom};
+  let Ok(mut file) = File::open(path) else {
+    return false;
+  };
+  let mut last = [0u8];
+  file.seek(SeekFrom::End(-1)).is_ok() && file.read_exact(&mut last).is_ok() && last[0] != b'\n'
 }
 
 /// The largest char boundary of `text` that is at most `max`.

@@ -25,7 +25,9 @@ pub use notification::{
   shell_notification, shell_settled_notification, ShellNotification, ShellNotificationMeta,
   MAX_NOTIFICATION_MODEL_COMMAND_LENGTH, MAX_NOTIFICATION_OUTPUT_TAIL_BYTES,
 };
-pub use output::{OutputCounters, OutputWriter, Stream, DEFAULT_MAX_OUTPUT_BYTES, MAX_SNIFF_SIZE};
+pub use output::{
+  OutputCounters, OutputWriter, Resume, Stream, DEFAULT_MAX_OUTPUT_BYTES, MAX_SNIFF_SIZE,
+};
 pub use registry::{ShellEffect, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS};
 #[cfg(any(unix, windows))]
 pub use runner::{RunLimit, ShellOutcome, ShellRun};

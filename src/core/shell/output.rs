@@ -63,6 +63,27 @@ impl StreamText {
   }
 }
 
+/// Where the next run of a restarted shell takes up its output file (API.md §6.8 restart).
+#[derive(Clone, Debug)]
+pub struct Resume {
+  /// The counters the run before ended with: the file's counters go on from them.
+  pub before: OutputCounters,
+  /// The marker line written between the two runs' output.
+  pub marker: String,
+}
+
+impl Resume {
+  /// The marker of a restart at `now_ms` (milliseconds since the epoch):
+  /// `[taskstream: restarted at <ISO 8601 time>]`.
+  pub fn at(before: OutputCounters, now_ms: f64) -> Self {
+    let when = super::iso_time::iso_8601(now_ms).unwrap_or_else(|| format!("{now_ms} ms"));
+    Self {
+      before,
+      marker: format!("[taskstream: restarted at {when}]"),
+    }
+  }
+}
+
 /// Turns the reads of a shell's stdout and stderr, in arrival order, into its
 /// output file. Not thread-safe by itself: the runner serialises reads.
 pub struct OutputWriter {
@@ -128,6 +149,30 @@ impl OutputWriter {
       file: CappedFile::open(path, max_output_bytes)?,
       streams: Default::default(),
       bytes_read: 0,
+      binary_detected: false,
+      frames: None,
+    })
+  }
+
+  /// Opens `path` for the next run of a restarted shell (API.md §6.8 restart): what the file
+  /// holds stays, `marker` follows on a line of its own, and the counters and the cap go on from
+  /// `before`, the run that ended.
+  pub fn resume(
+    path: &Path,
+    max_output_bytes: u64,
+    before: &OutputCounters,
+    marker: &str,
+  ) -> io::Result<Self> {
+    Ok(Self {
+      file: CappedFile::resume(
+        path,
+        max_output_bytes,
+        before.bytes_written,
+        before.bytes_not_written,
+        marker,
+      )?,
+      streams: Default::default(),
+      bytes_read: before.bytes_read,
       binary_detected: false,
       frames: None,
     })

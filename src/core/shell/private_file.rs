@@ -15,6 +15,9 @@ pub(super) enum Existing {
   Refuse,
   /// Truncate it: for output files.
   Truncate,
+  /// Keep what it holds and write after it, creating it when missing: for the output file of a
+  /// restarted shell (API.md §6.8 restart).
+  Append,
   /// Open it as it is, never creating it: for rewriting a sidecar in place.
   #[cfg(unix)]
   Keep,
@@ -36,6 +39,7 @@ pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> 
   match existing {
     Existing::Refuse => options.create_new(true),
     Existing::Truncate => options.create(true).truncate(true),
+    Existing::Append => options.create(true).append(true),
     #[cfg(unix)]
     Existing::Keep => &mut options,
   };
@@ -80,5 +84,10 @@ pub(super) use windows::{CurrentUser, OwnerOnly, OWNER_RIGHTS};
 
 #[cfg(windows)]
 pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
-  windows::open_owner_only(path, existing == Existing::Refuse)
+  let disposition = match existing {
+    Existing::Refuse => windows::Disposition::CreateNew,
+    Existing::Truncate => windows::Disposition::Truncate,
+    Existing::Append => windows::Disposition::Append,
+  };
+  windows::open_owner_only(path, disposition)
 }

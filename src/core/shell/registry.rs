@@ -154,6 +154,30 @@ impl ShellRegistry {
     }
   }
 
+  /// The first half of a restart (API.md §6.8): a running entry is stopped as `requestCancel`
+  /// stops it, and its end will say `restarted`. An ended entry is left as it is.
+  pub fn request_restart(&mut self, id: &str) -> Vec<ShellEffect> {
+    match self.running_mut(id) {
+      Some(entry) => {
+        entry.ending = Some(TaskEnd::cancelled(EndVia::Restart));
+        vec![ShellEffect::Abort(id.to_owned())]
+      }
+      None => Vec::new(),
+    }
+  }
+
+  /// The second half of a restart, once the old run settled: its ended entry leaves the
+  /// registry (no status-change: the new run's register follows at once). A running entry
+  /// stays (`None`).
+  pub fn remove_ended(&mut self, id: &str) -> Option<Vec<ShellEffect>> {
+    let index = self.entries.iter().position(|e| e.id == id)?;
+    if self.entries[index].is_running() {
+      return None;
+    }
+    self.entries.remove(index);
+    Some(vec![ShellEffect::Removed(vec![id.to_owned()])])
+  }
+
   /// §2.13 abortAll (shutdown): every running entry is settled cancelled at
   /// one `now`, marked notified (suppressed, not deferred) and aborted; then
   /// one prune and one status-change with the last of them.

@@ -49,7 +49,7 @@ use windows_sys::Win32::Security::{
 use windows_sys::Win32::Storage::FileSystem::{
   CreateFileW, GetFileType, GetVolumeInformationByHandleW, CREATE_ALWAYS, CREATE_NEW,
   FILE_ALL_ACCESS, FILE_ATTRIBUTE_NORMAL, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
-  FILE_TYPE_CHAR, FILE_TYPE_DISK, READ_CONTROL, WRITE_DAC,
+  FILE_TYPE_CHAR, FILE_TYPE_DISK, OPEN_ALWAYS, READ_CONTROL, WRITE_DAC,
 };
 use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
@@ -181,10 +181,21 @@ impl OwnerOnly {
   }
 }
 
-/// Opens `path` for writing, owner-only: created with the owner-only DACL
-/// (`create_new`: fails if it exists), or created or truncated and then
-/// tightened. See the module documentation.
-pub(super) fn open_owner_only(path: &Path, create_new: bool) -> io::Result<File> {
+/// What [`open_owner_only`] does with a file already at the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Disposition {
+  /// Fail (`CREATE_NEW`).
+  CreateNew,
+  /// Truncate it (`CREATE_ALWAYS`).
+  Truncate,
+  /// Keep it and write after what it holds (`OPEN_ALWAYS`, then the end).
+  Append,
+}
+
+/// Opens `path` for writing, owner-only: created with the owner-only DACL, or an existing one
+/// (truncated or appended to, as `disposition` says) tightened to it. See the module
+/// documentation.
+pub(super) fn open_owner_only(path: &Path, disposition: Disposition) -> io::Result<File> {
   let owner_only = OwnerOnly::new()?;
   let attributes = SECURITY_ATTRIBUTES {
     nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
@@ -207,10 +218,10 @@ pub(super) fn open_owner_only(path: &Path, create_new: bool) -> io::Result<File>
       GENERIC_WRITE | READ_CONTROL | WRITE_DAC,
       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
       &attributes,
-      if create_new {
-        CREATE_NEW
-      } else {
-        CREATE_ALWAYS
+      match disposition {
+        Disposition::CreateNew => CREATE_NEW,
+        Disposition::Truncate => CREATE_ALWAYS,
+        Disposition::Append => OPEN_ALWAYS,
       },
       FILE_ATTRIBUTE_NORMAL,
       std::ptr::null_mut(),
@@ -220,7 +231,7 @@ pub(super) fn open_owner_only(path: &Path, create_new: bool) -> io::Result<File>
     return Err(io::Error::last_os_error());
   }
   // SAFETY: a new handle that nothing else owns.
-  let file = unsafe { File::from_raw_handle(raw) };
+  let mut file = unsafe { File::from_raw_handle(raw) };
   // SAFETY: a live handle.
   match unsafe { GetFileType(raw) } {
     FILE_TYPE_DISK => tighten(&file, &owner_only)?,
@@ -231,6 +242,10 @@ pub(super) fn open_owner_only(path: &Path, create_new: bool) -> io::Result<File>
         "not a regular file",
       ))
     }
+  }
+  if disposition == Disposition::Append {
+    // The only writer is this handle: writing from the end is appending.
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))?;
   }
   Ok(file)
 }

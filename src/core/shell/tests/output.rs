@@ -296,3 +296,63 @@ fn output_file_is_private_truncated_and_never_a_symlink_target() {
   assert!(open_error(&link).ends_with(": Too many levels of symbolic links (os error 40)"));
   assert_eq!(read(&secret), "keep");
 }
+
+/// A restart's next run (API.md §6.8): the file keeps the old run's output, the marker follows
+/// on a line of its own (a partial last line is ended first), and the counters and the cap go
+/// on from the old run's.
+#[test]
+fn a_resumed_file_keeps_its_output_and_goes_on_after_the_marker() {
+  let dir = TempDir::new("resume");
+  let (mut first, path) = writer(&dir, 20);
+  first.write(Stream::Stdout, b"run 1\npartial");
+  first.finish();
+  let before = first.counters();
+  assert_eq!(before.bytes_written, 13);
+
+  let resume = Resume::at(before.clone(), 0.0);
+  assert_eq!(
+    resume.marker,
+    "[taskstream: restarted at 1970-01-01T00:00:00.000Z]"
+  );
+  let mut second = OutputWriter::resume(&path, 20, &resume.before, &resume.marker).unwrap();
+  second.write(Stream::Stdout, b"run 2\nrun 2 again\n");
+  second.finish();
+  assert_eq!(
+    read(&path),
+    "run 1\npartial\n[taskstream: restarted at 1970-01-01T00:00:00.000Z]\nrun 2\nr\n\
+     [taskstream: output limit of 20 bytes reached; further output is counted but not written]\n"
+  );
+  let after = second.counters();
+  assert_eq!(after.bytes_read, before.bytes_read + 18);
+  assert_eq!(after.bytes_written, 20);
+  assert_eq!(after.bytes_not_written, 11);
+}
+
+#[test]
+fn a_file_resumed_at_its_cap_writes_the_marker_and_counts_the_rest() {
+  let dir = TempDir::new("resume-full");
+  let (mut first, path) = writer(&dir, 4);
+  first.write(Stream::Stdout, b"abcdef\n");
+  first.finish();
+  let before = first.counters();
+  let mut second = OutputWriter::resume(&path, 4, &before, "[m]").unwrap();
+  second.write(Stream::Stdout, b"more\n");
+  second.finish();
+  let text = read(&path);
+  assert!(text.ends_with("abcd\n[taskstream: output limit of 4 bytes reached; further output is counted but not written]\n[m]\n"), "{text}");
+  assert_eq!(second.counters().bytes_written, 4);
+  assert_eq!(
+    second.counters().bytes_not_written,
+    before.bytes_not_written + 5
+  );
+}
+
+#[test]
+fn a_missing_file_is_created_on_resume() {
+  let dir = TempDir::new("resume-missing");
+  let path = dir.path().join("shell-gone.output");
+  let mut w = OutputWriter::resume(&path, 100, &OutputCounters::default(), "[m]").unwrap();
+  w.write(Stream::Stdout, b"x\n");
+  w.finish();
+  assert_eq!(read(&path), "[m]\nx\n");
+}

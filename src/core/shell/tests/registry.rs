@@ -544,6 +544,46 @@ fn request_cancel_names_the_caller_whatever_the_run_reports() {
   assert_eq!(sidecar["end"]["via"], "cancel");
 }
 
+/// A restart (API.md §6.8): the running entry is aborted and settles with `restarted`; once
+/// ended it leaves the registry, so the same id can be registered again.
+#[test]
+fn a_restart_ends_the_run_as_restarted_then_frees_the_id() {
+  use crate::core::end::{EndReason, EndVia, TaskEnd};
+  let dir = TempDir::new("restart");
+  let path = dir.path().join("shell-a.output");
+  let mut registry = registry_with(registration("a", "x", &path, 1.0));
+  let token = registry.track_run("a");
+  assert_eq!(registry.remove_ended("a"), None, "a running entry stays");
+  assert_eq!(
+    registry.request_restart("a"),
+    vec![ShellEffect::Abort("a".into())]
+  );
+  let (_, settled) = registry.finish_run(
+    "a",
+    token,
+    ShellVerdict::Cancelled,
+    TaskEnd::cancelled(EndVia::Signal),
+    2.0,
+  );
+  let end = settled.end.expect("an end");
+  assert_eq!(
+    (end.reason, end.via),
+    (EndReason::Restarted, Some(EndVia::Restart))
+  );
+  assert!(
+    registry.request_restart("a").is_empty(),
+    "an ended entry is left as it is"
+  );
+  assert_eq!(
+    registry.remove_ended("a"),
+    Some(vec![ShellEffect::Removed(vec!["a".into()])])
+  );
+  assert!(registry.get("a").is_none());
+  registry
+    .register(registration("a", "x", &path, 3.0))
+    .expect("the id is free again");
+}
+
 #[test]
 fn host_exit_rewrites_running_sidecars_only() {
   let dir = TempDir::new("host-exit");

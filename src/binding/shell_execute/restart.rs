@@ -1,0 +1,202 @@
+//! `BackgroundShellRegistry.restart()` (API.md §6.8): the running shell is stopped as a cancel
+//! stops it (its end says `restarted`); once its run settled, a new run of the same command and
+//! options starts under the same id, writing on in the same output file after a marker line,
+//! its counters going on from the old run's.
+
+use napi_derive::napi;
+
+use super::*;
+use crate::core::shell::{OutputCounters, Resume};
+
+/// How a restart waiting for the old run learns that it settled (its counters), or that the
+/// entry left the registry first (why it cannot go on).
+type Waiting = Box<dyn FnOnce(&Env, std::result::Result<OutputCounters, String>)>;
+
+/// What `restart()` needs of a shell `executeBackground()` started (not persisted), kept until
+/// its entry leaves the registry.
+pub(crate) struct RestartSpec {
+  /// The call's options, its shell id filled in.
+  opts: Options,
+  /// The caller's `signal`: the new run is cancelled by it too.
+  signal: Option<Persistent>,
+  /// The counters the last run ended with, once it settled.
+  settled: Option<OutputCounters>,
+  /// A restart waiting for the last run to settle.
+  waiting: Option<Waiting>,
+}
+
+impl RestartSpec {
+  fn release(self, env: &Env) {
+    if let Some(signal) = self.signal {
+      release(env, signal);
+    }
+    if let Some(waiting) = self.waiting {
+      waiting(env, Err("it left the registry before its run ended".into()));
+    }
+  }
+}
+
+/// Keeps what a later `restart(id)` needs (replacing what an earlier run of `id` left).
+pub(super) fn keep_spec(
+  env: &Env,
+  inner: &ShellInner,
+  opts: &Options,
+  id: &str,
+  signal: Option<&Persistent>,
+) {
+  let signal = signal
+    .and_then(|signal| signal.get_value(env).ok())
+    .and_then(|signal| signal.create_ref::<false>().ok());
+  let mut opts = opts.clone();
+  opts.shell_id = Some(id.to_owned());
+  let spec = RestartSpec {
+    opts,
+    signal,
+    settled: None,
+    waiting: None,
+  };
+  let earlier = inner.restarts.borrow_mut().insert(id.to_owned(), spec);
+  if let Some(earlier) = earlier {
+    earlier.release(env);
+  }
+}
+
+/// The run of shell `id` settled with `counters`: a restart waiting for it goes on.
+pub(super) fn run_settled(env: &Env, inner: &ShellInner, id: &str, counters: &OutputCounters) {
+  let waiting = {
+    let mut restarts = inner.restarts.borrow_mut();
+    let Some(spec) = restarts.get_mut(id) else {
+      return;
+    };
+    spec.settled = Some(counters.clone());
+    spec.waiting.take()
+  };
+  if let Some(waiting) = waiting {
+    waiting(env, Ok(counters.clone()));
+  }
+}
+
+/// These entries left the registry: what their restart needed goes (a restart waiting for one
+/// of them is rejected).
+pub(crate) fn forget(env: &Env, inner: &ShellInner, ids: &[String]) {
+  let specs: Vec<RestartSpec> = {
+    let mut restarts = inner.restarts.borrow_mut();
+    ids.iter().filter_map(|id| restarts.remove(id)).collect()
+  };
+  for spec in specs {
+    spec.release(env);
+  }
+}
+
+#[napi]
+impl BackgroundShellRegistry {
+  /// Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as
+  /// a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);
+  /// once it settled, the same command runs again with the same options under the same id, its
+  /// output file continued after a marker line and its counters going on. Resolves with the new
+  /// run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is
+  /// an `Error` saying so, and nothing changes.
+  #[napi(
+    catch_unwind,
+    ts_args_type = "shellId: string",
+    ts_return_type = "Promise<BackgroundShellHandle>"
+  )]
+  pub fn restart(&self, env: Env, shell_id: Unknown) -> Result<Unknown<'static>> {
+    let id = args::string(&env, &shell_id, "shellId")?;
+    let inner = Rc::clone(&self.inner);
+    let refuse = |why: &str| {
+      Err(Error::from_reason(format!(
+        "Background shell \"{id}\" cannot be restarted: {why}"
+      )))
+    };
+    let settled = {
+      let restarts = inner.restarts.borrow();
+      match restarts.get(&id) {
+        None if inner.entry(&id).is_some() => {
+          return refuse(
+            "only a shell executeBackground() started, and not persisted, can be restarted",
+          )
+        }
+        None => return refuse("no such shell"),
+        Some(spec) if spec.waiting.is_some() => {
+          return refuse("a restart of it is already under way")
+        }
+        Some(spec) => {
+          let signal = spec.signal.as_ref().and_then(|s| s.get_value(&env).ok());
+          if signal.is_some_and(|signal| signal_aborted(&signal)) {
+            return refuse("its signal was aborted");
+          }
+          spec.settled.clone()
+        }
+      }
+    };
+    let (promise, resolve, reject) = new_promise_with_reject(&env)?;
+    let go_on: Waiting = {
+      let (inner, id) = (Rc::clone(&inner), id.clone());
+      Box::new(move |env, counters| {
+        let started = counters
+          .map_err(|why| {
+            Error::from_reason(format!(
+              "Background shell \"{id}\" cannot be restarted: {why}"
+            ))
+          })
+          .and_then(|counters| start_again(env, &inner, &id, counters));
+        settle_promise(env, resolve, reject, started);
+      })
+    };
+    match settled {
+      // The last run already ended: the new one starts now.
+      Some(counters) => go_on(&env, Ok(counters)),
+      None => {
+        if let Some(spec) = inner.restarts.borrow_mut().get_mut(&id) {
+          spec.waiting = Some(go_on);
+        }
+        let effects = inner.core.borrow_mut().request_restart(&id);
+        inner.run(&env, effects);
+      }
+    }
+    Ok(args::out(&env, &promise))
+  }
+}
+
+/// The old run settled with `counters`: its ended entry leaves the registry and the new run
+/// starts under its id. Returns the new handle.
+fn start_again<'a>(
+  env: &'a Env,
+  inner: &Rc<ShellInner>,
+  id: &str,
+  counters: OutputCounters,
+) -> Result<Object<'a>> {
+  let spec = inner.restarts.borrow_mut().remove(id).ok_or_else(|| {
+    Error::from_reason(format!(
+      "Background shell \"{id}\" cannot be restarted: it left the registry"
+    ))
+  })?;
+  let removed = inner.core.borrow_mut().remove_ended(id);
+  if let Some(effects) = removed {
+    inner.run(env, effects);
+  }
+  let signal = spec.signal.as_ref().and_then(|s| s.get_value(env).ok());
+  let resume = Resume::at(counters, js::wall_ms());
+  let started = start_shell(env, inner, spec.opts.clone(), signal, Some(resume));
+  spec.release(env);
+  started.map(|(handle, _)| handle)
+}
+
+/// Resolves the restart's promise with the new handle, or rejects it with the error.
+fn settle_promise(env: &Env, resolve: Persistent, reject: Persistent, started: Result<Object>) {
+  let (settle, value) = match started {
+    Ok(handle) => (&resolve, Ok(handle)),
+    Err(error) => (&reject, env.create_error(error)),
+  };
+  match value {
+    Ok(value) => {
+      if let Ok(settle) = settle.get_value(env) {
+        js::call_value(env, settle, "restart", value);
+      }
+    }
+    Err(error) => tracing::warn!(%error, "taskstream: could not settle a shell restart's promise"),
+  }
+  release(env, resolve);
+  release(env, reject);
+}
