@@ -259,7 +259,7 @@ pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>
   match yield_ms {
     None => Ok(args::out(&env, &handle)),
     Some(ms) => {
-      let promise = yield_handle(&env, &handle, ms, output_path)?;
+      let promise = yield_window::yield_handle(&env, &handle, ms, output_path)?;
       Ok(args::out(&env, &promise))
     }
   }
@@ -414,54 +414,6 @@ fn start_shell<'a>(
     }
   }
   Ok((handle, output_path))
-}
-
-/// `yieldMs` (API.md §6.8): a promise of the handle, resolved when `done` settles (the handle
-/// then has `foreground: true` and `outputTail`, the cleaned tail of its output file, and
-/// `done` is settled) or `ms` after the call (`foreground: false`: a background shell as
-/// without the option), whichever comes first.
-fn yield_handle<'a>(
-  env: &'a Env,
-  handle: &Object,
-  ms: u64,
-  output_path: String,
-) -> Result<Object<'a>> {
-  let (promise, resolve) = new_promise(env)?;
-  let pending = Rc::new(RefCell::new(Some((resolve, handle.create_ref::<false>()?))));
-  let finish = Rc::new(move |env: &Env, foreground: bool| -> Result<()> {
-    let Some((resolve, handle_ref)) = pending.borrow_mut().take() else {
-      return Ok(());
-    };
-    let mut handle = handle_ref.get_value(env)?;
-    handle.set_named_property("foreground", foreground)?;
-    if foreground {
-      let tail = match read_task_output_tail(Path::new(&output_path), MAX_TASK_OUTPUT_TAIL_BYTES) {
-        OutputTail::Text { text, .. } => text,
-        OutputTail::Empty | OutputTail::Error(_) => String::new(),
-      };
-      handle.set_named_property("outputTail", tail)?;
-    }
-    let resolve_fn = resolve.get_value(env)?;
-    js::call_value(env, resolve_fn, "yieldMs", handle);
-    release(env, resolve);
-    release(env, handle_ref);
-    Ok(())
-  });
-  let done: Object = handle.get_named_property("done")?;
-  let then: Function<Function<(), ()>, Unknown> = done.get_named_property("then")?;
-  let on_settled = {
-    let finish = Rc::clone(&finish);
-    env.create_function_from_closure::<(), (), _>("taskstreamYieldSettled", move |ctx| {
-      finish(ctx.env, true)
-    })?
-  };
-  then.bind(done)?.call(on_settled)?;
-  set_unref_timeout(env, "taskstreamYieldTimer", ms, move |env| {
-    if let Err(error) = finish(env, false) {
-      tracing::warn!(%error, "taskstream: yieldMs could not resolve its handle");
-    }
-  })?;
-  Ok(promise)
 }
 
 #[cfg(unix)]
@@ -834,5 +786,6 @@ fn settle_function(
 mod recover;
 pub(crate) mod restart;
 mod settle;
+mod yield_window;
 
 use settle::Settle;
