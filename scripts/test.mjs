@@ -1,7 +1,7 @@
 // `npm test`, the README's test command: every suite of the repository, in the least wall time
 // two cores allow.
 //
-//   1. `npm run check`: citations and layers (seconds);
+//   1. `npm run check`: citations, layers and the loader patch (seconds);
 //   2. `cargo test --no-run`: the Rust tests built (CPU-bound);
 //   3. side by side, since neither needs the other:
 //      - `cargo test`: the Rust tests run. Most of that time waits on real child processes and
