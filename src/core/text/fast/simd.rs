@@ -1,6 +1,6 @@
 //! The per-block bit masks of the fast paths, with AVX2 where the CPU has it (only ever in
 //! code that runs after `avx2::available`), and the carry trick that finds the lines with
-//! text in a block. The masks themselves are computed in `text/bytes.rs`.
+//! text in a block. The masks themselves are computed in `text/bytes/`.
 
 #[cfg(target_arch = "x86_64")]
 use crate::core::text::bytes::avx2;
