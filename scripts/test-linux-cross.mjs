@@ -157,6 +157,8 @@ async function muslLink() {
         ...baseEnv,
         CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: MUSL_GCC,
         RUSTFLAGS: '-D warnings -C target-feature=-crt-static',
+        // Only the link is checked here: no debug info to make and write.
+        CARGO_PROFILE_DEV_DEBUG: '0',
       },
     },
   )

@@ -221,10 +221,11 @@ const crossEnv = {
 
 /** Settings of both builds: optimised, without debug info (see the top of this file). The
  * addon is built with the tests' own profile (`--profile test`) rather than `--release` (LTO,
- * one codegen unit) or the dev profile: it then reuses every dependency and the standard
- * library the test build made, and compiles only the crate itself. (Cargo names the profile in
- * each unit's hash: a dev-profile build after the test build compiled every dependency again,
- * 220 s of a CI run.) The code is the same. */
+ * one codegen unit) or the dev profile, and with the standard-library crates a test build has
+ * (`test` among them): every unit of a -Zbuild-std build depends on each of those crates, so with
+ * another profile or another list every dependency's hash differs and all of them were compiled
+ * again (220 s, then 315 s of a CI run). This way it reuses every dependency and the standard
+ * library the test build made and compiles only the crate itself. The code is the same. */
 const profileEnv = { CARGO_PROFILE_DEV_OPT_LEVEL: '1', CARGO_PROFILE_DEV_DEBUG: '0' }
 
 /** The addon for the gnu target, renamed .node, with the shim beside it. */
@@ -233,7 +234,7 @@ async function buildAddon(dir) {
   await run(
     'the Windows addon build (cargo build, x86_64-pc-windows-gnu)',
     CARGO,
-    ['build', '--locked', '--profile', 'test', '--lib', '-Zbuild-std=std,panic_unwind', '--target', TARGET],
+    ['build', '--locked', '--profile', 'test', '--lib', '-Zbuild-std=std,panic_unwind,test', '--target', TARGET],
     { cwd: root, env: { ...crossEnv, ...profileEnv }, timeoutMs: 30 * MIN },
   )
   mkdirSync(dir, { recursive: true })
