@@ -275,11 +275,15 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     if let Some((terminal, _)) = &self.terminal {
       terminal.finish();
     }
-    // A run that `restart(id)` replaced no longer speaks for its id (its end was recorded).
+    // Only the hub's own task for the id speaks for it. A run `restart(id)` replaced does not
+    // (its end was recorded): neither once the next run is attached, nor in between, when the
+    // hub holds no task for the id while the next run's entry is already registered (settling
+    // then cancelled the new run, seen in a CI run of the demo). Without a task in the hub the
+    // entry has left the registry anyway.
     let replaced = self.hub.upgrade().is_some_and(|hub| {
       hub
         .native(&self.id)
-        .is_some_and(|n| !std::ptr::addr_eq(Arc::as_ptr(&n), self as *const Self))
+        .is_none_or(|n| !std::ptr::addr_eq(Arc::as_ptr(&n), self as *const Self))
     });
     if let Some(hub) = self.hub.upgrade().filter(|_| !replaced) {
       self.cleanup(&hub);
