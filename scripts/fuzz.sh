@@ -50,14 +50,6 @@ else
   done < <(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -vx 'taskstream-fuzz')
 fi
 
-# The harness's own helpers (fuzz/src/lib.rs) have unit tests: a wrong helper fails a target
-# for a reason that is not the core's.
-echo "== fuzz harness unit tests"
-# Built into the main crate's target/ (unless CARGO_TARGET_DIR says otherwise): the dependencies
-# are the ones `cargo test` of the main crate built (65 of 100 s of CPU saved after npm test).
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" \
-  limit "fuzz harness unit tests" 900 -- cargo test --quiet --manifest-path fuzz/Cargo.toml --lib
-
 echo "== building ${#targets[@]} fuzz targets (address sanitizer, debug assertions)"
 build_started=$SECONDS
 # cargo-fuzz's defaults: coverage and comparison tracing, `--cfg fuzzing`, AddressSanitizer,
@@ -77,10 +69,24 @@ if [ "${FUZZ_FULL_OPT:-0}" = 1 ]; then
 else
   fuzz_flags+=" -Copt-level=1 -Ccodegen-units=16"
 fi
-RUSTFLAGS="$fuzz_flags ${RUSTFLAGS:-}" limit "fuzz build" 1500 -- \
-  cargo build --manifest-path fuzz/Cargo.toml --target "$host" --release \
-  --config 'profile.release.debug="line-tables-only"' --bins
+# The same flags, target and profile for the build of the targets and for the harness's tests:
+# one build of the dependencies serves both.
+cargo_with() {
+  local verb="$1"
+  shift
+  fuzz_cargo=(env "RUSTFLAGS=$fuzz_flags ${RUSTFLAGS:-}" cargo "$verb" --manifest-path fuzz/Cargo.toml
+    --target "$host" --release --config 'profile.release.debug="line-tables-only"' "$@")
+}
+cargo_with build --bins
+limit "fuzz build" 1500 -- "${fuzz_cargo[@]}"
 echo "== built in $((SECONDS - build_started)) s"
+
+# The harness's own helpers (fuzz/src/lib.rs) have unit tests: a wrong helper fails a target
+# for a reason that is not the core's. Built as the targets are (instrumented, libFuzzer linked),
+# so only the harness itself is compiled once more.
+echo "== fuzz harness unit tests"
+cargo_with test --quiet --lib
+limit "fuzz harness unit tests" 600 -- "${fuzz_cargo[@]}"
 
 bin_dir="fuzz/target/$host/release"
 scratch="fuzz/scratch"

@@ -10,6 +10,9 @@
 
 // Under `cargo test` the napi registration glue is not linked, so the exported
 // functions look unused.
+// Without the default feature `binding` the crate is the pure core alone (the fuzz targets and
+// the cross-target test builds of the core).
+#[cfg(feature = "binding")]
 #[cfg_attr(test, allow(dead_code))]
 mod binding;
 pub mod core;
