@@ -1,62 +1,18 @@
-// Shared test helpers: processes with a timeout whose whole tree is killed on timeout, and copies of
-// the real @qwen-code/qwen-code 0.24.4 package installed by e2e/setup.mjs.
-import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
+// Qwen Code's test helpers: copies of the real @qwen-code/qwen-code 0.24.4 package installed by
+// e2e/setup.mjs, and its containment task set. The generic ones are ../../kit/processes.mjs.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { pidsByArgv, pidsWhere } from '../../kit/processes.mjs'
+
+export * from '../../kit/processes.mjs'
+
 export const here = path.dirname(fileURLToPath(import.meta.url))
 export const integrationDir = path.join(here, '..')
 export const binPath = path.join(integrationDir, 'bin', 'taskstream-qwen.mjs')
 export const installedQwen = path.join(integrationDir, 'e2e', 'node_modules', '@qwen-code', 'qwen-code')
-
-/**
- * Runs a command; resolves { code, signal, stdout, stderr, timedOut }. The child leads its own
- * process group, and on timeout the whole group is killed (SIGKILL).
- */
-export function run(command, args, { timeoutMs = 60_000, env = process.env, cwd, input } = {}) {
-  const child = spawn(command, args, { cwd, env, detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'] })
-  // A child that exits before reading its stdin (tmux's client, say) must not fail the run with EPIPE.
-  child.stdin.on('error', () => {})
-  child.stdin.end(input ?? '')
-  return collect(child, timeoutMs)
-}
-
-/**
- * Collects a spawned child's output; resolves { code, signal, stdout, stderr, timedOut } once it
- * closes. On timeout its whole process group is killed.
- */
-export function collect(child, timeoutMs) {
-  return new Promise((resolve, reject) => {
-    let stdout = ''
-    let stderr = ''
-    let timedOut = false
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const timer = setTimeout(() => {
-      timedOut = true
-      killTree(child.pid)
-    }, timeoutMs)
-    child.on('error', (err) => {
-      clearTimeout(timer)
-      reject(err)
-    })
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      resolve({ code, signal, stdout, stderr, timedOut })
-    })
-  })
-}
-
-export function killTree(pid) {
-  if (!pid) return
-  try {
-    if (process.platform === 'win32') spawn('taskkill', ['/pid', String(pid), '/t', '/f'], { stdio: 'ignore' })
-    else process.kill(-pid, 'SIGKILL')
-  } catch {}
-}
 
 export function requireInstalledQwen() {
   const pkg = path.join(installedQwen, 'package.json')
@@ -74,150 +30,6 @@ export function copyQwen(t) {
   const dir = path.join(root, 'node_modules', '@qwen-code', 'qwen-code')
   fs.cpSync(src, dir, { recursive: true, verbatimSymlinks: true })
   return dir
-}
-
-/** sha256 of every file under `dir` (relative path → hash), symlinks by their target text. */
-export function treeHashes(dir) {
-  const out = new Map()
-  const walk = (rel) => {
-    for (const ent of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
-      const r = path.join(rel, ent.name)
-      const abs = path.join(dir, r)
-      if (ent.isDirectory()) walk(r)
-      else if (ent.isSymbolicLink()) out.set(r, 'link:' + fs.readlinkSync(abs))
-      else out.set(r, createHash('sha256').update(fs.readFileSync(abs)).digest('hex') + ':' + (fs.statSync(abs).mode & 0o777).toString(8))
-    }
-  }
-  walk('')
-  return out
-}
-
-export function diffTrees(a, b) {
-  const diffs = []
-  for (const [k, v] of a) if (b.get(k) !== v) diffs.push(`${k}: ${v} -> ${b.get(k)}`)
-  for (const k of b.keys()) if (!a.has(k)) diffs.push(`${k}: added`)
-  return diffs
-}
-
-// Process helpers shared by the headless scenarios (scenarios.mjs) and the interactive ones
-// (interactive-scenarios.mjs). Linux: processes are found through /proc.
-
-/** Resolves with `read()`'s value once it is truthy (checked every 50 ms), or rejects after timeoutMs. */
-export function until(read, what, timeoutMs = 60_000, pollMs = 50) {
-  return new Promise((resolve, reject) => {
-    const started = Date.now()
-    const tick = () => {
-      let v
-      try {
-        v = read()
-      } catch {}
-      if (v) return resolve(v)
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`))
-      setTimeout(tick, pollMs)
-    }
-    tick()
-  })
-}
-
-export function isAlive(pid) {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  // A zombie is dead for our purposes.
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
-  } catch {
-    return true
-  }
-}
-
-/** The environment of a live process (Linux), as an object; {} when it cannot be read. */
-export function environOf(pid) {
-  try {
-    return Object.fromEntries(
-      fs
-        .readFileSync(`/proc/${pid}/environ`, 'utf8')
-        .split('\0')
-        .filter(Boolean)
-        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-    )
-  } catch {
-    return {}
-  }
-}
-
-const procPids = () => fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number)
-
-/** Pids of live (non-zombie) processes whose argv satisfies `pred`. */
-export function pidsWhere(pred) {
-  const out = []
-  for (const pid of procPids()) {
-    try {
-      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1)
-      if (pred(argv) && isAlive(pid)) out.push(pid)
-    } catch {}
-  }
-  return out
-}
-
-/** Pids of live processes whose command line is exactly `argv`. */
-export const pidsByArgv = (want) => pidsWhere((argv) => argv.length === want.length && argv.every((a, i) => a === want[i]))
-
-/** Pids of live (non-zombie) processes whose environment has `name=value` (Linux; other users' processes are not readable). */
-export function pidsWithEnv(name, value) {
-  const needle = `\0${name}=${value}\0`
-  const out = []
-  for (const pid of procPids()) {
-    if (pid === process.pid) continue
-    try {
-      if (`\0${fs.readFileSync(`/proc/${pid}/environ`, 'utf8')}`.includes(needle) && isAlive(pid)) out.push(pid)
-    } catch {}
-  }
-  return out
-}
-
-/** Direct children of a process (Linux). */
-export function childrenOf(pid) {
-  const out = []
-  for (const child of procPids()) {
-    try {
-      const stat = fs.readFileSync(`/proc/${child}/stat`, 'utf8')
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(child)
-    } catch {}
-  }
-  return out
-}
-
-/** `pid` and all of its descendants (Linux). */
-export function descendants(pid) {
-  const out = [pid]
-  for (let i = 0; i < out.length; i++) out.push(...childrenOf(out[i]))
-  return out
-}
-
-/** The CLI's own processes: `pid` and its node descendants (the launcher relaunches itself, here twice). */
-export function nodeDescendants(pid) {
-  const out = [pid]
-  for (let i = 0; i < out.length; i++) {
-    for (const child of childrenOf(out[i])) {
-      try {
-        if (/node/.test(fs.readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0')[0])) out.push(child)
-      } catch {}
-    }
-  }
-  return out
-}
-
-/** SIGKILLs each pid (errors ignored). */
-export function killPids(pids, signal = 'SIGKILL') {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, signal)
-    } catch {}
-  }
 }
 
 /**
@@ -239,27 +51,3 @@ export function containmentTasks() {
   return { shellCommand, monitorCommand, find }
 }
 
-/**
- * How many of `pids` are alive `observeMs` after `endedAt` (or none earlier), then, with
- * `waitAllDeadMs`, when the last one ended (within that bound). Resolves
- * { survivors, survivorsAtMs, allDeadMs }.
- */
-export async function observeSurvivors(pids, endedAt, { observeMs = 2000, waitAllDeadMs = 0 } = {}) {
-  const observed = await new Promise((resolve) => {
-    const check = () => {
-      const alive = pids.filter(isAlive)
-      const ms = Date.now() - endedAt
-      if (alive.length === 0 || ms >= observeMs) resolve({ alive: alive.length, ms })
-      else setTimeout(check, 20)
-    }
-    check()
-  })
-  let allDeadMs
-  if (waitAllDeadMs > 0) {
-    try {
-      await until(() => pids.every((p) => !isAlive(p)), 'the task processes to end', waitAllDeadMs)
-      allDeadMs = Date.now() - endedAt
-    } catch {}
-  }
-  return { survivors: observed.alive, survivorsAtMs: observed.ms, allDeadMs }
-}

@@ -106,29 +106,4 @@ export const TARGETS = new Map([[V0_24_4.version, V0_24_4]])
 
 export const SUPPORTED_VERSIONS = [...TARGETS.keys()]
 
-/**
- * Applies a file's edits to its original text. Throws naming the anchor when one is missing or is
- * not unique (so a changed chunk is refused, never guessed at).
- */
-export function applyEdits(text, file) {
-  let out = text
-  for (const edit of file.edits) {
-    if (edit.prefix !== undefined) {
-      if (!out.startsWith(edit.prefix)) throw new Error(`${file.path}: the expected file start is not there`)
-      out = edit.prefix + edit.insert + out.slice(edit.prefix.length)
-      continue
-    }
-    const first = out.indexOf(edit.find)
-    if (first < 0) throw new Error(`${file.path}: anchor not found: ${JSON.stringify(edit.find.split('\n')[0])}`)
-    if (out.indexOf(edit.find, first + 1) >= 0) {
-      throw new Error(`${file.path}: anchor not unique: ${JSON.stringify(edit.find.split('\n')[0])}`)
-    }
-    let replacement
-    if (edit.replace !== undefined) replacement = edit.replace
-    else if (edit.append !== undefined) replacement = edit.find + edit.append
-    else if (edit.keepAfterFirstLine) replacement = edit.before + edit.find.slice(edit.find.indexOf('\n') + 1)
-    else throw new Error(`${file.path}: bad edit`)
-    out = out.slice(0, first) + replacement + out.slice(first + edit.find.length)
-  }
-  return out
-}
+export { applyEdits } from '../../kit/patcher.mjs'

@@ -225,7 +225,7 @@ test('the default directory is the package the `qwen` on PATH runs: global and l
   assert.equal(resolvePackageDir(root), real)
   // Nothing anywhere: a clear error.
   assert.throws(() => findQwenPackageDir({ env: { PATH: '' }, platform: 'linux', cwd: empty }), (err) => err.code === 'not-found')
-  assert.throws(() => resolvePackageDir(empty), (err) => err.code === 'not-qwen')
+  assert.throws(() => resolvePackageDir(empty), (err) => err.code === 'not-package')
   // npm's Windows shims, read with path.win32 whatever this platform is.
   const cmd = '@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n\r\nIF EXIST "%dp0%\\node.exe" (\r\n  SET "_prog=%dp0%\\node.exe"\r\n) ELSE (\r\n  SET "_prog=node"\r\n  SET PATHEXT=%PATHEXT:;.JS;=;%\r\n)\r\n\r\nendLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & "%_prog%"  "%dp0%\\node_modules\\@qwen-code\\qwen-code\\cli-entry.js" %*\r\n'
   assert.equal(

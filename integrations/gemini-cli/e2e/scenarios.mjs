@@ -1,0 +1,107 @@
+// Headless scenarios against the real Gemini CLI, each run the same way on a stock and on a patched
+// copy: the scripted model drives the CLI's own tools, and every wait is on a condition (a file,
+// a process, a request), never on a fixed sleep.
+import fs from 'node:fs'
+import path from 'node:path'
+
+import { geminiHome, startGemini } from './gemini.mjs'
+import { startModelServer, toolResults, turns } from './model-server.mjs'
+import { isAlive, killPids, observeSurvivors, pidsByArgv, until } from './support.mjs'
+
+/** The tool results the model was sent, with every pid replaced by `<PID>` (pids differ per run). */
+export function normalisedResults(requests, pids) {
+  return toolResults(requests).map((r) => {
+    let output = r.output
+    for (const pid of pids) output = output.split(String(pid)).join('<PID>')
+    return { name: r.name, output }
+  })
+}
+
+/** The pid the CLI named in its answer to the background run_shell_command, or undefined. */
+export function backgroundPid(requests) {
+  for (const r of toolResults(requests)) {
+    const m = r.name === 'run_shell_command' && /\(PID: (\d+)\)/.exec(r.output)
+    if (m) return Number(m[1])
+  }
+  return undefined
+}
+
+const lastTurnHasResultOf = (body, name) => turns(body).at(-1)?.responses.some((r) => r.name === name)
+
+/**
+ * The stock tools' model-facing texts, in one session: a background job that waits for a file,
+ * `list_background_processes` while it runs, then (once the job has printed its three lines and
+ * ended) `read_background_output`. Returns the normalised tool results and the job's pid.
+ */
+export async function transcriptScenario(t, pkgDir) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const go = path.join(work, 'go')
+  const command = `while [ ! -e go ]; do sleep 0.05; done; echo one; printf '\\033[32mtwo\\033[0m\\n'; echo three`
+  let pid
+  const server = await startModelServer(async (body) => {
+    const ts = turns(body)
+    if (ts.length === 1) {
+      return { toolCalls: [{ name: 'run_shell_command', args: { command, description: 'a job that waits', is_background: true } }] }
+    }
+    if (lastTurnHasResultOf(body, 'run_shell_command')) {
+      pid = backgroundPid([body])
+      return { toolCalls: [{ name: 'list_background_processes', args: {} }] }
+    }
+    if (lastTurnHasResultOf(body, 'list_background_processes')) {
+      fs.writeFileSync(go, '')
+      const log = path.join(home, '.gemini', 'tmp', 'background-processes', `background-${pid}.log`)
+      await until(() => !isAlive(pid) && fs.readFileSync(log, 'utf8').includes('three'), 'the job to print its lines and end', 60_000)
+      return { toolCalls: [{ name: 'read_background_output', args: { pid } }] }
+    }
+    return { text: 'finished' }
+  })
+  t.after(() => server.close())
+  const { done } = startGemini(pkgDir, { home, server, prompt: 'run the job', cwd: work })
+  const r = await done
+  return { run: r, pid, results: normalisedResults(server.requests, [pid]) }
+}
+
+/**
+ * Containment: a background job that ignores SIGTERM, double-forks one sleep and keeps another,
+ * both writing to files (so no SIGPIPE ends them by accident). `end` is 'exit' (the model ends the
+ * session, the CLI exits normally) or 'sigkill' (the CLI is SIGKILLed while the job runs). Returns
+ * how many of the job's processes are alive 2 s after the CLI ended (`survivors`), and with `waitAllDeadMs`
+ * when the last one was gone (`allDeadMs`). Survivors are killed (by pid) before it returns.
+ */
+export async function containmentScenario(t, pkgDir, end, { waitAllDeadMs = 15_000 } = {}) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const tag = String(1000 + Math.floor(Math.random() * 8999))
+  const [a, b] = ['1', '2'].map((d) => `7${tag}${d}`)
+  const command = `trap "" TERM; ( sleep ${a} >> forked.txt 2>&1 & ); sleep ${b} >> kept.txt 2>&1`
+  const find = () => {
+    const found = [a, b].map((n) => pidsByArgv(['sleep', n]))
+    return found.every((p) => p.length === 1) ? found.flat() : undefined
+  }
+  let running
+  const started = new Promise((resolve) => (running = resolve))
+  const server = await startModelServer(async (body) => {
+    const ts = turns(body)
+    if (ts.length === 1) {
+      return { toolCalls: [{ name: 'run_shell_command', args: { command, description: 'a stubborn job', is_background: true } }] }
+    }
+    const pids = await until(find, 'the job processes', 60_000)
+    running(pids)
+    if (end === 'sigkill') return new Promise(() => {}) // held until the CLI is killed
+    return { text: 'finished' }
+  })
+  t.after(() => server.close())
+  const { child, done } = startGemini(pkgDir, { home, server, prompt: 'run the job', cwd: work })
+  let pids
+  try {
+    pids = await Promise.race([started, done.then((r) => Promise.reject(new Error(`the CLI ended first: ${r.code} ${r.stderr.slice(-2000)}`)))])
+    if (end === 'sigkill') process.kill(child.pid, 'SIGKILL')
+    await done
+    const endedAt = Date.now()
+    const observed = await observeSurvivors(pids, endedAt, { observeMs: 2000, waitAllDeadMs })
+    return { ...observed, processes: pids.length }
+  } finally {
+    killPids(pids ?? find() ?? [])
+  }
+}

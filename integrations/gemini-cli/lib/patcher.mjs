@@ -1,0 +1,34 @@
+// taskstream-gemini: patch / unpatch an installed @google/gemini-cli so that its background jobs run
+// on taskstream. See ../README.md. The machinery is the integrations' shared patcher
+// (../../kit/patcher.mjs); this file says what is Gemini CLI's.
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { PatchError, definePatcher, sha256 } from '../../kit/patcher.mjs'
+import { MARKER, TARGETS } from './targets.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+export const GEMINI_PACKAGE = '@google/gemini-cli'
+/** The folder the patch adds inside the Gemini CLI package. */
+export const INSTALL_DIR = 'taskstream-gemini'
+export { PatchError, sha256 }
+
+/** Gemini CLI, as the shared patcher and command line take a CLI. */
+export const HOST = {
+  tool: 'taskstream-gemini',
+  toolVersion: JSON.parse(fs.readFileSync(path.join(here, '..', 'package.json'), 'utf8')).version,
+  packageName: GEMINI_PACKAGE,
+  bin: 'gemini',
+  installDir: INSTALL_DIR,
+  marker: MARKER,
+  targets: TARGETS,
+  versionKey: 'geminiVersion',
+  runtimeFiles: [[path.join(here, '..', 'runtime', 'runtime.mjs'), 'runtime.mjs']],
+  what: 'run its background\n                                   jobs on taskstream',
+  envHelp: 'Environment of gemini: TASKSTREAM_GEMINI=0 (all stock, as if unpatched).',
+}
+
+export const patcher = definePatcher(HOST)
+export const { status, patch, unpatch, resolvePackageDir, findPackageDir } = patcher

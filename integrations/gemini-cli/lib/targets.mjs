@@ -1,0 +1,57 @@
+// What `taskstream-gemini patch` changes, per verified Gemini CLI release: each file by its path inside
+// the @google/gemini-cli package, the sha256 of the original bytes, and exact edits (the shared
+// `applyEdits` of ../../kit/patcher.mjs: every `find` text occurs exactly once in the original). The
+// edits add a line of import and hand background jobs to ../runtime/runtime.mjs, keeping the CLI's
+// code as the fallback.
+export { applyEdits } from '../../kit/patcher.mjs'
+
+/** The first line of every bundle chunk (esbuild's ESM `require` shim). */
+const CHUNK_PREFIX =
+  "const require = (await import('node:module')).createRequire(import.meta.url); const __chunk_filename = (await import('node:url')).fileURLToPath(import.meta.url); const __chunk_dirname = (await import('node:path')).dirname(__chunk_filename);\n"
+const IMPORT_LINE = 'import * as __taskstreamGemini from "../taskstream-gemini/runtime.mjs";\n'
+
+/** Marker present in every patched file (used to recognise an already-patched install). */
+export const MARKER = '__taskstreamGemini'
+
+const V0_61_0 = {
+  version: '0.61.0',
+  files: [
+    {
+      // The core chunk the `gemini` command loads (bundle/gemini.js and gemini-3HFX2LNT.js import it):
+      // ShellExecutionService, ExecutionLifecycleService and the run_shell_command tool. Two older
+      // copies of this chunk ship in the package (chunk-5FZXKDXH.js, chunk-Y2J3C62M.js); no module
+      // the `gemini` command loads imports them, so they are left alone.
+      path: 'bundle/chunk-JDPZ4CE3.js',
+      sha256: '901004474485b55896feaed563d2e1f75bce021a9245ffbd50724028f7926ba6',
+      edits: [
+        { prefix: CHUNK_PREFIX, insert: IMPORT_LINE },
+        {
+          // run_shell_command: a command with is_background runs as a taskstream background shell;
+          // every other command (and any the runtime declines) runs as stock.
+          find: '      const { result: resultPromise, pid } = await ShellExecutionService.execute(commandToExecute, cwd, (event) => {\n',
+          replace:
+            '      const { result: resultPromise, pid } = await __taskstreamGemini.execute(ShellExecutionService, ExecutionLifecycleService, Boolean(this.params.is_background), commandToExecute, cwd, (event) => {\n',
+        },
+        {
+          // ShellExecutionService.background(): for a taskstream job the log is taskstream's output
+          // file (linked at Gemini's own log path), not a write stream fed from JavaScript.
+          find:
+            '    this.backgroundProcessHistory.set(resolvedSessionId, history);\n' +
+            '    const logPath = this.getLogFilePath(pid);\n',
+          before:
+            '    this.backgroundProcessHistory.set(resolvedSessionId, history);\n' +
+            '    if (__taskstreamGemini.backgroundLog(this, pid)) {\n' +
+            '      ExecutionLifecycleService.background(pid);\n' +
+            '      return;\n' +
+            '    }\n',
+          keepAfterFirstLine: true,
+        },
+      ],
+    },
+  ],
+}
+
+/** Verified releases, by version. */
+export const TARGETS = new Map([[V0_61_0.version, V0_61_0]])
+
+export const SUPPORTED_VERSIONS = [...TARGETS.keys()]

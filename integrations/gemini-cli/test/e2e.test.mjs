@@ -1,0 +1,51 @@
+// The real Gemini CLI 0.61.0, headless, stock and patched side by side in the same run, driven by
+// the scripted model server (e2e/model-server.mjs). Linux (the process checks read /proc).
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+
+import { patch } from '../lib/patcher.mjs'
+import { containmentScenario, transcriptScenario } from '../e2e/scenarios.mjs'
+import { copyGemini } from '../e2e/support.mjs'
+
+const linux = process.platform === 'linux'
+
+/** A stock and a patched copy of the installed CLI. */
+function copies(t) {
+  const stock = copyGemini(t)
+  const patched = copyGemini(t)
+  patch(patched)
+  return { stock, patched }
+}
+
+test('the stock tools tell the model the same texts, word for word, stock and patched', { skip: !linux && 'Linux only' }, async (t) => {
+  const { stock, patched } = copies(t)
+  const s = await transcriptScenario(t, stock)
+  const p = await transcriptScenario(t, patched)
+  assert.equal(s.run.code, 0, s.run.stderr)
+  assert.equal(p.run.code, 0, p.run.stderr)
+  assert.equal(p.run.stdout.trim(), 'finished')
+  console.log(JSON.stringify({ stock: s.results, patched: p.results }, null, 2))
+  assert.deepEqual(
+    p.results.map((r) => r.name),
+    ['run_shell_command', 'list_background_processes', 'read_background_output'],
+  )
+  assert.deepEqual(p.results, s.results)
+  // And what the texts say: the job moved to the background under its pid, listed as running, its
+  // log read back ANSI-free.
+  assert.match(p.results[0].output, /Command moved to background \(PID: <PID>\)/)
+  assert.match(p.results[1].output, /\[PID <PID>\] RUNNING/)
+  assert.match(p.results[2].output, /one\ntwo\nthree/)
+})
+
+for (const end of ['exit', 'sigkill']) {
+  test(`a job that ignores SIGTERM, double-forks and writes to files: survivors after ${end === 'exit' ? 'a normal end' : 'a SIGKILL'} of the CLI`, { skip: !linux && 'Linux only' }, async (t) => {
+    const { stock, patched } = copies(t)
+    const s = await containmentScenario(t, stock, end, { waitAllDeadMs: 0 })
+    const p = await containmentScenario(t, patched, end)
+    console.log(`containment (${end}): stock ${s.survivors}/${s.processes} alive 2 s after the CLI ended, patched ${p.survivors}/${p.processes}`)
+    assert.equal(p.survivors, 0, 'patched: no process of the job is left')
+    assert.ok(p.allDeadMs !== undefined)
+    // Stock leaves the job running (measured for 0.61.0: both processes, after either end).
+    assert.equal(s.survivors, s.processes, 'stock: the job outlives the CLI')
+  })
+}
