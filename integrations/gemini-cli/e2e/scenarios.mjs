@@ -105,3 +105,67 @@ export async function containmentScenario(t, pkgDir, end, { waitAllDeadMs = 15_0
     killPids(pids ?? find() ?? [])
   }
 }
+
+/** The names of the function declarations the CLI offered the model in its first request. */
+export function offeredTools(body) {
+  return (body.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((f) => f.name))
+}
+
+/**
+ * stop_background_process: a job that ignores SIGTERM and double-forks is started, then stopped by
+ * the model; when the next request arrives (the stop's answer in it) the job's processes are
+ * counted; then list_background_processes, a second stop, and a stop of a pid not in the session.
+ * Returns the tool results (pids normalised), the processes alive when the stop had answered, and
+ * the tools offered to the model.
+ */
+export async function stopScenario(t, pkgDir) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const tag = String(1000 + Math.floor(Math.random() * 8999))
+  const [a, b] = ['1', '2'].map((d) => `8${tag}${d}`)
+  const command = `trap "" TERM; ( sleep ${a} >> forked.txt 2>&1 & ); sleep ${b} >> kept.txt 2>&1`
+  const find = () => {
+    const found = [a, b].map((n) => pidsByArgv(['sleep', n]))
+    return found.every((p) => p.length === 1) ? found.flat() : undefined
+  }
+  let pid
+  let jobPids = []
+  let aliveAfterStop
+  const server = await startModelServer(async (body) => {
+    const ts = turns(body)
+    if (ts.length === 1) {
+      return { toolCalls: [{ name: 'run_shell_command', args: { command, description: 'a stubborn job', is_background: true } }] }
+    }
+    if (lastTurnHasResultOf(body, 'run_shell_command')) {
+      pid = backgroundPid([body])
+      jobPids = await until(find, 'the job processes', 60_000)
+      return { toolCalls: [{ name: 'stop_background_process', args: { pid } }] }
+    }
+    const stops = ts.at(-1)?.responses.filter((r) => r.name === 'stop_background_process').length ?? 0
+    if (stops && aliveAfterStop === undefined) {
+      aliveAfterStop = jobPids.filter(isAlive).length
+      return { toolCalls: [{ name: 'list_background_processes', args: {} }] }
+    }
+    if (lastTurnHasResultOf(body, 'list_background_processes')) {
+      return { toolCalls: [{ name: 'stop_background_process', args: { pid } }] }
+    }
+    if (toolResults([body]).filter((r) => r.name === 'stop_background_process').length === 2) {
+      return { toolCalls: [{ name: 'stop_background_process', args: { pid: process.pid } }] }
+    }
+    return { text: 'finished' }
+  })
+  t.after(() => server.close())
+  try {
+    const { done } = startGemini(pkgDir, { home, server, prompt: 'run and stop the job', cwd: work })
+    const run = await done
+    return {
+      run,
+      aliveAfterStop,
+      processes: jobPids.length,
+      offered: offeredTools(server.requests[0] ?? {}),
+      results: normalisedResults(server.requests, [pid, process.pid]),
+    }
+  } finally {
+    killPids(jobPids)
+  }
+}

@@ -46,6 +46,13 @@ const V0_61_0 = {
             '    }\n',
           keepAfterFirstLine: true,
         },
+        {
+          // Config's tool registration: stop_background_process after the two background tools.
+          find:
+            '    maybeRegister(ReadBackgroundOutputTool, () => registry2.registerTool(new ReadBackgroundOutputTool(this, this.messageBus)));\n',
+          append:
+            '    __taskstreamGemini.registerTools({ config: this, messageBus: this.messageBus, registry: registry2, maybeRegister, BaseDeclarativeTool, BaseToolInvocation, Kind, ToolErrorType, ShellExecutionService });\n',
+        },
       ],
     },
   ],

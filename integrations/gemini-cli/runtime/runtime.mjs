@@ -16,8 +16,12 @@
 // Whenever the native path cannot do what the stock path would (a sandbox wraps the command,
 // Windows, taskstream failing to load, TASKSTREAM_GEMINI=0), the CLI's own code runs unchanged.
 //
+// It also adds a tool the stock CLI lacks: `stop_background_process` (a job of this session,
+// with its whole tree, through Gemini's own kill path).
+//
 // Switches (environment of the `gemini` process):
-//   TASKSTREAM_GEMINI=0   the CLI's own background jobs, as if unpatched
+//   TASKSTREAM_GEMINI=0        the CLI's own background jobs and tools, as if unpatched
+//   TASKSTREAM_GEMINI_STOP=0   no stop_background_process tool
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -244,4 +248,99 @@ export function backgroundLog(svc, pid) {
     jobs.delete(pid)
   }
   return true
+}
+
+/** How long `stop_background_process` waits for a stopped job to end before it answers. */
+export const STOP_WAIT_MS = 10_000
+
+/** Resolves once `check()` is true (polled every 25 ms) or after `ms`; resolves with the last result. */
+function waitUntil(check, ms) {
+  return new Promise((resolve) => {
+    const started = Date.now()
+    const tick = () => {
+      const ok = check()
+      if (ok || Date.now() - started >= ms) resolve(ok)
+      else setTimeout(tick, 25).unref?.()
+    }
+    tick()
+  })
+}
+
+/** `(Exit Code: N)` / `(Signal: N)` as list_background_processes writes them. */
+const endText = (item) =>
+  `${item.exitCode !== undefined ? ` (Exit Code: ${item.exitCode})` : ''}${item.signal ? ` (Signal: ${item.signal})` : ''}`
+
+/**
+ * The `stop_background_process` tool, built on the CLI's own tool classes (`d`: the chunk's
+ * BaseDeclarativeTool, BaseToolInvocation, Kind, ToolErrorType, ShellExecutionService). It stops a
+ * background job of this session through Gemini's kill path (for a taskstream job: taskstream's
+ * cancel, the whole tree), waits up to STOP_WAIT_MS for it to end, and says how it ended.
+ */
+export function stopToolClass(d) {
+  const svc = d.ShellExecutionService
+  class StopBackgroundProcessInvocation extends d.BaseToolInvocation {
+    constructor(context, params, messageBus, toolName, toolDisplayName) {
+      super(params, messageBus, toolName, toolDisplayName)
+      this.context = context
+    }
+    getDescription() {
+      return `Stopping background process ${this.params.pid}`
+    }
+    async execute() {
+      const pid = this.params.pid
+      const sessionId = this.context.config?.getSessionId?.() ?? this.context.getSessionId()
+      const item = svc.backgroundProcessHistory.get(sessionId)?.get(pid)
+      if (!item) {
+        return {
+          llmContent: `Access denied. Background process ID ${pid} not found in this session's history.`,
+          returnDisplay: 'Access denied.',
+          error: { message: `Background process history lookup failed for PID ${pid}`, type: d.ToolErrorType.EXECUTION_FAILED },
+        }
+      }
+      if (item.status !== 'running') {
+        const text = `Background process ${pid} had already exited${endText(item)}.`
+        return { llmContent: text, returnDisplay: text }
+      }
+      await svc.kill(pid)
+      const ended = await waitUntil(() => item.status !== 'running', STOP_WAIT_MS)
+      const text = ended
+        ? `Stopped background process ${pid}${endText(item)}.`
+        : `Asked background process ${pid} to stop; it had not exited ${STOP_WAIT_MS / 1000} s later.`
+      return { llmContent: text, returnDisplay: text }
+    }
+  }
+  return class StopBackgroundProcessTool extends d.BaseDeclarativeTool {
+    static Name = 'stop_background_process'
+    constructor(context, messageBus) {
+      super(
+        StopBackgroundProcessTool.Name,
+        'Stop Background Process',
+        'Stops a background shell process started in this session, together with every process it started. Use list_background_processes to find its PID.',
+        d.Kind.Execute,
+        {
+          type: 'object',
+          properties: {
+            pid: { type: 'integer', description: 'The process ID (PID) of the background process to stop.' },
+          },
+          required: ['pid'],
+        },
+        messageBus,
+      )
+      this.context = context
+    }
+    createInvocation(params, messageBus) {
+      return new StopBackgroundProcessInvocation(this.context, params, messageBus, this.name)
+    }
+  }
+}
+
+/**
+ * Called where Gemini registers its built-in tools (after read_background_output), with the
+ * chunk's own classes in `d` and Gemini's `maybeRegister` (which honours `tools.core`). Adds
+ * `stop_background_process` unless TASKSTREAM_GEMINI_STOP=0 (or TASKSTREAM_GEMINI=0).
+ */
+export function registerTools(d) {
+  if (off('TASKSTREAM_GEMINI') || off('TASKSTREAM_GEMINI_STOP')) return
+  const Stop = stopToolClass(d)
+  d.maybeRegister(Stop, () => d.registry.registerTool(new Stop(d.config, d.messageBus)))
 }

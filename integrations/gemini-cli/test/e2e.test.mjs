@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { patch } from '../lib/patcher.mjs'
-import { containmentScenario, transcriptScenario } from '../e2e/scenarios.mjs'
+import { containmentScenario, offeredTools, stopScenario, transcriptScenario } from '../e2e/scenarios.mjs'
 import { copyGemini } from '../e2e/support.mjs'
 
 const linux = process.platform === 'linux'
@@ -35,6 +35,29 @@ test('the stock tools tell the model the same texts, word for word, stock and pa
   assert.match(p.results[0].output, /Command moved to background \(PID: <PID>\)/)
   assert.match(p.results[1].output, /\[PID <PID>\] RUNNING/)
   assert.match(p.results[2].output, /one\ntwo\nthree/)
+})
+
+test('stop_background_process (patched only): the whole tree of a job that ignores SIGTERM ends, and the history says so', { skip: !linux && 'Linux only' }, async (t) => {
+  const { patched } = copies(t)
+  const p = await stopScenario(t, patched)
+  assert.equal(p.run.code, 0, p.run.stderr)
+  assert.ok(p.offered.includes('stop_background_process'), 'the patched CLI offers the tool')
+  assert.ok(p.offered.includes('list_background_processes'))
+  console.log(JSON.stringify(p.results, null, 2))
+  assert.equal(p.processes, 2)
+  assert.equal(p.aliveAfterStop, 0, 'no process of the job is left once the tool has answered')
+  const [, stop, list, again, stranger] = p.results
+  assert.match(stop.output, /^Stopped background process <PID> \((Exit Code: \d+|Signal: \d+)\)\.$/)
+  assert.match(list.output, /^- \[PID <PID>\] EXITED: `trap/)
+  assert.match(again.output, /^Background process <PID> had already exited/)
+  assert.match(stranger.output, /lookup failed for PID <PID>/)
+})
+
+test('the stock CLI offers no tool to stop a background job', { skip: !linux && 'Linux only' }, async (t) => {
+  const { stock } = copies(t)
+  const s = await stopScenario(t, stock)
+  assert.ok(!s.offered.includes('stop_background_process'))
+  assert.ok(s.offered.includes('list_background_processes'))
 })
 
 for (const end of ['exit', 'sigkill']) {
