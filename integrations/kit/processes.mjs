@@ -217,3 +217,35 @@ export async function observeSurvivors(pids, endedAt, { observeMs = 2000, waitAl
   }
   return { survivors: observed.alive, survivorsAtMs: observed.ms, allDeadMs }
 }
+
+/** CPU ticks (utime + stime, all threads) of a process; 0 when it cannot be read. */
+export function cpuTicks(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(f[11]) + Number(f[12]) // utime + stime (fields 14 and 15)
+  } catch {
+    return 0
+  }
+}
+
+/** The peak RSS of a process in kB (VmHWM); 0 when it cannot be read. */
+export function peakRssKb(pid) {
+  try {
+    return Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+  } catch {
+    return 0
+  }
+}
+
+/** Resolves once the summed CPU ticks of `pids` stay still for `quietPolls` polls of 100 ms in a row. */
+export function cpuQuiet(pids, what, timeoutMs, quietPolls = 3) {
+  let last = -1
+  let quiet = 0
+  return until(() => {
+    const now = pids.reduce((n, p) => n + cpuTicks(p), 0)
+    quiet = now - last <= 1 ? quiet + 1 : 0
+    last = now
+    return quiet >= quietPolls
+  }, what, timeoutMs, 100)
+}

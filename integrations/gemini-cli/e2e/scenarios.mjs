@@ -3,10 +3,14 @@
 // a process, a request), never on a fixed sleep.
 import fs from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 import { geminiHome, startGemini } from './gemini.mjs'
 import { startModelServer, toolResults, turns } from './model-server.mjs'
-import { isAlive, killPids, observeSurvivors, pidsByArgv, until } from './support.mjs'
+import { cpuQuiet, cpuTicks, isAlive, killPids, observeSurvivors, peakRssKb, pidsByArgv, until } from './support.mjs'
+
+/** `yes | head -c BYTES`, timed from inside (the integrations' shared fixture). */
+export const FIREHOSE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'kit', 'fixtures', 'firehose.sh')
 
 /** The tool results the model was sent, with every pid replaced by `<PID>` (pids differ per run). */
 export function normalisedResults(requests, pids) {
@@ -167,5 +171,89 @@ export async function stopScenario(t, pkgDir) {
     }
   } finally {
     killPids(jobPids)
+  }
+}
+
+/**
+ * The firehose as a background job: `yes | head -c BYTES` (200 MB). A foreground `echo` first, so
+ * that the CLI's one-off work for its first shell command (its shell parser) is behind the window;
+ * then the CLI's CPU time is read, the firehose starts in the background, and once the producer
+ * has finished and the CLI's CPU has been still for 300 ms it is read again. Returns the CLI's
+ * CPU time over the window (`cliCpuMs`, all its threads: taskstream's too), the producer's own
+ * throughput (`producerMBps`) and the CLI's peak RSS (`peakRssMB`). Linux.
+ */
+export async function firehoseScenario(t, pkgDir, { bytes = 200_000_000, clkTck = 100, timeoutMs = 300_000 } = {}) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const doneFile = path.join(work, 'firehose.done')
+  let cliPid
+  const m = {}
+  const server = await startModelServer(async (body) => {
+    const last = turns(body).at(-1)
+    if (turns(body).length === 1) return { toolCalls: [{ name: 'run_shell_command', args: { command: 'echo warm', description: 'warm up' } }] }
+    if (last.responses.some((r) => r.name === 'run_shell_command') && m.cpuBefore === undefined) {
+      m.cpuBefore = cpuTicks(cliPid)
+      return {
+        toolCalls: [
+          {
+            name: 'run_shell_command',
+            args: { command: `FIREHOSE_BYTES=${bytes} bash ${FIREHOSE} ${doneFile}`, description: 'firehose', is_background: true },
+          },
+        ],
+      }
+    }
+    if (m.cpuAfter === undefined) {
+      const [size, ns] = (await until(() => fs.readFileSync(doneFile, 'utf8').trim(), 'the firehose to finish', timeoutMs)).split(' ').map(Number)
+      await cpuQuiet([cliPid], "the CLI's CPU to settle", timeoutMs, 3)
+      m.cpuAfter = cpuTicks(cliPid)
+      m.peakRssKb = peakRssKb(cliPid)
+      m.producerMBps = size / 1e6 / (ns / 1e9)
+    }
+    return { text: 'finished' }
+  }, { replyTimeoutMs: timeoutMs })
+  t.after(() => server.close())
+  const { child, done } = startGemini(pkgDir, { home, server, prompt: 'run the firehose', cwd: work, timeoutMs })
+  cliPid = child.pid
+  const run = await done
+  if (m.cpuAfter === undefined) throw new Error(`the firehose scenario did not finish: ${run.code} ${run.stderr.slice(-2000)}`)
+  return { run, cliCpuMs: ((m.cpuAfter - m.cpuBefore) * 1000) / clkTck, producerMBps: m.producerMBps, peakRssMB: m.peakRssKb / 1024 }
+}
+
+/** The chatty dev server of the repository's benches: 2000 INFO lines and 10 ERROR lines in ~4 s. */
+export const CHATTY = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'fixtures', 'chatty-server.sh')
+
+/**
+ * The monitor tool headless: the model starts a monitor on the chatty dev server and ends its
+ * turn at once; every monitor update then arrives as a turn of its own until the monitor ends.
+ * Returns the updates (the text inside <background_output>), the numbers of the ERROR lines found
+ * in them, their bytes, and whether the last one says the monitor completed.
+ */
+export async function monitorScenario(t, pkgDir) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const server = await startModelServer((body) => {
+    if (turns(body).length === 1) {
+      return { toolCalls: [{ name: 'monitor', args: { command: `bash ${CHATTY}`, description: 'dev server' } }] }
+    }
+    return { text: 'noted' }
+  })
+  t.after(() => server.close())
+  const { done } = startGemini(pkgDir, { home, server, prompt: 'start the dev server and watch it', cwd: work })
+  const run = await done
+  const updates = []
+  for (const body of server.requests) {
+    const m = /^Background monitor update:\n<background_output>\n([\s\S]*)\n<\/background_output>/.exec(turns(body).at(-1)?.text ?? '')
+    if (m) updates.push(m[1])
+  }
+  const errorLines = new Set()
+  for (const u of updates) for (const m of u.matchAll(/ERROR request (\d+) failed/g)) errorLines.add(Number(m[1]))
+  return {
+    run,
+    offered: offeredTools(server.requests[0] ?? {}),
+    started: toolResults(server.requests).find((r) => r.name === 'monitor')?.output,
+    updates,
+    errorLines: [...errorLines].sort((a, b) => a - b),
+    updateBytes: updates.reduce((n, u) => n + Buffer.byteLength(u), 0),
+    completed: /<status>completed<\/status>/.test(updates.at(-1) ?? ''),
   }
 }

@@ -53,6 +53,51 @@ const V0_61_0 = {
           append:
             '    __taskstreamGemini.registerTools({ config: this, messageBus: this.messageBus, registry: registry2, maybeRegister, BaseDeclarativeTool, BaseToolInvocation, Kind, ToolErrorType, ShellExecutionService });\n',
         },
+        {
+          // The agent loop (LegacyAgentProtocol, the headless runner's): when the model ends its
+          // turn while a monitor runs, its updates become the next turn.
+          find: '        if (finishedReason !== void 0) {\n          this._finishStream(mapFinishReason(finishedReason));\n',
+          before:
+            '        const __taskstreamHeld = await __taskstreamGemini.heldMonitorUpdates(this._config, this._abortController.signal);\n' +
+            '        if (__taskstreamHeld) {\n' +
+            '          currentParts = [{ text: __taskstreamHeld }];\n' +
+            '          isAfterToolResponse = false;\n' +
+            '          continue;\n' +
+            '        }\n' +
+            '        if (finishedReason !== void 0) {\n',
+          keepAfterFirstLine: true,
+        },
+        {
+          // The same loop: updates that arrived while the tools ran go with their responses.
+          find: '      currentParts = toolResponseParts;\n',
+          replace: '      currentParts = __taskstreamGemini.withMonitorUpdates(toolResponseParts);\n',
+        },
+      ],
+    },
+    {
+      // The headless runner (runNonInteractive): its default loop, which the `gemini -p` command
+      // runs unless the agent-session runner is turned on (that one is LegacyAgentProtocol, above).
+      path: 'bundle/gemini-3HFX2LNT.js',
+      sha256: '5b46effe410aff87b226da5443b4d191441daf913a2461952525599bd9686753',
+      edits: [
+        { prefix: CHUNK_PREFIX, insert: IMPORT_LINE },
+        {
+          // Monitor updates that arrived while the tools ran go with their responses.
+          find: '          currentMessages = [{ role: "user", parts: toolResponseParts }];\n',
+          replace: '          currentMessages = [{ role: "user", parts: __taskstreamGemini.withMonitorUpdates(toolResponseParts) }];\n',
+        },
+        {
+          // The model ended its turn: while a monitor runs, its updates become the next turn.
+          find: '        } else {\n          if (streamFormatter) {\n            const metrics = uiTelemetryService.getMetrics();\n',
+          before:
+            '        } else {\n' +
+            '          const __taskstreamHeld = await __taskstreamGemini.heldMonitorUpdates(config, abortController.signal);\n' +
+            '          if (__taskstreamHeld) {\n' +
+            '            currentMessages = [{ role: "user", parts: [{ text: __taskstreamHeld }] }];\n' +
+            '            continue;\n' +
+            '          }\n',
+          keepAfterFirstLine: true,
+        },
       ],
     },
   ],

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { patch } from '../lib/patcher.mjs'
-import { containmentScenario, offeredTools, stopScenario, transcriptScenario } from '../e2e/scenarios.mjs'
+import { containmentScenario, monitorScenario, stopScenario, transcriptScenario } from '../e2e/scenarios.mjs'
 import { copyGemini } from '../e2e/support.mjs'
 
 const linux = process.platform === 'linux'
@@ -51,6 +51,21 @@ test('stop_background_process (patched only): the whole tree of a job that ignor
   assert.match(list.output, /^- \[PID <PID>\] EXITED: `trap/)
   assert.match(again.output, /^Background process <PID> had already exited/)
   assert.match(stranger.output, /lookup failed for PID <PID>/)
+})
+
+test('monitor (patched only), headless: every ERROR line of a chatty dev server reaches the model, in turns of their own after the model ended its turn', { skip: !linux && 'Linux only' }, async (t) => {
+  const { stock, patched } = copies(t)
+  const p = await monitorScenario(t, patched)
+  assert.equal(p.run.code, 0, p.run.stderr)
+  assert.ok(p.offered.includes('monitor'))
+  assert.match(p.started, /^Monitor started \(ID: mon_[0-9a-f]{16}, PID: \d+\)\. New output lines of `bash .*chatty-server\.sh` will reach you/)
+  console.log(`monitor: ${p.errorLines.length}/10 ERROR lines in ${p.updates.length} updates, ${p.updateBytes} bytes of notification text`)
+  assert.deepEqual(p.errorLines, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+  assert.ok(p.completed, 'the last update says the monitor completed')
+  // The stock CLI has no monitor tool.
+  const s = await monitorScenario(t, stock)
+  assert.ok(!s.offered.includes('monitor'))
+  assert.equal(s.updates.length, 0)
 })
 
 test('the stock CLI offers no tool to stop a background job', { skip: !linux && 'Linux only' }, async (t) => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 
 import { messageTexts, startModelServer } from './model-server.mjs'
 import { makeSandbox, startQwen, waitForFile } from './qwen.mjs'
-import { childrenOf, containmentTasks, environOf, isAlive, killPids, nodeDescendants, observeSurvivors, pidsByArgv, pidsWhere, until } from './support.mjs'
+import { childrenOf, containmentTasks, cpuQuiet, cpuTicks, peakRssKb, environOf, isAlive, killPids, nodeDescendants, observeSurvivors, pidsByArgv, pidsWhere, until } from './support.mjs'
 
 // Moved to support.mjs (shared with the interactive scenarios); still exported from here.
 export { environOf, isAlive, pidsByArgv, pidsWhere, until }
@@ -297,17 +297,7 @@ export async function containmentScenario({ qwenDir, mode, env = {}, observeMs =
   }
 }
 
-export const FIREHOSE = path.join(here, 'fixtures', 'firehose.sh')
-
-function cpuTicks(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(f[11]) + Number(f[12]) // utime + stime (fields 14 and 15)
-  } catch {
-    return 0
-  }
-}
+export const FIREHOSE = path.join(here, '..', '..', 'kit', 'fixtures', 'firehose.sh')
 
 /** Whether `pid` has an open fd linking to `target` (such as 'pipe:[1234]'). */
 /** CPU ticks of every thread of `pids`: Map of 'pid/tid comm' to utime + stime. */
@@ -342,26 +332,6 @@ function holdsFile(pid, target) {
   } catch {
     return false
   }
-}
-
-function peakRssKb(pid) {
-  try {
-    return Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
-  } catch {
-    return 0
-  }
-}
-
-/** Resolves once the summed CPU ticks of `pids` stay still for `quietPolls` polls of 100 ms in a row. */
-function cpuQuiet(pids, what, timeoutMs, quietPolls = 3) {
-  let last = -1
-  let quiet = 0
-  return until(() => {
-    const now = pids.reduce((n, p) => n + cpuTicks(p), 0)
-    quiet = now - last <= 1 ? quiet + 1 : 0
-    last = now
-    return quiet >= quietPolls
-  }, what, timeoutMs, 100)
 }
 
 /** Bytes written so far by the children of `pid` (the producer's `head`), from /proc/<pid>/io. */
