@@ -257,3 +257,56 @@ export async function monitorScenario(t, pkgDir) {
     completed: /<status>completed<\/status>/.test(updates.at(-1) ?? ''),
   }
 }
+
+/**
+ * Persisted jobs (TASKSTREAM_GEMINI_PERSIST=1): session 1 starts a background job and is SIGKILLed
+ * while it runs; session 2 (the same HOME) lists it, reads its log, stops it and lists it again.
+ * Returns session 2's tool results (pids normalised), whether the job ran between the sessions,
+ * and the job's processes alive after session 2 ended.
+ */
+export async function persistScenario(t, pkgDir) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const env = { TASKSTREAM_GEMINI_PERSIST: '1' }
+  const tag = `9${String(1000 + Math.floor(Math.random() * 8999))}3`
+  const command = `echo persisted-one; sleep ${tag} >> kept.txt 2>&1`
+  const find = () => pidsByArgv(['sleep', tag])
+  let pid
+  let running
+  const started = new Promise((resolve) => (running = resolve))
+  try {
+    const first = await startModelServer(async (body) => {
+      if (turns(body).length === 1) {
+        return { toolCalls: [{ name: 'run_shell_command', args: { command, description: 'a long job', is_background: true } }] }
+      }
+      pid = backgroundPid([body])
+      await until(() => find().length === 1, 'the job to run', 60_000)
+      running()
+      return new Promise(() => {}) // held until the CLI is killed
+    })
+    t.after(() => first.close())
+    const one = startGemini(pkgDir, { home, server: first, prompt: 'start the job', cwd: work, env })
+    await Promise.race([started, one.done.then((r) => Promise.reject(new Error(`session 1 ended first: ${r.code} ${r.stderr.slice(-2000)}`)))])
+    process.kill(one.child.pid, 'SIGKILL')
+    await one.done
+    const ranBetween = find().length === 1
+
+    const second = await startModelServer((body) => {
+      const ts = turns(body)
+      const calls = [
+        { name: 'list_background_processes', args: {} },
+        { name: 'read_background_output', args: { pid } },
+        { name: 'stop_background_process', args: { pid } },
+        { name: 'list_background_processes', args: {} },
+      ]
+      const answered = ts.filter((x) => x.responses.length > 0).length
+      return answered < calls.length ? { toolCalls: [calls[answered]] } : { text: 'finished' }
+    })
+    t.after(() => second.close())
+    const two = startGemini(pkgDir, { home, server: second, prompt: 'what is running?', cwd: work, env })
+    const run = await two.done
+    return { run, ranBetween, aliveAfter: find().length, results: normalisedResults(second.requests, [pid]) }
+  } finally {
+    killPids(find())
+  }
+}

@@ -51,7 +51,7 @@ const V0_61_0 = {
           find:
             '    maybeRegister(ReadBackgroundOutputTool, () => registry2.registerTool(new ReadBackgroundOutputTool(this, this.messageBus)));\n',
           append:
-            '    __taskstreamGemini.registerTools({ config: this, messageBus: this.messageBus, registry: registry2, maybeRegister, BaseDeclarativeTool, BaseToolInvocation, Kind, ToolErrorType, ShellExecutionService });\n',
+            '    __taskstreamGemini.registerTools({ config: this, messageBus: this.messageBus, registry: registry2, maybeRegister, BaseDeclarativeTool, BaseToolInvocation, Kind, ToolErrorType, ShellExecutionService, ExecutionLifecycleService });\n',
         },
         {
           // The agent loop (LegacyAgentProtocol, the headless runner's): when the model ends its

@@ -22,11 +22,19 @@
 // Gemini's injection service, and headless through the agent loop: with the next tool response,
 // or, when the model ends its turn while a monitor runs, as the next turn).
 //
+// With TASKSTREAM_GEMINI_PERSIST=1, background jobs are persisted (taskstream's `persist`): each
+// runs under a keeper on a lease, survives the end of the CLI (however it ends), and the next
+// session takes it over (`recover`): listed, readable and stoppable as its own. With no CLI
+// renewing the lease for TASKSTREAM_GEMINI_PERSIST_LEASE (default 10m), the keeper ends the job.
+//
 // Switches (environment of the `gemini` process):
 //   TASKSTREAM_GEMINI=0           the CLI's own background jobs and tools, as if unpatched
 //   TASKSTREAM_GEMINI_STOP=0      no stop_background_process tool
 //   TASKSTREAM_GEMINI_MONITOR=0   no monitor tool
+//   TASKSTREAM_GEMINI_PERSIST=1   persisted background jobs (off unless set)
+//   TASKSTREAM_GEMINI_PERSIST_LEASE=10m   their lease (ms, or s/m/h; 1 s to 7 days)
 import fs from 'node:fs'
+import os from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 
@@ -150,14 +158,23 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
   }
   const outputDir = path.join(svc.getLogDir(), 'taskstream')
   const registry = ts.getDefaultBackgroundShellRegistry()
+  const persist = persistOptions(svc)
   let handle
   try {
     fs.mkdirSync(outputDir, { recursive: true, mode: 0o700 })
-    handle = ts.executeBackground({ command, cwd: prepared.cwd ?? cwd, outputDir, env: envDelta(prepared.env ?? {}), registry })
+    handle = ts.executeBackground({
+      command,
+      cwd: prepared.cwd ?? cwd,
+      outputDir,
+      env: envDelta(prepared.env ?? {}),
+      registry,
+      ...(persist ? { persist } : {}),
+    })
   } catch (err) {
     prepared.cleanup?.()
     return failedStart(err instanceof Error ? err : new Error(String(err)))
   }
+  if (persist && cfg?.originalCommand) writeCommandNote(handle.outputPath, cfg.originalCommand)
   const pid = handle.pid
   if (pid === undefined) {
     const result = await handle.done
@@ -264,7 +281,7 @@ function waitUntil(check, ms) {
     const tick = () => {
       const ok = check()
       if (ok || Date.now() - started >= ms) resolve(ok)
-      else setTimeout(tick, 25).unref?.()
+      else setTimeout(tick, 25)
     }
     tick()
   })
@@ -346,6 +363,7 @@ export function stopToolClass(d) {
  */
 export function registerTools(d) {
   if (off('TASKSTREAM_GEMINI')) return
+  recoverJobs(d)
   if (!off('TASKSTREAM_GEMINI_STOP')) {
     const Stop = stopToolClass(d)
     d.maybeRegister(Stop, () => d.registry.registerTool(new Stop(d.config, d.messageBus)))
@@ -532,5 +550,139 @@ export function monitorToolClass(d) {
     createInvocation(params, messageBus) {
       return new MonitorInvocation(this.context, params, messageBus, this.name)
     }
+  }
+}
+
+// Persisted jobs -------------------------------------------------------------------------------
+
+const TIME_UNITS = { '': 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+/** A duration: whole milliseconds, or a number with ms/s/m/h; undefined when it is not one. */
+export function duration(text) {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(String(text ?? ''))
+  if (!m) return undefined
+  return Math.round(Number(m[1]) * TIME_UNITS[(m[2] ?? '').toLowerCase()])
+}
+
+/** Where persisted jobs keep their state: beside Gemini's own background logs. */
+export const persistDir = (svc) => path.join(svc.getLogDir(), 'taskstream', 'state')
+
+/** executeBackground's `persist`, or undefined unless TASKSTREAM_GEMINI_PERSIST=1 (and not on Windows). */
+export function persistOptions(svc, env = process.env) {
+  if (!(env.TASKSTREAM_GEMINI_PERSIST === '1' || env.TASKSTREAM_GEMINI_PERSIST === 'true') || process.platform === 'win32') return undefined
+  const lease = env.TASKSTREAM_GEMINI_PERSIST_LEASE
+  const leaseMs = lease === undefined ? undefined : duration(lease)
+  if (lease !== undefined && (leaseMs === undefined || leaseMs < 1000 || leaseMs > 604_800_000)) {
+    process.stderr.write(`taskstream-gemini: ignoring TASKSTREAM_GEMINI_PERSIST_LEASE=${JSON.stringify(lease)}: not a duration from 1s to 7 days\n`)
+  }
+  const ok = leaseMs !== undefined && leaseMs >= 1000 && leaseMs <= 604_800_000
+  return { stateDir: persistDir(svc), ...(ok ? { leaseMs } : {}) }
+}
+
+/**
+ * The command as the model wrote it, beside a persisted job's output file (the job runs it wrapped
+ * in Gemini's own preamble): what the next session lists.
+ */
+const commandNotePath = (outputFile) => outputFile.replace(/\.output$/, '') + '.gemini.json'
+
+function writeCommandNote(outputFile, command) {
+  try {
+    fs.writeFileSync(commandNotePath(outputFile), JSON.stringify({ command }) + '\n', { mode: 0o600 })
+  } catch {}
+}
+
+function readCommandNote(outputFile) {
+  try {
+    const { command } = JSON.parse(fs.readFileSync(commandNotePath(outputFile), 'utf8'))
+    return typeof command === 'string' ? command : undefined
+  } catch {
+    return undefined
+  }
+}
+
+let recovered = false
+
+/**
+ * Once per CLI process, with persistence on: takes over the jobs persisted by earlier sessions
+ * (taskstream's `recover`) and makes them this session's, as Gemini would list its own: in its
+ * background history under their pid, their log at Gemini's path, stoppable through its
+ * lifecycle service (taskstream asks their keeper), and marked exited when they end. Jobs that
+ * ended while no CLI ran are listed with their recorded end.
+ */
+function recoverJobs(d) {
+  if (recovered) return
+  recovered = true
+  const svc = d.ShellExecutionService
+  const lifecycle = d.ExecutionLifecycleService
+  if (!persistOptions(svc) || !lifecycle) return
+  const ts = taskstream()
+  if (!ts) return
+  const stateDir = persistDir(svc)
+  if (!fs.existsSync(stateDir)) return
+  const registry = ts.getDefaultBackgroundShellRegistry()
+  let found
+  try {
+    found = registry.recover({ stateDir })
+  } catch (err) {
+    process.stderr.write(`taskstream-gemini: could not recover persisted jobs: ${err && err.message}\n`)
+    return
+  }
+  const sessionId = d.config.getSessionId()
+  const history = svc.backgroundProcessHistory.get(sessionId) ?? new Map()
+  svc.backgroundProcessHistory.set(sessionId, history)
+  const completionBehavior = d.config.getShellBackgroundCompletionBehavior?.() || 'silent'
+  const exited = (item, task) => {
+    item.status = 'exited'
+    item.exitCode = task?.end?.exitCode ?? task?.exitCode ?? undefined
+    const signal = task?.end?.signal
+    item.signal = signal ? (os.constants.signals[signal] ?? signal) : undefined
+    item.endTime = task?.endTime ?? Date.now()
+  }
+  for (const task of [...found.adopted, ...found.settled]) {
+    const pid = task.pid
+    if (pid === undefined) continue
+    const item = { command: readCommandNote(task.outputFile) ?? task.command, status: 'running', startTime: task.startTime }
+    history.set(pid, item)
+    const logPath = svc.getLogFilePath(pid)
+    try {
+      if (!fs.existsSync(logPath)) fs.linkSync(task.outputFile, logPath)
+    } catch {}
+    if (task.status !== 'running') {
+      exited(item, task)
+      continue
+    }
+    const attached = lifecycle.attachExecution(pid, {
+      executionMethod: 'child_process',
+      getBackgroundOutput: () => readOutput(task.outputFile),
+      getSubscriptionSnapshot: () => readOutput(task.outputFile) || undefined,
+      writeInput: () => {},
+      kill: () => {
+        try {
+          registry.requestCancel(task.id)
+        } catch {}
+      },
+      isActive: () => item.status === 'running',
+      formatInjection: (output, error) => svc.formatShellBackgroundCompletion(pid, completionBehavior, output, error ?? undefined),
+      completionBehavior,
+    })
+    attached.result.catch(() => {})
+    lifecycle.background(pid)
+    registry.waitFor(task.id).then(
+      () => {
+        const now = registry.get(task.id)
+        exited(item, now)
+        lifecycle.completeWithResult(pid, {
+          rawOutput: Buffer.from(''),
+          output: readOutput(task.outputFile),
+          exitCode: item.exitCode ?? null,
+          signal: typeof item.signal === 'number' ? item.signal : null,
+          error: null,
+          aborted: false,
+          pid,
+          executionMethod: 'child_process',
+        })
+      },
+      () => {},
+    )
   }
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { patch } from '../lib/patcher.mjs'
-import { containmentScenario, monitorScenario, stopScenario, transcriptScenario } from '../e2e/scenarios.mjs'
+import { containmentScenario, monitorScenario, persistScenario, stopScenario, transcriptScenario } from '../e2e/scenarios.mjs'
 import { copyGemini } from '../e2e/support.mjs'
 
 const linux = process.platform === 'linux'
@@ -66,6 +66,24 @@ test('monitor (patched only), headless: every ERROR line of a chatty dev server 
   const s = await monitorScenario(t, stock)
   assert.ok(!s.offered.includes('monitor'))
   assert.equal(s.updates.length, 0)
+})
+
+test('persisted jobs (TASKSTREAM_GEMINI_PERSIST=1): a job of a SIGKILLed session is listed, read and stopped in the next', { skip: !linux && 'Linux only' }, async (t) => {
+  const { patched } = copies(t)
+  const p = await persistScenario(t, patched)
+  assert.equal(p.run.code, 0, p.run.stderr)
+  console.log(JSON.stringify(p.results, null, 2))
+  assert.ok(p.ranBetween, 'the job outlived the killed session')
+  assert.deepEqual(
+    p.results.map((r) => r.name),
+    ['list_background_processes', 'read_background_output', 'stop_background_process', 'list_background_processes'],
+  )
+  const [list, read, stop, again] = p.results
+  assert.equal(list.output, '- [PID <PID>] RUNNING: `echo persisted-one; sleep ' + again.output.match(/sleep (\d+)/)[1] + ' >> kept.txt 2>&1`')
+  assert.equal(read.output, 'Full Log Output:\npersisted-one')
+  assert.match(stop.output, /^Stopped background process <PID>/)
+  assert.match(again.output, /^- \[PID <PID>\] EXITED: /)
+  assert.equal(p.aliveAfter, 0, 'the stopped job is gone')
 })
 
 test('the stock CLI offers no tool to stop a background job', { skip: !linux && 'Linux only' }, async (t) => {
