@@ -1,13 +1,10 @@
 // A scripted Generative Language API server for driving the real Gemini CLI offline (headless or in
-// its UI). Loopback only, bounded (request bodies, number of requests, reply waits). Answers
+// its UI), on the integrations' shared skeleton (../../kit/scripted-server.mjs). Answers
 // `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` with server-sent events and
 // `:generateContent` with JSON; `:countTokens` with a fixed count. Each generate request is answered
 // by `script(request, ctx)`, which returns (or resolves to) `{ text }` or
 // `{ toolCalls: [{ name, args }] }`; every request body is recorded in `server.requests`.
-import http from 'node:http'
-
-const MAX_BODY_BYTES = 32 * 1024 * 1024
-const MAX_REQUESTS = 200
+import { json, startScriptedServer } from '../../kit/scripted-server.mjs'
 
 /**
  * The turns of a request, in order: [{ role, text, calls, responses }] where `calls` are the model's
@@ -52,99 +49,24 @@ export function toolResults(requests) {
 }
 
 export async function startModelServer(script, { replyTimeoutMs = 120_000 } = {}) {
-  const requests = []
-  const waiters = new Set()
-  const notify = () => {
-    for (const w of [...waiters]) w()
-  }
-  const server = http.createServer((req, res) => {
-    const m = /^\/v1beta\/models\/([^/:?]+):(streamGenerateContent|generateContent|countTokens)(\?.*)?$/.exec(req.url)
-    if (req.method !== 'POST' || !m) {
-      res.writeHead(404, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ error: { code: 404, message: `not scripted: ${req.method} ${req.url}`, status: 'NOT_FOUND' } }))
-      return
-    }
-    const [, model, method] = m
-    let size = 0
-    const chunks = []
-    req.on('data', (c) => {
-      size += c.length
-      if (size > MAX_BODY_BYTES) {
-        res.writeHead(413)
-        res.end()
-        req.destroy()
-        return
-      }
-      chunks.push(c)
-    })
-    req.on('end', async () => {
-      if (res.writableEnded) return
-      if (method === 'countTokens') {
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ totalTokens: 10 }))
-        return
-      }
-      if (requests.length >= MAX_REQUESTS) {
-        res.writeHead(429, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ error: { code: 429, message: 'request limit of the scripted model reached', status: 'RESOURCE_EXHAUSTED' } }))
-        return
-      }
-      let body
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-      } catch {
-        res.writeHead(400)
-        res.end()
-        return
-      }
-      const index = requests.length
-      requests.push(body)
-      notify()
-      let reply
-      try {
-        let timer
-        reply = await Promise.race([
-          Promise.resolve(script(body, { index, requests, model })),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`script reply ${index} timed out`)), replyTimeoutMs)
-          }),
-        ]).finally(() => clearTimeout(timer))
-      } catch (err) {
-        res.writeHead(500, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ error: { code: 500, message: String(err && err.message), status: 'INTERNAL' } }))
-        return
-      }
-      send(res, method === 'streamGenerateContent', reply ?? { text: 'done' })
-    })
-  })
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    /** Resolves once `predicate(requests)` holds (checked on every new request), or rejects after timeoutMs. */
-    waitFor(predicate, timeoutMs = 120_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (predicate(requests)) {
-            waiters.delete(check)
-            clearTimeout(timer)
-            resolve()
-          }
-        }
-        const timer = setTimeout(() => {
-          waiters.delete(check)
-          reject(new Error('model server: condition not met in time'))
-        }, timeoutMs)
-        waiters.add(check)
-        check()
-      })
+  const error = (res, code, status, message) => json(res, code, { error: { code, message, status } })
+  const server = await startScriptedServer(
+    (body, ctx) => script(body, { ...ctx, model: ctx.route.model }),
+    {
+      route(req) {
+        const m = /^\/v1beta\/models\/([^/:?]+):(streamGenerateContent|generateContent|countTokens)(\?.*)?$/.exec(req.url)
+        if (req.method !== 'POST' || !m) return undefined
+        if (m[2] === 'countTokens') return { immediate: (res) => json(res, 200, { totalTokens: 10 }) }
+        return { model: m[1], stream: m[2] === 'streamGenerateContent' }
+      },
+      notFound: (res, req) => error(res, 404, 'NOT_FOUND', `not scripted: ${req.method} ${req.url}`),
+      limitReached: (res) => error(res, 429, 'RESOURCE_EXHAUSTED', 'request limit of the scripted model reached'),
+      failed: (res, message) => error(res, 500, 'INTERNAL', message),
+      send: (res, _body, reply, route) => send(res, route.stream, reply ?? { text: 'done' }),
     },
-    close() {
-      server.closeAllConnections?.()
-      return new Promise((resolve) => server.close(() => resolve()))
-    },
-  }
+    { replyTimeoutMs },
+  )
+  return { ...server, url: `http://127.0.0.1:${server.port}` }
 }
 
 function send(res, stream, reply) {

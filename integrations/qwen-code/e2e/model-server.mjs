@@ -1,12 +1,9 @@
-// A scripted OpenAI-compatible model server for driving the real Qwen Code CLI headless.
-// Loopback only, bounded (request bodies, number of requests, reply waits), streaming and
-// non-streaming /v1/chat/completions. Each request is answered by `script(request, ctx)`, which
+// A scripted OpenAI-compatible model server for driving the real Qwen Code CLI headless, on the
+// integrations' shared skeleton (../../kit/scripted-server.mjs): streaming and non-streaming
+// /v1/chat/completions. Each request is answered by `script(request, ctx)`, which
 // returns (or resolves to) `{ text }` or `{ toolCalls: [{ name, arguments }] }`; every request body
 // is recorded in `server.requests`.
-import http from 'node:http'
-
-const MAX_BODY_BYTES = 32 * 1024 * 1024
-const MAX_REQUESTS = 200
+import { json, startScriptedServer } from '../../kit/scripted-server.mjs'
 
 let callSeq = 0
 
@@ -23,97 +20,24 @@ export function messageTexts(body) {
 }
 
 export async function startModelServer(script, { replyTimeoutMs = 120_000 } = {}) {
-  const requests = []
-  const waiters = new Set()
-  const notify = () => {
-    for (const w of [...waiters]) w()
-  }
-  const server = http.createServer((req, res) => {
-    if (req.method === 'GET' && /\/models$/.test(req.url)) {
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'test' }] }))
-      return
-    }
-    if (req.method !== 'POST' || !/\/chat\/completions$/.test(req.url)) {
-      res.writeHead(404, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ error: { message: `not scripted: ${req.method} ${req.url}` } }))
-      return
-    }
-    let size = 0
-    const chunks = []
-    req.on('data', (c) => {
-      size += c.length
-      if (size > MAX_BODY_BYTES) {
-        res.writeHead(413)
-        res.end()
-        req.destroy()
-        return
-      }
-      chunks.push(c)
-    })
-    req.on('end', async () => {
-      if (res.writableEnded) return
-      if (requests.length >= MAX_REQUESTS) {
-        res.writeHead(429, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ error: { message: 'request limit of the scripted model reached' } }))
-        return
-      }
-      let body
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-      } catch {
-        res.writeHead(400)
-        res.end()
-        return
-      }
-      const index = requests.length
-      requests.push(body)
-      notify()
-      let reply
-      try {
-        let timer
-        reply = await Promise.race([
-          Promise.resolve(script(body, { index, requests })),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`script reply ${index} timed out`)), replyTimeoutMs)
-          }),
-        ]).finally(() => clearTimeout(timer))
-      } catch (err) {
-        res.writeHead(500, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ error: { message: String(err && err.message) } }))
-        return
-      }
-      send(res, body, reply ?? { text: 'done' })
-    })
-  })
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    /** Resolves once `predicate(requests)` holds (checked on every new request), or rejects after timeoutMs. */
-    waitFor(predicate, timeoutMs = 120_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (predicate(requests)) {
-            waiters.delete(check)
-            clearTimeout(timer)
-            resolve()
-          }
+  const error = (res, status, message) => json(res, status, { error: { message } })
+  const server = await startScriptedServer(
+    script,
+    {
+      route(req) {
+        if (req.method === 'GET' && /\/models$/.test(req.url)) {
+          return { immediate: (res) => json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'test' }] }) }
         }
-        const timer = setTimeout(() => {
-          waiters.delete(check)
-          reject(new Error('model server: condition not met in time'))
-        }, timeoutMs)
-        waiters.add(check)
-        check()
-      })
+        return req.method === 'POST' && /\/chat\/completions$/.test(req.url) ? {} : undefined
+      },
+      notFound: (res, req) => error(res, 404, `not scripted: ${req.method} ${req.url}`),
+      limitReached: (res) => error(res, 429, 'request limit of the scripted model reached'),
+      failed: (res, message) => error(res, 500, message),
+      send: (res, body, reply) => send(res, body, reply ?? { text: 'done' }),
     },
-    close() {
-      server.closeAllConnections?.()
-      return new Promise((resolve) => server.close(() => resolve()))
-    },
-  }
+    { replyTimeoutMs },
+  )
+  return { ...server, url: `http://127.0.0.1:${server.port}/v1` }
 }
 
 function send(res, body, reply) {
