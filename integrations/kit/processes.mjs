@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 
 /**
@@ -248,4 +249,26 @@ export function cpuQuiet(pids, what, timeoutMs, quietPolls = 3) {
     last = now
     return quiet >= quietPolls
   }, what, timeoutMs, 100)
+}
+
+/**
+ * The CLI package an e2e suite installed (`e2e/node_modules/<packageName>`): `require()` returns
+ * its directory or throws naming the setup to run; `copy(t)` makes a fresh copy in a temporary
+ * `node_modules/<packageName>` (removed by `t.after`) and returns its directory.
+ */
+export function installedPackage(e2eDir, packageName, setupHint) {
+  const dir = path.join(e2eDir, 'node_modules', ...packageName.split('/'))
+  const require = () => {
+    if (!fs.existsSync(path.join(dir, 'package.json'))) throw new Error(`${dir} is missing: ${setupHint}`)
+    return dir
+  }
+  const copy = (t) => {
+    const src = require()
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), `${packageName.split('/').pop()}-test-`))
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+    const out = path.join(root, 'node_modules', ...packageName.split('/'))
+    fs.cpSync(src, out, { recursive: true, verbatimSymlinks: true })
+    return out
+  }
+  return { dir, require, copy }
 }

@@ -67,6 +67,21 @@ export async function transcriptScenario(t, pkgDir) {
 }
 
 /**
+ * A background job that ignores SIGTERM (inherited by its sleeps), double-forks one sleep and keeps
+ * another, both writing to files (so no SIGPIPE ends them by accident); the sleeps' numbers start
+ * with `prefix` and are unique to this run. `find()` returns the two sleeps' pids once both run.
+ */
+function stubbornJob(prefix) {
+  const tag = String(1000 + Math.floor(Math.random() * 8999))
+  const [a, b] = ['1', '2'].map((d) => `${prefix}${tag}${d}`)
+  const find = () => {
+    const found = [a, b].map((n) => pidsByArgv(['sleep', n]))
+    return found.every((p) => p.length === 1) ? found.flat() : undefined
+  }
+  return { command: `trap "" TERM; ( sleep ${a} >> forked.txt 2>&1 & ); sleep ${b} >> kept.txt 2>&1`, find }
+}
+
+/**
  * Containment: a background job that ignores SIGTERM, double-forks one sleep and keeps another,
  * both writing to files (so no SIGPIPE ends them by accident). `end` is 'exit' (the model ends the
  * session, the CLI exits normally) or 'sigkill' (the CLI is SIGKILLed while the job runs). Returns
@@ -76,13 +91,7 @@ export async function transcriptScenario(t, pkgDir) {
 export async function containmentScenario(t, pkgDir, end, { waitAllDeadMs = 15_000 } = {}) {
   const home = geminiHome(t)
   const work = fs.mkdtempSync(path.join(home, 'work-'))
-  const tag = String(1000 + Math.floor(Math.random() * 8999))
-  const [a, b] = ['1', '2'].map((d) => `7${tag}${d}`)
-  const command = `trap "" TERM; ( sleep ${a} >> forked.txt 2>&1 & ); sleep ${b} >> kept.txt 2>&1`
-  const find = () => {
-    const found = [a, b].map((n) => pidsByArgv(['sleep', n]))
-    return found.every((p) => p.length === 1) ? found.flat() : undefined
-  }
+  const { command, find } = stubbornJob('7')
   let running
   const started = new Promise((resolve) => (running = resolve))
   const server = await startModelServer(async (body) => {
@@ -125,13 +134,7 @@ export function offeredTools(body) {
 export async function stopScenario(t, pkgDir) {
   const home = geminiHome(t)
   const work = fs.mkdtempSync(path.join(home, 'work-'))
-  const tag = String(1000 + Math.floor(Math.random() * 8999))
-  const [a, b] = ['1', '2'].map((d) => `8${tag}${d}`)
-  const command = `trap "" TERM; ( sleep ${a} >> forked.txt 2>&1 & ); sleep ${b} >> kept.txt 2>&1`
-  const find = () => {
-    const found = [a, b].map((n) => pidsByArgv(['sleep', n]))
-    return found.every((p) => p.length === 1) ? found.flat() : undefined
-  }
+  const { command, find } = stubbornJob('8')
   let pid
   let jobPids = []
   let aliveAfterStop

@@ -138,6 +138,36 @@ function failedStart(error) {
 }
 
 /**
+ * Registers a taskstream shell with Gemini's ExecutionLifecycleService under its pid, as the stock
+ * child-process path registers its child: output read from the output file, kill as taskstream's
+ * cancel, completion in Gemini's words. Returns attachExecution's `{ pid, result }`.
+ */
+function attachShell(svc, lifecycle, pid, { outputFile, cancel, isActive, completionBehavior }) {
+  return lifecycle.attachExecution(pid, {
+    executionMethod: 'child_process',
+    getBackgroundOutput: () => readOutput(outputFile),
+    getSubscriptionSnapshot: () => readOutput(outputFile) || undefined,
+    writeInput: () => {},
+    kill: cancel,
+    isActive,
+    formatInjection: (output, error) => svc.formatShellBackgroundCompletion(pid, completionBehavior, output, error ?? undefined),
+    completionBehavior,
+  })
+}
+
+/** `requestCancel(id)` of `registry`, errors ignored (an ended shell has nothing to cancel). */
+const canceller = (registry, id) => () => {
+  try {
+    registry.requestCancel(id)
+  } catch {}
+}
+
+/** The result the stock child-process path settles an execution with. */
+function shellResult(pid, { output, exitCode, signal, error = null, aborted = false }) {
+  return { rawOutput: Buffer.from(''), output, exitCode, signal, error, aborted, pid, executionMethod: 'child_process' }
+}
+
+/**
  * ShellExecutionService.execute() for run_shell_command: the same arguments and the same
  * `{ pid, result }`. A background command runs on taskstream; anything else as stock.
  */
@@ -185,21 +215,8 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
   const job = { handle, onOutputEvent, sessionId, ended: false, backgrounded: false, exit: undefined }
   jobs.set(pid, job)
   const completionBehavior = cfg?.backgroundCompletionBehavior || 'silent'
-  const cancel = () => {
-    try {
-      registry.requestCancel(handle.shellId)
-    } catch {}
-  }
-  const attached = lifecycle.attachExecution(pid, {
-    executionMethod: 'child_process',
-    getBackgroundOutput: () => readOutput(handle.outputPath),
-    getSubscriptionSnapshot: () => readOutput(handle.outputPath) || undefined,
-    writeInput: () => {},
-    kill: cancel,
-    isActive: () => !job.ended,
-    formatInjection: (output, error) => svc.formatShellBackgroundCompletion(pid, completionBehavior, output, error ?? undefined),
-    completionBehavior,
-  })
+  const cancel = canceller(registry, handle.shellId)
+  const attached = attachShell(svc, lifecycle, pid, { outputFile: handle.outputPath, cancel, isActive: () => !job.ended, completionBehavior })
   const onAbort = () => {
     if (!job.ended) cancel()
   }
@@ -217,16 +234,10 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
     if (!job.backgrounded && output) onOutputEvent({ type: 'data', chunk: output })
     markExited(svc, job, pid)
     onOutputEvent({ type: 'exit', exitCode, signal })
-    lifecycle.completeWithResult(pid, {
-      rawOutput: Buffer.from(''),
-      output,
-      exitCode,
-      signal,
-      error: result.error ? new Error(result.error) : null,
-      aborted: Boolean(abortSignal?.aborted),
+    lifecycle.completeWithResult(
       pid,
-      executionMethod: 'child_process',
-    })
+      shellResult(pid, { output, exitCode, signal, error: result.error ? new Error(result.error) : null, aborted: Boolean(abortSignal?.aborted) }),
+    )
     if (job.backgrounded) jobs.delete(pid)
   })
   return { pid, result: attached.result }
@@ -388,6 +399,9 @@ export function formatMonitorUpdate(text) {
 let monitorRegistry
 let pendingUpdates = []
 const updateWaiters = new Set()
+const wakeUpdateWaiters = () => {
+  for (const wake of [...updateWaiters]) wake()
+}
 
 /**
  * The session's MonitorRegistry, made on first use. Its notifications reach the model through
@@ -405,8 +419,10 @@ function monitorHub(config) {
       return
     }
     pendingUpdates.push(modelText)
-    for (const wake of [...updateWaiters]) wake()
+    wakeUpdateWaiters()
   })
+  // A monitor that ends without a notification still lets a held session end.
+  monitorRegistry.setStatusChangeCallback(wakeUpdateWaiters)
   return monitorRegistry
 }
 
@@ -437,14 +453,9 @@ export async function heldMonitorUpdates(config, signal) {
     await new Promise((resolve) => {
       const wake = () => {
         updateWaiters.delete(wake)
-        clearInterval(poll)
         signal?.removeEventListener('abort', wake)
         resolve()
       }
-      // A monitor that ends without a notification still lets the session end.
-      const poll = setInterval(() => {
-        if (monitorRegistry.getRunning().length === 0) wake()
-      }, 500)
       updateWaiters.add(wake)
       signal?.addEventListener('abort', wake, { once: true })
     })
@@ -651,18 +662,10 @@ function recoverJobs(d) {
       exited(item, task)
       continue
     }
-    const attached = lifecycle.attachExecution(pid, {
-      executionMethod: 'child_process',
-      getBackgroundOutput: () => readOutput(task.outputFile),
-      getSubscriptionSnapshot: () => readOutput(task.outputFile) || undefined,
-      writeInput: () => {},
-      kill: () => {
-        try {
-          registry.requestCancel(task.id)
-        } catch {}
-      },
+    const attached = attachShell(svc, lifecycle, pid, {
+      outputFile: task.outputFile,
+      cancel: canceller(registry, task.id),
       isActive: () => item.status === 'running',
-      formatInjection: (output, error) => svc.formatShellBackgroundCompletion(pid, completionBehavior, output, error ?? undefined),
       completionBehavior,
     })
     attached.result.catch(() => {})
@@ -671,16 +674,8 @@ function recoverJobs(d) {
       () => {
         const now = registry.get(task.id)
         exited(item, now)
-        lifecycle.completeWithResult(pid, {
-          rawOutput: Buffer.from(''),
-          output: readOutput(task.outputFile),
-          exitCode: item.exitCode ?? null,
-          signal: typeof item.signal === 'number' ? item.signal : null,
-          error: null,
-          aborted: false,
-          pid,
-          executionMethod: 'child_process',
-        })
+        const signal = typeof item.signal === 'number' ? item.signal : null
+        lifecycle.completeWithResult(pid, shellResult(pid, { output: readOutput(task.outputFile), exitCode: item.exitCode ?? null, signal }))
       },
       () => {},
     )

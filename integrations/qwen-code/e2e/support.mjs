@@ -1,36 +1,20 @@
 // Qwen Code's test helpers: copies of the real @qwen-code/qwen-code 0.24.4 package installed by
 // e2e/setup.mjs, and its containment task set. The generic ones are ../../kit/processes.mjs.
-import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { pidsByArgv, pidsWhere } from '../../kit/processes.mjs'
+import { installedPackage, pidsByArgv, pidsWhere } from '../../kit/processes.mjs'
 
 export * from '../../kit/processes.mjs'
 
 export const here = path.dirname(fileURLToPath(import.meta.url))
 export const integrationDir = path.join(here, '..')
 export const binPath = path.join(integrationDir, 'bin', 'taskstream-qwen.mjs')
-export const installedQwen = path.join(integrationDir, 'e2e', 'node_modules', '@qwen-code', 'qwen-code')
-
-export function requireInstalledQwen() {
-  const pkg = path.join(installedQwen, 'package.json')
-  if (!fs.existsSync(pkg)) {
-    throw new Error(`${installedQwen} is missing: run \`node integrations/qwen-code/e2e/setup.mjs\` (npm run test:qwen does)`)
-  }
-  return installedQwen
-}
-
+const installed = installedPackage(path.join(integrationDir, 'e2e'), '@qwen-code/qwen-code', 'run `node integrations/qwen-code/e2e/setup.mjs` (npm run test:qwen does)')
+export const installedQwen = installed.dir
+export const requireInstalledQwen = installed.require
 /** A fresh copy of the installed package in a temporary folder; returns its package directory. */
-export function copyQwen(t) {
-  const src = requireInstalledQwen()
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'taskstream-qwen-test-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
-  const dir = path.join(root, 'node_modules', '@qwen-code', 'qwen-code')
-  fs.cpSync(src, dir, { recursive: true, verbatimSymlinks: true })
-  return dir
-}
+export const copyQwen = installed.copy
 
 /**
  * The containment task set: a background shell `trap "" TERM; sleep A & sleep B` (the bash ignores
