@@ -99,8 +99,8 @@ for (const end of ['exit', 'sigkill']) {
     const s = await containmentScenario(t, stock, end, { waitAllDeadMs: 0 })
     const p = await containmentScenario(t, patched, end)
     console.log(`containment (${end}): stock ${s.survivors}/${s.processes} alive 2 s after the CLI ended, patched ${p.survivors}/${p.processes}`)
-    assert.equal(p.survivors, 0, 'patched: no process of the job is left')
-    assert.ok(p.allDeadMs !== undefined)
+    // Patched: every process of the job ends (taskstream's watchdog), however long the machine takes.
+    assert.notEqual(p.allDeadMs, undefined, 'patched: every process of the job ended')
     // Stock leaves the job running (measured for 0.61.0: both processes, after either end).
     assert.equal(s.survivors, s.processes, 'stock: the job outlives the CLI')
   })
