@@ -25,7 +25,10 @@ export const HOST = {
   marker: MARKER,
   targets: TARGETS,
   versionKey: 'geminiVersion',
-  runtimeFiles: [[path.join(here, '..', 'runtime', 'runtime.mjs'), 'runtime.mjs']],
+  runtimeFiles: [
+    [path.join(here, '..', 'runtime', 'runtime.mjs'), 'runtime.mjs'],
+    [path.join(here, '..', '..', 'kit', 'runtime-common.mjs'), 'common.mjs'],
+  ],
   what: 'run its background\n                                   jobs on taskstream',
   envHelp: 'Environment of gemini: TASKSTREAM_GEMINI=0 (all stock, as if unpatched).',
 }

@@ -38,6 +38,10 @@ import os from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 
+import { envDelta } from './common.mjs'
+
+export { envDelta }
+
 const require = createRequire(import.meta.url)
 
 const off = (name) => process.env[name] === '0' || process.env[name] === 'false'
@@ -61,23 +65,6 @@ function taskstream() {
     )
   }
   return binding
-}
-
-/**
- * What to pass as taskstream's `env` (added to the inherited environment) so that the child sees
- * `childEnv`, the environment Gemini prepared for it. A variable Gemini leaves out (its sanitizer
- * drops secrets such as GEMINI_API_KEY) is overridden with an empty value, so its value never leaks.
- */
-export function envDelta(childEnv, parentEnv = process.env) {
-  const env = {}
-  for (const [key, value] of Object.entries(childEnv)) {
-    if (value === undefined || value === null) continue
-    if (parentEnv[key] !== String(value)) env[key] = String(value)
-  }
-  for (const key of Object.keys(parentEnv)) {
-    if (!(key in childEnv) || childEnv[key] === undefined) env[key] = ''
-  }
-  return env
 }
 
 /**

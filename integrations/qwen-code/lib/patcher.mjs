@@ -26,7 +26,10 @@ export const HOST = {
   marker: MARKER,
   targets: TARGETS,
   versionKey: 'qwenVersion',
-  runtimeFiles: [[path.join(here, '..', 'runtime', 'runtime.mjs'), 'runtime.mjs']],
+  runtimeFiles: [
+    [path.join(here, '..', 'runtime', 'runtime.mjs'), 'runtime.mjs'],
+    [path.join(here, '..', '..', 'kit', 'runtime-common.mjs'), 'common.mjs'],
+  ],
   what: 'run its monitors and\n                                   background shells on taskstream',
   envHelp: `Environment of qwen: TASKSTREAM_QWEN=0 (all stock), TASKSTREAM_QWEN_NATIVE=0 (registries only),
 TASKSTREAM_QWEN_SIGNAL=0 (native monitors without the recommended signal setting);

@@ -17,6 +17,11 @@
 //   TASKSTREAM_QWEN_TIMEOUT=30m          timeoutMs (ms, or s/m/h)
 import { createRequire } from 'node:module'
 
+
+import { envDelta } from './common.mjs'
+
+export { envDelta }
+
 const require = createRequire(import.meta.url)
 
 const off = (name) => process.env[name] === '0' || process.env[name] === 'false'
@@ -74,23 +79,6 @@ export function nativeMonitor(config) {
 
 export function nativeShell(config) {
   return nativeAllowed(config, config.getBackgroundShellRegistry(), 'BackgroundShellRegistry')
-}
-
-/**
- * What to pass as taskstream's `env` (added to the inherited environment) so that the child sees
- * `childEnv`, the environment the CLI would have given it. A variable the CLI removes (its internal
- * secrets) cannot be removed this way: it is overridden with an empty value, so its value never leaks.
- */
-export function envDelta(childEnv, parentEnv = process.env) {
-  const env = {}
-  for (const [key, value] of Object.entries(childEnv)) {
-    if (value === undefined || value === null) continue
-    if (parentEnv[key] !== String(value)) env[key] = String(value)
-  }
-  for (const key of Object.keys(parentEnv)) {
-    if (!(key in childEnv) || childEnv[key] === undefined) env[key] = ''
-  }
-  return env
 }
 
 /**
