@@ -182,8 +182,30 @@ fn terminate_now(groups: Vec<ProcessGroup>) {
   }
   signal_trees(&groups, Signal::SIGTERM);
   timer::schedule(SIGKILL_GRACE, move || {
-    signal_trees(&groups, Signal::SIGKILL)
+    signal_trees(&groups, Signal::SIGKILL);
+    forget_when_dead(groups, FORGET_CHECKS);
   });
+}
+
+/// How often, [`FORGET_INTERVAL`] apart, the trees killed by [`terminate_now`] are checked
+/// for death so that they are forgotten (their cgroup and limit directories removed) at once,
+/// not at the tracker's next prune. A tree still alive after all of them (a process stuck in
+/// an uninterruptible sleep) is left to the prune.
+const FORGET_CHECKS: u32 = 50;
+const FORGET_INTERVAL: Duration = Duration::from_millis(100);
+
+/// On the timer thread: forgets the groups whose tree is dead now and checks the others again
+/// [`FORGET_INTERVAL`] later, `checks` times at most.
+fn forget_when_dead(groups: Vec<ProcessGroup>, checks: u32) {
+  let snapshot = Snapshot::take();
+  let protected = snapshot.protected();
+  let (alive, dead): (Vec<_>, Vec<_>) = groups
+    .into_iter()
+    .partition(|g| snapshot.tree_alive(g, &protected));
+  tracker::forget(&dead);
+  if !alive.is_empty() && checks > 1 {
+    timer::schedule(FORGET_INTERVAL, move || forget_when_dead(alive, checks - 1));
+  }
 }
 
 /// On the timer thread: one scan sorts the settled groups into dead ones,

@@ -81,6 +81,33 @@ fn a_tree_past_its_memory_limit_is_killed_and_says_so() {
   );
 }
 
+/// A tree still alive when its leader ends is killed at the settle check, and its limit
+/// directories go as soon as it is dead, not at the tracker's next prune (a CI run caught the
+/// memory test above leaving them when the pipeline outlived its killed leader).
+#[test]
+fn the_directories_of_a_tree_killed_after_its_leader_ended_go_with_it() {
+  let _serial = serial();
+  let memory = Limits {
+    memory_bytes: Some(64 * MIB),
+    ..Limits::default()
+  };
+  let Some(mut p) = spawn_limited("sleep 30 >/dev/null 2>&1 & echo started", memory) else {
+    return;
+  };
+  let _kill = KillOnDrop(p.group.clone());
+  assert_eq!(read_all(&p.stdout).trim(), "started");
+  p.child.wait().unwrap();
+  let dirs = dirs_of(&p.group);
+  assert!(!dirs.is_empty());
+  assert!(tree_alive(&p.group), "the sleep outlives its leader");
+  terminate_leftovers(&p.group);
+  assert!(
+    wait_until(Duration::from_secs(10), || dirs.iter().all(|d| !d.exists())),
+    "{dirs:?}"
+  );
+  assert!(!tree_alive(&p.group));
+}
+
 #[test]
 fn a_tree_under_its_memory_limit_is_not_reported() {
   let _serial = serial();
