@@ -6,16 +6,19 @@
 import { spawn } from 'node:child_process'
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
+  realpathSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { BackgroundShellRegistry, executeBackground, MonitorRegistry, readTaskOutput } from '../index.js'
@@ -442,6 +445,57 @@ describe('bad persist options throw before anything starts', () => {
     expect(() => monitors.recover({ stateDir })).toThrowError(/stateDir/)
     expect(monitors.getAll()).toEqual([])
     expect(shells.getAll()).toEqual([])
+    expect(existsSync(marker)).toBe(false)
+  })
+})
+
+describe('the keeper executable', () => {
+  it('is the taskstream-keeper beside the addon, not a node process', async () => {
+    const dir = newStateDir()
+    const shells = new BackgroundShellRegistry()
+    const handle = executeBackground({ command: 'sleep 30', cwd: '/tmp', outputDir: dir, registry: shells, persist: { stateDir: dir } })
+    const { keeper } = recorded(dir, handle.shellId)
+    const addon = /\s(\/\S*taskstream\.[\w-]+\.node)$/m.exec(readFileSync('/proc/self/maps', 'utf8'))![1]!
+    expect(readlinkSync(`/proc/${keeper}/exe`)).toBe(join(dirname(realpathSync(addon)), 'taskstream-keeper'))
+    shells.requestCancel(handle.shellId)
+    await handle.done
+    await waitFor(() => !isAlive(keeper), 10_000, 'the keeper to exit')
+  })
+
+  it('missing beside the addon: persist throws naming its path, and nothing starts', async () => {
+    const dir = newStateDir()
+    const addon = /\s(\/\S*taskstream\.[\w-]+\.node)$/m.exec(readFileSync('/proc/self/maps', 'utf8'))![1]!
+    const lonely = join(dir, 'addon')
+    mkdirSync(lonely)
+    copyFileSync(addon, join(lonely, basename(addon)))
+    const stateDir = join(dir, 'state')
+    const marker = join(dir, 'ran')
+    // A Node of its own loads the copy (one addon file per process), tries both kinds, and
+    // prints what was thrown.
+    const script = `
+      const t = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+      const out = []
+      const persist = { stateDir: ${JSON.stringify(stateDir)} }
+      try { new t.MonitorRegistry().start({ command: 'touch ${marker}', persist }); out.push('started') } catch (e) { out.push(e.message) }
+      try { t.executeBackground({ command: 'touch ${marker}', cwd: '/tmp', outputDir: ${JSON.stringify(dir)}, registry: new t.BackgroundShellRegistry(), persist }); out.push('started') } catch (e) { out.push(e.message) }
+      console.log(JSON.stringify(out))`
+    const child = spawn(process.execPath, ['-e', script], {
+      env: { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: join(lonely, basename(addon)) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    let stdout = ''
+    child.stdout!.on('data', (d) => (stdout += d))
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    clearTimeout(timer)
+    expect(code).toBe(0)
+    const messages = JSON.parse(stdout) as string[]
+    expect(messages).toHaveLength(2)
+    for (const message of messages) {
+      expect(message).toContain(`the keeper executable ${join(lonely, 'taskstream-keeper')} is missing`)
+      expect(message).toContain('options.persist')
+    }
+    expect(existsSync(stateDir)).toBe(false)
     expect(existsSync(marker)).toBe(false)
   })
 })

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 
 import { binaryPath, buildDir } from './lib/binding.mjs'
 import { runningBuilds } from './lib/report.mjs'
+import { copyKeeper } from '../scripts/copy-keeper.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const force = process.argv.includes('--force')
@@ -48,4 +49,6 @@ execFileSync('npx', ['napi', 'build', '--platform', '--release', '--output-dir',
   cwd: root,
   stdio: 'inherit',
 })
+// The keeper of persisted tasks beside the addon (bench/persist.mjs starts persisted tasks).
+copyKeeper('release', buildDir)
 console.log(`bench/build: done in ${((Date.now() - started) / 1000).toFixed(0)} s`)

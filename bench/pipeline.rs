@@ -14,9 +14,9 @@
 
 use std::time::Instant;
 
-use taskstream::core::monitor::pipeline::{LinePipeline, LineSink, Stream};
-use taskstream::core::monitor::signal::config::{SignalConfig, SignalOptions, RECOMMENDED};
-use taskstream::core::monitor::throttle::ThrottleConfig;
+use taskstream_core::monitor::pipeline::{LinePipeline, LineSink, Stream};
+use taskstream_core::monitor::signal::config::{SignalConfig, SignalOptions, RECOMMENDED};
+use taskstream_core::monitor::throttle::ThrottleConfig;
 
 const READ: usize = 64 * 1024;
 const RUNS: usize = 3;

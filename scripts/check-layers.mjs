@@ -218,6 +218,11 @@ function loadFile(file, modulePath, test) {
 }
 
 loadFile('src/lib.rs', 'crate', false)
+// The core is a crate of its own (src/core/lib.rs, `taskstream-core`) which the binding names
+// `crate::core`: its modules are mounted there, and a `crate::` path inside it means the core.
+loadFile(`${CORE}/lib.rs`, 'crate::core', false)
+const CORE_MODULE = 'crate::core'
+modules.get('crate').children.set('core', CORE_MODULE)
 
 // ---------------------------------------------------------------------------------------------
 // Use trees and paths
@@ -296,7 +301,7 @@ function resolve(segs, context, depth = 0) {
   if (depth > 20 || segs.length === 0) return null
   let [first, ...rest] = segs
   let current
-  if (first === 'crate') current = 'crate'
+  if (first === 'crate') current = context === CORE_MODULE || context.startsWith(`${CORE_MODULE}::`) ? CORE_MODULE : 'crate'
   else if (first === 'super') {
     current = parentOf(context)
     while (rest[0] === 'super') (current = parentOf(current)), rest.shift()
@@ -332,7 +337,7 @@ function resolve(segs, context, depth = 0) {
 // Edges
 
 const coreFiles = [...fileInfo.entries()]
-  .filter(([file, info]) => file.startsWith(`${CORE}/`) && !info.test && file !== `${CORE}/mod.rs`)
+  .filter(([file, info]) => file.startsWith(`${CORE}/`) && !info.test && file !== `${CORE}/lib.rs`)
   .map(([file]) => file)
   .sort()
 

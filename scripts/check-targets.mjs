@@ -35,7 +35,7 @@ await main(async () => {
     const result = await run(
       `cargo check --target ${target}`,
       CARGO,
-      ['check', '--quiet', '--locked', '-Zbuild-std=std,panic_unwind', '--target', target, '--lib'],
+      ['check', '--quiet', '--locked', '-Zbuild-std=std,panic_unwind', '--target', target, '--workspace', '--lib', '--bins'],
       {
         cwd: root,
         check: false,

@@ -6,7 +6,7 @@
 //     that build generates;
 //  2. packs the main package (`npm pack` of the files `files` selects, with the loader patched by
 //     scripts/patch-loader.mjs exactly as `npm run build` does) and the platform package of this
-//     machine (a copy of npm/<target>/ plus the binary);
+//     machine (a copy of npm/<target>/ plus the binary and the keeper executable beside it);
 //  3. creates a fresh consumer project in a temporary directory from examples/qwen-style-cli/
 //     (its package.json, a lockfile derived from ours for its dev tools, tsconfig.json, the vitest
 //     config, src/ and test/), installs the two tarballs offline
@@ -17,7 +17,8 @@
 // node_modules. On failure the temporary directory is kept and its path printed.
 //
 //   node scripts/test-install.mjs                  build, pack, install, check
-//   node scripts/test-install.mjs --binary <file>  skip the build and pack this .node (iteration)
+//   node scripts/test-install.mjs --binary <file>  skip the build and pack this .node and the
+//                                                  taskstream-keeper beside it (iteration)
 //   node scripts/test-install.mjs --keep           keep the temporary directory
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -25,6 +26,7 @@ import { basename, delimiter, dirname, join, relative, resolve } from 'node:path
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 import { MIN, run as runStep } from './lib/run.mjs'
+import { copyKeeper, KEEPER_FILE } from './copy-keeper.mjs'
 import { loaderConfig, patchLoaderSource } from './patch-loader.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -175,6 +177,7 @@ async function main() {
     if (binaryArg) {
       log(`using ${binaryArg} (--binary: no build, no drift check)`)
       cpSync(binaryArg, join(buildDir, basename(binaryArg)))
+      cpSync(join(dirname(binaryArg), KEEPER_FILE), join(buildDir, KEEPER_FILE))
     } else {
       for (let waited = 0; ; waited += 5) {
         const busy = runningBuilds()
@@ -185,6 +188,7 @@ async function main() {
       }
       log(`napi build --platform --release --output-dir ${buildDir}`)
       await run(join(root, 'node_modules', '.bin', 'napi'), ['build', '--platform', '--release', '--output-dir', buildDir], { cwd: root, timeoutMs: 20 * MIN })
+      copyKeeper('release', buildDir)
     }
     const after = rootArtifacts.map(fingerprint)
     rootArtifacts.forEach((path, i) => {
@@ -237,6 +241,8 @@ async function main() {
     const platformDir = join(tmp, 'pkg-platform')
     cpSync(join(root, 'npm', target), platformDir, { recursive: true })
     cpSync(join(buildDir, binary), join(platformDir, binary))
+    // The keeper of persisted tasks ships beside the binary (docs/persistence.md "The keeper").
+    cpSync(join(buildDir, KEEPER_FILE), join(platformDir, KEEPER_FILE))
     const platformPkg = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8'))
     if (platformPkg.name !== platformName || platformPkg.version !== mainPkg.version || platformPkg.main !== binary) {
       throw new Error(`npm/${target}/package.json must be ${platformName}@${mainPkg.version} with main ${binary}`)
@@ -248,7 +254,7 @@ async function main() {
     const mainList = await tarList(mainTgz)
     const platformList = await tarList(platformTgz)
     if (mainList.join() !== mainFiles.join()) throw new Error(`unexpected main tarball contents: ${mainList.join(', ')}`)
-    if (!platformList.includes(binary) || !platformList.includes('package.json')) {
+    if (!platformList.includes(binary) || !platformList.includes(KEEPER_FILE) || !platformList.includes('package.json')) {
       throw new Error(`unexpected platform tarball contents: ${platformList.join(', ')}`)
     }
     log(`packed ${basename(mainTgz)} [${mainList.join(', ')}]`)

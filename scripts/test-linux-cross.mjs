@@ -42,33 +42,33 @@ const LIBGCC_S = '/lib/x86_64-linux-gnu/libgcc_s.so.1'
 
 const QEMU_SKIPS = [
   // The test binary runs itself as the host: needs binfmt_misc under qemu-user.
-  'core::process::unix::tests::host::children_die_when_the_host_is_sigkilled',
-  'core::process::unix::tests::host::kill_all_sync_kills_every_tracked_tree',
-  'core::process::unix::tests::host::terminal_children_die_when_the_host_is_sigkilled',
+  'process::unix::tests::host::children_die_when_the_host_is_sigkilled',
+  'process::unix::tests::host::kill_all_sync_kills_every_tracked_tree',
+  'process::unix::tests::host::terminal_children_die_when_the_host_is_sigkilled',
   // The persistence tests run this test binary again as the keeper, as a launcher that dies, or
   // as a racing host: the same binfmt_misc limit.
-  'core::persist::tests::files::two_hosts_racing_for_the_adoption_lock_exactly_one_wins',
-  'core::persist::tests::keeper::a_cancel_request_ends_the_tree_and_records_the_caller',
-  'core::persist::tests::keeper::a_keeper_stopped_by_sigterm_ends_its_tree_and_records_it',
-  'core::persist::tests::keeper::a_keeper_that_cannot_start_its_task_answers_err',
-  'core::persist::tests::keeper::a_killed_keeper_takes_its_task_with_it_and_scan_reports_it_lost',
-  'core::persist::tests::keeper::a_monitor_whose_leader_exits_leaves_no_double_forked_survivors',
-  'core::persist::tests::keeper::a_renewed_lease_keeps_the_task_past_lease_ms_and_an_abandoned_one_ends_it',
-  'core::persist::tests::keeper::a_shell_output_file_is_the_one_output_writer_makes_and_the_monitor_log_is_capped',
-  'core::persist::tests::keeper::a_task_killed_by_a_signal_while_no_host_runs_records_the_signal',
-  'core::persist::tests::keeper::a_task_that_ends_while_no_host_runs_records_its_exit_code',
-  'core::persist::tests::keeper::an_expired_lease_ends_a_tree_that_ignores_sigterm',
-  'core::persist::tests::keeper::an_expired_lease_ends_double_forked_processes_of_a_running_task',
-  'core::persist::tests::keeper::the_keeper_inherits_neither_the_hosts_lock_nor_its_descriptors',
-  'core::persist::tests::keeper::the_keeper_outlives_the_host_that_launched_it',
+  'persist::tests::files::two_hosts_racing_for_the_adoption_lock_exactly_one_wins',
+  'persist::tests::keeper::a_cancel_request_ends_the_tree_and_records_the_caller',
+  'persist::tests::keeper::a_keeper_stopped_by_sigterm_ends_its_tree_and_records_it',
+  'persist::tests::keeper::a_keeper_that_cannot_start_its_task_answers_err',
+  'persist::tests::keeper::a_killed_keeper_takes_its_task_with_it_and_scan_reports_it_lost',
+  'persist::tests::keeper::a_monitor_whose_leader_exits_leaves_no_double_forked_survivors',
+  'persist::tests::keeper::a_renewed_lease_keeps_the_task_past_lease_ms_and_an_abandoned_one_ends_it',
+  'persist::tests::keeper::a_shell_output_file_is_the_one_output_writer_makes_and_the_monitor_log_is_capped',
+  'persist::tests::keeper::a_task_killed_by_a_signal_while_no_host_runs_records_the_signal',
+  'persist::tests::keeper::a_task_that_ends_while_no_host_runs_records_its_exit_code',
+  'persist::tests::keeper::an_expired_lease_ends_a_tree_that_ignores_sigterm',
+  'persist::tests::keeper::an_expired_lease_ends_double_forked_processes_of_a_running_task',
+  'persist::tests::keeper::the_keeper_inherits_neither_the_hosts_lock_nor_its_descriptors',
+  'persist::tests::keeper::the_keeper_outlives_the_host_that_launched_it',
   // qemu-user runs posix_spawn's child as a plain fork: an exec failure is not reported to the
   // caller, and the caller may look at the child before its setsid.
-  'core::process::unix::tests::spawn::spawn_pipes_output_and_reports_the_exit_code',
-  'core::process::unix::tests::pty::terminal_spawn_failures_track_nothing_and_leak_nothing',
-  'core::process::unix::tests::spawn::spawn_failures_are_os_errors_and_track_nothing',
-  'core::process::unix::tests::spawn::spawning_and_reaping_leaks_no_descriptors',
+  'process::unix::tests::spawn::spawn_pipes_output_and_reports_the_exit_code',
+  'process::unix::tests::pty::terminal_spawn_failures_track_nothing_and_leak_nothing',
+  'process::unix::tests::spawn::spawn_failures_are_os_errors_and_track_nothing',
+  'process::unix::tests::spawn::spawning_and_reaping_leaks_no_descriptors',
   // qemu-user's emulated /proc/self/stat reports parent 0.
-  'core::process::unix::tests::tree::the_process_table_sees_this_process',
+  'process::unix::tests::tree::the_process_table_sees_this_process',
 ]
 
 function ensurePackages() {
@@ -84,9 +84,9 @@ async function arm64Tests() {
     'the arm64 test build (cargo test --no-run, aarch64-unknown-linux-gnu)',
     CARGO,
     [
-      // The pure core's tests (no default feature `binding`): nothing in src/binding/ differs by
+      // The pure core's tests (the crate taskstream-core): nothing in src/binding/ differs by
       // architecture, and the host runs its tests.
-      'test', '--locked', '--no-run', '--lib', '--no-default-features', '-Zbuild-std=std,panic_unwind',
+      'test', '--locked', '--no-run', '-p', 'taskstream-core', '--lib', '-Zbuild-std=std,panic_unwind',
       '--target', 'aarch64-unknown-linux-gnu', '--message-format=json-render-diagnostics',
     ],
     {
@@ -148,7 +148,7 @@ async function muslLink() {
     'the musl cdylib build (cargo rustc, x86_64-unknown-linux-musl)',
     CARGO,
     [
-      'rustc', '--locked', '--lib', '-Zbuild-std=std,panic_unwind', '--target', 'x86_64-unknown-linux-musl',
+      'rustc', '--locked', '-p', 'taskstream', '--lib', '-Zbuild-std=std,panic_unwind', '--target', 'x86_64-unknown-linux-musl',
       '--', '-C', `link-arg=-L${libgcc}`,
     ],
     {

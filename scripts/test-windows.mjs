@@ -88,10 +88,10 @@ async function buildTests() {
     'the Windows test build (cargo test --no-run, x86_64-pc-windows-gnu)',
     CARGO,
     [
-      // The pure core's tests (no default feature `binding`): the binding is built for Windows by
+      // The pure core's tests (the crate taskstream-core): the binding is built for Windows by
       // buildAddon() below and exercised by vitest under Wine; its few unit tests are plain logic
       // that every host run covers.
-      'test', '--locked', '--no-run', '--lib', '--no-default-features', '-Zbuild-std=std,panic_unwind',
+      'test', '--locked', '--no-run', '-p', 'taskstream-core', '--lib', '-Zbuild-std=std,panic_unwind',
       '--target', TARGET, '--message-format=json-render-diagnostics',
     ],
     { cwd: root, env: { ...crossEnv, ...profileEnv }, timeoutMs: 40 * MIN },
@@ -145,12 +145,12 @@ const WINE_SKIPS = [
   // descriptor succeed, but every read is made up from the Unix mode bits (SYSTEM, owner,
   // Everyone; never protected) and its wineserver has no user.wine.sd xattr store. The owner-only
   // descriptor itself is checked here (windows_owner_only_descriptor_is_protected_with_one_user_ace).
-  'core::shell::tests::windows::windows_output_file_is_created_owner_only',
-  'core::shell::tests::windows::windows_reused_output_file_is_truncated_and_tightened',
-  'core::shell::tests::windows::windows_sidecar_is_owner_only_and_leaves_no_temporary_file',
+  'shell::tests::windows::windows_output_file_is_created_owner_only',
+  'shell::tests::windows::windows_reused_output_file_is_truncated_and_tightened',
+  'shell::tests::windows::windows_sidecar_is_owner_only_and_leaves_no_temporary_file',
   // Wine 8's ResizePseudoConsole is a stub returning E_NOTIMPL (0x80004001); the rest of ConPTY
   // (output, input, close, the job) is tested here (core::process::windows::tests::conpty).
-  'core::process::windows::tests::conpty::windows_terminal_resize_reaches_the_console',
+  'process::windows::tests::conpty::windows_terminal_resize_reaches_the_console',
 ]
 
 async function runTests(exe, args) {

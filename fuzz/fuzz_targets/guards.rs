@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use taskstream::core::guards::{
+use taskstream_core::guards::{
   blocked_sleep_message, detect_blocked_sleep_pattern, detect_command_substitution,
   has_non_final_top_level_background_operator, has_top_level_trailing_background_operator,
   has_unsafe_monitor_background_operator, is_path_within, normalize_monitor_command,
@@ -28,7 +28,7 @@ use taskstream::core::guards::{
   trim_trailing_shell_comment, validate_monitor_params, MonitorParams, NumberParam, StringParam,
   ValidationContext,
 };
-use taskstream::core::text::{ecma_trim, ecma_trim_end};
+use taskstream_core::text::{ecma_trim, ecma_trim_end};
 use taskstream_fuzz::is_subsequence;
 
 /// A scratch tree shared by every run of this target: `workspace/sub`, `workspace/out` (a

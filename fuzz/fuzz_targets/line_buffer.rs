@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskstream::core::text::{
+use taskstream_core::text::{
   LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER,
 };
 use taskstream_fuzz::{char_ranges, debug_usize_field, Cuts};

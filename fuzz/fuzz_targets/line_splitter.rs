@@ -12,7 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskstream::core::text::{
+use taskstream_core::text::{
   ecma_trim, sanitize_monitor_line, LineSplitter, PARTIAL_LINE_CAP_UNITS,
 };
 use taskstream_fuzz::{char_ranges, debug_usize_field, lines_within_cap, utf16_len, Cuts};

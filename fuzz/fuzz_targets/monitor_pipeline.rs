@@ -19,9 +19,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskstream::core::monitor::pipeline::{LinePipeline, LineSink, Stream};
-use taskstream::core::monitor::throttle::{ThrottleConfig, TokenBucket};
-use taskstream::core::text::{
+use taskstream_core::monitor::pipeline::{LinePipeline, LineSink, Stream};
+use taskstream_core::monitor::throttle::{ThrottleConfig, TokenBucket};
+use taskstream_core::text::{
   ecma_trim, sanitize_monitor_line, strip_ansi, CleanTextStream, LineSplitter,
 };
 use taskstream_fuzz::{controlled_reads, lines_within_cap, within_hold_bound};

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use taskstream::core::text::{
+use taskstream_core::text::{
   clean_output_tail, ecma_trim_end, read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES,
 };
 use taskstream_fuzz::{is_subsequence, repeat_payload};

@@ -18,9 +18,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskstream::core::monitor::pipeline::{LinePipeline, LineSink, Stream};
-use taskstream::core::monitor::signal::{Out, SignalConfig, SignalOptions};
-use taskstream::core::monitor::throttle::ThrottleConfig;
+use taskstream_core::monitor::pipeline::{LinePipeline, LineSink, Stream};
+use taskstream_core::monitor::signal::{Out, SignalConfig, SignalOptions};
+use taskstream_core::monitor::throttle::ThrottleConfig;
 use taskstream_fuzz::controlled_reads;
 
 /// `important` patterns: the README's, anchors, word boundaries, case folding, classes, one

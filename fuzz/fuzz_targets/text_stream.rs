@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use regex::Regex;
-use taskstream::core::text::{
+use taskstream_core::text::{
   strip_ansi, AnsiStreamStripper, CleanTextStream, Utf8StreamDecoder, MAX_HELD_SEQUENCE_CHARS,
 };
 use taskstream_fuzz::{

@@ -147,7 +147,7 @@ pub fn utf16_len(text: &str) -> usize {
   text.chars().map(char::len_utf16).sum()
 }
 
-/// The streaming stripper's bound (CONTRACT.md §3.17): `taskstream::core::text::MAX_HELD_SEQUENCE_CHARS`.
+/// The streaming stripper's bound (CONTRACT.md §3.17): `taskstream_core::text::MAX_HELD_SEQUENCE_CHARS`.
 pub const HOLD_BOUND: usize = 4096;
 
 /// The precondition of the streaming property (N) of CONTRACT.md §3.17, decided on the whole

@@ -511,16 +511,18 @@ pub fn optional_regex_field(
   obj: &Object,
   key: &str,
   path: &str,
-) -> Result<Option<regex::Regex>> {
+) -> Result<Option<crate::core::wait::Regex>> {
   let Some(pattern) = optional_string_field(env, obj, key, path)? else {
     return Ok(None);
   };
-  regex::Regex::new(&pattern).map(Some).map_err(|error| {
-    syntax_error(
-      env,
-      format!("The \"{path}\" property is not a valid regular expression: {error}"),
-    )
-  })
+  crate::core::wait::compile_match(&pattern)
+    .map(Some)
+    .map_err(|error| {
+      syntax_error(
+        env,
+        format!("The \"{path}\" property is not a valid regular expression: {error}"),
+      )
+    })
 }
 
 /// `timeoutMs` (API.md §6.8): an optional integer 1..2147483647 (ms); refused with `persist`

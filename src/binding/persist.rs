@@ -79,20 +79,11 @@ mod launch {
   use std::sync::Arc;
 
   use napi::bindgen_prelude::*;
-  use napi_derive::napi;
 
   use super::PersistOptions;
   use crate::core::launch::prepare_kept;
 
   use crate::core::persist::KeeperLink;
-
-  /// The keeper's entry point, run by `node -e` in the keeper process:
-  /// blocks for the task's whole life, then exits the process.
-  #[napi(js_name = "__taskstreamKeeper", skip_typescript)]
-  pub fn taskstream_keeper() {
-    let code = crate::core::keeper::keeper_main();
-    std::process::exit(code);
-  }
 
   /// The state directory is checked and the task's lock taken: nothing has
   /// started yet, and a failure here is thrown.

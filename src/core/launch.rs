@@ -24,19 +24,19 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::core::end::TaskEnd;
-use crate::core::monitor::hub::{Clock, MonitorHub, NativeTask};
-use crate::core::monitor::native::NativeMonitor;
-use crate::core::monitor::signal::SignalConfig;
-use crate::core::monitor::throttle::ThrottleConfig;
-use crate::core::process::{self, EnvOptions, ProcessGroup, SpawnRequest, SpawnedProcess};
-use crate::core::shell::{OutputWriter, Resume, RunSignal, ShellOutcome, ShellRun};
-use crate::core::terminal::{TerminalSize, TERMINAL_TERM};
+use crate::end::TaskEnd;
+use crate::monitor::hub::{Clock, MonitorHub, NativeTask};
+use crate::monitor::native::NativeMonitor;
+use crate::monitor::signal::SignalConfig;
+use crate::monitor::throttle::ThrottleConfig;
+use crate::process::{self, EnvOptions, ProcessGroup, SpawnRequest, SpawnedProcess};
+use crate::shell::{OutputWriter, Resume, RunSignal, ShellOutcome, ShellRun};
+use crate::terminal::{TerminalSize, TERMINAL_TERM};
 
 /// Secrets of the host CLI that a child must not see (CONTRACT.md §2.10):
 /// a monitor registry's default `removeEnv`, and what every background shell
 /// drops.
-pub use crate::core::process::DEFAULT_REMOVE_ENV;
+pub use crate::process::DEFAULT_REMOVE_ENV;
 
 /// [`DEFAULT_REMOVE_ENV`] as owned names.
 pub fn default_remove_env() -> Vec<String> {
@@ -169,7 +169,7 @@ enum Task {
   #[cfg(unix)]
   Kept {
     pid: u32,
-    link: Arc<crate::core::persist::KeeperLink>,
+    link: Arc<crate::persist::KeeperLink>,
   },
 }
 
@@ -231,7 +231,7 @@ impl Contained {
       }
       #[cfg(unix)]
       Task::Kept { link, .. } => {
-        let from = crate::core::monitor::native::FollowFrom {
+        let from = crate::monitor::native::FollowFrom {
           offset: 0,
           missed_until: 0,
         };
@@ -256,7 +256,7 @@ impl Drop for Contained {
       None => {}
       Some(Task::Spawned(spawned)) => process::kill_now(&spawned.group),
       #[cfg(unix)]
-      Some(Task::Kept { link, .. }) => link.request_cancel(crate::core::end::EndVia::Cancel),
+      Some(Task::Kept { link, .. }) => link.request_cancel(crate::end::EndVia::Cancel),
     }
   }
 }
@@ -267,8 +267,8 @@ impl Drop for Contained {
 pub fn follow_monitor<C: Clock + Send + Sync + 'static>(
   hub: &Arc<MonitorHub>,
   id: &str,
-  link: Arc<crate::core::persist::KeeperLink>,
-  from: crate::core::monitor::native::FollowFrom,
+  link: Arc<crate::persist::KeeperLink>,
+  from: crate::monitor::native::FollowFrom,
   reading: Reading,
   clock: C,
 ) -> Result<Arc<dyn NativeTask>, LaunchError> {
@@ -359,7 +359,7 @@ impl LaunchedShell {
 #[cfg(unix)]
 pub fn follow_shell(
   pid: u32,
-  link: Arc<crate::core::persist::KeeperLink>,
+  link: Arc<crate::persist::KeeperLink>,
   output_path: PathBuf,
   offset: u64,
   settle_ms: Option<u64>,
@@ -431,15 +431,18 @@ mod kept {
   use std::sync::Arc;
 
   use super::{shell_program, Contained, LaunchError, LaunchedShell, Persist, ShellCommand, Task};
-  use crate::core::persist::{
-    self, ensure_state_dir, launch_keeper, node_keeper_program, AdoptionLock, KeeperConfig,
+  use crate::persist::{
+    self, ensure_state_dir, launch_keeper, native_keeper_program, AdoptionLock, KeeperConfig,
     TaskKind, TaskRecord, TryLock, RECORD_VERSION,
   };
-  use crate::core::persist::{renewer, KeeperLink};
+  use crate::persist::{renewer, KeeperLink};
 
   /// The state directory is checked and the task's lock taken: nothing has
   /// started yet, and the error says why it cannot.
   pub fn prepare_kept(persist: &Persist, id: &str) -> Result<Arc<KeeperLink>, String> {
+    // An addon installed without its keeper executable: said before anything is made.
+    native_keeper_program()
+      .map_err(|e| format!("The \"options.persist\" task cannot start: {e}"))?;
     ensure_state_dir(&persist.state_dir).map_err(|e| e.to_string())?;
     match AdoptionLock::try_acquire(&persist.state_dir, id) {
       Ok(TryLock::Acquired(lock)) => Ok(Arc::new(KeeperLink::new(&persist.state_dir, id, lock))),
@@ -506,7 +509,7 @@ mod kept {
     let started = shell_program(request).and_then(|program| {
       let config = keeper_config(request, program, &kept, kind, output_path, status_path);
       renewer::attach(&kept.persist.state_dir, kept.persist.lease_ms);
-      let keeper = node_keeper_program(std::env::current_exe()?)?;
+      let keeper = native_keeper_program()?;
       launch_keeper(&keeper, &config).map(|started| started.record)
     });
     match started {

@@ -3,7 +3,10 @@
 
 use serde_json::Value;
 
-const VECTORS_JSON: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/vectors.json"));
+const VECTORS_JSON: &str = include_str!(concat!(
+  env!("CARGO_MANIFEST_DIR"),
+  "/../../spec/vectors.json"
+));
 
 /// Every case listed under `name` (a function name in vectors.json).
 /// Panics when the name is missing, so a renamed key cannot silently test nothing.

@@ -5,7 +5,7 @@
 // which failed while no CLI ran, with its real exit code), task_stop stops them, and no process
 // of theirs survives.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -131,6 +131,15 @@ describe('persist: a new CLI process picks up the last one\'s tasks', () => {
     const keeper = (id: string) => (JSON.parse(readFileSync(join(stateDir, `${id}.task.json`), 'utf8')) as { keeper: { pid: number } }).keeper.pid
     const processes = [shell.pid!, monitor.pid!, ...helpers, keeper(ids.shell), keeper(ids.monitor)]
     for (const pid of processes) expect(isAlive(pid), `pid ${pid}`).toBe(true)
+    // Each keeper is the native executable shipped beside the addon (no `node` process).
+    if (process.platform === 'linux') {
+      // The addon this process loaded, from its memory map.
+      const addon = /\s(\/\S*taskstream\.[\w-]+\.node)$/m.exec(readFileSync('/proc/self/maps', 'utf8'))![1]!
+      const addonDir = dirname(realpathSync(addon))
+      for (const pid of [keeper(ids.shell), keeper(ids.monitor)]) {
+        expect(readlinkSync(`/proc/${pid}/exe`)).toBe(join(addonDir, 'taskstream-keeper'))
+      }
+    }
 
     // /tasks: all three, with their original ids and commands.
     const listed = cli.tasks()

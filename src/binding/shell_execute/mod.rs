@@ -224,18 +224,6 @@ fn check_signal<'a>(env: &Env, value: &Unknown<'a>) -> Result<Option<Object<'a>>
   Ok(Some(signal))
 }
 
-fn check_output_dir(dir: &str) -> std::result::Result<(), String> {
-  std::fs::create_dir_all(dir)
-    .map_err(|e| format!("The \"outputDir\" directory {dir} cannot be created: {e}"))?;
-  #[cfg(unix)]
-  nix::unistd::access(
-    dir,
-    nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
-  )
-  .map_err(|e| format!("The \"outputDir\" directory {dir} is not writable: {e}"))?;
-  Ok(())
-}
-
 /// Starts `options.command` as a managed background shell and returns its
 /// handle at once. Output lands, ANSI-stripped, in
 /// `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
@@ -292,7 +280,7 @@ fn start_shell<'a>(
       "Background shell \"{shell_id}\" is already registered."
     )));
   }
-  check_output_dir(&opts.output_dir).map_err(Error::from_reason)?;
+  crate::core::shell::check_output_dir(&opts.output_dir).map_err(Error::from_reason)?;
   // A persisted shell: its state directory checked and its lock taken
   // before anything starts (a failure throws).
   #[cfg(unix)]

@@ -90,7 +90,7 @@ fn is_background_amp(command: &str, index: usize, previous_live: Option<char>) -
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::guards::test_support::{expect_eq, input_str, run_table};
+  use crate::guards::test_support::{expect_eq, input_str, run_table};
 
   #[test]
   fn strip_trailing_background_amp_vectors() {

@@ -86,7 +86,7 @@ pub fn trim_trailing_shell_comment(command: &str) -> String {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::guards::test_support::{expect_eq, input_str, run_table};
+  use crate::guards::test_support::{expect_eq, input_str, run_table};
 
   #[test]
   fn trim_trailing_shell_comment_vectors() {

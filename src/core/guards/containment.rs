@@ -138,7 +138,7 @@ pub fn is_path_within(dir: &str, root: &str) -> bool {
 mod tests {
   use super::*;
   #[cfg(unix)]
-  use crate::core::guards::test_support::TempTree;
+  use crate::guards::test_support::TempTree;
 
   #[test]
   fn resolves_dot_segments_lexically() {

@@ -118,7 +118,7 @@ pub(super) fn has_monitor_command_substitution(command: &str, safety_command: &s
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::guards::test_support::{expect_eq, input_str, run_table};
+  use crate::guards::test_support::{expect_eq, input_str, run_table};
   use serde_json::Value;
 
   fn expected_normalized(expected: &Value) -> Result<NormalizedMonitorCommand, String> {

@@ -173,7 +173,7 @@ pub fn blocked_sleep_message(command: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::guards::test_support::{expect_eq, input_str, run_table};
+  use crate::guards::test_support::{expect_eq, input_str, run_table};
 
   #[test]
   fn detect_blocked_sleep_pattern_vectors() {

@@ -493,7 +493,7 @@ impl<'a> Detector<'a> {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::guards::test_support::{expect_eq, input_str, run_table};
+  use crate::guards::test_support::{expect_eq, input_str, run_table};
 
   #[test]
   fn detect_command_substitution_vectors() {

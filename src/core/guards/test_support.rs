@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::core::test_vectors::{cases, describe};
+use crate::test_vectors::{cases, describe};
 
 /// Run `check` on every vector listed under `name` and fail once, listing every failing case.
 pub(super) fn run_table(name: &str, check: impl Fn(&Value) -> Result<(), String>) {

@@ -161,7 +161,7 @@ fn check_directory(directory: &StringParam, ctx: &ValidationContext) -> Option<S
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::guards::test_support::{expect_eq, run_table, TempTree};
+  use crate::guards::test_support::{expect_eq, run_table, TempTree};
   use serde_json::Value;
 
   fn string_param(value: &Value) -> StringParam {

@@ -6,7 +6,7 @@
 //! which JavaScript accepts. The guards must classify the same commands as the TypeScript version,
 //! so they use these helpers instead of `str::trim`.
 
-pub(super) use crate::core::text::{
+pub(super) use crate::text::{
   ecma_trim as trim, ecma_trim_end as trim_end, ecma_trim_start as trim_start,
   is_ecma_whitespace as is_js_whitespace,
 };

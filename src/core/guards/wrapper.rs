@@ -204,7 +204,7 @@ pub fn strip_shell_wrapper(command: &str) -> String {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::guards::test_support::{expect_eq, input_str, run_table};
+  use crate::guards::test_support::{expect_eq, input_str, run_table};
 
   #[test]
   fn strip_shell_wrapper_vectors() {

@@ -31,10 +31,7 @@ use unix as imp;
 #[cfg(not(unix))]
 mod imp {
   pub(super) fn keeper_main() -> i32 {
-    eprintln!(
-      "taskstream keeper: {}",
-      crate::core::persist::UNSUPPORTED_MESSAGE
-    );
+    eprintln!("taskstream keeper: {}", crate::persist::UNSUPPORTED_MESSAGE);
     1
   }
 }

@@ -9,23 +9,23 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::core::end::{EndVia, TaskEnd};
-use crate::core::persist::lease::last_renewal;
-use crate::core::persist::records::{
+use crate::end::{EndVia, TaskEnd};
+use crate::persist::lease::last_renewal;
+use crate::persist::records::{
   check_task_id, private_mode, read_cancel, write_record, EndRecord, KeeperConfig, ProcessIdentity,
   TaskFiles, TaskKind, TaskProcess, TaskRecord, RECORD_VERSION,
 };
-use crate::core::persist::state_dir::validate_state_dir;
-use crate::core::persist::KEEPER_TAG_VAR;
-use crate::core::process::{
+use crate::persist::state_dir::validate_state_dir;
+use crate::persist::KEEPER_TAG_VAR;
+use crate::process::{
   self, kill_now, proc_table, signal_name, terminate, tree_alive, ExitStatusInfo, ProcessGroup,
   SpawnRequest, SpawnedProcess,
 };
-use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
-use crate::core::shell::{
+use crate::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
+use crate::shell::{
   write_status_sidecar, OutputWriter, ShellEntry, ShellOutcome, ShellRun, ShellStatus, ShellVerdict,
 };
-use crate::core::sync::lock;
+use crate::sync::lock;
 
 // ---------------------------------------------------------------- keeper
 
@@ -347,7 +347,7 @@ impl Keeper {
       },
     };
     let written = write_record(&files.task, &record)
-      .and_then(|()| crate::core::persist::records::render_record(&record));
+      .and_then(|()| crate::persist::records::render_record(&record));
     let line = match written {
       Ok(line) => line,
       Err(error) => {

@@ -2,9 +2,9 @@
 
 use super::pipeline::Observe;
 use super::signal::{DigestNote, Mark};
-use crate::core::end::TaskEnd;
-pub use crate::core::task::TaskStatus as MonitorStatus;
-use crate::core::wait::{Settle, WaitSet};
+use crate::end::TaskEnd;
+pub use crate::task::TaskStatus as MonitorStatus;
+use crate::wait::{Settle, WaitSet};
 
 /// Who feeds the entry: JavaScript through `emitEvent` (fed) or our own
 /// process pipeline (native, `start()`).

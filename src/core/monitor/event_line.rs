@@ -1,7 +1,7 @@
 //! How an event line is cut before it goes into a notification (CONTRACT.md §2.2): shared by
 //! the single-line texts (`notification`) and the batch texts (`signal::text`), below both.
 
-use crate::core::text::{truncate_utf16, utf16_len};
+use crate::text::{truncate_utf16, utf16_len};
 
 /// `EVENT_LINE_TRUNCATE`: event lines longer than this many UTF-16 units are cut.
 pub const EVENT_LINE_TRUNCATE_UNITS: usize = 2000;

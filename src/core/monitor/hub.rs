@@ -30,9 +30,9 @@ use super::pipeline::Observe;
 use super::registry::{
   AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig, UnknownEntry,
 };
-use crate::core::end::EndVia;
-use crate::core::sync::lock;
-use crate::core::wait::{WaitOutcome, WaitSpec};
+use crate::end::EndVia;
+use crate::sync::lock;
+use crate::wait::{WaitOutcome, WaitSpec};
 
 /// How many deliveries may nest on one thread before further ones are
 /// deferred to the next wake-up (see the module docs). A level costs a few
@@ -82,7 +82,7 @@ pub trait MonitorHost {
   fn before_terminal(&mut self, _hub: &MonitorHub, _id: &str) {}
 }
 
-pub use crate::core::clock::Clock;
+pub use crate::clock::Clock;
 
 /// A native monitor's process side, as the hub needs it.
 pub trait NativeTask: Send + Sync {
@@ -99,21 +99,18 @@ pub trait NativeTask: Send + Sync {
     false
   }
   /// Terminal mode (API.md §6.5): the screen, `None` without a terminal.
-  fn screen(&self) -> Option<crate::core::terminal::ScreenSnapshot> {
+  fn screen(&self) -> Option<crate::terminal::ScreenSnapshot> {
     None
   }
   /// Input for the terminal; `None` without a terminal.
-  fn write_terminal(
-    &self,
-    _bytes: &[u8],
-  ) -> Option<Result<(), crate::core::terminal::TerminalError>> {
+  fn write_terminal(&self, _bytes: &[u8]) -> Option<Result<(), crate::terminal::TerminalError>> {
     None
   }
   /// A new size for the terminal; `None` without a terminal.
   fn resize_terminal(
     &self,
-    _size: crate::core::terminal::TerminalSize,
-  ) -> Option<Result<(), crate::core::terminal::TerminalError>> {
+    _size: crate::terminal::TerminalSize,
+  ) -> Option<Result<(), crate::terminal::TerminalError>> {
     None
   }
   /// With a signal lane (API.md §6.7): the settled notification is due, per
@@ -131,7 +128,7 @@ pub trait NativeTask: Send + Sync {
     Vec::new()
   }
   /// What the tree used (API.md §6.8 `usage`); `None` for a task without limits.
-  fn usage(&self) -> Option<crate::core::process::Usage> {
+  fn usage(&self) -> Option<crate::process::Usage> {
     None
   }
   /// [`Self::stop_reading`], then [`Self::kill`].
@@ -280,7 +277,7 @@ impl MonitorHub {
   /// A native entry's tree hit its `limits.memoryBytes` (API.md §6.8), on the reactor's timer:
   /// as the timeout, with the end `limit` (`memory`).
   pub fn native_memory_limit(&self, clock: &impl Clock, id: &str, memory_bytes: u64) {
-    let end = crate::core::end::TaskEnd::memory_limit(memory_bytes);
+    let end = crate::end::TaskEnd::memory_limit(memory_bytes);
     let again = end.clone();
     self.native_limit(
       clock,

@@ -6,8 +6,8 @@ use super::signal::{
   batch_display_text, batch_meta_lines, batch_result, batch_summary, digest_display_line,
   important_lines, result_with_digest, DigestNote, Mark,
 };
-use crate::core::end::TaskEnd;
-use crate::core::text::{escape_xml, strip_display_control_chars, truncate_notification_label};
+use crate::end::TaskEnd;
+use crate::text::{escape_xml, strip_display_control_chars, truncate_notification_label};
 
 /// Where a notification goes (CONTRACT.md §2.4): an owned entry only to its
 /// owner's callback, any other entry to the global callback. No fallback.

@@ -25,7 +25,7 @@ use super::pipeline::{LinePipeline, LineSink, Observe, Stream};
 use super::registry::{Effect, MonitorRegistry};
 use super::signal::{Mark, Out, SignalConfig};
 use super::throttle::ThrottleConfig;
-use crate::core::sync::lock;
+use crate::sync::lock;
 
 /// What a read (or a timer) decided, collected under the reader lock and
 /// applied to the registry at once.

@@ -1,7 +1,7 @@
 //! A task's recorded end (`<id>.end.json`, written by its keeper) as the
 //! host settles it.
 
-use crate::core::end::{EndBy, EndReason, EndVia, TaskEnd};
+use crate::end::{EndBy, EndReason, EndVia, TaskEnd};
 
 /// What a host needs of an end record.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,7 +60,7 @@ pub fn via_name(via: EndVia) -> &'static str {
 
 impl EndView {
   /// From a checked end record.
-  pub fn from_record(r: &crate::core::persist::EndRecord) -> Self {
+  pub fn from_record(r: &crate::persist::EndRecord) -> Self {
     Self {
       end_time: r.end_time as f64,
       end: r.end.clone(),

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::end_view::EndView;
-use crate::core::reactor::Reactor;
-use crate::core::sync::{lock, SelfRef};
+use crate::reactor::Reactor;
+use crate::sync::{lock, SelfRef};
 
 /// Poll delay while bytes keep arriving.
 pub const BUSY_POLL: Duration = Duration::from_millis(20);

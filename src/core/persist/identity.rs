@@ -3,7 +3,7 @@
 //! environment tag, as the kill path checks them (procfs `environ` on Linux,
 //! `KERN_PROCARGS2` on macOS). A [`Identity::Stranger`] is never signalled.
 
-use crate::core::process::TASK_TAG_VAR;
+use crate::process::TASK_TAG_VAR;
 
 /// What [`prove`] found at a recorded pid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub fn prove_with(pid: u32, start_time: Option<u64>, var: &str, tag: &str) -> Id
 #[cfg(unix)]
 mod imp {
   use super::Identity;
-  use crate::core::process::proc_table;
+  use crate::process::proc_table;
 
   pub(super) fn prove_with(pid: u32, start_time: Option<u64>, var: &str, tag: &str) -> Identity {
     if !proc_table::available() || pid == 0 || tag.is_empty() {

@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::end_view::EndView;
-use crate::core::end::EndVia;
-use crate::core::persist::identity::{prove_with, Identity};
-use crate::core::persist::records::{read_record, write_record, CursorRecord, ReadRecord};
-use crate::core::persist::{
+use crate::end::EndVia;
+use crate::persist::identity::{prove_with, Identity};
+use crate::persist::records::{read_record, write_record, CursorRecord, ReadRecord};
+use crate::persist::{
   self, AdoptionLock, EndRecord, ProcessIdentity, TaskFiles, KEEPER_TAG_VAR, RECORD_VERSION,
 };
-use crate::core::sync::lock;
+use crate::sync::lock;
 
 /// `<id>.cursor`.
 pub fn write_cursor(path: &Path, id: &str, offset: u64) -> io::Result<()> {

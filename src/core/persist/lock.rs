@@ -48,7 +48,7 @@ mod imp {
   use std::path::Path;
 
   use super::{AdoptionLock, TryLock};
-  use crate::core::persist::records::private_mode;
+  use crate::persist::records::private_mode;
 
   pub(super) fn try_acquire(path: &Path) -> io::Result<TryLock> {
     let mut options = OpenOptions::new();
@@ -82,6 +82,6 @@ mod imp {
   use super::TryLock;
 
   pub(super) fn try_acquire(_path: &Path) -> io::Result<TryLock> {
-    Err(crate::core::persist::unsupported())
+    Err(crate::persist::unsupported())
   }
 }

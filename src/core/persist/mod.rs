@@ -38,8 +38,8 @@ pub use end_view::EndView;
 pub use follow::{FollowSink, Follower};
 pub use identity::{prove, Identity};
 pub use launch::{
-  addon_path, launch_keeper, node_keeper_program, KeeperProgram, KeeperStarted, KEEPER_EXPORT,
-  KEEPER_TAG_VAR, NODE_KEEPER_SCRIPT,
+  addon_path, keeper_beside, launch_keeper, native_keeper_program, KeeperProgram, KeeperStarted,
+  KEEPER_FILE, KEEPER_TAG_VAR,
 };
 pub use lease::{last_renewal, renew, renew_existing};
 #[cfg(unix)]

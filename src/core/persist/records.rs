@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::core::end::{EndVia, TaskEnd};
-use crate::core::ids::random_hex;
+use crate::end::{EndVia, TaskEnd};
+use crate::ids::random_hex;
 
 /// The `version` every record carries.
 pub const RECORD_VERSION: u32 = 1;
@@ -205,7 +205,7 @@ impl TaskFiles {
 /// An id that can name files in a state directory: a valid shell id (no
 /// separator, control character, …) that does not start with `.`.
 pub fn check_task_id(id: &str) -> io::Result<()> {
-  let problem = crate::core::ids::shell_id_problem(id).or_else(|| {
+  let problem = crate::ids::shell_id_problem(id).or_else(|| {
     id.starts_with('.')
       .then(|| "must not start with \".\"".to_owned())
   });

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::core::sync::lock;
+use crate::sync::lock;
 
 struct Renewer {
   dirs: Mutex<HashMap<PathBuf, u64>>,
@@ -72,13 +72,13 @@ fn run() {
 /// Sets the lease file's mtime to now (created 0600 if absent, never
 /// through a symlink): `core::persist::renew`.
 pub fn renew(state_dir: &Path) {
-  if let Err(error) = crate::core::persist::renew(state_dir) {
+  if let Err(error) = crate::persist::renew(state_dir) {
     tracing::debug!(%error, dir = %state_dir.display(), "taskstream: lease renewal failed");
   }
 }
 
 fn renew_existing(state_dir: &Path) {
-  if let Err(error) = crate::core::persist::renew_existing(state_dir) {
+  if let Err(error) = crate::persist::renew_existing(state_dir) {
     tracing::debug!(%error, dir = %state_dir.display(), "taskstream: lease renewal failed");
   }
 }

@@ -122,10 +122,10 @@ mod imp {
   use std::path::Path;
 
   pub(super) fn ensure(_path: &Path) -> io::Result<()> {
-    Err(crate::core::persist::unsupported())
+    Err(crate::persist::unsupported())
   }
 
   pub(super) fn validate(_path: &Path) -> io::Result<()> {
-    Err(crate::core::persist::unsupported())
+    Err(crate::persist::unsupported())
   }
 }

@@ -109,7 +109,7 @@ fn run_job(job: Job) {
 }
 
 fn lock(queue: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
-  crate::core::sync::lock(queue)
+  crate::sync::lock(queue)
 }
 
 // `BinaryHeap` is a max-heap: the earliest deadline must compare greatest.

@@ -6,7 +6,7 @@ use std::io;
 use std::sync::Arc;
 
 use super::handlers::ExitHandler;
-use crate::core::process::Child;
+use crate::process::Child;
 
 /// A pidfd for `pid` (our unreaped child, so the pid cannot be reused
 /// meanwhile); readable once it exits. `None` before Linux 5.3, in sandboxes

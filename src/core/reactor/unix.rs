@@ -14,8 +14,8 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 use once_cell::sync::Lazy;
 
-use crate::core::process::{self, Child, EnlargedPipe};
-use crate::core::sync::lock;
+use crate::process::{self, Child, EnlargedPipe};
+use crate::sync::lock;
 
 use super::coalesce;
 use super::exit_watch;

@@ -38,8 +38,8 @@ use once_cell::sync::Lazy;
 use windows_sys::Win32::System::IO::CancelSynchronousIo;
 
 use super::handlers::{ExitHandler, PipeHandler, PipeKey, READ_CHUNK};
-use crate::core::process::{self, Child};
-use crate::core::sync::lock;
+use crate::process::{self, Child};
+use crate::sync::lock;
 
 /// A reader or waiter thread's stack: handlers decode, split and match
 /// lines, nothing deep.

@@ -1,10 +1,10 @@
 //! A background shell entry as the registry holds it (CONTRACT.md §1.4, §2.13).
 
-use crate::core::end::TaskEnd;
+use crate::end::TaskEnd;
 /// `BackgroundShellStatus`. Shells and monitors share the four states, their
 /// names and their notification words (`was cancelled`), so this is the
 /// monitor's type under the shell's name rather than a copy of it.
-pub use crate::core::task::TaskStatus as ShellStatus;
+pub use crate::task::TaskStatus as ShellStatus;
 
 /// `ShellTaskRegistration`: what `register` receives (CONTRACT.md §2.13).
 #[derive(Clone, Debug)]

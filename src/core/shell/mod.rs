@@ -26,7 +26,8 @@ pub use notification::{
   MAX_NOTIFICATION_MODEL_COMMAND_LENGTH, MAX_NOTIFICATION_OUTPUT_TAIL_BYTES,
 };
 pub use output::{
-  OutputCounters, OutputWriter, Resume, Stream, DEFAULT_MAX_OUTPUT_BYTES, MAX_SNIFF_SIZE,
+  check_output_dir, OutputCounters, OutputWriter, Resume, Stream, DEFAULT_MAX_OUTPUT_BYTES,
+  MAX_SNIFF_SIZE,
 };
 pub use registry::{ShellEffect, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS};
 #[cfg(any(unix, windows))]

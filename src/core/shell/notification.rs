@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::entry::{ShellEntry, ShellStatus};
-use crate::core::end::TaskEnd;
-use crate::core::text::{
+use crate::end::TaskEnd;
+use crate::text::{
   escape_xml, read_task_output_tail, strip_display_control_chars, truncate_notification_label,
   truncate_utf16, utf16_len, OutputTail,
 };

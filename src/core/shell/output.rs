@@ -6,14 +6,28 @@ use std::io;
 use std::path::Path;
 
 use super::capped_file::CappedFile;
-pub use crate::core::task::Stream;
-use crate::core::text::{is_binary, CleanTextStream, FrameCollapser, FramePiece};
+pub use crate::task::Stream;
+use crate::text::{is_binary, CleanTextStream, FrameCollapser, FramePiece};
 
 /// `MAX_SNIFF_SIZE` (CONTRACT.md §1.6): the first 4096 bytes of each stream
 /// are checked for binary output.
 pub const MAX_SNIFF_SIZE: usize = 4096;
 /// The default `maxOutputBytes`: 1 GiB (CONTRACT.md §2.15 step 1).
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1 << 30;
+
+/// Makes sure a shell's `outputDir` exists and this process may create files in it; the error
+/// names the directory and the OS error.
+pub fn check_output_dir(dir: &str) -> Result<(), String> {
+  std::fs::create_dir_all(dir)
+    .map_err(|e| format!("The \"outputDir\" directory {dir} cannot be created: {e}"))?;
+  #[cfg(unix)]
+  nix::unistd::access(
+    dir,
+    nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+  )
+  .map_err(|e| format!("The \"outputDir\" directory {dir} is not writable: {e}"))?;
+  Ok(())
+}
 
 /// The byte counts behind `BackgroundShellResult` (CONTRACT.md §2.15).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

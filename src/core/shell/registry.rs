@@ -10,8 +10,8 @@ use super::entry::{ShellEntry, ShellRegistration, ShellStatus};
 use super::notification::{shell_notification, ShellNotification};
 use super::runs::{Runs, ShellSettled, ShellVerdict};
 use super::sidecar::write_status_sidecar;
-use crate::core::end::{EndVia, TaskEnd};
-use crate::core::task::{oldest_first, prune_ids, TerminalKey};
+use crate::end::{EndVia, TaskEnd};
+use crate::task::{oldest_first, prune_ids, TerminalKey};
 
 /// `MAX_RETAINED_TERMINAL_SHELLS` (CONTRACT.md §1.4).
 pub const MAX_RETAINED_TERMINAL_SHELLS: usize = 32;

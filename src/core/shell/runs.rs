@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 
 use super::entry::{ShellEntry, ShellStatus};
-use crate::core::end::TaskEnd;
+use crate::end::TaskEnd;
 
 /// How a run's end settles its entry (§2.15 step 9, items 3–5).
 #[derive(Clone, Debug, PartialEq, Eq)]

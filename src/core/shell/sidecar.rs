@@ -12,9 +12,9 @@ use serde::Serialize;
 use super::entry::ShellEntry;
 use super::iso_time::iso_8601;
 use super::private_file::{open_private, Existing};
-use crate::core::end::TaskEnd;
-use crate::core::ids::random_hex;
-use crate::core::text::status_file_path_for;
+use crate::end::TaskEnd;
+use crate::ids::random_hex;
+use crate::text::status_file_path_for;
 
 /// The sidecar's JSON, keys in the order of §2.14; absent values are omitted.
 #[derive(Serialize)]
@@ -220,7 +220,7 @@ mod running {
   use std::sync::Mutex;
 
   use super::ShellEntry;
-  use crate::core::sync::lock;
+  use crate::sync::lock;
 
   static RUNNING: Mutex<Option<HashMap<String, (ShellEntry, u32)>>> = Mutex::new(None);
 
@@ -272,8 +272,8 @@ mod tests {
   use std::os::unix::fs::{symlink, PermissionsExt};
 
   use super::*;
-  use crate::core::shell::entry::ShellStatus;
-  use crate::core::shell::test_support::TempDir;
+  use crate::shell::entry::ShellStatus;
+  use crate::shell::test_support::TempDir;
 
   fn entry(output_path: &Path) -> ShellEntry {
     ShellEntry {

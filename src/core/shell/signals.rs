@@ -4,9 +4,9 @@
 //! the bytes are read. The `exit` of a wait is resolved by the binding at the
 //! settle, with the status the registry settled the shell with.
 
-use crate::core::task::Stream;
-use crate::core::text::{ecma_trim, sanitize_monitor_line, LineSplitter};
-use crate::core::wait::{Settle, WaitOutcome, WaitSet, WaitSpec};
+use crate::task::Stream;
+use crate::text::{ecma_trim, sanitize_monitor_line, LineSplitter};
+use crate::wait::{Settle, WaitOutcome, WaitSet, WaitSpec};
 
 /// One thing to tell JavaScript, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +55,7 @@ impl RunSignals {
   pub fn abort_wait(&mut self, id: u64, now_ms: i64) -> Option<WaitOutcome> {
     self
       .waits
-      .abort(id, crate::core::task::TaskStatus::Running, now_ms)
+      .abort(id, crate::task::TaskStatus::Running, now_ms)
   }
 
   /// A read arrived. True when it armed a settled notification that was not
@@ -151,7 +151,7 @@ fn mono(now_ms: i64) -> u64 {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::wait::WaitReason;
+  use crate::wait::WaitReason;
   use regex::Regex;
 
   #[test]

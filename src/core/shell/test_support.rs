@@ -46,15 +46,15 @@ pub(super) use process_helpers::*;
 mod process_helpers {
   use std::time::{Duration, Instant};
 
-  use crate::core::launch::{default_remove_env, ShellCommand, Term};
-  use crate::core::process::SpawnedProcess;
+  use crate::launch::{default_remove_env, ShellCommand, Term};
+  use crate::process::SpawnedProcess;
 
   /// Spawns `script` with the shell, the environment and the `TERM` of a
   /// background shell (§2.15 step 6), as `executeBackground` does.
-  pub(in crate::core::shell) fn spawn_shell(script: &str) -> SpawnedProcess {
+  pub(in crate::shell) fn spawn_shell(script: &str) -> SpawnedProcess {
     let remove_env = default_remove_env();
     let cwd = std::env::temp_dir();
-    crate::core::launch::spawn_shell(&ShellCommand {
+    crate::launch::spawn_shell(&ShellCommand {
       command: script,
       cwd: &cwd,
       env: &[],
@@ -67,7 +67,7 @@ mod process_helpers {
   }
 
   /// Polls `condition` every 10 ms until it holds or `timeout` passes.
-  pub(in crate::core::shell) fn wait_until(
+  pub(in crate::shell) fn wait_until(
     timeout: Duration,
     mut condition: impl FnMut() -> bool,
   ) -> bool {

@@ -43,10 +43,10 @@ mod watch;
 #[cfg(test)]
 mod tests;
 
-pub use crate::core::process::{
+pub use crate::process::{
   TerminalError, TerminalHandle, TerminalSize, INPUT_QUEUE_LIMIT, UNSUPPORTED_MESSAGE,
 };
-pub use crate::core::wait::{Settle, SettlePoll};
+pub use crate::wait::{Settle, SettlePoll};
 pub use screen::{
   settled_text, CursorPosition, Screen, ScreenSnapshot, CHECK_INTERVAL_MS, SETTLED_TEXT_MAX_UNITS,
 };

@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use super::{ScreenSnapshot, ScreenWatch, TerminalError, TerminalHandle, TerminalSize};
-use crate::core::sync::lock;
+use crate::sync::lock;
 
 /// What a timer run decided.
 #[derive(Debug, Default, PartialEq, Eq)]

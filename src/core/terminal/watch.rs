@@ -13,7 +13,7 @@
 
 use super::screen::{Screen, ScreenSnapshot};
 use super::TerminalSize;
-use crate::core::wait::Settle;
+use crate::wait::Settle;
 
 #[derive(Debug)]
 pub struct ScreenWatch {
@@ -118,7 +118,7 @@ impl ScreenWatch {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::terminal::CHECK_INTERVAL_MS;
+  use crate::terminal::CHECK_INTERVAL_MS;
 
   /// Drives a watch like the integrator: frames at the given times, a
   /// timer at every `next_deadline`, until `end`; returns the firing times.

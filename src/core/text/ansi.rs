@@ -338,7 +338,7 @@ fn take_digits(bytes: &[u8], from: usize) -> usize {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::text::test_support::{assert_string_vectors, XorShift};
+  use crate::text::test_support::{assert_string_vectors, XorShift};
   use once_cell::sync::Lazy;
   use regex::Regex;
 

@@ -12,7 +12,7 @@ pub fn is_binary(bytes: &[u8], sample_size: usize) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::test_vectors::{cases, describe};
+  use crate::test_vectors::{cases, describe};
 
   fn from_hex(hex: &str) -> Vec<u8> {
     (0..hex.len())

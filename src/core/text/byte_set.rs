@@ -75,7 +75,7 @@ impl ByteSet {
   #[cfg(target_arch = "x86_64")]
   #[target_feature(enable = "avx2,bmi1")]
   fn find_avx2(&self, haystack: &[u8]) -> Option<usize> {
-    use crate::core::text::bytes::avx2::{load, nibble_classes, nibble_table, nonzero_bits};
+    use crate::text::bytes::avx2::{load, nibble_classes, nibble_table, nonzero_bits};
 
     let low_table = nibble_table(&self.low);
     let high_table = nibble_table(&self.high);
@@ -111,7 +111,7 @@ impl std::fmt::Debug for ByteSet {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::text::test_support::XorShift;
+  use crate::text::test_support::XorShift;
 
   #[test]
   fn find_in_is_the_first_member_at_every_length_and_offset() {

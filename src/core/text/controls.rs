@@ -188,8 +188,8 @@ pub fn strip_terminal_control_sequences(text: &str) -> String {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::test_vectors::{cases, describe};
-  use crate::core::text::test_support::assert_string_vectors;
+  use crate::test_vectors::{cases, describe};
+  use crate::text::test_support::assert_string_vectors;
 
   #[test]
   fn strip_display_control_chars_vectors() {
@@ -255,7 +255,7 @@ mod tests {
       "a", "Z", " ", "\t", "\u{0}", "\u{1F}", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{BF}",
       "\u{C0}", "é", "<", ">", "/", "result", "kind", "\u{200B}", "\u{202E}", "😀", "\r", "\n",
     ];
-    let mut rng = crate::core::text::test_support::XorShift(0x5A71_71E5);
+    let mut rng = crate::text::test_support::XorShift(0x5A71_71E5);
     for _ in 0..20_000 {
       let line: String = (0..rng.below(12))
         .map(|_| pieces[rng.below(pieces.len())])

@@ -210,7 +210,7 @@ impl Default for LineBuffer {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::test_vectors::{cases, describe};
+  use crate::test_vectors::{cases, describe};
   use serde_json::Value;
 
   /// One call of a vector: a push of the string, or a flush.

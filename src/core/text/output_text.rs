@@ -375,7 +375,7 @@ mod sse2 {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::text::test_support::XorShift;
+  use crate::text::test_support::XorShift;
 
   #[test]
   fn the_scan_finds_exactly_the_bytes_the_sanitiser_may_change() {

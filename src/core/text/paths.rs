@@ -66,8 +66,8 @@ pub fn status_file_path_for(output_file: &str) -> String {
 mod tests {
   use super::*;
   #[cfg(unix)]
-  use crate::core::test_vectors::{cases, describe};
-  use crate::core::text::test_support::assert_string_vectors;
+  use crate::test_vectors::{cases, describe};
+  use crate::text::test_support::assert_string_vectors;
 
   #[test]
   fn sanitize_filename_component_vectors() {

@@ -56,7 +56,7 @@ fn below(bits: u32) -> u64 {
 /// at most the cap long), and one is non-blank when it holds a byte other than space, TAB and
 /// `\r` (the printable bytes `count_lines` calls text).
 ///
-/// [`count_lines`]: crate::core::text::count_lines
+/// [`count_lines`]: crate::text::count_lines
 pub fn plain_lines_counted(bytes: &[u8], tight: bool) -> (usize, LineCount) {
   #[cfg(target_arch = "x86_64")]
   if avx512::available() {
@@ -455,8 +455,8 @@ fn line_anchors(hir: Hir) -> Hir {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::text::test_support::XorShift;
-  use crate::core::text::{count_lines, ecma_trim, sanitize_monitor_line, Source};
+  use crate::text::test_support::XorShift;
+  use crate::text::{count_lines, ecma_trim, sanitize_monitor_line, Source};
   use regex::Regex;
 
   /// The backward iterator gives the forward one's lines in reverse.

@@ -155,7 +155,7 @@ impl PrefixFinder {
   fn find_avx512(&self, haystack: &[u8], from: usize) -> Option<usize> {
     use std::arch::x86_64::{__m512i, _mm512_and_si512, _mm512_set1_epi8, _mm512_test_epi8_mask};
 
-    use crate::core::text::bytes::avx512::{load, nibble_classes, nibble_table};
+    use crate::text::bytes::avx512::{load, nibble_classes, nibble_table};
 
     let low: [__m512i; PREFIX_LEN] = std::array::from_fn(|k| nibble_table(&self.low[k]));
     let high: [__m512i; PREFIX_LEN] = std::array::from_fn(|k| nibble_table(&self.high[k]));
@@ -183,7 +183,7 @@ impl PrefixFinder {
   fn find_avx2(&self, haystack: &[u8], from: usize) -> Option<usize> {
     use std::arch::x86_64::{__m256i, _mm256_and_si256, _mm256_set1_epi8};
 
-    use crate::core::text::bytes::avx2::{load, nibble_classes, nibble_table, nonzero_bits};
+    use crate::text::bytes::avx2::{load, nibble_classes, nibble_table, nonzero_bits};
 
     let low: [__m256i; PREFIX_LEN] = std::array::from_fn(|k| nibble_table(&self.low[k]));
     let high: [__m256i; PREFIX_LEN] = std::array::from_fn(|k| nibble_table(&self.high[k]));
@@ -226,7 +226,7 @@ fn in_plain_run(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::text::test_support::XorShift;
+  use crate::text::test_support::XorShift;
 
   fn finder(pattern: &str) -> Option<PrefixFinder> {
     PrefixFinder::new(&regex_syntax::Parser::new().parse(pattern).unwrap())
@@ -318,12 +318,12 @@ mod tests {
         assert_eq!(found, finder.find_scalar(&text, from), "{pattern}");
         #[cfg(target_arch = "x86_64")]
         {
-          if crate::core::text::has_avx2() {
+          if crate::text::has_avx2() {
             // SAFETY: the CPU has the features.
             let avx2 = unsafe { finder.find_avx2(&text, from) };
             assert_eq!(avx2, found, "{pattern}: avx2");
           }
-          if crate::core::text::bytes::avx512::available() {
+          if crate::text::bytes::avx512::available() {
             // SAFETY: the CPU has the features.
             let avx512 = unsafe { finder.find_avx512(&text, from) };
             assert_eq!(avx512, found, "{pattern}: avx512");

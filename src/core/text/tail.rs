@@ -170,8 +170,8 @@ fn normalize_carriage_returns(text: &str) -> String {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::test_vectors::{cases, describe};
-  use crate::core::text::test_support::TempDir;
+  use crate::test_vectors::{cases, describe};
+  use crate::text::test_support::TempDir;
 
   /// The §2.14 default `maxBytes`.
   const DEFAULT_MAX_BYTES: usize = 8192;

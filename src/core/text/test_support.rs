@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::core::test_vectors::{cases, describe};
+use crate::test_vectors::{cases, describe};
 
 /// Checks `function` against every vector under `name` whose input and expected value are
 /// strings.

@@ -20,7 +20,7 @@ pub fn escape_xml(text: &str) -> String {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::text::test_support::assert_string_vectors;
+  use crate::text::test_support::assert_string_vectors;
 
   #[test]
   fn escape_xml_vectors() {

@@ -14,13 +14,19 @@ pub use settle::{Settle, SettlePoll, MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 use std::sync::Arc;
 
-use regex::Regex;
+/// The matcher of `match` (a Rust `regex`: linear time), compiled by [`compile_match`].
+pub use regex::Regex;
 
-use crate::core::task::TaskStatus;
-use crate::core::text::PlainImportant;
+use crate::task::TaskStatus;
+use crate::text::PlainImportant;
 
 /// The longest `quietMs` and `timeoutMs`: one day.
 pub const MAX_WAIT_MS: u64 = 86_400_000;
+
+/// Compiles a wait's `match` pattern; the error is the parser's message.
+pub fn compile_match(pattern: &str) -> Result<Regex, String> {
+  Regex::new(pattern).map_err(|error| error.to_string())
+}
 
 /// What a wait waits for; with no condition, only the settle ends it.
 #[derive(Debug, Clone, Default)]

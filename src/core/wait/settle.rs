@@ -7,7 +7,7 @@
 //! once; the next activity arms it again. Nothing fires before the first
 //! activity (a task that printed nothing gets no notification). What counts
 //! as activity is the caller's: any output byte for a task without a
-//! terminal, a visible change of the screen ([`crate::core::terminal::Screen::feed`]
+//! terminal, a visible change of the screen ([`crate::terminal::Screen::feed`]
 //! returning `true`) for a terminal task.
 //!
 //! Driving it from a timer: after `note_activity`, make sure a timer is
@@ -94,7 +94,7 @@ impl Settle {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::terminal::{Screen, TerminalSize};
+  use crate::terminal::{Screen, TerminalSize};
 
   #[test]
   fn nothing_fires_before_activity() {

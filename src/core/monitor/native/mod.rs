@@ -19,10 +19,10 @@ use super::reader::{ReadOutcome, Reader};
 use super::registry::{AbortKind, ExitInfo};
 use super::signal::SignalConfig;
 use super::throttle::ThrottleConfig;
-use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
-use crate::core::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
-use crate::core::sync::{lock, SelfRef};
-use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
+use crate::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+use crate::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
+use crate::sync::{lock, SelfRef};
+use crate::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 
 #[cfg(unix)]
 mod persisted;
@@ -303,11 +303,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
         *lock(&self.final_usage) = process::tree_usage(group);
       }
       hub.apply(|r| match memory_limit {
-        Some(bytes) => r.limit_finish(
-          &self.id,
-          crate::core::end::TaskEnd::memory_limit(bytes),
-          wall,
-        ),
+        Some(bytes) => r.limit_finish(&self.id, crate::end::TaskEnd::memory_limit(bytes), wall),
         None => r.settle_from_exit(&self.id, &exit, aborted, wall),
       });
       hub.wake_js();
@@ -409,7 +405,7 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
     self
       .group
       .as_ref()
-      .and_then(crate::core::process::listening_ports)
+      .and_then(crate::process::listening_ports)
       .and_then(Result::ok)
       .unwrap_or_default()
   }
@@ -440,7 +436,7 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
             let entry = registry.get(&self.id)?;
             entry.end.as_ref().or(entry.ending.as_ref())?.via
           })
-          .unwrap_or(crate::core::end::EndVia::Cancel);
+          .unwrap_or(crate::end::EndVia::Cancel);
         persisted.request_cancel(via);
         return;
       }

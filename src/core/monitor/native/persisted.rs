@@ -9,16 +9,16 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use super::{NativeMonitor, Stream};
-use crate::core::monitor::hub::{Clock, MonitorHub};
-use crate::core::monitor::reader::Reader;
-use crate::core::monitor::signal::{DropDigest, SignalConfig};
-use crate::core::monitor::throttle::ThrottleConfig;
-use crate::core::persist::follow::{FollowPaths, FollowSink, Follower};
-use crate::core::persist::link::{self, KeeperLink};
+use crate::monitor::hub::{Clock, MonitorHub};
+use crate::monitor::reader::Reader;
+use crate::monitor::signal::{DropDigest, SignalConfig};
+use crate::monitor::throttle::ThrottleConfig;
+use crate::persist::follow::{FollowPaths, FollowSink, Follower};
+use crate::persist::link::{self, KeeperLink};
 
-use crate::core::persist::EndView;
-use crate::core::reactor::Reactor;
-use crate::core::sync::{lock, SelfRef};
+use crate::persist::EndView;
+use crate::reactor::Reactor;
+use crate::sync::{lock, SelfRef};
 
 /// Lines a recovered monitor missed, counted as the follower hands them over.
 #[derive(Default)]
@@ -69,7 +69,7 @@ impl Persisted {
   /// Asks the keeper to stop the task; the follower then keeps the monitor
   /// alive until the end is read, so its state is forgotten even if the
   /// entry was removed meanwhile (`reset()`).
-  pub fn request_cancel(&self, via: crate::core::end::EndVia) {
+  pub fn request_cancel(&self, via: crate::end::EndVia) {
     if let Some(follower) = lock(&self.follower).as_ref() {
       follower.hold_until_end();
     }
@@ -134,7 +134,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       from.offset,
       from.missed_until,
       Arc::downgrade(&sink),
-      crate::core::persist::link::read_end,
+      crate::persist::link::read_end,
       link::write_cursor,
       keeper_alive,
     )?;
@@ -167,7 +167,7 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
         }
         Err(error) => {
           let message = format!("persisted task: {error}");
-          let end = crate::core::end::TaskEnd::io_error(&message);
+          let end = crate::end::TaskEnd::io_error(&message);
           hub.apply(|r| r.fail_with_end(&self.id, &message, end, wall));
         }
       }

@@ -2,10 +2,10 @@
 //! the fast paths of a read may count ([`Counting`]), and the decider one read hands its
 //! lines to ([`ReadDecider`]).
 
-use crate::core::monitor::signal::{LineText, SignalLane};
-use crate::core::monitor::throttle::TokenBucket;
-use crate::core::text::{first_and_last, PlainImportant};
-use crate::core::text::{is_ecma_whitespace, sanitize_monitor_line, LineCount};
+use crate::monitor::signal::{LineText, SignalLane};
+use crate::monitor::throttle::TokenBucket;
+use crate::text::{first_and_last, PlainImportant};
+use crate::text::{is_ecma_whitespace, sanitize_monitor_line, LineCount};
 
 use super::sink::{LineSink, Observe};
 

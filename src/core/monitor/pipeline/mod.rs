@@ -19,7 +19,7 @@ use super::throttle::{ThrottleConfig, TokenBucket};
 use admission::{admit, Admission, ReadDecider};
 use stream::StreamState;
 
-pub use crate::core::task::Stream;
+pub use crate::task::Stream;
 pub use sink::{LineSink, Observe};
 
 pub struct LinePipeline {

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::core::monitor::signal::Out;
-use crate::core::text::PlainImportant;
+use crate::monitor::signal::Out;
+use crate::text::PlainImportant;
 
 /// Receives what the pipeline decides about each line.
 pub trait LineSink {
@@ -49,7 +49,7 @@ pub enum Observe {
   Every,
   /// Runs of plain lines the throttle would only count may still be only counted, but for
   /// the lines `matcher` may match (the pending `waitFor` patterns, see
-  /// [`crate::core::wait::WaitSet::line_matcher`]); every other line is shown to the sink.
+  /// [`crate::wait::WaitSet::line_matcher`]); every other line is shown to the sink.
   /// With `last_line` (`settleMs` quotes the last line), the last line of each counted run is
   /// passed to [`LineSink::last_line`].
   Lines {

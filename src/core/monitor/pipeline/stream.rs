@@ -1,12 +1,12 @@
 //! One stream's state (decoder, stripper, splitter, frames) and its read loop: the fast
 //! paths straight from the raw bytes where they apply, the exact path elsewhere.
 
-use crate::core::text::plain_lines_counted;
-use crate::core::text::{
+use crate::text::plain_lines_counted;
+use crate::text::{
   count_lines, find_either, find_line_end_or_not_plain, incomplete_utf8_tail, scan_discarded,
   CleanTextStream, FrameCollapser, FramePiece, LineCount, Source, MAX_HELD_SEQUENCE_CHARS,
 };
-use crate::core::text::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
+use crate::text::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
 
 use super::admission::{Counting, Decide};
 
@@ -41,7 +41,7 @@ impl StreamState {
   /// throttle has no token and the read's time is fixed), so lines are only
   /// counted. With [`Counting::Plain`] (a lane with `important` or `digest`),
   /// only runs of plain lines are counted, up to the first line that may be
-  /// important ([`crate::core::text::PlainImportant`]); that line and every line that is not
+  /// important ([`crate::text::PlainImportant`]); that line and every line that is not
   /// plain take the exact path, and `decide` says after each whether counting
   /// goes on.
   ///

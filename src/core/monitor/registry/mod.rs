@@ -13,11 +13,11 @@ use super::notification::{
 };
 use super::pipeline::Observe;
 use super::signal::{DigestNote, Mark};
-use crate::core::clock;
-use crate::core::end::{EndReason, EndVia, TaskEnd};
-use crate::core::task::{prune_ids, TerminalKey};
-use crate::core::text::sanitize_monitor_line;
-use crate::core::wait::{WaitOutcome, WaitSpec};
+use crate::clock;
+use crate::end::{EndReason, EndVia, TaskEnd};
+use crate::task::{prune_ids, TerminalKey};
+use crate::text::sanitize_monitor_line;
+use crate::wait::{WaitOutcome, WaitSpec};
 
 mod timers;
 mod types;

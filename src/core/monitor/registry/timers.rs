@@ -31,7 +31,7 @@ impl MonitorRegistry {
       } else {
         entry.status
       };
-      let mut set = crate::core::wait::WaitSet::default();
+      let mut set = crate::wait::WaitSet::default();
       set.add(wait, spec, now_mono_ms);
       return Ok(set.finish(status, now_mono_ms).pop().map(|(_, o)| o));
     }
@@ -101,7 +101,7 @@ impl MonitorRegistry {
   }
 
   /// Compiles the entry's pending `match` patterns for runs of plain lines (see
-  /// [`crate::core::wait::WaitSet::refresh_line_matcher`]); the entry's observation after it.
+  /// [`crate::wait::WaitSet::refresh_line_matcher`]); the entry's observation after it.
   pub fn refresh_line_matcher(&mut self, id: &str) -> Observe {
     match self.get_mut(id) {
       Some(entry) => {

@@ -2,8 +2,8 @@
 //! hands to the binding, the register errors, how a leader exited, and the counters a restart
 //! carries.
 
-use crate::core::monitor::notification::Notification;
-use crate::core::wait::WaitOutcome;
+use crate::monitor::notification::Notification;
+use crate::wait::WaitOutcome;
 
 /// `MAX_CONCURRENT_MONITORS` and `MAX_RETAINED_TERMINAL_MONITORS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

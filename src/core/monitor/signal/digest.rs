@@ -5,7 +5,7 @@
 //! buffers have their size, and a raw line is sanitised only when it is quoted.
 
 use super::template::TemplateTally;
-use crate::core::text::{
+use crate::text::{
   escape_xml, plain_line_texts, sanitize_monitor_line, strip_display_control_chars, truncate_utf16,
 };
 
@@ -306,7 +306,7 @@ pub fn result_with_digest(result: Option<String>, note: Option<&DigestNote>) -> 
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::text::utf16_len;
+  use crate::text::utf16_len;
 
   #[test]
   fn nothing_dropped_gives_no_note() {
@@ -448,7 +448,7 @@ mod tests {
   /// quotes: controls before and across the cut, structural tags straddling it, astral chars.
   #[test]
   fn raw_prefixes_quote_what_the_sanitised_line_quotes() {
-    use crate::core::text::test_support::XorShift;
+    use crate::text::test_support::XorShift;
     let pieces = [
       "a",
       "é",

@@ -9,8 +9,8 @@
 //! gives exactly the texts of `event_notification`.
 
 use super::lane::Mark;
-use crate::core::monitor::event_line::truncate_event_line;
-use crate::core::text::{escape_xml, strip_display_control_chars};
+use crate::monitor::event_line::truncate_event_line;
+use crate::text::{escape_xml, strip_display_control_chars};
 
 /// What goes between `<summary>` and `</summary>`, escaped: `Monitor "<desc>" emitted events
 /// #<first>–<last>.` (U+2013 EN DASH), or `Monitor "<desc>" emitted event #<n>.` for one line.
@@ -115,8 +115,8 @@ pub fn batch_display_text<S: AsRef<str>>(
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::core::monitor::entry::{EntryMode, MonitorEntry, Registration};
-  use crate::core::monitor::notification::event_notification;
+  use crate::monitor::entry::{EntryMode, MonitorEntry, Registration};
+  use crate::monitor::notification::event_notification;
 
   #[test]
   fn a_display_shows_at_most_two_important_lines() {
@@ -220,7 +220,7 @@ mod tests {
     entry.event_count = 9;
     let cut = truncate_event_line(&line);
     let event = event_notification(&entry, &cut);
-    let desc = crate::core::text::truncate_notification_label(&entry.description);
+    let desc = crate::text::truncate_notification_label(&entry.description);
     assert!(event.model_text.contains(&format!(
       "<summary>{}</summary>",
       batch_summary(&desc, 9, 9)

@@ -3,12 +3,12 @@
 //! the hub, with an injected clock, and the notifications the host receives.
 
 use super::*;
-use crate::core::monitor::notification::NotificationKind;
-use crate::core::monitor::pipeline::{Observe, Stream};
-use crate::core::monitor::reader::{ReadOutcome, Reader};
-use crate::core::monitor::signal::{SignalConfig, SignalOptions};
-use crate::core::monitor::throttle::ThrottleConfig;
-use crate::core::sync::lock;
+use crate::monitor::notification::NotificationKind;
+use crate::monitor::pipeline::{Observe, Stream};
+use crate::monitor::reader::{ReadOutcome, Reader};
+use crate::monitor::signal::{SignalConfig, SignalOptions};
+use crate::monitor::throttle::ThrottleConfig;
+use crate::sync::lock;
 use std::sync::Mutex;
 
 const RECOMMENDED: &str = "(?i)error|fail|exception|panic|listening|ready";
@@ -583,11 +583,11 @@ fn a_terminal_notification_without_detail_gets_the_digest_as_its_result() {
   native.read(&mut host, &lines(1..=7, "l"));
   // A user-visible cancel: the abort flushes the reader (as NativeMonitor::stop_reading
   // does), then the cancelled notification, whose only result is the digest.
-  hub.apply(|r| r.cancel_begin("n", crate::core::end::EndVia::Cancel));
+  hub.apply(|r| r.cancel_begin("n", crate::end::EndVia::Cancel));
   let (now, wall) = (native.now(), clock.wall_ms());
   native.reader.flush(&hub, Observe::Off, now, wall);
   native.reader.close();
-  hub.apply(|r| r.cancel_finish("n", crate::core::end::EndVia::Cancel, wall));
+  hub.apply(|r| r.cancel_finish("n", crate::end::EndVia::Cancel, wall));
   hub.drain(&mut host);
   let terminal = host.notifications().last().cloned().cloned().unwrap();
   assert_eq!(terminal.meta.kind, NotificationKind::Terminal);

@@ -40,7 +40,7 @@ enum Log {
   Aborted(String, AbortKind),
   Woke(String),
   Removed(Vec<String>),
-  WaitResolved(String, u64, crate::core::wait::WaitOutcome),
+  WaitResolved(String, u64, crate::wait::WaitOutcome),
 }
 
 struct Host<'a> {
@@ -130,7 +130,7 @@ impl MonitorHost for Host<'_> {
   fn removed(&mut self, ids: &[String]) {
     self.log.push(Log::Removed(ids.to_vec()));
   }
-  fn wait_resolved(&mut self, id: &str, wait: u64, outcome: crate::core::wait::WaitOutcome) {
+  fn wait_resolved(&mut self, id: &str, wait: u64, outcome: crate::wait::WaitOutcome) {
     self
       .log
       .push(Log::WaitResolved(id.to_owned(), wait, outcome));
@@ -293,13 +293,7 @@ fn user_cancel_delivers_flushed_lines_then_cancelled() {
   let mut host = Host::new(&reg, &clock);
   host.register(registration("m")).unwrap();
   host.flush_on_abort = vec!["last partial line".into()];
-  reg.cancel(
-    &mut host,
-    &clock,
-    "m",
-    true,
-    crate::core::end::EndVia::Cancel,
-  );
+  reg.cancel(&mut host, &clock, "m", true, crate::end::EndVia::Cancel);
   let n = host.notifications();
   assert_eq!(n.len(), 2);
   assert!(n[0].display_text.ends_with("event #1: last partial line"));
@@ -319,13 +313,7 @@ fn user_cancel_keeps_a_status_reached_during_the_abort() {
   r.max_events = 1;
   host.register(r).unwrap();
   host.flush_on_abort = vec!["flushed".into()];
-  reg.cancel(
-    &mut host,
-    &clock,
-    "m",
-    true,
-    crate::core::end::EndVia::Cancel,
-  );
+  reg.cancel(&mut host, &clock, "m", true, crate::end::EndVia::Cancel);
   let entry = lock(&reg).get("m").cloned().unwrap();
   assert_eq!(entry.status, MonitorStatus::Completed);
   assert_eq!(host.terminal_count(), 1);
@@ -340,13 +328,7 @@ fn silent_cancel_settles_before_abort_and_wakes_the_owner() {
   host.register(r).unwrap();
   host.log.clear();
   host.flush_on_abort = vec!["ignored".into()];
-  reg.cancel(
-    &mut host,
-    &clock,
-    "m",
-    false,
-    crate::core::end::EndVia::Cancel,
-  );
+  reg.cancel(&mut host, &clock, "m", false, crate::end::EndVia::Cancel);
   assert_eq!(
     host.log,
     vec![
@@ -368,25 +350,13 @@ fn terminal_transitions_are_one_shot() {
   let mut host = Host::new(&reg, &clock);
   host.register(registration("m")).unwrap();
   host.complete("m", Some(0));
-  reg.cancel(
-    &mut host,
-    &clock,
-    "m",
-    true,
-    crate::core::end::EndVia::Cancel,
-  );
+  reg.cancel(&mut host, &clock, "m", true, crate::end::EndVia::Cancel);
   host.fail("m", "late");
   host.emit("m", "late event");
   assert_eq!(host.notifications().len(), 1);
   // Unknown ids never throw.
   host.complete("nope", Some(1));
-  reg.cancel(
-    &mut host,
-    &clock,
-    "nope",
-    true,
-    crate::core::end::EndVia::Cancel,
-  );
+  reg.cancel(&mut host, &clock, "nope", true, crate::end::EndVia::Cancel);
 }
 
 #[test]
@@ -787,7 +757,7 @@ impl MonitorHost for ReentrantHost<'_> {
   fn abort(&mut self, _id: &str, _kind: AbortKind) {}
   fn wake(&mut self, _agent_id: &str) {}
   fn removed(&mut self, _ids: &[String]) {}
-  fn wait_resolved(&mut self, _id: &str, _wait: u64, _outcome: crate::core::wait::WaitOutcome) {}
+  fn wait_resolved(&mut self, _id: &str, _wait: u64, _outcome: crate::wait::WaitOutcome) {}
 }
 
 #[test]

@@ -2,10 +2,10 @@
 //! through the hub with the recording host of `tests/mod.rs`.
 
 use super::*;
-use crate::core::end::{EndBy, EndReason, EndVia, TaskEnd};
-use crate::core::monitor::hub::NativeTask;
-use crate::core::monitor::notification::NotificationKind;
-use crate::core::wait::{WaitReason, WaitSpec};
+use crate::end::{EndBy, EndReason, EndVia, TaskEnd};
+use crate::monitor::hub::NativeTask;
+use crate::monitor::notification::NotificationKind;
+use crate::wait::{WaitReason, WaitSpec};
 use regex::Regex;
 
 fn waits(host: &Host) -> Vec<(u64, WaitReason, Option<String>, MonitorStatus)> {
@@ -251,13 +251,13 @@ fn settled_notifications_fire_after_output_stops_and_rearm_on_the_next_byte() {
 /// (by the caller, since nothing else runs here).
 struct ObservationProbe {
   hub: std::sync::Weak<MonitorHub>,
-  calls: std::sync::Mutex<Vec<(crate::core::monitor::pipeline::Observe, bool)>>,
+  calls: std::sync::Mutex<Vec<(crate::monitor::pipeline::Observe, bool)>>,
 }
 
 impl NativeTask for ObservationProbe {
   fn stop_reading(&self, _hub: &MonitorHub, _kind: AbortKind) {}
   fn kill(&self) {}
-  fn observe_lines(&self, observe: crate::core::monitor::pipeline::Observe) {
+  fn observe_lines(&self, observe: crate::monitor::pipeline::Observe) {
     let hub = self.hub.upgrade().expect("the hub");
     let locked = hub.try_registry().is_none();
     self.calls.lock().unwrap().push((observe, locked));
@@ -289,7 +289,7 @@ fn a_new_wait_changes_the_readers_observation_under_the_registry_lock() {
   assert!(
     calls
       .iter()
-      .all(|(observe, _)| !matches!(observe, crate::core::monitor::pipeline::Observe::Off)),
+      .all(|(observe, _)| !matches!(observe, crate::monitor::pipeline::Observe::Off)),
     "{calls:?}"
   );
 }

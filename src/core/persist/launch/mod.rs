@@ -7,7 +7,7 @@
 //! [`KeeperConfig`] on its stdin and waits up to 15 s for its handshake line
 //! on stdout: `ok <task record>` or `err <message>`.
 //!
-//! `core::keeper::keeper_main` (in the keeper) spawns the task with the standard
+//! `core::keeper::keeper_main` (in the keeper executable, `src/keeper/`) spawns the task with the standard
 //! containment (`core::process::spawn`: session, group, tag, cgroup and the
 //! keeper's own watchdog, so the task dies with its keeper however the
 //! keeper dies), writes `<id>.task.json`, answers the handshake, and then
@@ -17,7 +17,8 @@
 //! SIGTERM, SIGINT or SIGHUP. Its last act is `<id>.end.json`.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[cfg(not(unix))]
@@ -31,9 +32,9 @@ pub const KEEPER_TAG_VAR: &str = "TASKSTREAM_KEEPER_ID";
 /// How long [`launch_keeper`] waits for the handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// What runs the keeper: `node -e <script> <addon>` from the host, the test
-/// binary re-executed in `cargo test`. `env` is added to the host's
-/// environment (besides [`KEEPER_TAG_VAR`]).
+/// What runs the keeper: the `taskstream-keeper` executable beside the addon
+/// ([`native_keeper_program`]), the test binary re-executed in `cargo test`. `env` is added to
+/// the host's environment (besides [`KEEPER_TAG_VAR`]).
 #[derive(Clone, Debug, Default)]
 pub struct KeeperProgram {
   pub program: PathBuf,
@@ -51,13 +52,40 @@ impl KeeperProgram {
   }
 }
 
-/// The name of the addon's hidden export that runs `core::keeper::keeper_main`.
-pub const KEEPER_EXPORT: &str = "__taskstreamKeeper";
+/// The keeper executable's file name (the crate `taskstream-keeper`, src/keeper/), in the folder
+/// of the addon's `.node` file: the platform package ships it there, `npm run build` copies it
+/// there, and the integrations copy it with the addon.
+pub const KEEPER_FILE: &str = if cfg!(windows) {
+  "taskstream-keeper.exe"
+} else {
+  "taskstream-keeper"
+};
 
-/// The script `node -e` runs as a keeper: loads the addon named by its one
-/// argument and exits with what its [`KEEPER_EXPORT`] returns.
-pub const NODE_KEEPER_SCRIPT: &str = "const m={exports:{}};process.dlopen(m,process.argv[1]);\
-  process.exit(m.exports.__taskstreamKeeper())";
+/// The keeper of this addon: [`KEEPER_FILE`] beside the file this code was loaded from
+/// ([`addon_path`]).
+pub fn native_keeper_program() -> io::Result<KeeperProgram> {
+  keeper_beside(&addon_path()?)
+}
+
+/// [`KEEPER_FILE`] in the folder of `addon`; a missing one is an error naming both paths.
+pub fn keeper_beside(addon: &Path) -> io::Result<KeeperProgram> {
+  let path = addon
+    .parent()
+    .unwrap_or_else(|| Path::new("."))
+    .join(KEEPER_FILE);
+  if !path.is_file() {
+    return Err(io::Error::new(
+      io::ErrorKind::NotFound,
+      format!(
+        "the keeper executable {} is missing: persisted tasks run under it, and it belongs \
+         beside the addon {} (its platform package ships both; `npm run build` puts it there)",
+        path.display(),
+        addon.display()
+      ),
+    ));
+  }
+  Ok(KeeperProgram::new(path, Vec::new()))
+}
 
 /// A keeper that answered `ok`: its task runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,10 +98,10 @@ pub struct KeeperStarted {
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{addon_path, launch_keeper, node_keeper_program};
+pub use unix::{addon_path, launch_keeper};
 
 #[cfg(not(unix))]
-pub use unsupported::{addon_path, launch_keeper, node_keeper_program};
+pub use unsupported::{addon_path, launch_keeper};
 
 /// Platforms without persistence: every entry point fails.
 #[cfg(not(unix))]
@@ -83,18 +111,14 @@ mod unsupported {
 
   use super::{KeeperConfig, KeeperProgram, KeeperStarted};
 
-  pub fn node_keeper_program(_node: impl Into<PathBuf>) -> io::Result<KeeperProgram> {
-    Err(crate::core::persist::unsupported())
-  }
-
   pub fn launch_keeper(
     _program: &KeeperProgram,
     _config: &KeeperConfig,
   ) -> io::Result<KeeperStarted> {
-    Err(crate::core::persist::unsupported())
+    Err(crate::persist::unsupported())
   }
 
   pub fn addon_path() -> io::Result<PathBuf> {
-    Err(crate::core::persist::unsupported())
+    Err(crate::persist::unsupported())
   }
 }

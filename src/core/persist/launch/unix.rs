@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 
-use super::{KeeperProgram, KeeperStarted, HANDSHAKE_TIMEOUT, KEEPER_TAG_VAR, NODE_KEEPER_SCRIPT};
-use crate::core::persist::records::{
+use super::{KeeperProgram, KeeperStarted, HANDSHAKE_TIMEOUT, KEEPER_TAG_VAR};
+use crate::persist::records::{
   check_task_id, parse_record, private_mode, KeeperConfig, TaskFiles, TaskRecord,
 };
-use crate::core::persist::state_dir::validate_state_dir;
-use crate::core::process::new_task_tag;
+use crate::persist::state_dir::validate_state_dir;
+use crate::process::new_task_tag;
 
 // ---------------------------------------------------------------- launcher
 
@@ -219,7 +219,7 @@ fn close_inherited_on_exec() {
 }
 
 /// The file this code was loaded from (the addon's `.node` file in Node, the
-/// test binary in `cargo test`), found with `dladdr` on one of its functions.
+/// test binary in `cargo test`, the keeper executable in a keeper), found with `dladdr` on one of its functions.
 pub fn addon_path() -> io::Result<PathBuf> {
   // SAFETY: `info` is a valid out-pointer; the address is one of our own
   // functions; `dli_fname` is a NUL-terminated string owned by the dynamic
@@ -238,21 +238,4 @@ pub fn addon_path() -> io::Result<PathBuf> {
     // A main program may be named as it was started (relative): resolve it.
     std::fs::canonicalize(&path).or(Ok(path))
   }
-}
-
-/// The keeper program for a host running in Node: `node -e <script> <addon>`
-/// with `node` the host's executable (`std::env::current_exe()`), and
-/// `NODE_OPTIONS` emptied for the keeper (a host's `--inspect` must not
-/// follow it; the task's environment comes from the config, not from here).
-pub fn node_keeper_program(node: impl Into<PathBuf>) -> io::Result<KeeperProgram> {
-  let addon = addon_path()?;
-  Ok(KeeperProgram {
-    program: node.into(),
-    args: vec![
-      "-e".into(),
-      NODE_KEEPER_SCRIPT.into(),
-      addon.into_os_string(),
-    ],
-    env: vec![("NODE_OPTIONS".into(), "".into())],
-  })
 }

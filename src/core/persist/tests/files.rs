@@ -9,19 +9,19 @@ use std::time::{Duration, SystemTime};
 
 use super::read_line_where;
 use super::support::{wait_until, StateDir};
-use crate::core::end::{EndVia, TaskEnd};
-use crate::core::persist::identity::prove_with;
-use crate::core::persist::records::{
+use crate::end::{EndVia, TaskEnd};
+use crate::persist::identity::prove_with;
+use crate::persist::records::{
   fnv1a64, read_cancel, read_record, read_record_or_quarantine, render_record, write_record,
 };
-use crate::core::persist::renewer;
-use crate::core::persist::state_dir::validate_state_dir;
-use crate::core::persist::{
+use crate::persist::renewer;
+use crate::persist::state_dir::validate_state_dir;
+use crate::persist::{
   ensure_state_dir, forget, last_renewal, prove, renew, request_cancel, scan, AdoptionLock,
   CursorRecord, EndRecord, Found, Identity, ProcessIdentity, ReadRecord, TaskKind, TaskProcess,
   TaskRecord, TryLock, RECORD_VERSION,
 };
-use crate::core::process::{self, kill_now, new_task_tag, proc_table, SpawnRequest};
+use crate::process::{self, kill_now, new_task_tag, proc_table, SpawnRequest};
 
 fn mode(path: &std::path::Path) -> u32 {
   fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
@@ -370,7 +370,7 @@ fn two_hosts_racing_for_the_adoption_lock_exactly_one_wins() {
       let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
           "--exact",
-          "core::persist::tests::locker_entry",
+          "persist::tests::locker_entry",
           "--nocapture",
           "--test-threads=1",
         ])
@@ -420,9 +420,9 @@ fn two_hosts_racing_for_the_adoption_lock_exactly_one_wins() {
 #[test]
 fn identity_tells_the_task_from_strangers_and_the_dead() {
   let tag = new_task_tag();
-  let env = crate::core::process::child_env(
+  let env = crate::process::child_env(
     std::env::vars_os(),
-    &crate::core::process::EnvOptions {
+    &crate::process::EnvOptions {
       remove: Vec::new(),
       term: "dumb",
       overrides: Vec::new(),
@@ -517,16 +517,27 @@ fn forget_removes_the_task_files_and_the_lock_last() {
 #[test]
 fn the_addon_path_is_the_file_this_code_runs_from() {
   // In `cargo test` the code is linked into the test binary.
-  let path = crate::core::persist::addon_path().unwrap();
+  let path = crate::persist::addon_path().unwrap();
   assert_eq!(
     path,
     fs::canonicalize(std::env::current_exe().unwrap()).unwrap()
   );
-  let program = crate::core::persist::node_keeper_program("/usr/bin/node").unwrap();
-  assert_eq!(program.args[0], "-e");
-  assert_eq!(program.args[2], path.as_os_str());
-  assert!(program.args[1]
-    .to_str()
-    .unwrap()
-    .contains("m.exports.__taskstreamKeeper()"));
+}
+
+#[test]
+fn the_keeper_is_the_executable_beside_the_addon_and_a_missing_one_is_named() {
+  let scratch = StateDir::new("keeper-beside");
+  let dir = scratch.path();
+  let addon = dir.join("taskstream.linux-x64-gnu.node");
+  fs::write(&addon, b"").unwrap();
+  let error = crate::persist::keeper_beside(&addon).unwrap_err();
+  assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+  let keeper = dir.join(crate::persist::KEEPER_FILE);
+  let message = error.to_string();
+  assert!(message.contains(&keeper.display().to_string()), "{message}");
+  assert!(message.contains(&addon.display().to_string()), "{message}");
+  fs::write(&keeper, b"").unwrap();
+  let program = crate::persist::keeper_beside(&addon).unwrap();
+  assert_eq!(program.program, keeper);
+  assert!(program.args.is_empty());
 }

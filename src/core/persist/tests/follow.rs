@@ -4,10 +4,10 @@ use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::core::end::TaskEnd;
-use crate::core::persist::end_view::EndView;
-use crate::core::persist::follow::{FollowPaths, FollowSink, Follower};
-use crate::core::persist::link::{read_cursor, write_cursor};
+use crate::end::TaskEnd;
+use crate::persist::end_view::EndView;
+use crate::persist::follow::{FollowPaths, FollowSink, Follower};
+use crate::persist::link::{read_cursor, write_cursor};
 
 #[derive(Default)]
 struct Seen {
@@ -112,7 +112,7 @@ fn tempfile_dir() -> std::path::PathBuf {
   let dir = std::env::temp_dir().join(format!(
     "taskstream-follow-{}-{}",
     std::process::id(),
-    crate::core::ids::random_hex(8)
+    crate::ids::random_hex(8)
   ));
   std::fs::create_dir_all(&dir).unwrap();
   dir

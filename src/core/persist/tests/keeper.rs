@@ -11,15 +11,15 @@ use super::support::{
   config, group_of, keeper_program, reported_pids, scan_when_free, task_alive, text, wait_end,
   wait_until, Cleanup, Renewer, StateDir,
 };
-use crate::core::end::{EndBy, EndReason, EndVia};
-use crate::core::persist::identity::prove_with;
-use crate::core::persist::records::{read_record, ReadRecord};
-use crate::core::persist::{
+use crate::end::{EndBy, EndReason, EndVia};
+use crate::persist::identity::prove_with;
+use crate::persist::records::{read_record, ReadRecord};
+use crate::persist::{
   forget, launch_keeper, renew, request_cancel, scan, AdoptionLock, Found, Identity, TaskKind,
   TaskRecord, TryLock, KEEPER_TAG_VAR,
 };
-use crate::core::process::{proc_table, tree_alive};
-use crate::core::shell::{OutputWriter, Stream};
+use crate::process::{proc_table, tree_alive};
+use crate::shell::{OutputWriter, Stream};
 
 /// The bound for a lease that expired with no host: `leaseMs` + 10 s.
 const LEASE_SLACK: Duration = Duration::from_secs(10);
@@ -225,7 +225,7 @@ fn the_keeper_outlives_the_host_that_launched_it() {
     Command::new(std::env::current_exe().unwrap())
       .args([
         "--exact",
-        "core::persist::tests::launcher_entry",
+        "persist::tests::launcher_entry",
         "--nocapture",
         "--test-threads=1",
       ])

@@ -21,7 +21,7 @@ use super::{launch_keeper, AdoptionLock, TryLock};
 #[test]
 fn keeper_entry() {
   if std::env::var_os("TASKSTREAM_TEST_KEEPER").is_some_and(|v| v == "1") {
-    std::process::exit(crate::core::keeper::keeper_main());
+    std::process::exit(crate::keeper::keeper_main());
   }
 }
 

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::core::persist::records::{read_record, ReadRecord};
-use crate::core::persist::{
+use crate::persist::records::{read_record, ReadRecord};
+use crate::persist::{
   prove, renew, EndRecord, Identity, KeeperConfig, KeeperProgram, TaskFiles, TaskKind, TaskRecord,
   KEEPER_TAG_VAR, RECORD_VERSION,
 };
-use crate::core::process::{
+use crate::process::{
   child_env, kill_now, new_task_tag, proc_table, tree_alive, EnvOptions, ProcessGroup,
 };
 
@@ -58,7 +58,7 @@ pub(super) fn keeper_program() -> KeeperProgram {
     program: std::env::current_exe().expect("current_exe"),
     args: [
       "--exact",
-      "core::persist::tests::keeper_entry",
+      "persist::tests::keeper_entry",
       "--nocapture",
       "--test-threads=1",
     ]
@@ -134,7 +134,7 @@ pub(super) fn config(
         .into_owned()
     }),
     max_output_bytes: 1 << 20,
-    start_time: crate::core::clock::wall_ms() as u64,
+    start_time: crate::clock::wall_ms() as u64,
     options: serde_json::json!({ "test": true }),
   }
 }
@@ -208,7 +208,7 @@ impl Drop for Cleanup {
       return;
     };
     let keeper = &record.keeper;
-    if crate::core::persist::identity::prove_with(
+    if crate::persist::identity::prove_with(
       keeper.pid,
       keeper.start_time,
       KEEPER_TAG_VAR,
@@ -265,14 +265,14 @@ pub(super) fn task_alive(record: &TaskRecord) -> bool {
 /// that fork's exec closes it.
 pub(super) fn scan_when_free(
   dir: &Path,
-  kind: crate::core::persist::TaskKind,
-) -> Vec<crate::core::persist::Found> {
+  kind: crate::persist::TaskKind,
+) -> Vec<crate::persist::Found> {
   let deadline = Instant::now() + Duration::from_secs(10);
   loop {
-    let found = crate::core::persist::scan(dir, kind).expect("scan");
+    let found = crate::persist::scan(dir, kind).expect("scan");
     let busy = found
       .iter()
-      .any(|f| matches!(f, crate::core::persist::Found::Busy { .. }));
+      .any(|f| matches!(f, crate::persist::Found::Busy { .. }));
     if !busy || Instant::now() >= deadline {
       return found;
     }

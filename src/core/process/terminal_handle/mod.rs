@@ -66,7 +66,7 @@ pub(crate) use windows::new_handle;
 pub use windows::TerminalHandle;
 
 /// No terminal exists on this platform: a terminal spawn fails with
-/// [`super::UNSUPPORTED_MESSAGE`](crate::core::process::UNSUPPORTED_MESSAGE), so no value of this type is ever made.
+/// [`super::UNSUPPORTED_MESSAGE`](crate::process::UNSUPPORTED_MESSAGE), so no value of this type is ever made.
 #[cfg(not(any(unix, windows)))]
 #[derive(Debug, Clone)]
 pub struct TerminalHandle {
@@ -106,8 +106,8 @@ mod unix {
   use once_cell::sync::Lazy;
 
   use super::{TerminalError, INPUT_QUEUE_LIMIT};
-  use crate::core::process::terminal_size::TerminalSize;
-  use crate::core::sync::lock;
+  use crate::process::terminal_size::TerminalSize;
+  use crate::sync::lock;
 
   /// The terminal's input side. Cheap to share (`Clone`): every clone is
   /// the same terminal. Dropping the last clone is [`TerminalHandle::close`].
@@ -412,7 +412,7 @@ mod unix {
   /// The writer loop: `poll` the wake pipe and every held master for room,
   /// flush those that have it, let go of those that are empty or ended.
   fn run(writer: &Writer) {
-    crate::core::process::lower_current_thread_priority();
+    crate::process::lower_current_thread_priority();
     let mut held: Vec<Arc<Shared>> = Vec::new();
     let mut fds: Vec<libc::pollfd> = Vec::new();
     let mut drain = [0u8; 64];

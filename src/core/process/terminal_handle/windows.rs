@@ -18,9 +18,9 @@ use std::io::{self, Write};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::{TerminalError, INPUT_QUEUE_LIMIT};
-use crate::core::process::conpty::PseudoConsole;
-use crate::core::process::terminal_size::TerminalSize;
-use crate::core::sync::lock;
+use crate::process::conpty::PseudoConsole;
+use crate::process::terminal_size::TerminalSize;
+use crate::sync::lock;
 
 /// Most bytes the writer hands to one pipe write.
 const WRITE_CHUNK: usize = 64 * 1024;

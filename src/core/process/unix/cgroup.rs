@@ -27,7 +27,7 @@ use std::sync::Mutex;
 
 use once_cell::sync::Lazy;
 
-use crate::core::sync::lock;
+use crate::sync::lock;
 
 /// Set to `0` to keep tasks out of cgroups.
 pub const CGROUP_ENV: &str = "TASKSTREAM_CGROUP";

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use once_cell::sync::Lazy;
 
-use crate::core::process::limits::{LimitDirs, Limits, Usage, V1Dirs};
+use crate::process::limits::{LimitDirs, Limits, Usage, V1Dirs};
 
 /// The controllers a limit needs, by its field.
 const MEMORY: &str = "memory";

@@ -24,8 +24,8 @@ use super::proc_table::{self, ProcStat};
 use super::timer;
 use super::tracker;
 use super::tree::Snapshot;
-use crate::core::process::group::ProcessGroup;
-use crate::core::sync::lock;
+use crate::process::group::ProcessGroup;
+use crate::sync::lock;
 
 /// Grace between SIGTERM and SIGKILL (CONTRACT.md §1.6 `SIGKILL_TIMEOUT_MS`).
 pub const SIGKILL_GRACE: Duration = Duration::from_millis(200);

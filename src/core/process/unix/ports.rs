@@ -8,7 +8,7 @@ use std::io;
 
 use super::cgroup;
 use super::kill::tree_pids;
-use crate::core::process::group::ProcessGroup;
+use crate::process::group::ProcessGroup;
 
 /// The ports `group`'s tree listens on, sorted, each once (IPv4 and IPv6 alike). The tree is
 /// the task's cgroup when it has one (one file to read, escapees included), else one scan of

@@ -19,8 +19,8 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use crate::core::process::terminal_handle::{self as terminal, TerminalHandle};
-use crate::core::process::terminal_size::TerminalSize;
+use crate::process::terminal_handle::{self as terminal, TerminalHandle};
+use crate::process::terminal_size::TerminalSize;
 
 /// A new terminal pair.
 pub(super) struct Pty {

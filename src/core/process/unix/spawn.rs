@@ -81,12 +81,12 @@ mod unix {
 
   use once_cell::sync::Lazy;
 
-  use crate::core::process::group::ProcessGroup;
-  use crate::core::process::limits::{LimitDirs, TaskLimits};
-  use crate::core::process::spawn::{Child, SpawnRequest, SpawnedProcess};
-  use crate::core::process::terminal_handle::TerminalHandle;
-  use crate::core::process::unix::cgroup::TaskCgroup;
-  use crate::core::process::unix::{pre_exec, proc_table, pty, tracker};
+  use crate::process::group::ProcessGroup;
+  use crate::process::limits::{LimitDirs, TaskLimits};
+  use crate::process::spawn::{Child, SpawnRequest, SpawnedProcess};
+  use crate::process::terminal_handle::TerminalHandle;
+  use crate::process::unix::cgroup::TaskCgroup;
+  use crate::process::unix::{pre_exec, proc_table, pty, tracker};
 
   /// What the caller reads and writes: the pipes, or the terminal.
   pub(super) struct Streams {
@@ -260,7 +260,7 @@ mod unix {
         }
         #[cfg(target_os = "linux")]
         if let Some(task) = &limits {
-          crate::core::process::unix::cgroup_limits::remove(&task.dirs);
+          crate::process::unix::cgroup_limits::remove(&task.dirs);
         }
         return Err(error);
       }
@@ -301,7 +301,7 @@ mod unix {
     };
     #[cfg(target_os = "linux")]
     {
-      use crate::core::process::unix::cgroup_limits;
+      use crate::process::unix::cgroup_limits;
       let dirs = cgroup_limits::create(&limits, &request.task_tag, cgroup.map(TaskCgroup::dir))?;
       match cgroup_limits::procs_files(&dirs) {
         Ok(files) => Ok(Some((dirs, files))),
@@ -316,7 +316,7 @@ mod unix {
       let _ = (limits, cgroup);
       Err(io::Error::new(
         io::ErrorKind::Unsupported,
-        crate::core::process::LIMITS_UNSUPPORTED,
+        crate::process::LIMITS_UNSUPPORTED,
       ))
     }
   }
@@ -397,8 +397,8 @@ mod posix {
   use once_cell::sync::Lazy;
 
   use super::unix::Streams;
-  use crate::core::process::spawn::SpawnRequest;
-  use crate::core::process::unix::pty;
+  use crate::process::spawn::SpawnRequest;
+  use crate::process::unix::pty;
 
   type FileActions = libc::posix_spawn_file_actions_t;
   type AddChdir = unsafe extern "C" fn(*mut FileActions, *const libc::c_char) -> libc::c_int;
@@ -650,7 +650,7 @@ mod posix {
     cwd: &CString,
     argv: &[*mut libc::c_char],
     envp: &[*mut libc::c_char],
-    size: crate::core::process::terminal_size::TerminalSize,
+    size: crate::process::terminal_size::TerminalSize,
   ) -> io::Result<(u32, Streams)> {
     let pty = pty::open(size)?;
     // Made before the spawn: once the child runs, nothing may fail.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::timer;
 use super::tree::Snapshot;
 use super::watchdog::Link;
-use crate::core::process::group::ProcessGroup;
+use crate::process::group::ProcessGroup;
 
 struct State {
   groups: Vec<ProcessGroup>,

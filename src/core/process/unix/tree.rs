@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use once_cell::sync::Lazy;
 
 use super::proc_table::{self, ProcStat};
-use crate::core::process::group::ProcessGroup;
+use crate::process::group::ProcessGroup;
 
 /// Our own start time. Tagged processes were started by us or our children, so
 /// they are never older than we are; older processes' environments are not read.

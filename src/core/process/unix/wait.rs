@@ -6,7 +6,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
 /// `waitpid(pid)`, retried on `EINTR`; `None` when `no_hang` and it still runs.
-pub(in crate::core::process) fn waitpid(pid: u32, no_hang: bool) -> io::Result<Option<ExitStatus>> {
+pub(in crate::process) fn waitpid(pid: u32, no_hang: bool) -> io::Result<Option<ExitStatus>> {
   let flags = if no_hang { libc::WNOHANG } else { 0 };
   let mut status = 0;
   loop {

@@ -35,7 +35,7 @@ use nix::sys::signal::Signal;
 
 use super::pre_exec;
 use super::shell::resolve_program;
-use crate::core::process::group::ProcessGroup;
+use crate::process::group::ProcessGroup;
 
 /// What the macOS host-exit helper writes when the host pid exited (defined
 /// beside the helper's pure event logic), here for the tests that play it.

@@ -39,8 +39,8 @@ use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress
 use windows_sys::Win32::System::Threading::{WaitForSingleObject, INFINITE};
 
 use super::job::Job;
-use crate::core::process::terminal_size::TerminalSize;
-use crate::core::sync::lock;
+use crate::process::terminal_size::TerminalSize;
+use crate::sync::lock;
 
 type CreateFn = unsafe extern "system" fn(COORD, HANDLE, HANDLE, u32, *mut HPCON) -> HRESULT;
 type ResizeFn = unsafe extern "system" fn(HPCON, COORD) -> HRESULT;

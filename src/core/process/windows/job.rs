@@ -35,7 +35,7 @@ use windows_sys::Win32::System::IO::{
   CreateIoCompletionPort, GetQueuedCompletionStatus, OVERLAPPED,
 };
 
-use crate::core::process::limits::{Limits, Usage};
+use crate::process::limits::{Limits, Usage};
 
 /// `JOB_OBJECT_MSG_JOB_MEMORY_LIMIT` (winnt.h): a member's allocation passed the job's limit.
 const JOB_OBJECT_MSG_JOB_MEMORY_LIMIT: u32 = 10;

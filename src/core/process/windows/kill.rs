@@ -17,8 +17,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::job::ProcessGroup;
-use crate::core::process::timer;
-use crate::core::sync::lock;
+use crate::process::timer;
+use crate::sync::lock;
 
 /// How long queued stops wait for others before the timer thread makes them
 /// (a burst of cancels costs one wake-up of the timer thread).

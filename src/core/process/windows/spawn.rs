@@ -48,8 +48,8 @@ use windows_sys::Win32::System::Threading::{
 use super::conpty;
 use super::handles::{owned, pipe, raw};
 use super::job::{Job, STOPPED_EXIT_CODE};
-use crate::core::process::cmdline::{command_line, environment_block, wide_nul};
-use crate::core::process::spawn::SpawnRequest;
+use crate::process::cmdline::{command_line, environment_block, wide_nul};
+use crate::process::spawn::SpawnRequest;
 
 /// Serialises taskstream's own spawns, so no spawn of ours inherits another
 /// one's ends while they are briefly inheritable.
@@ -313,7 +313,7 @@ pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
   let (stderr_read, stderr_write) = pipe()?;
   let inherited = [raw(&stdin), raw(&stdout_write), raw(&stderr_write)];
 
-  let serialised = crate::core::sync::lock(&SPAWN_LOCK);
+  let serialised = crate::sync::lock(&SPAWN_LOCK);
   for handle in [&stdin, &stdout_write, &stderr_write] {
     set_inheritable(handle, true)?;
   }
@@ -337,8 +337,8 @@ pub fn spawn_in_job(request: &SpawnRequest) -> io::Result<Contained> {
 /// the child. Terminal mode: the same inside the job, attached to a pseudo
 /// console (conpty.rs) whose output is `stdout`, with `stderr` a pipe
 /// already at EOF and the console closed once the job empties.
-pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedProcess> {
-  if !crate::core::process::is_valid_task_tag(&request.task_tag) {
+pub fn spawn(request: SpawnRequest) -> io::Result<crate::process::SpawnedProcess> {
+  if !crate::process::is_valid_task_tag(&request.task_tag) {
     let message = format!("invalid task tag {:?}", request.task_tag);
     return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
   }
@@ -368,7 +368,7 @@ pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedP
         console.close();
         return Err(error);
       }
-      match crate::core::process::terminal_handle::new_handle(console.clone(), input, size) {
+      match crate::process::terminal_handle::new_handle(console.clone(), input, size) {
         Ok(handle) => Some(handle),
         Err(error) => {
           // No input writer: nothing may run half-started.
@@ -379,12 +379,12 @@ pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedP
       }
     }
   };
-  Ok(crate::core::process::SpawnedProcess {
+  Ok(crate::process::SpawnedProcess {
     pid: contained.pid,
     group,
     stdout: contained.stdout,
     stderr: contained.stderr,
-    child: crate::core::process::Child {
+    child: crate::process::Child {
       pid: contained.pid,
       status: None,
       process: contained.process,
@@ -398,7 +398,7 @@ pub fn spawn(request: SpawnRequest) -> io::Result<crate::core::process::SpawnedP
 /// our end of its input.
 fn spawn_with_console(
   request: &SpawnRequest,
-  size: crate::core::process::terminal_size::TerminalSize,
+  size: crate::process::terminal_size::TerminalSize,
 ) -> io::Result<(Contained, conpty::PseudoConsole, File)> {
   size.check_not_empty()?;
   let conpty = conpty::open(size)?;

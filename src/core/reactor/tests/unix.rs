@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::super::unix::MAX_REACTORS;
-use crate::core::reactor::*;
-use crate::core::sync::lock;
+use crate::reactor::*;
+use crate::sync::lock;
 use std::fs::File;
 use std::io;
 
@@ -151,9 +151,7 @@ fn a_closed_pipe_hears_nothing_more() {
 
 #[test]
 fn a_child_exit_is_reaped_and_reported() {
-  use crate::core::process::{
-    child_env, new_task_tag, resolve_program, spawn, EnvOptions, SpawnRequest,
-  };
+  use crate::process::{child_env, new_task_tag, resolve_program, spawn, EnvOptions, SpawnRequest};
   let tag = new_task_tag();
   let spawned = spawn(SpawnRequest {
     program: resolve_program("bash", std::env::var_os("PATH").as_deref()).unwrap(),
@@ -183,7 +181,7 @@ fn a_child_exit_is_reaped_and_reported() {
     Heard::Exited(Some(7))
   );
   // Reaped: no zombie is left with that pid.
-  assert!(crate::core::process::proc_table::stat(spawned.pid).is_none());
+  assert!(crate::process::proc_table::stat(spawned.pid).is_none());
 }
 
 #[test]

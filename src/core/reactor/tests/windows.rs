@@ -6,8 +6,8 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::core::reactor::*;
-use crate::core::sync::lock;
+use crate::reactor::*;
+use crate::sync::lock;
 use std::fs::File;
 use std::io;
 
@@ -98,7 +98,7 @@ fn windows_reactor_close_pipe_hears_nothing_more_and_closes_our_end() {
 
 #[test]
 fn windows_reactor_reports_a_child_exit() {
-  use crate::core::process::{
+  use crate::process::{
     child_env, new_task_tag, resolve_program, shell_config, spawn, EnvOptions, SpawnRequest,
   };
   let shell = shell_config();

@@ -17,13 +17,13 @@ use std::time::Duration;
 use super::output::{OutputCounters, OutputWriter, Stream};
 use super::runs::ShellVerdict;
 use super::signals::{RunSignal, RunSignals};
-use crate::core::clock;
-use crate::core::end::{EndReason, EndVia, TaskEnd};
-use crate::core::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
-use crate::core::reactor::{ExitHandler, PipeHandler, Reactor};
-use crate::core::sync::{lock, SelfRef};
-use crate::core::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
-use crate::core::wait::{WaitOutcome, WaitSpec};
+use crate::clock;
+use crate::end::{EndReason, EndVia, TaskEnd};
+use crate::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
+use crate::reactor::{ExitHandler, PipeHandler, Reactor};
+use crate::sync::{lock, SelfRef};
+use crate::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
+use crate::wait::{WaitOutcome, WaitSpec};
 #[cfg(unix)]
 mod persisted;
 #[cfg(unix)]

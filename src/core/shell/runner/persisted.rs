@@ -7,14 +7,14 @@ use std::io;
 use std::sync::{Arc, Mutex};
 
 use super::{OnSignal, RunState, ShellOutcome, ShellRun, NO_EXIT, PARTS};
-use crate::core::clock;
-use crate::core::end::{EndReason, EndVia};
-use crate::core::persist::follow::{FollowPaths, FollowSink, Follower};
-use crate::core::persist::{EndView, KeeperLink};
-use crate::core::process::ExitStatusInfo;
-use crate::core::shell::output::{OutputCounters, Stream};
-use crate::core::shell::signals::RunSignals;
-use crate::core::sync::{lock, SelfRef};
+use crate::clock;
+use crate::end::{EndReason, EndVia};
+use crate::persist::follow::{FollowPaths, FollowSink, Follower};
+use crate::persist::{EndView, KeeperLink};
+use crate::process::ExitStatusInfo;
+use crate::shell::output::{OutputCounters, Stream};
+use crate::shell::signals::RunSignals;
+use crate::sync::{lock, SelfRef};
 
 /// What a persisted run holds besides the common parts.
 pub struct ShellPersisted {
@@ -77,8 +77,8 @@ impl ShellRun {
       offset,
       offset,
       Arc::downgrade(&sink),
-      crate::core::persist::link::read_end,
-      crate::core::persist::link::write_cursor,
+      crate::persist::link::read_end,
+      crate::persist::link::write_cursor,
       keeper_alive,
     )?;
     *lock(&run.reactor) = Some(follower.reactor());

@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::core::shell::test_support::TempDir;
-use crate::core::shell::*;
+use crate::shell::test_support::TempDir;
+use crate::shell::*;
 
 const BINARY_STDERR: &str =
   "[taskstream: binary output detected on stderr; further output from this stream is not written]";
@@ -68,7 +68,7 @@ fn an_unterminated_osc_at_the_end_is_written_as_strip_ansi_resolves_it() {
   for n in 1..=100 {
     output.push_str(&format!("{n}\n"));
   }
-  let expected = crate::core::text::strip_ansi(&output);
+  let expected = crate::text::strip_ansi(&output);
   // `ESC ] 0 ; 1` goes as a short CSI-style match (the last digit is its final).
   assert!(expected.starts_with("\n2\n3\n") && expected.ends_with("\n100\n"));
   for cut in [0, 1, 3, 4, 50, output.len()] {

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use crate::core::shell::test_support::TempDir;
-use crate::core::shell::*;
+use crate::shell::test_support::TempDir;
+use crate::shell::*;
 
 const OWNER: u32 = 4242;
 
@@ -79,7 +79,7 @@ fn completed_golden() {
     n.meta,
     ShellNotificationMeta {
       kind: "terminal",
-      end: Some(crate::core::end::TaskEnd::exited(Some(0))),
+      end: Some(crate::end::TaskEnd::exited(Some(0))),
       shell_id: "a".into(),
       status: ShellStatus::Completed,
       exit_code: Some(0),
@@ -440,8 +440,8 @@ fn every_settle_rewrites_the_sidecar() {
   assert!(read().contains(&format!("\"ownerPid\": {OWNER}")));
 }
 
-static END: std::sync::LazyLock<crate::core::end::TaskEnd> =
-  std::sync::LazyLock::new(|| crate::core::end::TaskEnd::exited(Some(0)));
+static END: std::sync::LazyLock<crate::end::TaskEnd> =
+  std::sync::LazyLock::new(|| crate::end::TaskEnd::exited(Some(0)));
 
 /// `done`'s status for a run: what the registry settled, even after the entry
 /// left it.
@@ -466,7 +466,7 @@ fn a_run_ending_settles_its_held_entry_with_its_verdict() {
     "a",
     token,
     ShellVerdict::Failed("exited with code 3".into()),
-    crate::core::end::TaskEnd::exited(Some(3)),
+    crate::end::TaskEnd::exited(Some(3)),
     2.0,
   );
   assert_eq!(effects, notify_effects("a"));
@@ -476,7 +476,7 @@ fn a_run_ending_settles_its_held_entry_with_its_verdict() {
       status: ShellStatus::Failed,
       exit_code: None,
       error: Some("exited with code 3".into()),
-      end: Some(crate::core::end::TaskEnd::exited(Some(3))),
+      end: Some(crate::end::TaskEnd::exited(Some(3))),
     }
   );
   assert_eq!(registry.get("a").unwrap().status, ShellStatus::Failed);
@@ -505,7 +505,7 @@ fn runs_cancelled_by_abort_all_report_cancelled_even_once_pruned() {
       &id,
       token,
       ShellVerdict::Failed("terminated by signal 15".into()),
-      crate::core::end::TaskEnd::signaled("SIGTERM"),
+      crate::end::TaskEnd::signaled("SIGTERM"),
       101.0,
     );
     assert_eq!(effects, []);
@@ -516,9 +516,7 @@ fn runs_cancelled_by_abort_all_report_cancelled_even_once_pruned() {
     );
     assert_eq!(
       settled.end,
-      Some(crate::core::end::TaskEnd::cancelled(
-        crate::core::end::EndVia::AbortAll
-      )),
+      Some(crate::end::TaskEnd::cancelled(crate::end::EndVia::AbortAll)),
       "who ended it is the registry's abortAll, not the signal that followed"
     );
   }
@@ -530,13 +528,11 @@ fn request_cancel_names_the_caller_whatever_the_run_reports() {
   let mut registry = registry_with(registration("a", "x", &dir.path().join("a"), 1.0));
   let token = registry.track_run("a");
   registry.request_cancel("a");
-  let end = crate::core::end::TaskEnd::cancelled(crate::core::end::EndVia::Signal);
+  let end = crate::end::TaskEnd::cancelled(crate::end::EndVia::Signal);
   let (_, settled) = registry.finish_run("a", token, ShellVerdict::Cancelled, end, 2.0);
   assert_eq!(
     settled.end,
-    Some(crate::core::end::TaskEnd::cancelled(
-      crate::core::end::EndVia::Cancel
-    ))
+    Some(crate::end::TaskEnd::cancelled(crate::end::EndVia::Cancel))
   );
   let sidecar: serde_json::Value =
     serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.status")).unwrap()).unwrap();
@@ -548,7 +544,7 @@ fn request_cancel_names_the_caller_whatever_the_run_reports() {
 /// ended it leaves the registry, so the same id can be registered again.
 #[test]
 fn a_restart_ends_the_run_as_restarted_then_frees_the_id() {
-  use crate::core::end::{EndReason, EndVia, TaskEnd};
+  use crate::end::{EndReason, EndVia, TaskEnd};
   let dir = TempDir::new("restart");
   let path = dir.path().join("shell-a.output");
   let mut registry = registry_with(registration("a", "x", &path, 1.0));
@@ -603,7 +599,7 @@ fn host_exit_rewrites_running_sidecars_only() {
     .unwrap();
   registry.complete("b", 0, 2.0);
   let mine = dir.path().to_string_lossy().into_owned();
-  crate::core::shell::sidecar::record_host_exit_where(3.0, |e| e.output_path.starts_with(&mine));
+  crate::shell::sidecar::record_host_exit_where(3.0, |e| e.output_path.starts_with(&mine));
   let read = |name: &str| -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.path().join(name)).unwrap()).unwrap()
   };

@@ -6,9 +6,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::core::process::{kill_now, procfs, tree_alive, ProcessGroup};
-use crate::core::shell::test_support::{spawn_shell, wait_until, TempDir};
-use crate::core::shell::*;
+use crate::process::{kill_now, procfs, tree_alive, ProcessGroup};
+use crate::shell::test_support::{spawn_shell, wait_until, TempDir};
+use crate::shell::*;
 
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -286,7 +286,7 @@ fn a_pending_wait_timer_keeps_nothing_of_a_settled_run() {
   // on the reactor after the settle.
   started.run.add_wait(
     1,
-    crate::core::wait::WaitSpec {
+    crate::wait::WaitSpec {
       matcher: None,
       quiet_ms: None,
       timeout_ms: Some(600_000),

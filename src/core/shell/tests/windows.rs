@@ -20,11 +20,11 @@ use windows_sys::Win32::Security::{
   DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, SE_DACL_PROTECTED,
 };
 
-use crate::core::shell::entry::{ShellEntry, ShellStatus};
-use crate::core::shell::output::{OutputWriter, Stream};
-use crate::core::shell::private_file::{CurrentUser, OwnerOnly, OWNER_RIGHTS};
-use crate::core::shell::sidecar::write_status_sidecar;
-use crate::core::shell::test_support::TempDir;
+use crate::shell::entry::{ShellEntry, ShellStatus};
+use crate::shell::output::{OutputWriter, Stream};
+use crate::shell::private_file::{CurrentUser, OwnerOnly, OWNER_RIGHTS};
+use crate::shell::sidecar::write_status_sidecar;
+use crate::shell::test_support::TempDir;
 
 /// `ACCESS_ALLOWED_ACE_TYPE` (winnt.h).
 const ACCESS_ALLOWED: u8 = 0;

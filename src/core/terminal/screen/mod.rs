@@ -63,7 +63,7 @@ use std::hash::{DefaultHasher, Hasher};
 use std::num::NonZeroU16;
 
 use super::TerminalSize;
-use crate::core::text::{truncate_code_points, utf16_len};
+use crate::text::{truncate_code_points, utf16_len};
 
 /// At most this many UTF-16 units of screen text go into a settled
 /// notification (API.md §6.2).

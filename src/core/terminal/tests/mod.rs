@@ -357,6 +357,6 @@ fn settled_text_keeps_the_bottom_within_2000_units() {
     screen.feed(format!("{i:02}{}\r\n", "x".repeat(98)).as_bytes(), 1);
   }
   let text = screen.settled_text();
-  assert!(crate::core::text::utf16_len(&text) <= SETTLED_TEXT_MAX_UNITS);
+  assert!(crate::text::utf16_len(&text) <= SETTLED_TEXT_MAX_UNITS);
   assert!(text.ends_with("39".to_owned().as_str()) || text.contains("39x"));
 }

@@ -396,7 +396,7 @@ pub(crate) mod avx2 {
   };
 
   use super::{BlockMasks, CsiClassMasks, EscapeMasks, PlainMasks, Utf8Masks, ESC};
-  use crate::core::text::csi_bytes::is_csi_byte;
+  use crate::text::csi_bytes::is_csi_byte;
 
   /// True when the CPU has AVX2, POPCNT, LZCNT, BMI1 and BMI2 (every AVX2 CPU
   /// has the others). Cached by the standard library after the first call.

@@ -192,7 +192,7 @@ fn block_masks_classify_every_byte_value_at_every_position() {
             escape: escape.escape,
             close_bracket: if value == b']' { bit } else { 0 },
             // The filler TAB is no CSI byte either.
-            not_csi: if crate::core::text::csi_bytes::is_csi_byte(value) {
+            not_csi: if crate::text::csi_bytes::is_csi_byte(value) {
               !bit
             } else {
               !0

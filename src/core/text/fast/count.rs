@@ -4,8 +4,8 @@ use super::sequences::*;
 use super::simd::*;
 use super::*;
 #[cfg(target_arch = "x86_64")]
-use crate::core::text::bytes::avx2;
-use crate::core::text::bytes::{find_line_end_or_not_plain, BlockMasks};
+use crate::text::bytes::avx2;
+use crate::text::bytes::{find_line_end_or_not_plain, BlockMasks};
 
 /// ECMAScript whitespace among ASCII bytes: TAB, LF, VT, FF, CR and space.
 #[inline]

@@ -3,10 +3,10 @@
 use super::sequences::*;
 use super::simd::*;
 use super::*;
-use crate::core::text::ansi::Attempt;
+use crate::text::ansi::Attempt;
 #[cfg(target_arch = "x86_64")]
-use crate::core::text::bytes::avx2;
-use crate::core::text::bytes::{find_line_end_or_introducer, find_line_end_or_not_plain};
+use crate::text::bytes::avx2;
+use crate::text::bytes::{find_line_end_or_introducer, find_line_end_or_not_plain};
 
 /// What [`scan_discarded`] found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 
 use super::simd::*;
 use super::*;
-use crate::core::text::ansi::{Attempt, Grammar};
-use crate::core::text::bytes::{digit_mask, EscapeMasks};
-use crate::core::text::csi_bytes::is_csi_final;
+use crate::text::ansi::{Attempt, Grammar};
+use crate::text::bytes::{digit_mask, EscapeMasks};
+use crate::text::csi_bytes::is_csi_final;
 
 /// What the bytes at a [special lead](Utf8Masks::special_lead) decode to, as
 /// far as a line is concerned.

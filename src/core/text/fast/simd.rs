@@ -3,8 +3,8 @@
 //! text in a block. The masks themselves are computed in `text/bytes/`.
 
 #[cfg(target_arch = "x86_64")]
-use crate::core::text::bytes::avx2;
-use crate::core::text::bytes::{
+use crate::text::bytes::avx2;
+use crate::text::bytes::{
   block_masks, escape_masks, utf8_masks, whitespace_mask, BlockMasks, EscapeMasks, Utf8Masks,
 };
 

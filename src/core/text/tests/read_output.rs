@@ -8,8 +8,8 @@ use regex::Regex;
 use super::super::fast::incomplete_utf8_tail;
 use super::super::output_text::sanitize_output;
 use super::super::read_output::*;
-use crate::core::text::clean_output_text;
-use crate::core::text::test_support::{TempDir, XorShift};
+use crate::text::clean_output_text;
+use crate::text::test_support::{TempDir, XorShift};
 
 impl ReadAt for [u8] {
   fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {

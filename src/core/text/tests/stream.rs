@@ -2,11 +2,9 @@
 //! way, then [`Utf8StreamDecoder`] and [`AnsiStreamStripper`], give exactly
 //! `strip_ansi(decode(whole))`.
 
-use crate::core::test_vectors::cases;
-use crate::core::text::test_support::XorShift;
-use crate::core::text::{
-  strip_ansi, AnsiStreamStripper, Utf8StreamDecoder, MAX_HELD_SEQUENCE_CHARS,
-};
+use crate::test_vectors::cases;
+use crate::text::test_support::XorShift;
+use crate::text::{strip_ansi, AnsiStreamStripper, Utf8StreamDecoder, MAX_HELD_SEQUENCE_CHARS};
 
 /// Random partitions tried per input, besides every single split.
 const RANDOM_PARTITIONS: usize = 300;

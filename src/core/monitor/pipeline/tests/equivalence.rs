@@ -337,7 +337,7 @@ fn fast_paths_match_the_exact_path_for_every_shape() {
 /// `plain_fast_path_matches_the_exact_path_with_important_and_digest`).
 #[test]
 fn fast_paths_match_the_exact_path_with_a_signal_lane() {
-  use crate::core::monitor::signal::SignalOptions;
+  use crate::monitor::signal::SignalOptions;
   let signals = [
     (Some(10.0), Some(1.0), None, false),
     (Some(200.0), None, None, false),
@@ -461,7 +461,7 @@ fn signal_piece(rng: &mut XorShift) -> Vec<u8> {
 /// drops and digests, for patterns with and without anchors and word boundaries.
 #[test]
 fn plain_fast_path_matches_the_exact_path_with_important_and_digest() {
-  use crate::core::monitor::signal::SignalOptions;
+  use crate::monitor::signal::SignalOptions;
   let patterns = [
     "(?i)error|fail|exception|panic|listening|ready",
     "^ready$",
@@ -582,7 +582,7 @@ fn split_input() -> (Vec<u8>, Vec<usize>) {
 /// The same, with a two-read split at every offset of one input, after the burst is spent.
 #[test]
 fn plain_fast_path_matches_the_exact_path_at_every_split() {
-  use crate::core::monitor::signal::SignalOptions;
+  use crate::monitor::signal::SignalOptions;
   let (input, cuts) = split_input();
   let input = input.as_slice();
   for pattern in [
@@ -613,7 +613,7 @@ fn plain_fast_path_matches_the_exact_path_at_every_split() {
 /// the fast path parks and drops what the exact path does, at every split.
 #[test]
 fn budget_fast_path_matches_the_exact_path_at_every_split() {
-  use crate::core::monitor::signal::SignalOptions;
+  use crate::monitor::signal::SignalOptions;
   let (input, cuts) = split_input();
   let input = input.as_slice();
   for pattern in ["(?i)error|fail|panic|listening|ready", r"\bfail\b"] {
@@ -654,8 +654,8 @@ fn budget_fast_path_matches_the_exact_path_at_every_split() {
 /// at every offset, after the burst is spent, under the token bucket and under lanes.
 #[test]
 fn wait_patterns_see_every_line_they_match_at_every_split() {
-  use crate::core::monitor::signal::SignalOptions;
-  use crate::core::wait::{WaitSet, WaitSpec};
+  use crate::monitor::signal::SignalOptions;
+  use crate::wait::{WaitSet, WaitSpec};
   use regex::Regex;
   let (input, cuts) = split_input();
   let input = input.as_slice();

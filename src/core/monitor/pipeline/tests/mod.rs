@@ -3,10 +3,10 @@
 
 use super::admission::*;
 use super::*;
-use crate::core::monitor::signal::Out;
-use crate::core::text::sanitize_monitor_line;
-use crate::core::text::test_support::XorShift;
-use crate::core::text::{ecma_trim, strip_ansi};
+use crate::monitor::signal::Out;
+use crate::text::sanitize_monitor_line;
+use crate::text::test_support::XorShift;
+use crate::text::{ecma_trim, strip_ansi};
 
 #[derive(Default)]
 struct Collect {

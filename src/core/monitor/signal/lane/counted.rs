@@ -2,8 +2,8 @@
 //! [`SignalLane::offer`] calls would decide, in one step, while no line of the run can pass.
 
 use super::{drop_into, SignalLane, Window};
-use crate::core::monitor::signal::template::template_hash;
-use crate::core::text::{first_and_last, plain_line_texts_rev};
+use crate::monitor::signal::template::template_hash;
+use crate::text::{first_and_last, plain_line_texts_rev};
 
 impl SignalLane {
   /// `non_blank` lines at `now_ms`: the non-blank ones of `lines`, complete plain lines none of
@@ -30,7 +30,7 @@ impl SignalLane {
   }
 
   /// [`Self::count_plain`] with context (and so `sampleLines`: no window changes): every line
-  /// is remembered for the repeat test (only the last [`crate::core::monitor::signal::context::RECENT`] matter), the
+  /// is remembered for the repeat test (only the last [`crate::monitor::signal::context::RECENT`] matter), the
   /// lines after the run's last blank line are parked (the last `contextBefore` of them stay
   /// parked), everything else is dropped, as that many [`Self::offer`] calls would.
   fn count_plain_with_context(&mut self, non_blank: u64, lines: &[u8]) {
@@ -44,7 +44,7 @@ impl SignalLane {
     // The lines that could still be parked at the end: those after the last blank line, at
     // most `contextBefore` (a blank line drops the parked lines; older ones are pushed out).
     let keep = context.parked_capacity();
-    let want_recent = crate::core::monitor::signal::context::RECENT + keep;
+    let want_recent = crate::monitor::signal::context::RECENT + keep;
     // One backward pass: the tail, whether a blank line stands before it, and the last
     // RECENT + keep non-blank lines for the repeat test.
     let mut tail: Vec<&str> = Vec::with_capacity(keep);
@@ -72,7 +72,7 @@ impl SignalLane {
     tail.reverse();
     // The repeat test sees every line; only the last RECENT can matter after the run. A line
     // equal to the one before it has its template (a firehose hashes once a run).
-    recent.truncate(crate::core::monitor::signal::context::RECENT + tail.len());
+    recent.truncate(crate::monitor::signal::context::RECENT + tail.len());
     let mut repeats = Vec::with_capacity(tail.len());
     let mut previous: Option<(&str, u64)> = None;
     for (index, line) in recent.iter().rev().enumerate() {

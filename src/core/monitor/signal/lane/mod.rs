@@ -49,9 +49,9 @@
 use super::config::SignalConfig;
 use super::context::{Context, Place};
 use super::digest::{DigestNote, DropDigest};
-use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
-use crate::core::text::PlainImportant;
-use crate::core::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
+use crate::monitor::throttle::{ThrottleConfig, TokenBucket};
+use crate::text::PlainImportant;
+use crate::text::{sanitize_monitor_line, sanitize_monitor_line_keeps};
 
 mod counted;
 

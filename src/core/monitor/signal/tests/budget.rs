@@ -27,8 +27,11 @@ fn budget_batch(
   .unwrap()
 }
 
-/// Each notification as (its lines with their marks, its digest).
-fn batches(run: &mut Run) -> Vec<(Vec<(String, Mark)>, Option<DigestNote>)> {
+/// A notification's lines with their marks, and its digest.
+type Batch = (Vec<(String, Mark)>, Option<DigestNote>);
+
+/// Each notification as a [`Batch`].
+fn batches(run: &mut Run) -> Vec<Batch> {
   run
     .outs
     .drain(..)

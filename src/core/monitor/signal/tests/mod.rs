@@ -1,8 +1,8 @@
 //! The lane's rules (§6.7) with an injected clock.
 
 use super::*;
-use crate::core::monitor::throttle::{ThrottleConfig, TokenBucket};
-use crate::core::text::test_support::XorShift;
+use crate::monitor::throttle::{ThrottleConfig, TokenBucket};
+use crate::text::test_support::XorShift;
 
 const THROTTLE: Option<ThrottleConfig> = Some(ThrottleConfig {
   burst: 5,

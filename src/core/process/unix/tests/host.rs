@@ -130,7 +130,7 @@ fn children_die_when_the_host_is_sigkilled() {
 fn terminal_children_die_when_the_host_is_sigkilled() {
   if in_host_mode() {
     let req = SpawnRequest {
-      terminal: Some(crate::core::terminal::TerminalSize::DEFAULT),
+      terminal: Some(crate::terminal::TerminalSize::DEFAULT),
       ..request("trap '' HUP; sleep 30 & setsid sleep 30 & wait")
     };
     let p = spawn(req).unwrap();

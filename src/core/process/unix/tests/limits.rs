@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use super::super::cgroup_limits::{cpu_quota_us, keyed_value, v1_location};
 use super::super::test_support::*;
 use super::super::*;
-use crate::core::process;
-use crate::core::process::limits::{self, Limits, TaskLimits};
+use crate::process;
+use crate::process::limits::{self, Limits, TaskLimits};
 
 const MIB: u64 = 1 << 20;
 

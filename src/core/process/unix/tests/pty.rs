@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::super::spawn::spawn_forked;
 use super::super::test_support::*;
 use super::super::*;
-use crate::core::terminal::{Screen, TerminalError, TerminalSize, INPUT_QUEUE_LIMIT};
+use crate::terminal::{Screen, TerminalError, TerminalSize, INPUT_QUEUE_LIMIT};
 
 type Spawner = fn(SpawnRequest) -> io::Result<SpawnedProcess>;
 
@@ -453,9 +453,11 @@ fn the_reactor_reads_a_terminal_to_eof() {
   use std::sync::mpsc::channel;
   use std::sync::{Arc, Mutex};
 
-  use crate::core::reactor::{PipeHandler, Reactor};
+  use crate::reactor::{PipeHandler, Reactor};
 
-  struct Collect(Mutex<std::sync::mpsc::Sender<Option<Result<Vec<u8>, bool>>>>);
+  /// `Some(Ok(bytes))` for data, `Some(Err(failed))` at the close.
+  type Read = Option<Result<Vec<u8>, bool>>;
+  struct Collect(Mutex<std::sync::mpsc::Sender<Read>>);
   impl PipeHandler for Collect {
     fn data(&self, _tag: u8, bytes: &[u8]) {
       let _ = self.0.lock().unwrap().send(Some(Ok(bytes.to_vec())));

@@ -218,7 +218,7 @@ fn spawning_and_reaping_leaks_no_descriptors() {
       // Terminal mode: the master copies (reader, handle) and the empty
       // stderr pipe go with the task; no slave stays in the parent.
       let mut t = spawner(SpawnRequest {
-        terminal: Some(crate::core::terminal::TerminalSize::DEFAULT),
+        terminal: Some(crate::terminal::TerminalSize::DEFAULT),
         ..request("printf z")
       })
       .unwrap();
@@ -226,7 +226,7 @@ fn spawning_and_reaping_leaks_no_descriptors() {
       t.child.wait().unwrap();
       let mut failing = request("exit 0");
       failing.cwd = "/nonexistent/taskstream-test-dir".into();
-      failing.terminal = Some(crate::core::terminal::TerminalSize::DEFAULT);
+      failing.terminal = Some(crate::terminal::TerminalSize::DEFAULT);
       assert!(spawner(failing).is_err());
     }
   }

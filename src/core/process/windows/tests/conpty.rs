@@ -13,8 +13,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::{request, wait_until, KillOnDrop};
-use crate::core::process::{spawn, tree_alive, ExitStatusInfo, SpawnRequest, SpawnedProcess};
-use crate::core::terminal::{TerminalError, TerminalSize};
+use crate::process::{spawn, tree_alive, ExitStatusInfo, SpawnRequest, SpawnedProcess};
+use crate::terminal::{TerminalError, TerminalSize};
 
 fn terminal_request(command: &str) -> SpawnRequest {
   let mut request = request(command);
@@ -192,7 +192,7 @@ fn windows_terminal_input_queue_is_bounded() {
   let _kill = KillOnDrop(spawned.group.clone());
   let terminal = spawned.terminal.clone().unwrap();
   let _output = reader(&spawned.stdout);
-  let limit = crate::core::terminal::INPUT_QUEUE_LIMIT;
+  let limit = crate::terminal::INPUT_QUEUE_LIMIT;
   let too_much = vec![b'x'; limit + 1];
   match terminal.write(&too_much) {
     Err(TerminalError::QueueFull { queued, limit: l }) => {
@@ -219,7 +219,7 @@ fn windows_terminal_cancel_kills_the_job_and_ends_the_output() {
     .active_processes()
     .unwrap()
     >= 3));
-  crate::core::process::kill_now(&spawned.group);
+  crate::process::kill_now(&spawned.group);
   // Under Wine a `TerminateJobObject` can miss a member still being created
   // (`start /b`), after kill_now's re-checks have run; a task that settles
   // kills what is left of its tree again, so the test does the same while it
@@ -230,7 +230,7 @@ fn windows_terminal_cancel_kills_the_job_and_ends_the_output() {
       return true;
     }
     if last_kill.elapsed() >= Duration::from_secs(3) {
-      crate::core::process::kill_now(&spawned.group);
+      crate::process::kill_now(&spawned.group);
       last_kill = std::time::Instant::now();
     }
     false

@@ -15,7 +15,7 @@ use windows_sys::Win32::System::Threading::{
 };
 
 use super::job::STOPPED_EXIT_CODE;
-use crate::core::process::{
+use crate::process::{
   child_env, kill_now, new_task_tag, shell_config, spawn, terminate, tracked_groups, tree_alive,
   EnvOptions, ExitStatusInfo, ProcessGroup, SpawnRequest, SpawnedProcess,
 };
@@ -42,7 +42,7 @@ impl Drop for KillOnDrop {
 
 pub(super) fn cmd() -> PathBuf {
   let shell = shell_config();
-  crate::core::process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
+  crate::process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
     .expect("cmd.exe is found")
 }
 
@@ -280,7 +280,7 @@ fn windows_bad_input_is_refused_before_anything_runs() {
   env.env.push(("A=B".into(), "x".into()));
   assert_eq!(kind(env).kind(), std::io::ErrorKind::InvalidInput);
   let mut terminal = request("echo x");
-  terminal.terminal = Some(crate::core::terminal::TerminalSize { cols: 0, rows: 5 });
+  terminal.terminal = Some(crate::terminal::TerminalSize { cols: 0, rows: 5 });
   assert_eq!(kind(terminal).kind(), std::io::ErrorKind::InvalidInput);
   let mut missing = request("echo x");
   missing.program = std::env::temp_dir().join("no-such-program-taskstream.exe");
@@ -314,7 +314,7 @@ fn job_kill_on_close_kills_members_when_the_owner_dies() {
   let mut helper = std::process::Command::new(exe)
     .args([
       "--exact",
-      "core::process::windows::tests::job_owner_helper",
+      "process::windows::tests::job_owner_helper",
       "--nocapture",
       "--test-threads=1",
     ])
@@ -360,8 +360,8 @@ mod runner {
   use std::time::Duration;
 
   use super::{exits_within, open_process, run, KillOnDrop};
-  use crate::core::end::TaskEnd;
-  use crate::core::shell::{
+  use crate::end::TaskEnd;
+  use crate::shell::{
     write_status_sidecar, OutputWriter, ShellOutcome, ShellRegistration, ShellRegistry, ShellRun,
     ShellVerdict, DEFAULT_MAX_OUTPUT_BYTES, MAX_RETAINED_TERMINAL_SHELLS,
   };

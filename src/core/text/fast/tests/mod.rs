@@ -5,12 +5,12 @@ use super::discard::*;
 use super::sequences::*;
 use super::simd::*;
 use super::*;
-use crate::core::text::ansi::{Attempt, Grammar};
+use crate::text::ansi::{Attempt, Grammar};
 #[cfg(target_arch = "x86_64")]
-use crate::core::text::bytes::avx2;
-use crate::core::text::bytes::escape_masks;
-use crate::core::text::test_support::XorShift;
-use crate::core::text::{ecma_trim, utf16_len, CleanTextStream};
+use crate::text::bytes::avx2;
+use crate::text::bytes::escape_masks;
+use crate::text::test_support::XorShift;
+use crate::text::{ecma_trim, utf16_len, CleanTextStream};
 
 fn count(bytes: &[u8], max: usize, source: Source) -> (LineCount, usize) {
   count_lines(bytes, max, source)
@@ -56,16 +56,14 @@ fn reference(text: &str, max: usize) -> LineCount {
       }
       if utf16_len(trimmed) > max {
         count.non_blank += 1;
-        let kept = crate::core::text::truncate_utf16(trimmed, max);
+        let kept = crate::text::truncate_utf16(trimmed, max);
         let offset = kept.as_ptr() as usize - line.as_ptr() as usize;
         count.truncated_bytes += (line.len() - offset - kept.len()) as u64;
       } else {
         // What `sanitizeMonitorLine` and trimming leave: not C0 (TAB is
         // whitespace), not C1, not whitespace.
         let text = |c: char| {
-          !(c < ' '
-            || ('\u{80}'..='\u{9f}').contains(&c)
-            || crate::core::text::is_ecma_whitespace(c))
+          !(c < ' ' || ('\u{80}'..='\u{9f}').contains(&c) || crate::text::is_ecma_whitespace(c))
         };
         count.non_blank += u64::from(trimmed.chars().any(text));
       }
