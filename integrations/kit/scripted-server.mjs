@@ -59,6 +59,9 @@ export async function startScriptedServer(script, api, { replyTimeoutMs = 120_00
           Promise.resolve(script(body, { index, requests, route })),
           new Promise((_, reject) => {
             timer = setTimeout(() => reject(new Error(`script reply ${index} timed out`)), replyTimeoutMs)
+            // A reply held on purpose (until the CLI is killed) must not keep the test process alive
+            // after close(): the open server does that while it matters.
+            timer.unref?.()
           }),
         ]).finally(() => clearTimeout(timer))
       } catch (err) {
