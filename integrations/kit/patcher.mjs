@@ -38,8 +38,8 @@ function readJson(file) {
 }
 
 /**
- * The taskstream package to install: its loader (index.js) and the native binary it loads on this
- * machine. The published package depends on `taskstream`; inside the taskstream repository the
+ * The taskstream package to install: its loader (index.js), the native binary it loads on this
+ * machine and, when there is one beside that binary, the keeper executable of persisted tasks. The published package depends on `taskstream`; inside the taskstream repository the
  * root's index.js is used.
  */
 export function resolveTaskstream(tool = 'the integration') {
@@ -67,7 +67,9 @@ export function resolveTaskstream(tool = 'the integration') {
   const binaryPath = nodeFiles.find((f) => !before.has(f)) ?? nodeFiles[0]
   if (!binaryPath) throw new PatchError('no-taskstream', 'Could not tell which taskstream binary loaded')
   const version = readJson(path.join(path.dirname(indexPath), 'package.json')).version
-  return { indexPath, binaryPath, version }
+  // Persisted tasks run under taskstream's keeper, an executable the addon expects beside itself.
+  const keeperPath = ['taskstream-keeper', 'taskstream-keeper.exe'].map((n) => path.join(path.dirname(binaryPath), n)).find((f) => fs.existsSync(f))
+  return { indexPath, binaryPath, keeperPath, version }
 }
 
 function writeFileSyncFlushed(file, data, mode) {
@@ -343,6 +345,11 @@ export function definePatcher(host) {
       fs.writeFileSync(path.join(staging, 'package.json'), JSON.stringify({ private: true, type: 'commonjs' }, null, 2) + '\n')
       fs.copyFileSync(taskstream.indexPath, path.join(staging, 'index.js'))
       fs.copyFileSync(taskstream.binaryPath, path.join(staging, path.basename(taskstream.binaryPath)))
+      if (taskstream.keeperPath) {
+        const keeper = path.join(staging, path.basename(taskstream.keeperPath))
+        fs.copyFileSync(taskstream.keeperPath, keeper)
+        fs.chmodSync(keeper, 0o755)
+      }
       for (const [from, name] of host.runtimeFiles) fs.copyFileSync(from, path.join(staging, name))
       for (const { file, original, patched, mode } of planned) {
         const orig = path.join(staging, 'originals', toNative(file.path))
