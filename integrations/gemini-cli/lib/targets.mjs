@@ -100,6 +100,60 @@ const V0_61_0 = {
         },
       ],
     },
+    {
+      // The interactive UI (the App component and its useGeminiStream hook): monitor updates show as
+      // history rows when they arrive and reach the model as turns of their own when it is idle, or
+      // with the next tool responses. (Stock hands background injections to the model only as
+      // "user steering" hints, whitespace collapsed, and with model steering off, which is the
+      // default, only when tool responses happen to go out.)
+      path: 'bundle/interactiveCli-TRXNUIPM.js',
+      sha256: '3de8fb28691b362f0007f935aea8adc7c7a01006fff757ab69808212254e24d3',
+      edits: [
+        { prefix: CHUNK_PREFIX, insert: IMPORT_LINE },
+        {
+          // App: where it listens for injections, it also listens for monitor updates.
+          find: '    config.injectionService.onInjection(hintListener);\n    return () => {\n      config.injectionService.offInjection(hintListener);\n',
+          replace:
+            '    config.injectionService.onInjection(hintListener);\n' +
+            '    const __taskstreamOff = __taskstreamGemini.onMonitorUpdate((display) => {\n' +
+            '      historyManager.addItem({ type: "info", text: display }, Date.now());\n' +
+            '      setPendingHintCount((prev) => prev + 1);\n' +
+            '    });\n' +
+            '    return () => {\n' +
+            '      __taskstreamOff();\n' +
+            '      config.injectionService.offInjection(hintListener);\n',
+        },
+        {
+          // App, idle: pending monitor updates become the next turn (model steering on or off);
+          // the steering hints then go as stock sends them.
+          find:
+            '    if (!isConfigInitialized || !config.isModelSteeringEnabled() || streamingState !== "idle" /* Idle */ || !isMcpReady || isToolAwaitingConfirmation(pendingHistoryItems)) {\n' +
+            '      return;\n' +
+            '    }\n' +
+            '    const pendingHint = consumePendingHints();\n',
+          replace:
+            '    if (!isConfigInitialized || streamingState !== "idle" /* Idle */ || !isMcpReady || isToolAwaitingConfirmation(pendingHistoryItems)) {\n' +
+            '      return;\n' +
+            '    }\n' +
+            '    const __taskstreamUpdate = __taskstreamGemini.takeMonitorUpdates();\n' +
+            '    if (__taskstreamUpdate) {\n' +
+            '      void submitQuery([{ text: __taskstreamUpdate }]);\n' +
+            '      return;\n' +
+            '    }\n' +
+            '    if (!config.isModelSteeringEnabled()) {\n' +
+            '      return;\n' +
+            '    }\n' +
+            '    const pendingHint = consumePendingHints();\n',
+        },
+        {
+          // useGeminiStream, sending tool responses: pending monitor updates go first.
+          find: '      const prompt_ids = geminiTools.map(\n        (toolCall) => toolCall.request.prompt_id\n      );\n      submitQuery(\n        responsesToSend,\n',
+          replace:
+            '      __taskstreamGemini.addMonitorUpdates(responsesToSend);\n' +
+            '      const prompt_ids = geminiTools.map(\n        (toolCall) => toolCall.request.prompt_id\n      );\n      submitQuery(\n        responsesToSend,\n',
+        },
+      ],
+    },
   ],
 }
 

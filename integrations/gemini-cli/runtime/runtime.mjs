@@ -11,16 +11,19 @@
 // ~/.gemini/tmp/background-processes/background-<pid>.log (taskstream's output file, hard-linked
 // there when Gemini moves the job to the background, so `read_background_output` reads it
 // unchanged), its completion behaviour (`inject | notify | silent`) through its
-// ExecutionLifecycleService, and its kill path (the UI's, through the lifecycle service).
+// ExecutionLifecycleService, and its kill path (the UI's, through the lifecycle service). In the
+// interactive UI the background panel (Ctrl+B) follows the job's output file while it is watched,
+// as it follows a pty's screen for a stock job.
 //
 // Whenever the native path cannot do what the stock path would (a sandbox wraps the command,
 // Windows, taskstream failing to load, TASKSTREAM_GEMINI=0), the CLI's own code runs unchanged.
 //
 // It also adds two tools the stock CLI lacks: `stop_background_process` (a job of this session,
 // with its whole tree, through Gemini's own kill path) and `monitor` (taskstream's native monitor
-// with the recommended signal setting; its updates reach the model in the interactive UI through
-// Gemini's injection service, and headless through the agent loop: with the next tool response,
-// or, when the model ends its turn while a monitor runs, as the next turn).
+// with the recommended signal setting; its updates reach the model with the next tool response or,
+// when the model is idle or ends its turn while a monitor runs, as a turn of their own: in the
+// interactive UI through the patched App (each update also shows as a history row), headless through
+// the agent loop).
 //
 // With TASKSTREAM_GEMINI_PERSIST=1, background jobs are persisted (taskstream's `persist`): each
 // runs under a keeper on a lease, survives the end of the CLI (however it ends), and the next
@@ -124,22 +127,112 @@ function failedStart(error) {
   }
 }
 
+/** How often the UI's live view of a taskstream job is refreshed from its output file, while the UI watches it. */
+export const VIEW_POLL_MS = 500
+/** What the live view shows: at most this many of the file's last lines, from at most this many of its last bytes. */
+export const VIEW_MAX_LINES = 1000
+export const VIEW_TAIL_BYTES = 128 * 1024
+
+/**
+ * The last lines of an output file as the UI's background view takes a terminal's screen (Gemini's
+ * AnsiOutput: one array of styled tokens a line; the file is ANSI-free, so plain tokens): at most
+ * `maxLines` lines from the last `maxBytes` bytes, a line cut at the start of that window dropped.
+ */
+export function tailLines(file, { maxBytes = VIEW_TAIL_BYTES, maxLines = VIEW_MAX_LINES } = {}) {
+  let fd
+  let text
+  let cut
+  try {
+    fd = fs.openSync(file, 'r')
+    const size = fs.fstatSync(fd).size
+    const length = Math.min(size, maxBytes)
+    const buf = Buffer.alloc(length)
+    let read = 0
+    while (read < length) {
+      const n = fs.readSync(fd, buf, read, length - read, size - length + read)
+      if (n === 0) break
+      read += n
+    }
+    cut = length < size
+    text = buf.subarray(0, read).toString('utf8')
+  } catch {
+    return []
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+  const lines = text.split('\n')
+  if (cut) lines.shift()
+  if (lines.at(-1) === '') lines.pop()
+  return lines.slice(-maxLines).map((line) =>
+    line ? [{ text: line, bold: false, italic: false, underline: false, dim: false, inverse: false, fg: '', bg: '' }] : [],
+  )
+}
+
+/**
+ * The UI's live view of a taskstream job (the background panel, Ctrl+B). Gemini's pty path emits
+ * the job's whole screen to the lifecycle service's listeners as the job prints; a taskstream job's
+ * output goes to its file without passing through JavaScript, so while anyone listens (the UI
+ * subscribes to every job it shows) the file's last lines are emitted the same way, at most every
+ * VIEW_POLL_MS and only when the file changed. Headless nobody listens and nothing is read.
+ */
+function liveView(lifecycle, pid, outputFile) {
+  let last = ''
+  const emit = () => {
+    if (!lifecycle.activeListeners?.get(pid)?.size) return
+    let stamp
+    try {
+      const st = fs.statSync(outputFile)
+      stamp = `${st.size}:${st.mtimeMs}`
+    } catch {
+      return
+    }
+    if (stamp === last) return
+    last = stamp
+    lifecycle.emitEvent(pid, { type: 'data', chunk: tailLines(outputFile) })
+  }
+  const timer = setInterval(emit, VIEW_POLL_MS)
+  timer.unref?.()
+  return {
+    snapshot() {
+      const lines = tailLines(outputFile)
+      return lines.length > 0 ? lines : undefined
+    },
+    /** A last refresh (the job ended), then no more. */
+    end() {
+      clearInterval(timer)
+      emit()
+    },
+    stop: () => clearInterval(timer),
+  }
+}
+
 /**
  * Registers a taskstream shell with Gemini's ExecutionLifecycleService under its pid, as the stock
  * child-process path registers its child: output read from the output file, kill as taskstream's
- * cancel, completion in Gemini's words. Returns attachExecution's `{ pid, result }`.
+ * cancel, completion in Gemini's words, and a live view for the UI (liveView). `label`: what the
+ * UI's background panel calls the job (stock shows its execution method there). Returns
+ * attachExecution's `{ pid, result }` and the view (`view.end()` once the job ended).
  */
-function attachShell(svc, lifecycle, pid, { outputFile, cancel, isActive, completionBehavior }) {
-  return lifecycle.attachExecution(pid, {
-    executionMethod: 'child_process',
-    getBackgroundOutput: () => readOutput(outputFile),
-    getSubscriptionSnapshot: () => readOutput(outputFile) || undefined,
-    writeInput: () => {},
-    kill: cancel,
-    isActive,
-    formatInjection: (output, error) => svc.formatShellBackgroundCompletion(pid, completionBehavior, output, error ?? undefined),
-    completionBehavior,
-  })
+function attachShell(svc, lifecycle, pid, { outputFile, cancel, isActive, completionBehavior, label }) {
+  const view = liveView(lifecycle, pid, outputFile)
+  let attached
+  try {
+    attached = lifecycle.attachExecution(pid, {
+      executionMethod: 'child_process',
+      ...(label ? { label } : {}),
+      getBackgroundOutput: () => readOutput(outputFile),
+      getSubscriptionSnapshot: () => view.snapshot(),
+      writeInput: () => {},
+      kill: cancel,
+      isActive,
+      formatInjection: (output, error) => svc.formatShellBackgroundCompletion(pid, completionBehavior, output, error ?? undefined),
+      completionBehavior,
+    })
+  } catch (err) {
+    view.stop()
+    throw err
+  }
+  return { ...attached, view }
 }
 
 /** `requestCancel(id)` of `registry`, errors ignored (an ended shell has nothing to cancel). */
@@ -203,7 +296,13 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
   jobs.set(pid, job)
   const completionBehavior = cfg?.backgroundCompletionBehavior || 'silent'
   const cancel = canceller(registry, handle.shellId)
-  const attached = attachShell(svc, lifecycle, pid, { outputFile: handle.outputPath, cancel, isActive: () => !job.ended, completionBehavior })
+  const attached = attachShell(svc, lifecycle, pid, {
+    outputFile: handle.outputPath,
+    cancel,
+    isActive: () => !job.ended,
+    completionBehavior,
+    label: cfg?.originalCommand,
+  })
   const onAbort = () => {
     if (!job.ended) cancel()
   }
@@ -221,6 +320,7 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
     if (!job.backgrounded && output) onOutputEvent({ type: 'data', chunk: output })
     markExited(svc, job, pid)
     onOutputEvent({ type: 'exit', exitCode, signal })
+    attached.view.end()
     lifecycle.completeWithResult(
       pid,
       shellResult(pid, { output, exitCode, signal, error: result.error ? new Error(result.error) : null, aborted: Boolean(abortSignal?.aborted) }),
@@ -389,24 +489,35 @@ const updateWaiters = new Set()
 const wakeUpdateWaiters = () => {
   for (const wake of [...updateWaiters]) wake()
 }
+/** The patched interactive UI's listeners (onMonitorUpdate). */
+const uiListeners = new Set()
 
 /**
- * The session's MonitorRegistry, made on first use. Its notifications reach the model through
- * Gemini's injection service in the interactive UI (which turns `background_completion`
- * injections into the next turn), and headless through `pendingUpdates`: the agent loop adds them
- * to the next tool response (`withMonitorUpdates`) and, when the model ends its turn while a monitor
- * runs, waits for them (`heldMonitorUpdates`).
+ * The session's MonitorRegistry, made on first use. Its notifications wait in `pendingUpdates`
+ * until the session hands them to the model:
+ * - in the interactive UI (patched: onMonitorUpdate, takeMonitorUpdates, addMonitorUpdates), each
+ *   shows at once as a row of the history (its short display text), and the model gets the pending
+ *   ones with the next tool responses or, when it is idle, as a turn of their own;
+ * - headless, the agent loop adds them to the next tool response (`withMonitorUpdates`) and, when
+ *   the model ends its turn while a monitor runs, waits for them (`heldMonitorUpdates`).
+ * An interactive UI that did not register (the agent-session UI, which the patch does not reach)
+ * gets them through Gemini's injection service as background completions, as before.
  */
 function monitorHub(config) {
   if (monitorRegistry) return monitorRegistry
   monitorRegistry = new (taskstream().MonitorRegistry)()
-  monitorRegistry.setNotificationCallback((_displayText, modelText) => {
-    if (config.isInteractive?.()) {
+  monitorRegistry.setNotificationCallback((displayText, modelText) => {
+    if (config.isInteractive?.() && uiListeners.size === 0) {
       config.injectionService?.addInjection(formatMonitorUpdate(modelText), 'background_completion')
       return
     }
     pendingUpdates.push(modelText)
     wakeUpdateWaiters()
+    for (const listener of [...uiListeners]) {
+      try {
+        listener(displayText)
+      } catch {}
+    }
   })
   // A monitor that ends without a notification still lets a held session end.
   monitorRegistry.setStatusChangeCallback(wakeUpdateWaiters)
@@ -418,6 +529,26 @@ function takeUpdates() {
   const text = pendingUpdates.join('\n')
   pendingUpdates = []
   return formatMonitorUpdate(text)
+}
+
+/**
+ * The interactive UI (its App component, patched): `listener(displayText)` on each monitor
+ * notification, which the UI shows as a history row and which makes it check for pending updates.
+ * Returns the unsubscribe function.
+ */
+export function onMonitorUpdate(listener) {
+  uiListeners.add(listener)
+  return () => uiListeners.delete(listener)
+}
+
+/** The interactive UI, idle: the pending monitor updates as one turn's text, or undefined. */
+export const takeMonitorUpdates = () => takeUpdates()
+
+/** The interactive UI, sending tool responses: puts the pending monitor updates first, in place. */
+export function addMonitorUpdates(parts) {
+  const text = takeUpdates()
+  if (text) parts.unshift({ text })
+  return parts
 }
 
 /** The next user turn's parts: monitor updates that arrived (headless) first, then the tool responses. */
@@ -654,6 +785,7 @@ function recoverJobs(d) {
       cancel: canceller(registry, task.id),
       isActive: () => item.status === 'running',
       completionBehavior,
+      label: item.command,
     })
     attached.result.catch(() => {})
     lifecycle.background(pid)
@@ -661,6 +793,7 @@ function recoverJobs(d) {
       () => {
         const now = registry.get(task.id)
         exited(item, now)
+        attached.view.end()
         const signal = typeof item.signal === 'number' ? item.signal : null
         lifecycle.completeWithResult(pid, shellResult(pid, { output: readOutput(task.outputFile), exitCode: item.exitCode ?? null, signal }))
       },

@@ -56,7 +56,7 @@ test('the command line: status, patch, status, unpatch; a second patch is refuse
   assert.match(r.stdout, /@google\/gemini-cli 0\.61\.0 at .*: original\n$/)
   r = await cli('patch', dir)
   assert.equal(r.code, 0, r.stderr)
-  assert.match(r.stdout, /patched bundle\/chunk-JDPZ4CE3\.js\n  patched bundle\/gemini-3HFX2LNT\.js\nPatched @google\/gemini-cli 0\.61\.0 at .* with taskstream /)
+  assert.match(r.stdout, /patched bundle\/chunk-JDPZ4CE3\.js\n  patched bundle\/gemini-3HFX2LNT\.js\n  patched bundle\/interactiveCli-TRXNUIPM\.js\nPatched @google\/gemini-cli 0\.61\.0 at .* with taskstream /)
   r = await cli('status', dir)
   assert.match(r.stdout, /: patched\n$/)
   r = await cli('patch', dir)
