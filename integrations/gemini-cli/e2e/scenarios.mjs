@@ -30,6 +30,9 @@ export function backgroundPid(requests) {
   return undefined
 }
 
+/** The job of the transcript scenarios: it waits for a file `go`, then prints three lines (one coloured) and ends. */
+export const TRANSCRIPT_JOB = `while [ ! -e go ]; do sleep 0.05; done; echo one; printf '\\033[32mtwo\\033[0m\\n'; echo three`
+
 const lastTurnHasResultOf = (body, name) => turns(body).at(-1)?.responses.some((r) => r.name === name)
 
 /**
@@ -41,7 +44,7 @@ export async function transcriptScenario(t, pkgDir) {
   const home = geminiHome(t)
   const work = fs.mkdtempSync(path.join(home, 'work-'))
   const go = path.join(work, 'go')
-  const command = `while [ ! -e go ]; do sleep 0.05; done; echo one; printf '\\033[32mtwo\\033[0m\\n'; echo three`
+  const command = TRANSCRIPT_JOB
   let pid
   const server = await startModelServer(async (body) => {
     const ts = turns(body)
@@ -70,15 +73,17 @@ export async function transcriptScenario(t, pkgDir) {
  * A background job that ignores SIGTERM (inherited by its sleeps), double-forks one sleep and keeps
  * another, both writing to files (so no SIGPIPE ends them by accident); the sleeps' numbers start
  * with `prefix` and are unique to this run. `find()` returns the two sleeps' pids once both run.
+ * With `hup`, it ignores SIGHUP too, as `nohup` makes a job do (in the interactive UI a stock job
+ * runs on a pty, whose hangup sends SIGHUP when the CLI ends).
  */
-function stubbornJob(prefix) {
+export function stubbornJob(prefix, { hup = false } = {}) {
   const tag = String(1000 + Math.floor(Math.random() * 8999))
   const [a, b] = ['1', '2'].map((d) => `${prefix}${tag}${d}`)
   const find = () => {
     const found = [a, b].map((n) => pidsByArgv(['sleep', n]))
     return found.every((p) => p.length === 1) ? found.flat() : undefined
   }
-  return { command: `trap "" TERM; ( sleep ${a} >> forked.txt 2>&1 & ); sleep ${b} >> kept.txt 2>&1`, find }
+  return { command: `trap "" TERM${hup ? ' HUP' : ''}; ( sleep ${a} >> forked.txt 2>&1 & ); sleep ${b} >> kept.txt 2>&1`, find }
 }
 
 /**
