@@ -1,12 +1,14 @@
 // taskstream-gemini: patch / unpatch an installed @google/gemini-cli so that its background jobs run
-// on taskstream. See ../README.md. The machinery is the integrations' shared patcher
-// (../../kit/patcher.mjs); this file says what is Gemini CLI's.
+// on taskstream. See ../README.md. The machinery is the integrations' shared patcher (kit/patcher.mjs,
+// found by ./kit.mjs); this file says what is Gemini CLI's.
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { PatchError, definePatcher, sha256 } from '../../kit/patcher.mjs'
+import { kitDir, kitModule } from './kit.mjs'
 import { MARKER, TARGETS } from './targets.mjs'
+
+const { PatchError, definePatcher, sha256 } = await kitModule('patcher.mjs')
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -27,7 +29,7 @@ export const HOST = {
   versionKey: 'geminiVersion',
   runtimeFiles: [
     [path.join(here, '..', 'runtime', 'runtime.mjs'), 'runtime.mjs'],
-    [path.join(here, '..', '..', 'kit', 'runtime-common.mjs'), 'common.mjs'],
+    [path.join(kitDir, 'runtime-common.mjs'), 'common.mjs'],
   ],
   what: 'run its background\n                                   jobs on taskstream',
   envHelp: 'Environment of gemini: TASKSTREAM_GEMINI=0 (all stock, as if unpatched).',

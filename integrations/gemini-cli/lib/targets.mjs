@@ -1,9 +1,11 @@
 // What `taskstream-gemini patch` changes, per verified Gemini CLI release: each file by its path inside
 // the @google/gemini-cli package, the sha256 of the original bytes, and exact edits (the shared
-// `applyEdits` of ../../kit/patcher.mjs: every `find` text occurs exactly once in the original). The
+// `applyEdits` of the kit's patcher.mjs: every `find` text occurs exactly once in the original). The
 // edits add a line of import and hand background jobs to ../runtime/runtime.mjs, keeping the CLI's
 // code as the fallback.
-export { applyEdits } from '../../kit/patcher.mjs'
+import { kitModule } from './kit.mjs'
+
+export const { applyEdits } = await kitModule('patcher.mjs')
 
 /** The first line of every bundle chunk (esbuild's ESM `require` shim). */
 const CHUNK_PREFIX =

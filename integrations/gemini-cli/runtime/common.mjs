@@ -1,3 +1,5 @@
-// In the repository: the integrations' shared runtime code. A patch installs ../../kit/runtime-common.mjs
-// itself under this name.
-export * from '../../kit/runtime-common.mjs'
+// In the repository (and in a packed package): the integrations' shared runtime code, the kit's
+// runtime-common.mjs (found by ../lib/kit.mjs). A patch installs that file itself under this name.
+import { kitModule } from '../lib/kit.mjs'
+
+export const { envDelta } = await kitModule('runtime-common.mjs')

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // taskstream-qwen patch [dir] | unpatch [dir] [--force] | status [dir]
-import { runPatchCli } from '../../kit/cli.mjs'
+import { kitModule } from '../lib/kit.mjs'
 import { HOST, patcher } from '../lib/patcher.mjs'
 
+const { runPatchCli } = await kitModule('cli.mjs')
 runPatchCli(process.argv.slice(2), HOST, patcher)

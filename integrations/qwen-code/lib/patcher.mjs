@@ -1,19 +1,22 @@
 // taskstream-qwen: patch / unpatch an installed @qwen-code/qwen-code so that it runs its monitors and
 // background shells on taskstream. See ../README.md. The machinery is the integrations' shared
-// patcher (../../kit/patcher.mjs); this file says what is Qwen Code's.
+// patcher (kit/patcher.mjs, found by ./kit.mjs); this file says what is Qwen Code's.
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { PatchError, checkNode as checkNodeFor, definePatcher, resolveTaskstream as resolveFor, sha256 } from '../../kit/patcher.mjs'
+import { kitDir, kitModule } from './kit.mjs'
 import { MARKER, TARGETS } from './targets.mjs'
+
+const kit = await kitModule('patcher.mjs')
+const { PatchError, checkNode: checkNodeFor, definePatcher, resolveTaskstream: resolveFor, sha256 } = kit
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 export const QWEN_PACKAGE = '@qwen-code/qwen-code'
 /** The folder the patch adds inside the Qwen Code package. */
 export const INSTALL_DIR = 'taskstream-qwen'
-export { MIN_NODE_MAJOR } from '../../kit/patcher.mjs'
+export const { MIN_NODE_MAJOR } = kit
 export { PatchError, sha256 }
 
 /** Qwen Code, as the shared patcher and command line take a CLI. */
@@ -28,7 +31,7 @@ export const HOST = {
   versionKey: 'qwenVersion',
   runtimeFiles: [
     [path.join(here, '..', 'runtime', 'runtime.mjs'), 'runtime.mjs'],
-    [path.join(here, '..', '..', 'kit', 'runtime-common.mjs'), 'common.mjs'],
+    [path.join(kitDir, 'runtime-common.mjs'), 'common.mjs'],
   ],
   what: 'run its monitors and\n                                   background shells on taskstream',
   envHelp: `Environment of qwen: TASKSTREAM_QWEN=0 (all stock), TASKSTREAM_QWEN_NATIVE=0 (registries only),

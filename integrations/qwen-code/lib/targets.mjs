@@ -3,6 +3,7 @@
 // text must occur exactly once in the original (a `prefix` edit: at the very start of the file); the
 // edits only add a line of import and hand the work to ../runtime/runtime.mjs, keeping the CLI's code
 // as the fallback.
+import { kitModule } from './kit.mjs'
 
 const IMPORT_PREFIX = '// Force strict mode and setup for ESM\n"use strict";\n'
 const IMPORT_LINE = 'import * as __taskstreamQwen from "../taskstream-qwen/runtime.mjs";\n'
@@ -106,4 +107,4 @@ export const TARGETS = new Map([[V0_24_4.version, V0_24_4]])
 
 export const SUPPORTED_VERSIONS = [...TARGETS.keys()]
 
-export { applyEdits } from '../../kit/patcher.mjs'
+export const { applyEdits } = await kitModule('patcher.mjs')
