@@ -4,7 +4,8 @@
 // `postbuild` and `postbuild:debug` npm scripts, bench/build.mjs).
 //
 //   node scripts/copy-keeper.mjs <release|debug> [destination folder, default: the repository]
-import { chmodSync, copyFileSync, existsSync, mkdirSync, renameSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -12,12 +13,23 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 export const KEEPER_FILE = process.platform === 'win32' ? 'taskstream-keeper.exe' : 'taskstream-keeper'
 
+/** The host's target triple, as rustc names it. */
+function hostTriple() {
+  const verbose = execFileSync('rustc', ['-vV'], { encoding: 'utf8', timeout: 30_000 })
+  return /^host: (\S+)$/m.exec(verbose)?.[1] ?? ''
+}
+
 /** Copies the keeper of `profile` into `dest`; returns its path. */
 export function copyKeeper(profile, dest = root) {
   const targetDir = resolve(root, process.env.CARGO_TARGET_DIR ?? 'target')
-  const built = join(targetDir, profile, KEEPER_FILE)
-  if (!existsSync(built)) {
-    throw new Error(`copy-keeper: ${built} does not exist: build the workspace first (npm run build)`)
+  // `napi build` passes `--target <host triple>`, so its output is under target/<triple>/; a
+  // plain `cargo build` writes target/<profile>/. The newer of the two is the last build.
+  const candidates = [join(targetDir, hostTriple(), profile, KEEPER_FILE), join(targetDir, profile, KEEPER_FILE)]
+    .filter((path) => existsSync(path))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+  const built = candidates[0]
+  if (!built) {
+    throw new Error(`copy-keeper: no ${KEEPER_FILE} under ${targetDir} (${profile}): build the workspace first (npm run build)`)
   }
   mkdirSync(dest, { recursive: true })
   const target = join(dest, KEEPER_FILE)

@@ -63,6 +63,12 @@ fn install_signal_handlers() {
 
 pub(super) fn keeper_main() -> i32 {
   let started = SystemTime::now();
+  if let Err(error) = detach() {
+    answer(&format!(
+      "err the keeper cannot leave its host's session: {error}"
+    ));
+    return 1;
+  }
   install_signal_handlers();
   let config = match read_config() {
     Ok(config) => config,
@@ -89,6 +95,56 @@ pub(super) fn keeper_main() -> i32 {
     std::process::id()
   );
   code
+}
+
+/// First thing in the keeper (the host starts it with a plain posix_spawn): a session of its own
+/// (no terminal, out of the host's group, so a signal to the host's group or terminal does not
+/// reach it), default signal dispositions (Node ignores SIGPIPE) and an empty mask, and no
+/// descriptor but stdio (in particular no pipe of the host's). No parent-death signal.
+fn detach() -> io::Result<()> {
+  // SAFETY: plain system calls on stack values.
+  unsafe {
+    if libc::setsid() == -1 && libc::getsid(0) != libc::getpid() {
+      return Err(io::Error::last_os_error());
+    }
+    let mut action: libc::sigaction = std::mem::zeroed();
+    action.sa_sigaction = libc::SIG_DFL;
+    for signal in 1..32 {
+      if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+      }
+    }
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+  }
+  close_inherited();
+  Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn close_inherited() {
+  // SAFETY: closes descriptors of this process that nothing in it uses yet (the keeper has
+  // opened nothing; std's runtime holds none).
+  unsafe {
+    libc::syscall(
+      libc::SYS_close_range,
+      3 as libc::c_uint,
+      libc::c_uint::MAX,
+      0 as libc::c_uint,
+    );
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn close_inherited() {
+  // SAFETY: as above; descriptors that are not open fail harmlessly.
+  unsafe {
+    let max = libc::getdtablesize().clamp(3, 65_536);
+    for fd in 3..max {
+      libc::close(fd);
+    }
+  }
 }
 
 fn read_config() -> io::Result<KeeperConfig> {
@@ -360,8 +416,9 @@ impl Keeper {
     };
     answer(&format!("ok {}", line.trim_end()));
     eprintln!(
-      "taskstream keeper {me}: task {} runs as pid {pid}",
-      config.id
+      "taskstream keeper {me}: task {} runs as pid {pid} (answered {:.1} ms after the keeper started)",
+      config.id,
+      started.elapsed().unwrap_or_default().as_secs_f64() * 1000.0
     );
     Ok(Keeper {
       config,

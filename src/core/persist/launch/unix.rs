@@ -2,7 +2,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -39,10 +38,9 @@ pub fn launch_keeper(program: &KeeperProgram, config: &KeeperConfig) -> io::Resu
     .stdin(Stdio::piped())
     .stdout(Stdio::piped())
     .stderr(Stdio::from(log));
-  // SAFETY: `detach` makes only async-signal-safe system calls.
-  unsafe {
-    command.pre_exec(detach);
-  }
+  // No `pre_exec`: std starts it with posix_spawn (vfork and exec), not a fork of the whole
+  // host, which cost a Node host milliseconds per start. The keeper detaches itself first thing
+  // (`core::keeper`: its own session, default signal dispositions, no inherited descriptor).
   let mut child = command.spawn()?;
   let keeper_pid = child.id();
   let stdin = child.stdin.take();
@@ -164,58 +162,6 @@ fn open_append_private(path: &Path) -> io::Result<File> {
   options.append(true).create(true);
   private_mode(&mut options);
   options.open(path)
-}
-
-/// In the forked keeper, before exec: its own session (no terminal, out of
-/// the host's group), default signal dispositions (Node ignores SIGPIPE) and
-/// an empty mask, and no inherited descriptor but stdio (in particular no
-/// write end of the host's watchdog pipe). No parent-death signal.
-fn detach() -> io::Result<()> {
-  // SAFETY: plain system calls on stack values (async-signal-safe).
-  unsafe {
-    if libc::setsid() == -1 {
-      return Err(io::Error::last_os_error());
-    }
-    let mut action: libc::sigaction = std::mem::zeroed();
-    action.sa_sigaction = libc::SIG_DFL;
-    for signal in 1..32 {
-      if signal != libc::SIGKILL && signal != libc::SIGSTOP {
-        libc::sigaction(signal, &action, std::ptr::null_mut());
-      }
-    }
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-  }
-  close_inherited_on_exec();
-  Ok(())
-}
-
-#[cfg(target_os = "linux")]
-fn close_inherited_on_exec() {
-  // SAFETY: close_range only flags descriptors of this forked process.
-  unsafe {
-    libc::syscall(
-      libc::SYS_close_range,
-      3 as libc::c_uint,
-      libc::c_uint::MAX,
-      libc::CLOSE_RANGE_CLOEXEC,
-    );
-  }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn close_inherited_on_exec() {
-  // SAFETY: fcntl on integers; descriptors that are not open fail harmlessly.
-  unsafe {
-    let max = libc::getdtablesize().clamp(3, 65_536);
-    for fd in 3..max {
-      let flags = libc::fcntl(fd, libc::F_GETFD);
-      if flags != -1 {
-        libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
-      }
-    }
-  }
 }
 
 /// The file this code was loaded from (the addon's `.node` file in Node, the

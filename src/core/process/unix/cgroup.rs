@@ -20,7 +20,7 @@
 //! `TASKSTREAM_CGROUP=0` turns cgroups off (to test that fallback).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -126,14 +126,21 @@ static POOL: Mutex<Vec<TaskCgroup>> = Mutex::new(Vec::new());
 const POOL_SIZE: usize = 8;
 /// Names pooled cgroups (`t<n>`); a task's cgroup need not carry its tag.
 static POOLED: AtomicU64 = AtomicU64::new(0);
+/// Task cgroups asked for so far ([`TaskCgroup::create`]).
+static CREATED: AtomicU64 = AtomicU64::new(0);
 
 impl TaskCgroup {
   /// A cgroup for a new task, from the pool when one is ready, else created
   /// now as `<base>/<tag>`; `None` when cgroups are unavailable or it fails.
+  ///
+  /// The pool starts with a process's second task: a process that starts one (a keeper) makes
+  /// no cgroups it will not use, and leaves its watchdog none to remove.
   pub fn create(tag: &str) -> Option<TaskCgroup> {
     BASE.as_ref()?;
     let pooled = lock(&POOL).pop();
-    super::timer::schedule(std::time::Duration::ZERO, refill_pool);
+    if CREATED.fetch_add(1, Ordering::Relaxed) > 0 {
+      super::timer::schedule(std::time::Duration::ZERO, refill_pool);
+    }
     pooled.or_else(|| Self::make(tag))
   }
 
@@ -171,21 +178,11 @@ impl TaskCgroup {
     std::os::fd::AsRawFd::as_raw_fd(&self.procs)
   }
 
-  /// Moves `pid` into the cgroup; on failure the cgroup is removed and
-  /// `None` returned (the task then relies on the other mechanisms).
-  pub fn enter(mut self, pid: u32) -> Option<PathBuf> {
-    match self.procs.write_all(pid.to_string().as_bytes()) {
-      Ok(()) => Some(self.dir),
-      Err(error) => {
-        // A forked child may already have moved itself in.
-        if pids(&self.dir).contains(&pid) {
-          return Some(self.dir);
-        }
-        tracing::debug!(%error, pid, "taskstream: could not move a task into its cgroup");
-        let _ = fs::remove_dir(&self.dir);
-        None
-      }
-    }
+  /// The cgroup of a task whose child moves itself in through [`Self::procs_fd`] or
+  /// [`Self::procs_path`] before anything of the task runs. Should that move fail, the cgroup
+  /// stays empty and the task relies on the other mechanisms (group, tag, descendants).
+  pub fn entered_by_child(self) -> PathBuf {
+    self.dir
   }
 
   /// Removes the cgroup of a task that never started.
