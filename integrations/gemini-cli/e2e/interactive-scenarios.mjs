@@ -297,6 +297,8 @@ export async function interactiveMonitorScenario({ pkgDir, env = {}, timeoutMs =
       readyMs,
       started: server.requests.flatMap((b) => turns(b).at(-1)?.responses ?? []).find((x) => x.name === 'monitor')?.output,
       updates,
+      // Notifications that arrive while the model answers go over together, in one update.
+      notifications: updates.reduce((n, u) => n + (u.match(/<task-notification>/g) ?? []).length, 0),
       ownTurns,
       requests: server.requests.length,
       errorLines: errorLinesIn(updates),

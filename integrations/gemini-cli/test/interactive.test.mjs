@@ -104,7 +104,7 @@ for (const end of ['sigkill', 'quit']) {
 test('interactive: the monitor tool delivers every ERROR line of a chatty dev server to the model, each update a turn of its own, a row or two on screen (patched; stock has no monitor)', { skip, timeout }, async (t) => {
   const p = await interactiveMonitorScenario({ pkgDir: dirs.patched })
   t.diagnostic(
-    `patched: to the model ${p.errorLines.length}/10 ERROR lines in ${p.updates.length} updates (${p.ownTurns} as turns of their own), ${p.modelBytes} bytes; ` +
+    `patched: to the model ${p.errorLines.length}/10 ERROR lines in ${p.updates.length} updates (${p.notifications} notifications, ${p.ownTurns} updates as turns of their own), ${p.modelBytes} bytes; ` +
       `on screen ${p.screen.items} monitor items in ${p.screen.rows} rows, ${p.screen.errorLines.length}/10 ERROR lines; ${p.requests} model requests`,
   )
   t.diagnostic(`the monitor's rows on screen:\n${p.screen.text}`)
@@ -114,8 +114,8 @@ test('interactive: the monitor tool delivers every ERROR line of a chatty dev se
   assert.equal(p.lastStatus, 'completed')
   // With model steering off (the default), the UI still hands every update over as a turn.
   assert.equal(p.ownTurns, p.updates.length)
-  // Each update shows as one history item of a row or two (the short display text), the end too.
-  assert.equal(p.screen.items, p.updates.length)
+  // Each notification shows as one history item of a row or two (its short display text), the end too.
+  assert.equal(p.screen.items, p.notifications)
   assert.ok(p.screen.rows <= 2 * p.screen.items, `${p.screen.rows} rows for ${p.screen.items} items`)
   assert.match(p.screen.text, /Monitor "dev server" completed/)
 
