@@ -99,10 +99,13 @@ export async function interactiveJobsScenario({ pkgDir, env = {}, timeoutMs = 15
     await session.waitForScreen((s) => s.includes('Ticker started.') && idle(s), 'the ticker to start', { timeoutMs: timeoutMs / 4 })
     tickerPid = backgroundPid(server.requests)
     const marked = await until(() => (pidsWithEnv('TSG_TICKER', tag).length > 0 ? pidsWithEnv('TSG_TICKER', tag) : undefined), "the ticker's processes", 30_000)
-    r.ticker = {
-      pid: tickerPid,
-      processes: [tickerPid, ...marked].map((pid) => ({ pid, taskId: environOf(pid).TASKSTREAM_TASK_ID, ...procFacts(pid) })),
+    // A process that ended while it was being read (the ticker's `sleep 0.2` of the moment) is left out.
+    const read = (pid) => {
+      const env = environOf(pid)
+      const facts = procFacts(pid)
+      return facts && Object.keys(env).length > 0 && isAlive(pid) ? { pid, taskId: env.TASKSTREAM_TASK_ID, ...facts } : undefined
     }
+    r.ticker = { pid: tickerPid, processes: [tickerPid, ...marked].map(read).filter(Boolean) }
 
     // The background panel: its ticks, then more of them.
     await session.keys('C-b')
