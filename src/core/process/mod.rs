@@ -89,11 +89,13 @@ pub use windows::{
 };
 
 /// The TCP ports a task's tree listens on (API.md §6.8), sorted; `None` where this platform
-/// has no way to tell yet (macOS, Windows).
+/// has no way to tell (the BSDs).
 pub fn listening_ports(group: &ProcessGroup) -> Option<std::io::Result<Vec<u16>>> {
-  #[cfg(target_os = "linux")]
+  #[cfg(any(target_os = "linux", target_os = "macos"))]
   return Some(unix::listening_ports(group));
-  #[cfg(not(target_os = "linux"))]
+  #[cfg(windows)]
+  return Some(windows::listening_ports(group));
+  #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
   {
     let _ = group;
     None
@@ -101,7 +103,7 @@ pub fn listening_ports(group: &ProcessGroup) -> Option<std::io::Result<Vec<u16>>
 }
 
 /// Whether [`listening_ports`] works on this platform.
-pub const PORTS_SUPPORTED: bool = cfg!(target_os = "linux");
+pub const PORTS_SUPPORTED: bool = cfg!(any(target_os = "linux", target_os = "macos", windows));
 
 // `limits` (API.md §6.8, `limits.rs`): the same questions on every family.
 

@@ -252,7 +252,7 @@ pub fn kill_now_all(groups: &[ProcessGroup]) {
 }
 
 /// The live processes of the tree (zombies excluded), from one scan.
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 pub fn tree_pids(group: &ProcessGroup) -> Vec<u32> {
   let snapshot = Snapshot::take();
   let protected = snapshot.protected();

@@ -40,6 +40,8 @@ pub(crate) mod cgroup_limits;
 mod kill;
 #[cfg(target_os = "linux")]
 mod ports;
+#[cfg(target_os = "macos")]
+mod ports_darwin;
 mod pre_exec;
 #[cfg(target_os = "macos")]
 mod proc_darwin;
@@ -70,6 +72,8 @@ pub use kill::{
 pub use nix::sys::signal::Signal;
 #[cfg(target_os = "linux")]
 pub(super) use ports::listening_ports;
+#[cfg(target_os = "macos")]
+pub(super) use ports_darwin::listening_ports;
 pub use spawn::spawn;
 pub use tracker::{forget_if_dead, tracked_groups, watchdog_pid};
 pub(super) use wait::waitpid;

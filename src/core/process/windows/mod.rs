@@ -27,6 +27,7 @@ pub mod conpty;
 mod handles;
 pub(crate) mod job;
 mod kill;
+mod ports;
 mod spawn;
 mod wait;
 
@@ -35,6 +36,7 @@ pub use kill::{
   forget_if_dead, kill_all_sync, kill_now, kill_now_all, terminate, terminate_leftovers,
   tracked_groups, tree_alive, SIGKILL_GRACE,
 };
+pub use ports::listening_ports;
 pub use spawn::spawn;
 pub use wait::wait_process;
 

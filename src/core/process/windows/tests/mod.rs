@@ -480,3 +480,68 @@ mod runner {
 }
 
 mod conpty;
+
+/// The helper of [`a_listening_process_of_the_tree_is_found_and_no_other`]: run as its own
+/// process (a no-op in a normal test run), it listens on a free port, prints it, and waits.
+#[test]
+fn port_listener_helper() {
+  if std::env::var_os(LISTENER_VAR).is_none() {
+    return;
+  }
+  let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+  println!("PORT {}", listener.local_addr().unwrap().port());
+  std::thread::sleep(Duration::from_secs(120));
+}
+
+const LISTENER_VAR: &str = "TASKSTREAM_PORT_LISTENER_HELPER";
+
+/// `ports` (API.md §6.8): a task whose child listens is found by its port, from the Job
+/// Object's processes and the TCP table; a port this test process listens on is not its.
+#[test]
+fn a_listening_process_of_the_tree_is_found_and_no_other() {
+  let ours = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+  let our_port = ours.local_addr().unwrap().port();
+  let exe = std::env::current_exe().unwrap();
+  let mut req = request("unused");
+  req.program = exe;
+  req.args = [
+    "--exact",
+    "process::windows::tests::port_listener_helper",
+    "--nocapture",
+    "--test-threads=1",
+  ]
+  .map(String::from)
+  .to_vec();
+  req
+    .env
+    .push((LISTENER_VAR.into(), std::ffi::OsString::from("1")));
+  let mut spawned = spawn(req).expect("spawn the listener");
+  let mut stdout = spawned.stdout.try_clone().unwrap();
+  let (tx, rx) = mpsc::channel();
+  std::thread::spawn(move || {
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while stdout.read(&mut byte).unwrap_or(0) == 1 {
+      seen.push(byte[0]);
+      let text = String::from_utf8_lossy(&seen);
+      if let Some(rest) = text.split("PORT ").nth(1).filter(|r| r.ends_with('\n')) {
+        let _ = tx.send(rest.trim().parse::<u16>().unwrap());
+        return;
+      }
+    }
+  });
+  let port = rx
+    .recv_timeout(Duration::from_secs(60))
+    .expect("the helper reports its port");
+  let mut found = Vec::new();
+  let listed = wait_until(Duration::from_secs(10), || {
+    found = crate::process::listening_ports(&spawned.group)
+      .expect("ports are supported on Windows")
+      .expect("the TCP table is read");
+    found.contains(&port)
+  });
+  kill_now(&spawned.group);
+  let _ = spawned.child.wait();
+  assert!(listed, "{port} in {found:?}");
+  assert!(!found.contains(&our_port), "{our_port} in {found:?}");
+}
