@@ -49,8 +49,11 @@ describe('the installed packages', () => {
     // The main package ships no binary, and nothing is nested under it.
     const shipped = filesUnder(join(modules, 'taskstream')).map((f) => f.slice(join(modules, 'taskstream').length + 1)).sort()
     expect(shipped).toEqual(['README.md', 'index.d.ts', 'index.js', 'package.json'])
-    expect(readdirSync(join(modules, platformPackage)).sort()).toEqual(['README.md', binaryFile, 'package.json'].sort())
+    // The platform package: the binary and, beside it, the keeper of persisted tasks (executable).
+    const keeperFile = process.platform === 'win32' ? 'taskstream-keeper.exe' : 'taskstream-keeper'
+    expect(readdirSync(join(modules, platformPackage)).sort()).toEqual(['README.md', binaryFile, keeperFile, 'package.json'].sort())
     expect(statSync(join(modules, platformPackage, binaryFile)).size).toBeGreaterThan(100_000)
+    if (process.platform !== 'win32') expect(statSync(join(modules, platformPackage, keeperFile)).mode & 0o111).not.toBe(0)
   })
 
   it('the platform package satisfies the main package\'s optional dependency, as from the registry', () => {
