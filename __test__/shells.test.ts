@@ -9,6 +9,7 @@ import {
   BackgroundShellRegistry,
   executeBackground,
   getDefaultBackgroundShellRegistry,
+  MonitorRegistry,
   stripAnsi,
   type ShellTask,
   type ShellTaskRegistration,
@@ -293,6 +294,26 @@ describe('executeBackground', () => {
 })
 
 describe('BackgroundShellRegistry (CONTRACT.md §2.13, §3.12)', () => {
+  it('one pid rule for both registries: an integer 0..4294967295, else a RangeError naming registration.pid', () => {
+    const { registry } = setup()
+    const monitors = new MonitorRegistry()
+    const monitor = (pid: unknown, id: string) => ({ monitorId: id, command: 'true', pid })
+    for (const [pid, type] of [[-1, RangeError], [1.5, RangeError], [2 ** 32, RangeError], [Number.NaN, RangeError], ['12', TypeError]] as const) {
+      const id = `bad-${String(pid)}`
+      expect(() => registry.register(registration({ shellId: id, pid: pid as number }))).toThrowError(type)
+      expect(() => registry.register(registration({ shellId: id, pid: pid as number }))).toThrowError(/"registration\.pid"/)
+      expect(() => monitors.register(monitor(pid, id) as never)).toThrowError(type)
+      expect(() => monitors.register(monitor(pid, id) as never)).toThrowError(/"registration\.pid"/)
+      expect(registry.get(id)).toBeUndefined()
+      expect(monitors.get(id)).toBeUndefined()
+    }
+    for (const pid of [0, 4294967295]) {
+      expect(registry.register(registration({ shellId: `ok-${pid}`, pid })).pid).toBe(pid)
+      expect(monitors.register(monitor(pid, `ok-${pid}`) as never).pid).toBe(pid)
+    }
+    monitors.abortAll({ notify: false })
+  })
+
   it('register returns the same object, filled in, and writes the sidecar', () => {
     const { registry, log } = setup()
     const reg = registration({ pid: 1234 })

@@ -313,6 +313,18 @@ pub fn optional_integer_field(
   integer_in_range(env, &value, path, "property", min, max).map(Some)
 }
 
+/// `registration.pid` of either registry's `register()`: absent (`undefined`, `null`) or an
+/// integer `0..=4294967295`; anything else is a `TypeError`/`RangeError` naming the field.
+pub fn optional_pid_field(env: &Env, obj: &Object, path: &str) -> Result<Option<u32>> {
+  let value = field(obj, "pid")?;
+  match value.get_type()? {
+    ValueType::Undefined | ValueType::Null => Ok(None),
+    _ => Ok(Some(
+      integer_in_range(env, &value, path, "property", 0.0, u32::MAX as f64)? as u32,
+    )),
+  }
+}
+
 /// A number that must be an integer within `min..=max`.
 pub fn integer_in_range(
   env: &Env,

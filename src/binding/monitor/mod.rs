@@ -742,18 +742,7 @@ fn read_registration(env: &Env, object: &Object) -> Result<Registration> {
   let command = required_string("command")?;
   let description = optional_string("description")?.unwrap_or_else(|| command.clone());
   let start_time = time("startTime", js::wall_ms())?;
-  let pid_value = args::field(object, "pid")?;
-  let pid = match pid_value.get_type()? {
-    ValueType::Undefined | ValueType::Null => None,
-    _ => Some(args::integer_in_range(
-      env,
-      &pid_value,
-      "registration.pid",
-      "property",
-      0.0,
-      u32::MAX as f64,
-    )? as u32),
-  };
+  let pid = args::optional_pid_field(env, object, "registration.pid")?;
   Ok(Registration {
     monitor_id,
     command,

@@ -452,20 +452,6 @@ fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistrati
       &format!("registration.{key}"),
     )
   };
-  let number = |key: &str| -> Result<Option<f64>> {
-    let value = args::field(object, key)?;
-    match value.get_type()? {
-      ValueType::Undefined | ValueType::Null => Ok(None),
-      ValueType::Number => Ok(Some(unsafe { value.cast::<f64>() }?)),
-      _ => Err(args::type_error(
-        env,
-        format!(
-          "The \"registration.{key}\" property must be of type number. {}",
-          args::received(&value)
-        ),
-      )),
-    }
-  };
   let (shell_id, command, cwd) = (string("shellId")?, string("command")?, string("cwd")?);
   let start_time = match args::field(object, "startTime")? {
     value if matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) => js::wall_ms(),
@@ -477,9 +463,7 @@ fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistrati
     cwd,
     start_time,
     output_path: string("outputPath")?,
-    pid: number("pid")?
-      .filter(|n| *n > 0.0 && n.fract() == 0.0)
-      .map(|n| n as u32),
+    pid: args::optional_pid_field(env, object, "registration.pid")?,
     todo_work_chain_id: args::optional_string_field(
       env,
       object,
