@@ -82,11 +82,11 @@ impl Child {
       return Ok(status);
     }
     #[cfg(unix)]
-    let status = super::unix::waitpid(self.pid, false)?;
+    let status = super::unix::wait::waitpid(self.pid, false)?;
     #[cfg(not(any(unix, windows)))]
     let status: Option<ExitStatus> = return Err(io::Error::from(io::ErrorKind::Unsupported));
     #[cfg(windows)]
-    let status = super::windows::wait_process(&self.process, false)?;
+    let status = super::windows::wait::wait_process(&self.process, false)?;
     let status = status.ok_or_else(|| io::Error::other("waitpid returned without a status"))?;
     self.status = Some(status);
     Ok(status)
@@ -98,11 +98,11 @@ impl Child {
       return Ok(Some(status));
     }
     #[cfg(unix)]
-    let status = super::unix::waitpid(self.pid, true)?;
+    let status = super::unix::wait::waitpid(self.pid, true)?;
     #[cfg(not(any(unix, windows)))]
     let status: Option<ExitStatus> = return Err(io::Error::from(io::ErrorKind::Unsupported));
     #[cfg(windows)]
-    let status = super::windows::wait_process(&self.process, true)?;
+    let status = super::windows::wait::wait_process(&self.process, true)?;
     self.status = status;
     Ok(self.status)
   }

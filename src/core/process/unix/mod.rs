@@ -55,7 +55,7 @@ mod pty;
 mod spawn;
 mod tracker;
 mod tree;
-mod wait;
+pub(super) mod wait;
 mod watchdog;
 #[cfg(target_os = "macos")]
 mod watchdog_darwin;
@@ -76,7 +76,6 @@ pub(super) use ports::listening_ports;
 pub(super) use ports_darwin::listening_ports;
 pub use spawn::spawn;
 pub use tracker::{forget_if_dead, tracked_groups, watchdog_pid};
-pub(super) use wait::waitpid;
 
 #[cfg(test)]
 #[allow(unused_imports)]

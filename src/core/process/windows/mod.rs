@@ -29,7 +29,7 @@ pub(crate) mod job;
 mod kill;
 mod ports;
 mod spawn;
-mod wait;
+pub(super) mod wait;
 
 pub use job::{Job, ProcessGroup};
 pub use kill::{
@@ -38,7 +38,6 @@ pub use kill::{
 };
 pub use ports::listening_ports;
 pub use spawn::spawn;
-pub use wait::wait_process;
 
 #[cfg(test)]
 mod tests;
