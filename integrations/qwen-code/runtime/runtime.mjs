@@ -17,8 +17,7 @@
 //   TASKSTREAM_QWEN_TIMEOUT=30m          timeoutMs (ms, or s/m/h)
 import { createRequire } from 'node:module'
 
-
-import { envDelta } from './common.mjs'
+import { envDelta, startErrorText, taskControlOptions as sharedTaskControl } from './common.mjs'
 
 export { envDelta }
 
@@ -89,53 +88,19 @@ export function signalOptions(addon = taskstream()) {
   return off('TASKSTREAM_QWEN_SIGNAL') || !addon ? {} : { ...addon.RECOMMENDED_SIGNAL }
 }
 
-const UNITS = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
-const TIME_UNITS = { '': 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
-
-/** A whole number of `units`, or undefined (and why) for a value that is not one. */
-function amount(text, units) {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text)
-  const unit = match && units[match[2].toLowerCase()]
-  if (!match || unit === undefined) return undefined
-  const value = Number(match[1]) * unit
-  return Number.isSafeInteger(value) && value > 0 ? value : undefined
-}
-
-const warned = new Set()
-
 /**
  * The task control the user set in the environment (see the top of this file): `{ limits?,
- * timeoutMs? }` to spread into start() and executeBackground(). A value that is not a positive
- * whole amount is ignored, with one line on stderr; the ranges are taskstream's (a value out of
- * range fails the task's start with taskstream's RangeError, as limits the host cannot enforce
- * fail it with taskstream's Error).
+ * timeoutMs? }` to spread into start() and executeBackground(), `{}` unless set. Parsed by the
+ * integrations' shared code (common.mjs): a value that is not a positive whole amount is ignored,
+ * with one line on stderr; the ranges are taskstream's (a value out of range fails the task's start
+ * with taskstream's RangeError, as limits the host cannot enforce fail it with taskstream's Error,
+ * and the model reads why, with the variable named).
  */
 export function taskControlOptions(env = process.env) {
-  const read = (name, units) => {
-    const text = env[name]
-    if (text === undefined || text === '') return undefined
-    const value = amount(text, units)
-    if (value === undefined && !warned.has(`${name}=${text}`)) {
-      warned.add(`${name}=${text}`)
-      process.stderr.write(`taskstream-qwen: ignoring ${name}=${JSON.stringify(text)}: not a positive whole amount\n`)
-    }
-    return value
-  }
-  const limits = {}
-  const memoryBytes = read('TASKSTREAM_QWEN_MEMORY_LIMIT', UNITS)
-  const cpuPercent = read('TASKSTREAM_QWEN_CPU_PERCENT', { '': 1 })
-  const maxProcesses = read('TASKSTREAM_QWEN_MAX_PROCESSES', { '': 1 })
-  if (memoryBytes !== undefined) limits.memoryBytes = memoryBytes
-  if (cpuPercent !== undefined) limits.cpuPercent = cpuPercent
-  if (maxProcesses !== undefined) limits.maxProcesses = maxProcesses
-  const timeoutMs = read('TASKSTREAM_QWEN_TIMEOUT', TIME_UNITS)
-  return {
-    ...(Object.keys(limits).length > 0 ? { limits } : {}),
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-  }
+  return sharedTaskControl('TASKSTREAM_QWEN', env, 'taskstream-qwen')
 }
 
-const errorText = (err) => (err instanceof Error ? err.message : String(err))
+const errorText = (err) => startErrorText(err, 'TASKSTREAM_QWEN')
 
 /**
  * The monitor tool's execute() on taskstream's start(). `inv` is the MonitorToolInvocation; `h` holds
