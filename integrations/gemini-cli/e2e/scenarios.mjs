@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 
 import { geminiHome, startGemini } from './gemini.mjs'
 import { startModelServer, toolResults, turns } from './model-server.mjs'
-import { cpuQuiet, cpuTicks, isAlive, killPids, observeSurvivors, peakRssKb, pidsByArgv, until } from './support.mjs'
+import { cpuQuiet, cpuTicks, descendants, isAlive, killPids, observeSurvivors, peakRssKb, pidsByArgv, until } from './support.mjs'
 
 /** `yes | head -c BYTES`, timed from inside (the integrations' shared fixture). */
 export const FIREHOSE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'kit', 'fixtures', 'firehose.sh')
@@ -230,6 +230,16 @@ export async function firehoseScenario(t, pkgDir, { bytes = 200_000_000, clkTck 
 /** The chatty dev server of the repository's benches: 2000 INFO lines and 10 ERROR lines in ~4 s. */
 export const CHATTY = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'fixtures', 'chatty-server.sh')
 
+/** The monitor updates the model got (the text inside <background_output>), in order. */
+export function monitorUpdates(requests) {
+  const updates = []
+  for (const body of requests) {
+    const m = /^Background monitor update:\n<background_output>\n([\s\S]*)\n<\/background_output>/.exec(turns(body).at(-1)?.text ?? '')
+    if (m) updates.push(m[1])
+  }
+  return updates
+}
+
 /**
  * The monitor tool headless: the model starts a monitor on the chatty dev server and ends its
  * turn at once; every monitor update then arrives as a turn of its own until the monitor ends.
@@ -248,11 +258,7 @@ export async function monitorScenario(t, pkgDir) {
   t.after(() => server.close())
   const { done } = startGemini(pkgDir, { home, server, prompt: 'start the dev server and watch it', cwd: work })
   const run = await done
-  const updates = []
-  for (const body of server.requests) {
-    const m = /^Background monitor update:\n<background_output>\n([\s\S]*)\n<\/background_output>/.exec(turns(body).at(-1)?.text ?? '')
-    if (m) updates.push(m[1])
-  }
+  const updates = monitorUpdates(server.requests)
   const errorLines = new Set()
   for (const u of updates) for (const m of u.matchAll(/ERROR request (\d+) failed/g)) errorLines.add(Number(m[1]))
   return {
@@ -314,6 +320,165 @@ export async function persistScenario(t, pkgDir) {
     const two = startGemini(pkgDir, { home, server: second, prompt: 'what is running?', cwd: work, env })
     const run = await two.done
     return { run, ranBetween, aliveAfter: find().length, results: normalisedResults(second.requests, [pid]) }
+  } finally {
+    killPids(find())
+  }
+}
+
+/** A number unique to this run, to find a scenario's `sleep` processes by their argv. */
+const uniqueTag = (lead) => `${lead}${String(1000 + Math.floor(Math.random() * 8999))}${process.pid % 10}`
+
+/**
+ * Task control from the environment, the deadline (run with TASKSTREAM_GEMINI_TIMEOUT in `env`): a
+ * background `sleep` and then a monitor on another `sleep`, both of days, far past the deadline. The
+ * model lists the background jobs once the job's process has ended (again while the list still
+ * says RUNNING), then starts the monitor and ends its turn; the monitor's updates come as turns
+ * of their own until it has ended. Returns when the job's process was gone (`goneMs`, from the
+ * model's tool call), whether it was running when the tool answered, the tool results (pids
+ * normalised), the lists it took, and the monitor's updates.
+ */
+export async function deadlineScenario(t, pkgDir, env) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const jobTag = uniqueTag('6')
+  const watcherTag = uniqueTag('3')
+  const findJob = () => pidsByArgv(['sleep', jobTag])
+  const findWatcher = () => pidsByArgv(['sleep', watcherTag])
+  const m = { lists: 0 }
+  const server = await startModelServer(async (body) => {
+    const ts = turns(body)
+    const last = ts.at(-1)
+    if (ts.length === 1) {
+      m.calledAt = Date.now()
+      return { toolCalls: [{ name: 'run_shell_command', args: { command: `sleep ${jobTag}`, description: 'a long job', is_background: true } }] }
+    }
+    if (lastTurnHasResultOf(body, 'run_shell_command')) {
+      m.pid = backgroundPid([body])
+      if (m.pid === undefined) return { text: 'finished' } // not started: the results say why
+      m.runningWhenAnswered = findJob().length === 1
+      await until(() => findJob().length === 0, 'the job to end by its deadline', 60_000, 20)
+      m.goneMs = Date.now() - m.calledAt
+      return { toolCalls: [{ name: 'list_background_processes', args: {} }] }
+    }
+    if (lastTurnHasResultOf(body, 'list_background_processes')) {
+      m.lists++
+      const listed = last.responses.find((r) => r.name === 'list_background_processes').output
+      // The history is marked when taskstream reports the end, a moment after the process is gone.
+      if (/RUNNING/.test(listed) && m.lists < 50) return { toolCalls: [{ name: 'list_background_processes', args: {} }] }
+      return { toolCalls: [{ name: 'monitor', args: { command: `sleep ${watcherTag}`, description: 'slow watcher' } }] }
+    }
+    if (lastTurnHasResultOf(body, 'monitor')) {
+      m.watcherRunning = findWatcher().length === 1
+      return { text: 'watching' }
+    }
+    return { text: 'noted' }
+  })
+  t.after(() => server.close())
+  try {
+    const { done } = startGemini(pkgDir, { home, server, prompt: 'start the job and the watcher', cwd: work, env })
+    const run = await done
+    return {
+      run,
+      goneMs: m.goneMs,
+      runningWhenAnswered: m.runningWhenAnswered,
+      watcherRunning: m.watcherRunning,
+      watcherAlive: findWatcher().length,
+      lists: m.lists,
+      results: normalisedResults(server.requests, [m.pid]),
+      updates: monitorUpdates(server.requests),
+    }
+  } finally {
+    killPids([...findJob(), ...findWatcher()])
+  }
+}
+
+/**
+ * Task control from the environment, the process limit (run with TASKSTREAM_GEMINI_MAX_PROCESSES
+ * in `env`, or stock): a background job that starts `children` sleeps and waits. The processes are
+ * counted every 20 ms until either all `children` run or the job's log shows bash failing to fork
+ * twice (its first failure, then its retry a second later, both past the limit); the most seen at
+ * once are `maxChildren` (the sleeps) and `maxTree` (every process under the job's pid: its shell,
+ * the subshell Gemini wraps every command in, the sleeps). Then the patched CLI's model stops the job (stop_background_process) and
+ * the processes left are counted (`aliveAfterStop`); stock has no such tool, the job is killed by
+ * pid. Returns those numbers, the fork failures in the log, and the tool results.
+ */
+export async function processLimitScenario(t, pkgDir, env, { children = 30 } = {}) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const tag = uniqueTag('5')
+  const find = () => pidsByArgv(['sleep', tag])
+  const forkFailures = (log) => (log.match(/Resource temporarily unavailable/g) ?? []).length
+  const m = { maxChildren: 0, maxTree: 0 }
+  const server = await startModelServer(async (body) => {
+    const ts = turns(body)
+    if (ts.length === 1) {
+      const command = `for i in {1..${children}}; do sleep ${tag} & done; wait`
+      return { toolCalls: [{ name: 'run_shell_command', args: { command, description: 'a forking job', is_background: true } }] }
+    }
+    if (lastTurnHasResultOf(body, 'run_shell_command')) {
+      m.pid = backgroundPid([body])
+      if (m.pid === undefined) return { text: 'finished' } // not started: the results say why
+      const logPath = path.join(home, '.gemini', 'tmp', 'background-processes', `background-${m.pid}.log`)
+      const log = () => {
+        try {
+          return fs.readFileSync(logPath, 'utf8')
+        } catch {
+          return ''
+        }
+      }
+      await until(() => {
+        m.maxChildren = Math.max(m.maxChildren, find().length)
+        m.maxTree = Math.max(m.maxTree, descendants(m.pid).filter(isAlive).length)
+        return m.maxChildren === children || forkFailures(log()) >= 2
+      }, 'all children, or two fork failures', 90_000, 20)
+      m.forkFailures = forkFailures(log())
+      m.logTail = log().split('\n').slice(-3).join('\n')
+      if (offeredTools(server.requests[0] ?? {}).includes('stop_background_process')) {
+        return { toolCalls: [{ name: 'stop_background_process', args: { pid: m.pid } }] }
+      }
+      return { text: 'finished' }
+    }
+    if (lastTurnHasResultOf(body, 'stop_background_process')) m.aliveAfterStop = find().length
+    return { text: 'finished' }
+  })
+  t.after(() => server.close())
+  try {
+    const { done } = startGemini(pkgDir, { home, server, prompt: 'run the forking job', cwd: work, env })
+    const run = await done
+    return { run, ...m, results: normalisedResults(server.requests, [m.pid]) }
+  } finally {
+    killPids([...find(), ...(m.pid ? [m.pid] : [])])
+  }
+}
+
+/**
+ * Task control from the environment, bad values (run with them in `env`): the model starts a
+ * background `sleep` and a monitor on another; returns the tool results, how many of those
+ * sleeps ran, and the run (its stderr).
+ */
+export async function badTaskControlScenario(t, pkgDir, env) {
+  const home = geminiHome(t)
+  const work = fs.mkdtempSync(path.join(home, 'work-'))
+  const tag = uniqueTag('4')
+  const find = () => pidsByArgv(['sleep', tag])
+  let ran = 0
+  const server = await startModelServer(async (body) => {
+    const ts = turns(body)
+    if (ts.length === 1) {
+      return { toolCalls: [{ name: 'run_shell_command', args: { command: `sleep ${tag}`, description: 'a long job', is_background: true } }] }
+    }
+    if (lastTurnHasResultOf(body, 'run_shell_command')) {
+      ran += find().length
+      return { toolCalls: [{ name: 'monitor', args: { command: `sleep ${tag}`, description: 'a watcher' } }] }
+    }
+    if (lastTurnHasResultOf(body, 'monitor')) ran += find().length
+    return { text: 'finished' }
+  })
+  t.after(() => server.close())
+  try {
+    const { done } = startGemini(pkgDir, { home, server, prompt: 'start the job and the watcher', cwd: work, env })
+    const run = await done
+    return { run, ran, results: toolResults(server.requests) }
   } finally {
     killPids(find())
   }

@@ -32,7 +32,10 @@ export const HOST = {
     [path.join(kitDir, 'runtime-common.mjs'), 'common.mjs'],
   ],
   what: 'run its background\n                                   jobs on taskstream',
-  envHelp: 'Environment of gemini: TASKSTREAM_GEMINI=0 (all stock, as if unpatched).',
+  envHelp: `Environment of gemini: TASKSTREAM_GEMINI=0 (all stock, as if unpatched);
+task control of background jobs and monitors, off unless set: TASKSTREAM_GEMINI_MEMORY_LIMIT=2G,
+TASKSTREAM_GEMINI_CPU_PERCENT=200, TASKSTREAM_GEMINI_MAX_PROCESSES=512, TASKSTREAM_GEMINI_TIMEOUT=30m
+(see the README).`,
 }
 
 export const patcher = definePatcher(HOST)

@@ -36,12 +36,17 @@
 //   TASKSTREAM_GEMINI_MONITOR=0   no monitor tool
 //   TASKSTREAM_GEMINI_PERSIST=1   persisted background jobs (off unless set)
 //   TASKSTREAM_GEMINI_PERSIST_LEASE=10m   their lease (ms, or s/m/h; 1 s to 7 days)
+// Task control for background jobs and monitors (taskstream API.md §6.8), off unless set:
+//   TASKSTREAM_GEMINI_MEMORY_LIMIT=2G      limits.memoryBytes (bytes, or K/M/G/T: powers of 1024)
+//   TASKSTREAM_GEMINI_CPU_PERCENT=200      limits.cpuPercent (of one core)
+//   TASKSTREAM_GEMINI_MAX_PROCESSES=512    limits.maxProcesses
+//   TASKSTREAM_GEMINI_TIMEOUT=30m          timeoutMs (ms, or s/m/h)
 import fs from 'node:fs'
 import os from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 
-import { envDelta } from './common.mjs'
+import { TIME_UNITS, envDelta, startErrorText, taskControlOptions as sharedTaskControl } from './common.mjs'
 
 export { envDelta }
 
@@ -95,6 +100,29 @@ export function readOutput(file, maxBytes = MAX_RESULT_BYTES) {
   } finally {
     if (fd !== undefined) fs.closeSync(fd)
   }
+}
+
+/**
+ * The task control the user set in the environment (see the top of this file): `{ limits?,
+ * timeoutMs? }` to spread into executeBackground() and start(), `{}` unless set. Parsed by the
+ * integrations' shared code (common.mjs), as taskstream-qwen parses its own: a value that is not a
+ * positive whole amount is ignored, with one line on stderr; the ranges are taskstream's (a value
+ * out of range fails the start with taskstream's RangeError, as limits the host cannot enforce fail
+ * it with taskstream's Error; see startError).
+ */
+export function taskControlOptions(env = process.env) {
+  return sharedTaskControl('TASKSTREAM_GEMINI', env, 'taskstream-gemini')
+}
+
+/**
+ * Why a task did not start, for the model and the UI: taskstream's message, with the variables
+ * behind it named when it is about task control (taskstream refuses limits and a deadline on a
+ * persisted job, so TASKSTREAM_GEMINI_PERSIST=1 is named there too).
+ */
+export function startError(err, env = process.env) {
+  let text = startErrorText(err, 'TASKSTREAM_GEMINI', env)
+  if (/options\.persist\b/.test(text) && env.TASKSTREAM_GEMINI_PERSIST) text += ` (TASKSTREAM_GEMINI_PERSIST=${env.TASKSTREAM_GEMINI_PERSIST})`
+  return text
 }
 
 /** Running and recently ended taskstream jobs by pid, until Gemini has moved them to the background. */
@@ -279,10 +307,16 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
       env: envDelta(prepared.env ?? {}),
       registry,
       ...(persist ? { persist } : {}),
+      ...taskControlOptions(),
     })
   } catch (err) {
     prepared.cleanup?.()
-    return failedStart(err instanceof Error ? err : new Error(String(err)))
+    // Thrown, not a failed result: Gemini's shell tool would tell the UI "Command moved to
+    // background (PID: undefined)" for a background command whose result failed; a throw shows
+    // the message there, and the model reads it as the tool's error either way. Only what the
+    // user set can make a start throw (task control this host cannot enforce or taskstream
+    // refuses), or a log folder that cannot be made.
+    throw new Error(`Background process failed to start: ${startError(err)}`)
   }
   if (persist && cfg?.originalCommand) writeCommandNote(handle.outputPath, cfg.originalCommand)
   const pid = handle.pid
@@ -637,10 +671,11 @@ export function monitorToolClass(d) {
           idleTimeoutMs: this.params.idle_timeout_ms ?? DEFAULT_IDLE_TIMEOUT_MS,
           // Headless, the session waits for the monitor's updates (heldMonitorUpdates).
           keepAlive: !config.isInteractive?.(),
+          ...taskControlOptions(),
         })
       } catch (err) {
         prepared.cleanup?.()
-        return fail(err instanceof Error ? err.message : String(err))
+        return fail(startError(err))
       }
       const pidText = task.pid !== undefined ? `, PID: ${task.pid}` : ''
       return {
@@ -683,8 +718,6 @@ export function monitorToolClass(d) {
 }
 
 // Persisted jobs -------------------------------------------------------------------------------
-
-const TIME_UNITS = { '': 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
 /** A duration: whole milliseconds, or a number with ms/s/m/h; undefined when it is not one. */
 export function duration(text) {
