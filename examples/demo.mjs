@@ -510,7 +510,9 @@ say(
 )
 console.log()
 showTasks(session2)
-rmSync(stateRoot, { recursive: true, force: true })
+// The registry forgets a persisted task's files on its own threads shortly after the keeper
+// recorded the end (its last cursor, then the files, the lock last): retried while it does.
+rmSync(stateRoot, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 })
 
 // Shutdown path of a CLI: nothing should be running now, but be sure.
 registry.abortAll({ notify: false })

@@ -86,7 +86,7 @@ describe('persist: a new CLI process picks up the last one\'s tasks', () => {
       } catch {
         // nothing to stop
       }
-      for (const dir of [project, tempDir, stateRoot]) rmSync(dir, { recursive: true, force: true })
+      for (const dir of [project, tempDir, stateRoot]) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 })
     })
 
     // CLI process 1 starts the tasks, then crashes.
