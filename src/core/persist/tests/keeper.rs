@@ -115,7 +115,10 @@ fn an_expired_lease_ends_a_tree_that_ignores_sigterm() {
 #[test]
 fn a_monitor_whose_leader_exits_leaves_no_double_forked_survivors() {
   let dir = StateDir::new("lease-fork");
-  let lease_ms = 1500;
+  // The end must be the leader's exit, not the lease: the leader exits about 0.5 s in and the
+  // keeper drains the pipes the double-forked processes hold for 1 s more. With a lease of 1.5 s
+  // the two raced (a loaded CI run recorded `lease of 1500 ms expired`, twice).
+  let lease_ms = 6000;
   let launched_at = Instant::now();
   let cleanup = launch(
     &dir,
