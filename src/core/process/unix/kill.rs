@@ -197,12 +197,7 @@ const FORGET_INTERVAL: Duration = Duration::from_millis(100);
 /// On the timer thread: forgets the groups whose tree is dead now and checks the others again
 /// [`FORGET_INTERVAL`] later, `checks` times at most.
 fn forget_when_dead(groups: Vec<ProcessGroup>, checks: u32) {
-  let snapshot = Snapshot::take();
-  let protected = snapshot.protected();
-  let (alive, dead): (Vec<_>, Vec<_>) = groups
-    .into_iter()
-    .partition(|g| snapshot.tree_alive(g, &protected));
-  tracker::forget(&dead);
+  let alive = forget_dead(groups);
   if !alive.is_empty() && checks > 1 {
     timer::schedule(FORGET_INTERVAL, move || forget_when_dead(alive, checks - 1));
   }
@@ -215,13 +210,18 @@ fn leftovers_batch() {
   if batch.is_empty() {
     return;
   }
+  terminate_now(forget_dead(batch));
+}
+
+/// One scan: forgets the groups whose tree is dead and returns the live ones.
+fn forget_dead(groups: Vec<ProcessGroup>) -> Vec<ProcessGroup> {
   let snapshot = Snapshot::take();
   let protected = snapshot.protected();
-  let (alive, dead): (Vec<_>, Vec<_>) = batch
+  let (alive, dead): (Vec<_>, Vec<_>) = groups
     .into_iter()
     .partition(|g| snapshot.tree_alive(g, &protected));
   tracker::forget(&dead);
-  terminate_now(alive);
+  alive
 }
 
 /// SIGKILL to every tracked tree, synchronously and without grace
