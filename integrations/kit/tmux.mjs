@@ -142,6 +142,26 @@ export async function startTmux({ argv, env, cwd, confDir, ready, cols = 200, ro
       await session.keys('Enter')
     },
     retyped: 0,
+    /**
+     * Two Ctrl+C, the way a user quits a CLI that asks for a second one: the first, then (once
+     * `prompt` shows: the CLI's "press Ctrl+C again" line, which it may take back after a while) the
+     * second. When the CLI shows no sign of quitting within 5 s (`quitting(screen)`, the exit mark on
+     * screen, or none of its node processes left), the pair is sent again, at most `attempts` times.
+     * Resolves with the number of pairs sent, once the CLI is quitting.
+     */
+    async doubleCtrlC({ prompt = /Press Ctrl\+C again to exit/, quitting = () => false, attempts = 5, timeoutMs: ms = 20_000 } = {}) {
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        await session.keys('C-c')
+        await session.waitForScreen(prompt, 'the Ctrl+C exit prompt', { timeoutMs: ms, pollMs: 30, join: false })
+        await session.keys('C-c')
+        if (session.cliPids().length === 0) return attempt
+        const accepted = await session
+          .waitForScreen((s) => quitting(s) || s.includes(EXIT_MARK), 'the CLI to quit', { timeoutMs: 5_000, pollMs: 100, join: false })
+          .then(() => true, () => session.cliPids().length === 0)
+        if (accepted) return attempt
+      }
+      throw new Error(`the CLI did not quit after ${attempts} double Ctrl+C`)
+    },
     /** The CLI's node processes: the pane's node descendants. */
     cliPids() {
       return session.panePid ? nodeDescendants(session.panePid).slice(1) : []
