@@ -1,8 +1,8 @@
 // What `taskstream-gemini patch` changes, per verified Gemini CLI release: each file by its path inside
 // the @google/gemini-cli package, the sha256 of the original bytes, and exact edits (the shared
 // `applyEdits` of the kit's patcher.mjs: every `find` text occurs exactly once in the original). The
-// edits add a line of import and hand background jobs to ../runtime/runtime.mjs, keeping the CLI's
-// code as the fallback.
+// edits add a line of import and hand background jobs (and, in the interactive UI, every command the
+// CLI would run on node-pty) to ../runtime/runtime.mjs, keeping the CLI's code as the fallback.
 import { kitModule } from './kit.mjs'
 
 export const { applyEdits } = await kitModule('patcher.mjs')
@@ -33,6 +33,36 @@ const V0_61_0 = {
           find: '      const { result: resultPromise, pid } = await ShellExecutionService.execute(commandToExecute, cwd, (event) => {\n',
           replace:
             '      const { result: resultPromise, pid } = await __taskstreamGemini.execute(ShellExecutionService, ExecutionLifecycleService, Boolean(this.params.is_background), commandToExecute, cwd, (event) => {\n',
+        },
+        {
+          // ShellExecutionService.execute(), asked for a pty (the interactive UI: the model's
+          // commands and the user's `!` commands): the command runs in taskstream's terminal mode
+          // (runtime executeTerminal), so that one moved to the background is a taskstream job;
+          // any the runtime declines (a sandbox, Windows, no taskstream) runs on node-pty as stock.
+          find:
+            '  static async execute(commandToExecute, cwd, onOutputEvent, abortSignal, shouldUseNodePty, shellExecutionConfig) {\n' +
+            '    if (shouldUseNodePty) {\n',
+          append:
+            '      const __taskstreamRun = await __taskstreamGemini.executeTerminal(this, ExecutionLifecycleService, commandToExecute, cwd, onOutputEvent, abortSignal, shellExecutionConfig);\n' +
+            '      if (__taskstreamRun) {\n' +
+            '        return __taskstreamRun;\n' +
+            '      }\n',
+        },
+        {
+          // ShellExecutionService.background(pid) as the UI calls it (Ctrl+B on a `!` command: no
+          // session, no command): a taskstream job's, where stock reads them from its node-pty entry.
+          find:
+            '    const resolvedSessionId = sessionId ?? activePty?.sessionId ?? activeChild?.sessionId;\n' +
+            '    const resolvedCommand = command ?? activePty?.command ?? activeChild?.command ?? "unknown command";\n',
+          replace:
+            '    const resolvedSessionId = sessionId ?? activePty?.sessionId ?? activeChild?.sessionId ?? __taskstreamGemini.jobSessionId(pid);\n' +
+            '    const resolvedCommand = command ?? activePty?.command ?? activeChild?.command ?? __taskstreamGemini.jobCommand(pid) ?? "unknown command";\n',
+        },
+        {
+          // ShellExecutionService.resizePty(): a taskstream terminal is resized by taskstream (the
+          // UI resizes the pty of the job it shows to its panel, as stock).
+          find: '  static resizePty(pid, cols, rows) {\n',
+          append: '    if (__taskstreamGemini.resizeTerminal(pid, cols, rows)) {\n      return;\n    }\n',
         },
         {
           // ShellExecutionService.background(): for a taskstream job the log is taskstream's output

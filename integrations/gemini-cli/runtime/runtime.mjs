@@ -11,9 +11,16 @@
 // ~/.gemini/tmp/background-processes/background-<pid>.log (taskstream's output file, hard-linked
 // there when Gemini moves the job to the background, so `read_background_output` reads it
 // unchanged), its completion behaviour (`inject | notify | silent`) through its
-// ExecutionLifecycleService, and its kill path (the UI's, through the lifecycle service). In the
-// interactive UI the background panel (Ctrl+B) follows the job's output file while it is watched,
-// as it follows a pty's screen for a stock job.
+// ExecutionLifecycleService, and its kill path (the UI's, through the lifecycle service).
+//
+// In the interactive UI, where stock runs shell commands on node-pty with a headless xterm, the pty
+// path runs them in taskstream's terminal mode (a pseudo-terminal in the same containment, its
+// screen kept in Rust): the model's commands, foreground or is_background, and the user's `!`
+// commands. So a job moved to the background (is_background, or Ctrl+B on a running command) is a
+// taskstream job that sees a terminal, ends with the CLI, and logs ANSI-clean at Gemini's path. The
+// tool's live output and the background panel show its screen; keys typed into the panel reach it;
+// the panel's size is its terminal's. Headless (no pty), background jobs run on pipes, and the panel
+// of a job on pipes follows its output file.
 //
 // Whenever the native path cannot do what the stock path would (a sandbox wraps the command,
 // Windows, taskstream failing to load, TASKSTREAM_GEMINI=0), the CLI's own code runs unchanged.
@@ -125,8 +132,29 @@ export function startError(err, env = process.env) {
   return text
 }
 
-/** Running and recently ended taskstream jobs by pid, until Gemini has moved them to the background. */
+/**
+ * Taskstream jobs by pid while they run (and one that ended before Gemini moved it to the
+ * background, until it has): what Gemini's calls by pid (background, resize) and the lifecycle
+ * service's background listener find.
+ */
 const jobs = new Map()
+
+/**
+ * The session of a taskstream job, for ShellExecutionService.background(pid) as the UI calls it
+ * (Ctrl+B on a `!` command: no session given; stock reads it from its pty's entry).
+ */
+export const jobSessionId = (pid) => jobs.get(pid)?.sessionId
+/** Its command, the same way (stock: its pty entry's `originalCommand`, else the command run). */
+export const jobCommand = (pid) => jobs.get(pid)?.command
+
+/**
+ * In the config run_shell_command hands ShellExecutionService.execute (see execute): the command is
+ * an is_background one, for executeTerminal.
+ */
+export const BACKGROUND = Symbol.for('taskstream-gemini.background')
+
+/** The execution method a job in taskstream's terminal reports (stock: node-pty's name, or `child_process`). */
+export const TERMINAL_METHOD = 'taskstream-terminal'
 
 /**
  * The command to give taskstream, or undefined when Gemini's prepared spawn is not a plain
@@ -155,11 +183,20 @@ function failedStart(error) {
   }
 }
 
-/** How often the UI's live view of a taskstream job is refreshed from its output file, while the UI watches it. */
+/** How often the UI's live view of a taskstream job is refreshed while the UI watches it (the background panel). */
 export const VIEW_POLL_MS = 500
-/** What the live view shows: at most this many of the file's last lines, from at most this many of its last bytes. */
+/**
+ * How often a terminal job's screen is looked at while it runs in the foreground (the tool's live
+ * output; stock renders its pty's screen at most every 68 ms).
+ */
+export const FOREGROUND_POLL_MS = 100
+/** What the live view of a job on pipes shows: at most this many of the file's last lines, from at most this many of its last bytes. */
 export const VIEW_MAX_LINES = 1000
 export const VIEW_TAIL_BYTES = 128 * 1024
+
+/** A line of text as one line of Gemini's AnsiOutput (plain: no colour, no style). */
+const plainLine = (line) =>
+  line ? [{ text: line, bold: false, italic: false, underline: false, dim: false, inverse: false, fg: '', bg: '' }] : []
 
 /**
  * The last lines of an output file as the UI's background view takes a terminal's screen (Gemini's
@@ -191,66 +228,134 @@ export function tailLines(file, { maxBytes = VIEW_TAIL_BYTES, maxLines = VIEW_MA
   const lines = text.split('\n')
   if (cut) lines.shift()
   if (lines.at(-1) === '') lines.pop()
-  return lines.slice(-maxLines).map((line) =>
-    line ? [{ text: line, bold: false, italic: false, underline: false, dim: false, inverse: false, fg: '', bg: '' }] : [],
-  )
+  return lines.slice(-maxLines).map(plainLine)
 }
 
 /**
- * The UI's live view of a taskstream job (the background panel, Ctrl+B). Gemini's pty path emits
- * the job's whole screen to the lifecycle service's listeners as the job prints; a taskstream job's
- * output goes to its file without passing through JavaScript, so while anyone listens (the UI
- * subscribes to every job it shows) the file's last lines are emitted the same way, at most every
- * VIEW_POLL_MS and only when the file changed. Headless nobody listens and nothing is read.
+ * A terminal job's screen (taskstream's `screen()`: the visible rows, trailing blanks trimmed) as
+ * Gemini's AnsiOutput, plain tokens (taskstream's screen keeps no colours): its rows down to the
+ * cursor's, as the pty path trims its terminal's; [] for a blank screen or none.
  */
-function liveView(lifecycle, pid, outputFile) {
-  let last = ''
-  const emit = () => {
-    if (!lifecycle.activeListeners?.get(pid)?.size) return
-    let stamp
-    try {
-      const st = fs.statSync(outputFile)
-      stamp = `${st.size}:${st.mtimeMs}`
-    } catch {
-      return
-    }
-    if (stamp === last) return
-    last = stamp
-    lifecycle.emitEvent(pid, { type: 'data', chunk: tailLines(outputFile) })
+export function screenLines(snapshot) {
+  if (!snapshot || snapshot.text.trim() === '') return []
+  const lines = snapshot.text.split('\n')
+  while (lines.length <= (snapshot.cursor?.row ?? 0)) lines.push('')
+  return lines.map(plainLine)
+}
+
+/** What the live view of a job on pipes shows: its output file's last lines (tailLines). */
+function fileSource(file) {
+  return {
+    stamp() {
+      try {
+        const st = fs.statSync(file)
+        return `${st.size}:${st.mtimeMs}`
+      } catch {
+        return undefined
+      }
+    },
+    lines: () => tailLines(file),
+    current: () => tailLines(file),
   }
-  const timer = setInterval(emit, VIEW_POLL_MS)
-  timer.unref?.()
+}
+
+/** …and of a job in taskstream's terminal: its screen (screenLines), new when taskstream says it changed. */
+function screenSource(registry, id) {
+  const screen = () => {
+    try {
+      return registry.screen(id)
+    } catch {
+      return undefined
+    }
+  }
+  let snapshot
+  return {
+    stamp() {
+      snapshot = screen()
+      return snapshot && `${snapshot.changedAt}:${snapshot.cols}x${snapshot.rows}:${snapshot.cursor.row}`
+    },
+    lines: () => screenLines(snapshot),
+    current: () => screenLines(screen()),
+  }
+}
+
+/**
+ * The UI's live view of a taskstream job. Gemini's pty path renders a job's screen as it prints and
+ * emits it to the tool (`onOutputEvent`, while the command runs in the foreground) and to the
+ * lifecycle service's listeners (the UI subscribes to every job it shows: the background panel,
+ * Ctrl+B). A taskstream job's output goes from the child to its file (and in terminal mode to
+ * taskstream's screen) without passing through JavaScript, so the view is looked at instead: every
+ * FOREGROUND_POLL_MS while `foreground()` gives the tool's callback, else every VIEW_POLL_MS while
+ * anyone listens, and emitted only when it changed (as the pty path, nothing until the job printed
+ * something). Headless nobody listens and a background job has no foreground: nothing is read.
+ */
+function liveView(lifecycle, pid, source, foreground = () => undefined) {
+  let last
+  let shown = false
+  let timer
+  const emit = () => {
+    const toTool = foreground()
+    if (!toTool && !lifecycle.activeListeners?.get(pid)?.size) return
+    const stamp = source.stamp()
+    if (stamp === undefined || stamp === last) return
+    last = stamp
+    const chunk = source.lines()
+    if (!shown && chunk.length === 0) return
+    shown = true
+    const event = { type: 'data', chunk }
+    toTool?.(event)
+    lifecycle.emitEvent(pid, event)
+  }
+  const schedule = () => {
+    timer = setTimeout(tick, foreground() ? FOREGROUND_POLL_MS : VIEW_POLL_MS)
+    timer.unref?.()
+  }
+  const tick = () => {
+    emit()
+    schedule()
+  }
+  schedule()
   return {
     snapshot() {
-      const lines = tailLines(outputFile)
+      const lines = source.current()
       return lines.length > 0 ? lines : undefined
     },
     /** A last refresh (the job ended), then no more. */
     end() {
-      clearInterval(timer)
+      clearTimeout(timer)
       emit()
     },
-    stop: () => clearInterval(timer),
+    stop: () => clearTimeout(timer),
   }
 }
 
 /**
  * Registers a taskstream shell with Gemini's ExecutionLifecycleService under its pid, as the stock
- * child-process path registers its child: output read from the output file, kill as taskstream's
- * cancel, completion in Gemini's words, and a live view for the UI (liveView). `label`: what the
- * UI's background panel calls the job (stock shows its execution method there). Returns
- * attachExecution's `{ pid, result }` and the view (`view.end()` once the job ended).
+ * paths register theirs: output read from the output file, kill as taskstream's cancel, completion
+ * in Gemini's words, and a live view for the UI (liveView). `label`: what the UI's background panel
+ * calls the job (stock shows its execution method there). `terminal` (a job in taskstream's
+ * terminal mode): `{ registry, id }`, whose screen the view shows and to which the UI's keys go (as
+ * stock writes them to its pty). `foreground()`: the tool's callback while the job runs in the
+ * foreground. Returns attachExecution's `{ pid, result }` and the view (`view.end()` once the job
+ * ended).
  */
-function attachShell(svc, lifecycle, pid, { outputFile, cancel, isActive, completionBehavior, label }) {
-  const view = liveView(lifecycle, pid, outputFile)
+function attachShell(svc, lifecycle, pid, { outputFile, cancel, isActive, completionBehavior, label, terminal, foreground }) {
+  const view = liveView(lifecycle, pid, terminal ? screenSource(terminal.registry, terminal.id) : fileSource(outputFile), foreground)
   let attached
   try {
     attached = lifecycle.attachExecution(pid, {
-      executionMethod: 'child_process',
+      executionMethod: terminal ? TERMINAL_METHOD : 'child_process',
       ...(label ? { label } : {}),
       getBackgroundOutput: () => readOutput(outputFile),
       getSubscriptionSnapshot: () => view.snapshot(),
-      writeInput: () => {},
+      writeInput: terminal
+        ? (input) => {
+            if (!isActive()) return
+            try {
+              terminal.registry.write(terminal.id, input)
+            } catch {}
+          }
+        : () => {},
       kill: cancel,
       isActive,
       formatInjection: (output, error) => svc.formatShellBackgroundCompletion(pid, completionBehavior, output, error ?? undefined),
@@ -270,33 +375,71 @@ const canceller = (registry, id) => () => {
   } catch {}
 }
 
-/** The result the stock child-process path settles an execution with. */
-function shellResult(pid, { output, exitCode, signal, error = null, aborted = false }) {
-  return { rawOutput: Buffer.from(''), output, exitCode, signal, error, aborted, pid, executionMethod: 'child_process' }
+/** The result the stock paths settle an execution with. */
+function shellResult(pid, { output, exitCode, signal, error = null, aborted = false }, executionMethod = 'child_process') {
+  return { rawOutput: Buffer.from(''), output, exitCode, signal, error, aborted, pid, executionMethod }
+}
+
+/** A terminal size taskstream takes (1..1000 each), from Gemini's (the pty path's defaults: 80 × 30). */
+export function terminalSize(cfg = {}) {
+  const clamp = (n, fallback) => Math.min(1000, Math.max(1, Math.floor(Number.isFinite(n) ? n : fallback)))
+  return { cols: clamp(cfg.terminalWidth, 80), rows: clamp(cfg.terminalHeight, 30) }
 }
 
 /**
  * ShellExecutionService.execute() for run_shell_command: the same arguments and the same
- * `{ pid, result }`. A background command runs on taskstream; anything else as stock.
+ * `{ pid, result }`. A background command runs on taskstream: in the interactive UI (a pty asked
+ * for) in its terminal mode, through ShellExecutionService.execute (patched: executeTerminal), told
+ * it is a background job; a persisted job, and any headless, on pipes (taskstream persists no
+ * terminal task). A foreground command goes to ShellExecutionService.execute as stock (in the UI,
+ * executeTerminal takes it too).
  */
 export async function execute(svc, lifecycle, isBackground, commandToExecute, cwd, onOutputEvent, abortSignal, usePty, cfg) {
-  const stock = () => svc.execute(commandToExecute, cwd, onOutputEvent, abortSignal, usePty, cfg)
+  const stock = (config = cfg) => svc.execute(commandToExecute, cwd, onOutputEvent, abortSignal, usePty, config)
   const ts = isBackground && process.platform !== 'win32' ? taskstream() : null
   if (!ts) return stock()
+  const persist = persistOptions(svc)
+  if (usePty && !persist) return stock({ ...cfg, [BACKGROUND]: true })
+  return (await runJob(svc, lifecycle, ts, { commandToExecute, cwd, onOutputEvent, abortSignal, cfg, background: true, persist })) ?? stock()
+}
+
+/**
+ * The pty path of ShellExecutionService.execute() (the interactive UI: the model's commands and the
+ * user's `!` commands, foreground or background): the command runs in taskstream's terminal mode, a
+ * pseudo-terminal of `terminalWidth` × `terminalHeight` in taskstream's containment, so that a job
+ * moved to the background (Ctrl+B, or run_shell_command's is_background) is a taskstream job that
+ * ends with the CLI, its log at Gemini's path. Returns `{ pid, result }` as the pty path does, or
+ * undefined for the stock pty path to run it (a sandbox wraps it, Windows, no taskstream, a start
+ * that failed for a foreground command).
+ */
+export async function executeTerminal(svc, lifecycle, commandToExecute, cwd, onOutputEvent, abortSignal, cfg = {}) {
+  const ts = process.platform !== 'win32' ? taskstream() : null
+  if (!ts) return undefined
+  const background = cfg?.[BACKGROUND] === true
+  return runJob(svc, lifecycle, ts, { commandToExecute, cwd, onOutputEvent, abortSignal, cfg, background, terminal: terminalSize(cfg) })
+}
+
+/**
+ * Runs a command as a taskstream job registered with Gemini's lifecycle service (see execute and
+ * executeTerminal): on pipes (`persist`ed when set), or in a terminal of `terminal`'s size.
+ * `background`: an is_background command (task control applies, and its output so far is the
+ * tool's "initial output"); a foreground one's live view goes to the tool until it is moved to the
+ * background. Undefined when the stock path should run it.
+ */
+async function runJob(svc, lifecycle, ts, { commandToExecute, cwd, onOutputEvent, abortSignal, cfg, background, terminal, persist }) {
   let prepared
   try {
-    prepared = await svc.prepareExecution(commandToExecute, cwd, cfg, false, false)
+    prepared = await svc.prepareExecution(commandToExecute, cwd, cfg, Boolean(terminal), Boolean(terminal))
   } catch {
-    return stock()
+    return undefined
   }
   const command = plainBashCommand(prepared)
   if (command === undefined) {
     prepared.cleanup?.()
-    return stock()
+    return undefined
   }
   const outputDir = path.join(svc.getLogDir(), 'taskstream')
   const registry = ts.getDefaultBackgroundShellRegistry()
-  const persist = persistOptions(svc)
   let handle
   try {
     fs.mkdirSync(outputDir, { recursive: true, mode: 0o700 })
@@ -306,16 +449,19 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
       outputDir,
       env: envDelta(prepared.env ?? {}),
       registry,
+      ...(terminal ? { terminal } : {}),
       ...(persist ? { persist } : {}),
-      ...taskControlOptions(),
+      ...(background ? taskControlOptions() : {}),
     })
   } catch (err) {
     prepared.cleanup?.()
-    // Thrown, not a failed result: Gemini's shell tool would tell the UI "Command moved to
-    // background (PID: undefined)" for a background command whose result failed; a throw shows
-    // the message there, and the model reads it as the tool's error either way. Only what the
-    // user set can make a start throw (task control this host cannot enforce or taskstream
-    // refuses), or a log folder that cannot be made.
+    // A foreground command runs as stock instead. A background one's failure is thrown, not a
+    // failed result: Gemini's shell tool would tell the UI "Command moved to background (PID:
+    // undefined)" for a background command whose result failed; a throw shows the message there,
+    // and the model reads it as the tool's error either way. Only what the user set can make a
+    // start throw (task control this host cannot enforce or taskstream refuses), or a log folder
+    // that cannot be made.
+    if (!background) return undefined
     throw new Error(`Background process failed to start: ${startError(err)}`)
   }
   if (persist && cfg?.originalCommand) writeCommandNote(handle.outputPath, cfg.originalCommand)
@@ -325,9 +471,20 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
     prepared.cleanup?.()
     return failedStart(new Error(result.error ?? 'the command did not start'))
   }
-  const sessionId = cfg?.sessionId ?? 'default'
-  const job = { handle, onOutputEvent, sessionId, ended: false, backgrounded: false, exit: undefined }
+  const job = {
+    handle,
+    registry,
+    terminal: Boolean(terminal),
+    background,
+    onOutputEvent,
+    sessionId: cfg?.sessionId ?? 'default',
+    command: cfg?.originalCommand ?? commandToExecute,
+    ended: false,
+    backgrounded: false,
+    exit: undefined,
+  }
   jobs.set(pid, job)
+  watchBackgrounding(svc, lifecycle)
   const completionBehavior = cfg?.backgroundCompletionBehavior || 'silent'
   const cancel = canceller(registry, handle.shellId)
   const attached = attachShell(svc, lifecycle, pid, {
@@ -336,6 +493,8 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
     isActive: () => !job.ended,
     completionBehavior,
     label: cfg?.originalCommand,
+    terminal: terminal ? { registry, id: handle.shellId } : undefined,
+    foreground: () => (!job.background && !job.backgrounded ? onOutputEvent : undefined),
   })
   const onAbort = () => {
     if (!job.ended) cancel()
@@ -349,19 +508,48 @@ export async function execute(svc, lifecycle, isBackground, commandToExecute, cw
     const exitCode = result.exitCode ?? null
     const signal = result.signal ?? null
     job.exit = { exitCode, signal }
-    // A job that ends before Gemini backgrounds it is a foreground result: its output arrives as
-    // the stock path's data events would have brought it.
-    if (!job.backgrounded && output) onOutputEvent({ type: 'data', chunk: output })
+    // The view's last frame (in the foreground the tool's last output, as the pty path renders a
+    // last time at the exit).
+    attached.view.end()
+    // A background job that ends before Gemini moves it to the background is a foreground result:
+    // its output arrives as the stock path's data events would have brought it.
+    if (job.background && !job.backgrounded && output) onOutputEvent({ type: 'data', chunk: output })
     markExited(svc, job, pid)
     onOutputEvent({ type: 'exit', exitCode, signal })
-    attached.view.end()
     lifecycle.completeWithResult(
       pid,
-      shellResult(pid, { output, exitCode, signal, error: result.error ? new Error(result.error) : null, aborted: Boolean(abortSignal?.aborted) }),
+      shellResult(
+        pid,
+        { output, exitCode, signal, error: result.error ? new Error(result.error) : null, aborted: Boolean(abortSignal?.aborted) },
+        terminal ? TERMINAL_METHOD : 'child_process',
+      ),
     )
-    if (job.backgrounded) jobs.delete(pid)
+    // Gemini moves a background job to the background even when it already ended (backgroundLog
+    // forgets it then); any other job is done with.
+    if (job.backgrounded || !job.background) jobs.delete(pid)
   })
   return { pid, result: attached.result }
+}
+
+let watchedLifecycle
+/**
+ * Ctrl+B on a command the model runs in the foreground: the UI moves it to the background through
+ * the lifecycle service alone (ExecutionLifecycleService.background), not through
+ * ShellExecutionService.background, so stock keeps no history entry and no log for it (the model
+ * cannot list or read it). For a taskstream job this listener does what ShellExecutionService.background
+ * does for an is_background one: the entry in Gemini's background history (under its pid, with the
+ * command) and the log at Gemini's path (backgroundLog).
+ */
+function watchBackgrounding(svc, lifecycle) {
+  if (watchedLifecycle === lifecycle || typeof lifecycle.onBackground !== 'function') return
+  watchedLifecycle = lifecycle
+  lifecycle.onBackground((info) => {
+    const job = jobs.get(info?.executionId)
+    if (!job || job.backgrounded) return
+    try {
+      svc.background(info.executionId, job.sessionId, job.command)
+    } catch {}
+  })
 }
 
 /** Gemini's background history entry of a job that ended, as the stock exit handler writes it. */
@@ -376,16 +564,19 @@ function markExited(svc, job, pid) {
 
 /**
  * Called by ShellExecutionService.background() after it recorded the job in its history: for a
- * taskstream job, gives the tool the output so far (its "Initial output"), puts taskstream's output
- * file at Gemini's log path, and returns true (Gemini opens no log stream of its own). False for
- * any other pid.
+ * taskstream job, gives the tool the output so far (an is_background command's "Initial output"),
+ * puts taskstream's output file at Gemini's log path, and returns true (Gemini opens no log stream
+ * of its own). False for any other pid.
  */
 export function backgroundLog(svc, pid) {
   const job = jobs.get(pid)
   if (!job) return false
+  const first = !job.backgrounded
   job.backgrounded = true
-  const soFar = readOutput(job.handle.outputPath)
-  if (soFar && !job.ended) job.onOutputEvent({ type: 'data', chunk: soFar })
+  if (first && job.background && !job.ended) {
+    const soFar = readOutput(job.handle.outputPath)
+    if (soFar) job.onOutputEvent({ type: 'data', chunk: soFar })
+  }
   const logPath = svc.getLogFilePath(pid)
   try {
     fs.mkdirSync(path.dirname(logPath), { recursive: true, mode: 0o700 })
@@ -399,6 +590,23 @@ export function backgroundLog(svc, pid) {
   if (job.ended) {
     markExited(svc, job, pid)
     jobs.delete(pid)
+  }
+  return true
+}
+
+/**
+ * ShellExecutionService.resizePty() for a job in taskstream's terminal (the UI resizes the job it
+ * shows to its panel): taskstream resizes the terminal (the job gets SIGWINCH) and its screen.
+ * True for such a job (ended or not), false for any other pid.
+ */
+export function resizeTerminal(pid, cols, rows) {
+  const job = jobs.get(pid)
+  if (!job?.terminal) return false
+  if (!job.ended) {
+    const size = terminalSize({ terminalWidth: cols, terminalHeight: rows })
+    try {
+      job.registry.resize(job.handle.shellId, size.cols, size.rows)
+    } catch {}
   }
   return true
 }
