@@ -9,7 +9,7 @@ import path from 'node:path'
 import { idle, makeSandbox, startInteractiveGemini } from './interactive.mjs'
 import { startModelServer, turns } from './model-server.mjs'
 import { CHATTY, TRANSCRIPT_JOB, backgroundPid, normalisedResults, offeredTools, stubbornJob } from './scenarios.mjs'
-import { environOf, isAlive, killPids, observeSurvivors, pidsWithEnv, until } from './support.mjs'
+import { environOf, isAlive, killPids, observeSurvivors, pidsByArgv, pidsWithEnv, until } from './support.mjs'
 
 /**
  * A scripted model: `steps` is a list of `[when(last, body), reply(last, body)]`; the first whose
@@ -209,6 +209,112 @@ export async function interactiveContainmentScenario({ pkgDir, end, env = {}, ob
     sandbox.cleanup()
   }
 }
+
+/**
+ * The terminal jobs of the interactive UI: the pty path (taskstream's terminal mode, patched) and its
+ * two ways into the background, in one session:
+ *  1. "Start the terminal job.": a background `run_shell_command` (is_background);
+ *  2. "Run the foreground job.": a `run_shell_command` without it, which prints its ticks into the
+ *     tool's box on screen; once `fg tick 3` shows, Ctrl+B moves it to the background (the UI:
+ *     ExecutionLifecycleService.background);
+ *  3. the model then calls `list_background_processes` and `read_background_output` for each job.
+ * Each job runs `term.sh`: ignores SIGHUP and SIGTERM (as the sleep it double-forks does), prints
+ * `TTY <name>` if its stdout is a terminal (else `NO-TTY <name>`), a coloured line, then a tick every
+ * 200 ms. Read from /proc while both run: the leader (the shell Gemini starts) of each, its terminal
+ * and taskstream's tag; read from Gemini's log path: each job's log. Then the CLI ends: `end`
+ * 'ctrlc' (Ctrl+C twice, the way a user quits) or 'sigkill' (every node process of the CLI in the
+ * pane). Returns, per job, its three processes (leader, script, double-forked sleep) alive
+ * `observeMs` after the end, and with `waitAllDeadMs` when the last of the six was gone.
+ */
+export async function interactiveTerminalScenario({ pkgDir, end, env = {}, observeMs = 2000, waitAllDeadMs = 0, timeoutMs = 150_000 }) {
+  const sandbox = makeSandbox()
+  const tag = String(1000 + Math.floor(Math.random() * 8999))
+  fs.writeFileSync(
+    path.join(sandbox.work, 'term.sh'),
+    `trap '' HUP TERM\ntest -t 1 && echo "TTY $1" || echo "NO-TTY $1"\nprintf '\\033[32mgreen %s\\033[0m\\n' "$1"\n( sleep "$2" & )\ni=0; while [ $i -lt 3000 ]; do i=$((i+1)); echo "$1 tick $i"; sleep 0.2; done\n`,
+  )
+  const jobs = {
+    bg: { sleep: `7${tag}1`, is_background: true },
+    fg: { sleep: `7${tag}2`, is_background: false },
+  }
+  for (const [name, j] of Object.entries(jobs)) {
+    j.command = `bash term.sh ${name} ${j.sleep}`
+    j.find = () => [...pidsByArgv(['bash', 'term.sh', name, j.sleep]), ...pidsByArgv(['sleep', j.sleep])]
+  }
+  const pidIn = (r) => Number(/\(PID: (\d+)\)/.exec(r?.output ?? '')?.[1]) || undefined
+  const results = (body, name) => turns(body).flatMap((t) => t.responses).filter((r) => r.name === name)
+  const server = await startModelServer(
+    scripted([
+      [said('Start the terminal job.'), () => call('run_shell_command', { command: jobs.bg.command, description: 'terminal job', is_background: true })],
+      [(last, body) => answered('run_shell_command')(last) && shellResults(body) === 1, () => ({ text: 'Started.' })],
+      [said('Run the foreground job.'), () => call('run_shell_command', { command: jobs.fg.command, description: 'foreground job' })],
+      [answered('run_shell_command'), () => call('list_background_processes', {})],
+      [answered('list_background_processes'), (_last, body) => call('read_background_output', { pid: pidIn(results(body, 'run_shell_command')[0]), lines: 1000 })],
+      [(last, body) => answered('read_background_output')(last) && results(body, 'read_background_output').length === 1, (_last, body) => call('read_background_output', { pid: pidIn(results(body, 'run_shell_command')[1]), lines: 1000 })],
+      [answered('read_background_output'), () => ({ text: 'All read.' })],
+    ]),
+  )
+  const logOf = (pid) => path.join(sandbox.home, '.gemini', 'tmp', 'background-processes', `background-${pid}.log`)
+  let session
+  const all = () => [...new Set([...Object.values(jobs).flatMap((j) => [...(j.pid && isAlive(j.pid) ? [j.pid] : []), ...j.find()])])]
+  const r = { end, jobs: {} }
+  try {
+    session = await startInteractiveGemini({ pkgDir, sandbox, server, env, timeoutMs })
+    await session.submit('Start the terminal job.')
+    await session.waitForScreen((s) => s.includes('Started.') && idle(s), 'the terminal job to start', { timeoutMs: timeoutMs / 4 })
+    await session.submit('Run the foreground job.')
+    // Its output, live in the tool's box; then Ctrl+B.
+    await session.waitForScreen((s) => /\bfg tick 3\b/.test(s), "the foreground job's ticks on screen", { timeoutMs: timeoutMs / 4 })
+    await session.keys('C-b')
+    await session.waitForScreen((s) => s.includes('All read.') && idle(s), 'the model to read both logs', { timeoutMs: timeoutMs / 4 })
+    const shellOut = toolResultsOf(server.requests, 'run_shell_command')
+    jobs.bg.pid = pidIn(shellOut[0])
+    jobs.fg.pid = pidIn(shellOut[1])
+    r.results = normalisedResults(server.requests, [jobs.bg.pid, jobs.fg.pid].filter(Boolean))
+    for (const [name, j] of Object.entries(jobs)) {
+      const processes = await until(() => (j.find().length === 2 ? j.find() : undefined), `the ${name} job's processes`, 30_000)
+      j.processes = [j.pid, ...processes]
+      const facts = procFacts(j.pid)
+      let log
+      try {
+        log = fs.readFileSync(logOf(j.pid), 'utf8')
+      } catch {}
+      r.jobs[name] = {
+        processes: j.processes.length,
+        leader: { tty: facts?.tty, taskId: environOf(j.pid).TASKSTREAM_TASK_ID, cgroup: facts?.cgroup },
+        // Every process of the job on a terminal (the script and its sleep inherit it).
+        allOnTty: j.processes.every((pid) => procFacts(pid)?.tty),
+        log: log === undefined ? undefined : { head: log.split('\n').slice(0, 3).join('\n'), ansi: log.includes('\x1b'), cr: log.includes('\r'), ticks: (log.match(/ tick \d+/g) ?? []).length },
+      }
+    }
+    const pids = Object.values(jobs).flatMap((j) => j.processes)
+    const cliPids = session.cliPids()
+    let endedAt
+    if (end === 'sigkill') {
+      killPids(cliPids)
+      endedAt = Date.now()
+      r.code = await session.waitExit({ timeoutMs: 30_000 }).catch(() => undefined)
+    } else {
+      r.ctrlCAttempts = await session.doubleCtrlC()
+      endedAt = Date.now()
+      r.code = await session.waitExit({ timeoutMs: 60_000 })
+    }
+    const observed = await observeSurvivors(pids, endedAt, { observeMs, waitAllDeadMs })
+    r.survivors = observed.survivors
+    r.survivorsAtMs = observed.survivorsAtMs
+    r.allDeadMs = observed.allDeadMs
+    r.of = pids.length
+    return r
+  } finally {
+    killPids(all())
+    await session?.kill()
+    await server.close()
+    sandbox.cleanup()
+  }
+}
+
+/** The results of tool `name` the model was sent, in order. */
+const toolResultsOf = (requests, name) => normalisedResults(requests, []).filter((x) => x.name === name)
 
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 

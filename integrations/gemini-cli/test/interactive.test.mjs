@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test'
 
 import { patch } from '../lib/patcher.mjs'
 import { copyForInteractive, tmuxMissing } from '../e2e/interactive.mjs'
-import { interactiveContainmentScenario, interactiveJobsScenario, interactiveMonitorScenario } from '../e2e/interactive-scenarios.mjs'
+import { interactiveContainmentScenario, interactiveJobsScenario, interactiveMonitorScenario, interactiveTerminalScenario } from '../e2e/interactive-scenarios.mjs'
 
 const skip = process.platform !== 'linux' ? 'the job processes are found and killed through /proc' : tmuxMissing()
 const timeout = 300_000
@@ -56,7 +56,10 @@ test('interactive: a background run_shell_command works stock and patched, the p
     assert.ok(r.panel.live, `${name}: the panel shows the job's new output as it comes`)
     assert.notEqual(r.uiKill.allDeadMs, undefined, `${name}: the panel's kill ends every process of the job`)
   }
-  // Patched: every process of the job carries taskstream's tag (one task); stock: none does.
+  // Patched: every process of the job carries taskstream's tag (one task), on taskstream's terminal
+  // (the UI's pty path runs in its terminal mode); stock: no tag, on node-pty's.
+  assert.ok(runs.patched.ticker.processes.every((p) => p.tty), 'patched: the job is on a terminal')
+  assert.ok(runs.stock.ticker.processes.every((p) => p.tty), 'stock: the job is on a pty')
   const ids = new Set(runs.patched.ticker.processes.map((p) => p.taskId))
   assert.equal(ids.size, 1)
   assert.match([...ids][0] ?? '', /^[0-9a-f]+-[0-9a-f]+-\d+$/, 'TASKSTREAM_TASK_ID')
@@ -98,6 +101,57 @@ for (const end of ['sigkill', 'quit']) {
     }
     assert.notEqual(runs.patched.allDeadMs, undefined, 'patched: every process of both jobs ended')
     assert.equal(runs.stock.nohup.survivors, 2, 'stock: the nohup-style job outlives the CLI')
+  })
+}
+
+const TASK_ID = /^[0-9a-f]+-[0-9a-f]+-\d+$/
+
+for (const end of ['ctrlc', 'sigkill']) {
+  test(`interactive: a background job and a foreground command moved to the background with Ctrl+B run in a terminal, log ANSI-clean at Gemini's path, and ${end === 'ctrlc' ? 'end with the CLI quit by Ctrl+C twice' : 'end with the CLI SIGKILLed'} (patched${end === 'ctrlc' ? '; stock alongside' : ''})`, { skip, timeout }, async (t) => {
+    const runs = {}
+    for (const name of end === 'ctrlc' ? ['stock', 'patched'] : ['patched']) {
+      runs[name] = await interactiveTerminalScenario({ pkgDir: dirs[name], end, waitAllDeadMs: name === 'patched' ? 30_000 : 0 })
+    }
+    for (const [name, r] of Object.entries(runs)) {
+      for (const [job, j] of Object.entries(r.jobs)) {
+        t.diagnostic(`${name} ${job}: ${j.processes} processes, the leader ${j.leader.tty ? 'on a terminal' : 'on no terminal'}, tag ${j.leader.taskId ?? 'none'}, cgroup ${j.leader.cgroup}; log ${j.log ? JSON.stringify(j.log) : 'none'}`)
+      }
+      t.diagnostic(
+        `${name} (${end}, exit code ${r.code}${r.ctrlCAttempts ? `, ${r.ctrlCAttempts} double Ctrl+C` : ''}): ${r.survivors}/${r.of} alive ${r.survivorsAtMs} ms after the CLI ended` +
+          (r.allDeadMs !== undefined ? `; all gone ${r.allDeadMs} ms after the end` : ''),
+      )
+      t.diagnostic(`${name} results: ${JSON.stringify(r.results.map((x) => ({ name: x.name, output: x.output.slice(0, 160) })))}`)
+      assert.deepEqual(r.results.map((x) => x.name), ['run_shell_command', 'run_shell_command', 'list_background_processes', 'read_background_output', 'read_background_output'])
+      assert.match(r.results[0].output, /Command moved to background \(PID: <PID>\)/)
+      assert.match(r.results[1].output, /Command moved to background \(PID: <PID>\)/, `${name}: Ctrl+B moved the foreground command`)
+      for (const j of Object.values(r.jobs)) {
+        assert.equal(j.processes, 3)
+        assert.ok(j.leader.tty && j.allOnTty, `${name}: every process of each job on a terminal`)
+      }
+      if (end === 'ctrlc') assert.equal(r.code, 0, `${name}: Ctrl+C twice quits with 0`)
+    }
+    const p = runs.patched
+    for (const job of ['bg', 'fg']) {
+      assert.match(p.jobs[job].leader.taskId ?? '', TASK_ID, `${job}: a taskstream task`)
+      assert.deepEqual(p.jobs[job].log, { head: `TTY ${job}\ngreen ${job}\n${job} tick 1`, ansi: false, cr: false, ticks: p.jobs[job].log.ticks })
+    }
+    assert.notEqual(p.jobs.bg.leader.taskId, p.jobs.fg.leader.taskId)
+    // The model lists and reads both (the foreground one as Gemini lists an is_background job).
+    assert.match(p.results[2].output, /^- \[PID <PID>\] RUNNING: `bash term\.sh bg \d+`\n- \[PID <PID>\] RUNNING: `bash term\.sh fg \d+`/)
+    assert.match(p.results[3].output, /^Full Log Output:\nTTY bg\ngreen bg\nbg tick 1\n/)
+    assert.match(p.results[4].output, /^Full Log Output:\nTTY fg\ngreen fg\nfg tick 1\n/)
+    assert.equal(p.survivors, 0)
+    assert.notEqual(p.allDeadMs, undefined, 'patched: every process of both jobs ended')
+    const s = runs.stock
+    if (s) {
+      // Stock: both on node-pty; the is_background job's log keeps the pty's carriage returns; the
+      // command moved with Ctrl+B is in no history and has no log; both outlive the CLI.
+      assert.equal(s.jobs.bg.leader.taskId, undefined)
+      assert.equal(s.jobs.bg.log.cr, true)
+      assert.equal(s.jobs.fg.log, undefined)
+      assert.equal(s.results[4].output, 'Background process history lookup failed for PID <PID>')
+      assert.ok(s.survivors > 0, 'stock: the jobs outlive the CLI')
+    }
   })
 }
 
