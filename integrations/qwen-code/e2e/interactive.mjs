@@ -65,13 +65,23 @@ export async function startInteractive({ qwenDir, sandbox, modelUrl, env = {}, a
     prefix: 'tsq',
   })
   /**
-   * Two Ctrl+C, the way a user quits (the kit's doubleCtrlC): the first one, then (once the CLI
-   * shows "Press Ctrl+C again to exit.", which it takes back after 1 s) the second, which makes the
-   * CLI run `/quit`. When the second press came too late (no `/quit`, no exit within 5 s), the pair
-   * is sent again, at most `attempts` times. Resolves with the number of pairs sent, once the CLI is
-   * quitting.
+   * Two Ctrl+C, the way a user quits: the first one, then (once the CLI shows "Press Ctrl+C again
+   * to exit.", which it takes back after 1 s) the second, which makes the CLI run `/quit`. When
+   * the second press came too late (no `/quit`, no exit within 5 s), the pair is sent again, at
+   * most `attempts` times. Resolves with the number of pairs sent, once the CLI is quitting.
    */
-  const doubleCtrlC = session.doubleCtrlC
-  session.doubleCtrlC = (options = {}) => doubleCtrlC({ quitting: (s) => /^\s*> \/quit\s*$/m.test(s), ...options })
+  session.doubleCtrlC = async ({ attempts = 5, timeoutMs: ms = 20_000 } = {}) => {
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      await session.keys('C-c')
+      await session.waitForScreen(/Press Ctrl\+C again to exit/, 'the Ctrl+C exit prompt', { timeoutMs: ms, pollMs: 30, join: false })
+      await session.keys('C-c')
+      if (session.cliPids().length === 0) return attempt
+      const accepted = await session
+        .waitForScreen((s) => /^\s*> \/quit\s*$/m.test(s) || s.includes(EXIT_MARK), 'the CLI to quit', { timeoutMs: 5_000, pollMs: 100, join: false })
+        .then(() => true, () => session.cliPids().length === 0)
+      if (accepted) return attempt
+    }
+    throw new Error(`the CLI did not quit after ${attempts} double Ctrl+C`)
+  }
   return session
 }
