@@ -368,7 +368,15 @@ export async function deadlineScenario(t, pkgDir, env) {
       return { toolCalls: [{ name: 'monitor', args: { command: `sleep ${watcherTag}`, description: 'slow watcher' } }] }
     }
     if (lastTurnHasResultOf(body, 'monitor')) {
-      m.watcherRunning = findWatcher().length === 1
+      // The tool answers as soon as the monitor's shell is spawned; its `sleep` may start a moment
+      // after the answer reaches the model (a race the tool does not wait for): waited for, well
+      // within the deadline.
+      const answeredAt = Date.now()
+      m.watcherRunning = await until(() => findWatcher().length === 1, "the monitor's process", 1000, 5).then(
+        () => true,
+        () => false,
+      )
+      m.watcherSeenMs = Date.now() - answeredAt
       return { text: 'watching' }
     }
     return { text: 'noted' }
@@ -382,6 +390,7 @@ export async function deadlineScenario(t, pkgDir, env) {
       goneMs: m.goneMs,
       runningWhenAnswered: m.runningWhenAnswered,
       watcherRunning: m.watcherRunning,
+      watcherSeenMs: m.watcherSeenMs,
       watcherAlive: findWatcher().length,
       lists: m.lists,
       results: normalisedResults(server.requests, [m.pid]),

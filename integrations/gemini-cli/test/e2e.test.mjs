@@ -140,7 +140,7 @@ test('task control: with TASKSTREAM_GEMINI_TIMEOUT=1500 a background job and a m
   const { patched } = copies(t)
   const p = await deadlineScenario(t, patched, { TASKSTREAM_GEMINI_TIMEOUT: '1500' })
   assert.equal(p.run.code, 0, p.run.stderr)
-  console.log(JSON.stringify({ goneMs: p.goneMs, lists: p.lists, results: p.results, updates: p.updates }, null, 2))
+  console.log(JSON.stringify({ goneMs: p.goneMs, watcherSeenMs: p.watcherSeenMs, lists: p.lists, results: p.results, updates: p.updates }, null, 2))
   assert.ok(p.runningWhenAnswered, `the job ran when the tool answered: ${JSON.stringify(p.results)}`)
   // The deadline counts from the start, which comes after the model's call: never before 1.5 s,
   // and a few seconds at most after it (SIGTERM to the tree, SIGKILL 200 ms later).
@@ -150,7 +150,7 @@ test('task control: with TASKSTREAM_GEMINI_TIMEOUT=1500 a background job and a m
   const list = rest.filter((r) => r.name === 'list_background_processes').at(-1)
   assert.match(list.output, /^- \[PID <PID>\] EXITED: `sleep \d+` \(Signal: 15\)$/)
   assert.match(rest.find((r) => r.name === 'monitor').output, /^Monitor started \(ID: mon_[0-9a-f]{16}, PID: \d+\)/)
-  assert.ok(p.watcherRunning, 'the monitor ran when the tool answered')
+  assert.ok(p.watcherRunning, "the monitor's process ran once the tool had answered")
   assert.equal(p.watcherAlive, 0, "the monitor's process is gone")
   assert.match(p.updates.at(-1), /<status>failed<\/status>/)
   assert.match(p.updates.at(-1), /Timed out after 1500 ms/)
