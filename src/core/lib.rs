@@ -12,6 +12,7 @@ pub mod keeper;
 pub mod launch;
 pub mod monitor;
 pub mod persist;
+pub(crate) mod private_file;
 pub mod process;
 #[cfg(any(unix, windows))]
 pub mod reactor;

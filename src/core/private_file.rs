@@ -1,6 +1,8 @@
 //! Opening files only the owner can read (CONTRACT.md §2.14 sidecar, §2.15
 //! step 4, §4 item 24): mode `0600`, never through a symlink at the path.
-//! On Windows, an owner-only protected DACL instead (see `windows.rs`).
+//! On Windows, an owner-only protected DACL instead (see `windows.rs`), and for
+//! a directory (a persisted task's state directory) one that its files inherit.
+//! Used by the shell's output file and sidecar and by persistence.
 
 use std::fs::File;
 #[cfg(unix)]
@@ -10,7 +12,7 @@ use std::path::Path;
 
 /// What [`open_private`] does when the path already exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Existing {
+pub(crate) enum Existing {
   /// Fail (`O_EXCL`): for temporary files.
   Refuse,
   /// Truncate it: for output files.
@@ -33,7 +35,7 @@ pub(super) enum Existing {
 /// an owner-only DACL, and an existing one is tightened to it
 /// ([`windows::open_owner_only`]).
 #[cfg(unix)]
-pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
+pub(crate) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
   let mut options = OpenOptions::new();
   options.write(true);
   match existing {
@@ -79,11 +81,13 @@ fn tighten(file: &File) -> io::Result<()> {
 #[cfg(windows)]
 mod windows;
 
+#[cfg(windows)]
+pub(crate) use windows::create_owner_only_dir;
 #[cfg(all(test, windows))]
-pub(super) use windows::{CurrentUser, OwnerOnly, OWNER_RIGHTS};
+pub(crate) use windows::{CurrentUser, OwnerOnly, OWNER_RIGHTS};
 
 #[cfg(windows)]
-pub(super) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
+pub(crate) fn open_private(path: &Path, existing: Existing) -> io::Result<File> {
   let disposition = match existing {
     Existing::Refuse => windows::Disposition::CreateNew,
     Existing::Truncate => windows::Disposition::Truncate,

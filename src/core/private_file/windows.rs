@@ -40,16 +40,17 @@ use windows_sys::Win32::Foundation::{
 };
 use windows_sys::Win32::Security::Authorization::{SetSecurityInfo, SE_FILE_OBJECT};
 use windows_sys::Win32::Security::{
-  AddAccessAllowedAce, GetLengthSid, GetTokenInformation, InitializeAcl,
+  AddAccessAllowedAceEx, GetLengthSid, GetTokenInformation, InitializeAcl,
   InitializeSecurityDescriptor, IsValidSid, SetSecurityDescriptorControl,
   SetSecurityDescriptorDacl, TokenUser, ACCESS_ALLOWED_ACE, ACL, ACL_REVISION,
-  DACL_SECURITY_INFORMATION, PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID,
-  SECURITY_ATTRIBUTES, SECURITY_DESCRIPTOR, SE_DACL_PROTECTED, TOKEN_QUERY, TOKEN_USER,
+  CONTAINER_INHERIT_ACE, DACL_SECURITY_INFORMATION, OBJECT_INHERIT_ACE,
+  PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, SECURITY_ATTRIBUTES,
+  SECURITY_DESCRIPTOR, SE_DACL_PROTECTED, TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-  CreateFileW, GetFileType, GetVolumeInformationByHandleW, CREATE_ALWAYS, CREATE_NEW,
-  FILE_ALL_ACCESS, FILE_ATTRIBUTE_NORMAL, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
-  FILE_TYPE_CHAR, FILE_TYPE_DISK, OPEN_ALWAYS, READ_CONTROL, WRITE_DAC,
+  CreateDirectoryW, CreateFileW, GetFileType, GetVolumeInformationByHandleW, CREATE_ALWAYS,
+  CREATE_NEW, FILE_ALL_ACCESS, FILE_ATTRIBUTE_NORMAL, FILE_SHARE_DELETE, FILE_SHARE_READ,
+  FILE_SHARE_WRITE, FILE_TYPE_CHAR, FILE_TYPE_DISK, OPEN_ALWAYS, READ_CONTROL, WRITE_DAC,
 };
 use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
@@ -136,6 +137,16 @@ pub(crate) struct OwnerOnly {
 
 impl OwnerOnly {
   pub(crate) fn new() -> io::Result<Self> {
+    Self::with_ace_flags(0)
+  }
+
+  /// The same for a directory: the ACE is inherited by every file and folder made in it, so
+  /// they are owner-only from their creation without a descriptor of their own.
+  pub(crate) fn for_directory() -> io::Result<Self> {
+    Self::with_ace_flags(OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE)
+  }
+
+  fn with_ace_flags(flags: u32) -> io::Result<Self> {
     let user = CurrentUser::get()?;
     // SAFETY: a valid SID (checked by CurrentUser::get).
     let sid_len = unsafe { GetLengthSid(user.sid()) } as usize;
@@ -148,7 +159,9 @@ impl OwnerOnly {
     let acl_ptr = acl.as_mut_ptr().cast::<ACL>();
     // SAFETY: `acl` holds `size` bytes, aligned; the SID is valid.
     check(unsafe { InitializeAcl(acl_ptr, size as u32, ACL_REVISION) })?;
-    check(unsafe { AddAccessAllowedAce(acl_ptr, ACL_REVISION, OWNER_RIGHTS, user.sid()) })?;
+    check(unsafe {
+      AddAccessAllowedAceEx(acl_ptr, ACL_REVISION, flags, OWNER_RIGHTS, user.sid())
+    })?;
     // SAFETY: plain data, initialised by InitializeSecurityDescriptor below.
     let mut descriptor: Box<SECURITY_DESCRIPTOR> = Box::new(unsafe { std::mem::zeroed() });
     let sd: PSECURITY_DESCRIPTOR = (&mut *descriptor as *mut SECURITY_DESCRIPTOR).cast::<c_void>();
@@ -179,6 +192,27 @@ impl OwnerOnly {
       .cast_mut()
       .cast::<c_void>()
   }
+}
+
+/// Creates the directory `path` (its parent must exist) with the owner-only DACL that its
+/// files and folders inherit ([`OwnerOnly::for_directory`]). An existing path fails with
+/// `AlreadyExists`.
+pub(crate) fn create_owner_only_dir(path: &Path) -> io::Result<()> {
+  let owner_only = OwnerOnly::for_directory()?;
+  let attributes = SECURITY_ATTRIBUTES {
+    nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
+    lpSecurityDescriptor: owner_only.descriptor(),
+    bInheritHandle: 0,
+  };
+  let wide = wide_path(path);
+  if wide[..wide.len() - 1].contains(&0) {
+    return Err(io::Error::new(
+      io::ErrorKind::InvalidInput,
+      "path contains a NUL character",
+    ));
+  }
+  // SAFETY: a NUL-terminated path and live security attributes.
+  check(unsafe { CreateDirectoryW(wide.as_ptr(), &attributes) })
 }
 
 /// What [`open_owner_only`] does with a file already at the path.

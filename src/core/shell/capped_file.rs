@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::private_file::{open_private, Existing};
+use crate::private_file::{open_private, Existing};
 
 /// An output file that accepts at most `limit` bytes of output. Each append
 /// is written at once (no buffering), so readers see output while the

@@ -7,7 +7,6 @@ pub mod entry;
 mod iso_time;
 pub mod notification;
 pub mod output;
-mod private_file;
 pub mod registry;
 #[cfg(any(unix, windows))]
 pub mod runner;

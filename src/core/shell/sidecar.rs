@@ -11,9 +11,9 @@ use serde::Serialize;
 
 use super::entry::ShellEntry;
 use super::iso_time::iso_8601;
-use super::private_file::{open_private, Existing};
 use crate::end::TaskEnd;
 use crate::ids::random_hex;
+use crate::private_file::{open_private, Existing};
 use crate::text::status_file_path_for;
 
 /// The sidecar's JSON, keys in the order of §2.14; absent values are omitted.

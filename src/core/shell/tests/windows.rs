@@ -1,10 +1,10 @@
-//! Owner-only output files and sidecars on Windows (`private_file/windows.rs`),
+//! Owner-only output files and sidecars on Windows (`core/private_file/windows.rs`),
 //! through the code paths a background shell uses: the output file of
 //! [`OutputWriter::create`] and the sidecar of [`write_status_sidecar`]. Each
 //! file's DACL is read back by path (`GetNamedSecurityInfoW`, what any other
 //! opener is checked against) and compared ACE by ACE. They run natively in
 //! the CI workflow's Windows jobs (`cargo test`). Wine keeps no DACL (see
-//! `private_file/windows.rs`), so `npm run test:windows` skips the three
+//! `core/private_file/windows.rs`), so `npm run test:windows` skips the three
 //! that read a file's DACL back, by name, and runs the descriptor check.
 
 use std::fs;
@@ -20,9 +20,9 @@ use windows_sys::Win32::Security::{
   DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, SE_DACL_PROTECTED,
 };
 
+use crate::private_file::{CurrentUser, OwnerOnly, OWNER_RIGHTS};
 use crate::shell::entry::{ShellEntry, ShellStatus};
 use crate::shell::output::{OutputWriter, Stream};
-use crate::shell::private_file::{CurrentUser, OwnerOnly, OWNER_RIGHTS};
 use crate::shell::sidecar::write_status_sidecar;
 use crate::shell::test_support::TempDir;
 
