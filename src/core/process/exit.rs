@@ -45,3 +45,18 @@ fn platform_signal_name(sig: i32) -> Option<&'static str> {
 fn platform_signal_name(_sig: i32) -> Option<&'static str> {
   None
 }
+
+/// The number of a signal named as [`signal_name`] names it (`"SIGTERM"` → 15 on Linux);
+/// `None` for a name this platform does not know (Windows knows none).
+pub fn signal_number(name: &str) -> Option<i32> {
+  #[cfg(unix)]
+  return name
+    .parse::<nix::sys::signal::Signal>()
+    .ok()
+    .map(|signal| signal as i32);
+  #[cfg(not(unix))]
+  {
+    let _ = name;
+    None
+  }
+}

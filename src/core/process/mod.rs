@@ -30,6 +30,7 @@
 mod env;
 mod exit;
 pub mod limits;
+pub mod liveness;
 #[cfg(any(unix, windows))]
 mod owned_trees;
 mod priority;
@@ -55,8 +56,9 @@ mod unix;
 mod windows;
 
 pub use env::{child_env, EnvOptions, DEFAULT_REMOVE_ENV};
-pub use exit::{signal_name, ExitStatusInfo};
+pub use exit::{signal_name, signal_number, ExitStatusInfo};
 pub use limits::{Limits, Usage, MEMORY_LIMIT_POLL};
+pub use liveness::Liveness;
 #[cfg(any(unix, windows))]
 pub use owned_trees::OwnedTrees;
 pub use priority::{enlarge_pipe, lower_current_thread_priority, EnlargedPipe};
@@ -84,8 +86,9 @@ pub use unix::{
 pub(crate) use timer::schedule as schedule_timer;
 #[cfg(windows)]
 pub use windows::{
-  conpty, forget_if_dead, kill_all_sync, kill_now, kill_now_all, spawn, terminate,
-  terminate_leftovers, tracked_groups, tree_alive, Job, ProcessGroup, SIGKILL_GRACE,
+  conpty, forget_if_dead, kill_all_sync, kill_now, kill_now_all, proc_table, spawn,
+  spawn_serialized, terminate, terminate_leftovers, tracked_groups, tree_alive, Job, ProcessGroup,
+  SIGKILL_GRACE,
 };
 
 /// The TCP ports a task's tree listens on (API.md §6.8), sorted; `None` where this platform

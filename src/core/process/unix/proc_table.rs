@@ -43,6 +43,16 @@ pub fn start_time(pid: u32) -> Option<u64> {
   stat(pid).map(|s| s.start_time)
 }
 
+/// Whether `pid` is a live process (a zombie is gone), and its start time.
+pub fn liveness(pid: u32) -> crate::process::Liveness {
+  match stat(pid) {
+    Some(s) if !s.zombie => crate::process::Liveness::Live {
+      start_time: Some(s.start_time),
+    },
+    _ => crate::process::Liveness::Gone,
+  }
+}
+
 /// The parent pid.
 pub fn ppid(pid: u32) -> Option<u32> {
   stat(pid).map(|s| s.ppid)

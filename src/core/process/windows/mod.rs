@@ -28,6 +28,7 @@ mod handles;
 pub(crate) mod job;
 mod kill;
 mod ports;
+pub mod proc_table;
 mod spawn;
 pub(super) mod wait;
 
@@ -37,7 +38,7 @@ pub use kill::{
   tracked_groups, tree_alive, SIGKILL_GRACE,
 };
 pub use ports::listening_ports;
-pub use spawn::spawn;
+pub use spawn::{spawn, spawn_serialized};
 
 #[cfg(test)]
 mod tests;

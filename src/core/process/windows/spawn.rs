@@ -55,6 +55,14 @@ use crate::process::spawn::SpawnRequest;
 /// one's ends while they are briefly inheritable.
 static SPAWN_LOCK: Mutex<()> = Mutex::new(());
 
+/// Runs `spawn` (a process started some other way, with inherited standard handles: a keeper
+/// by std's `Command`) while none of our spawns has a handle briefly inheritable, so that it
+/// inherits only its own.
+pub fn spawn_serialized<R>(spawn: impl FnOnce() -> R) -> R {
+  let _serialised = crate::sync::lock(&SPAWN_LOCK);
+  spawn()
+}
+
 /// What [`spawn_in_job`] hands back: the leader (id and process handle),
 /// its job, and our ends of its stdout and stderr.
 pub struct Contained {
