@@ -373,7 +373,7 @@ export interface ExecuteBackgroundOptions {
   terminal?: TerminalOptions | boolean
   /**
    * Run the shell under a detached keeper that outlives this host on a lease
-   * (docs/persistence.md). Not with `terminal`; refused on Windows.
+   * (docs/persistence.md). Not with `terminal`.
    */
   persist?: PersistOptions
 }
@@ -562,7 +562,7 @@ export interface MonitorStartOptions {
   contextAfter?: number
   /**
    * Run the task under a detached keeper that outlives this host on a lease
-   * (docs/persistence.md). Not with `terminal`; refused on Windows.
+   * (docs/persistence.md). Not with `terminal`.
    */
   persist?: PersistOptions
 }

@@ -10,7 +10,7 @@ const unixOnly: Record<string, string> = {
   'lifetime.test.ts': 'the host ends by SIGTERM/SIGINT/SIGKILL and its sleep children are checked through /proc',
   'loader.test.ts': "copies and symlinks the linux-x64-gnu binding and asserts this machine's Unix package names",
   'monitor-native.test.ts': 'bash scripts (printf, sleep, kill -TERM $$) and "Killed by signal" endings',
-  'persistence.test.ts': 'persist is refused on Windows; its hosts end by SIGTERM/SIGKILL and processes are found by tag through /proc',
+  'persistence.test.ts': 'bash dev servers; its hosts end by SIGTERM/SIGKILL and processes are found by tag through /proc; windows.test.ts covers persist with cmd.exe',
   'optional-values.test.ts': 'starts bash commands (sleep, `;`) with cwd /tmp to reach every optional field',
   'primitives.test.ts': 'bash commands (sleep, printf, kill -TERM $$) and signal endings',
   'read-output.test.ts': 'a bash writer (seq, printf), mkfifo, and ELOOP for a symlink (O_NOFOLLOW)',

@@ -2,7 +2,8 @@
 // /proc and signals, checked with cmd.exe, Job Objects and exit codes (README
 // "Platforms", Windows). Runs only on win32: in the CI workflow's Windows jobs,
 // and here under Wine through scripts/test-windows.mjs.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -29,6 +30,10 @@ async function waitFor(check: () => boolean, timeoutMs: number, what: string): P
     await new Promise((r) => setTimeout(r, 25))
   }
 }
+
+/** Waits until the registry forgot an ended persisted task's state: only the lease stays. */
+const forgotten = (stateDir: string) =>
+  waitFor(() => readdirSync(stateDir).every((name) => name === 'lease'), 20_000, `the state in ${stateDir} to be forgotten`)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const size = (file: string) => {
@@ -385,6 +390,92 @@ describe.runIf(onWindows)('Windows end to end', () => {
     expect((await shell.done).status).toBe('completed')
     const { cpuMs } = registry.get(shell.shellId)!.usage!
     expect(cpuMs! * 4).toBeLessThanOrEqual(Date.now() - started)
+  })
+
+  it('persist: a persisted monitor runs under the native keeper and settles with its real exit code', async () => {
+    const { registry, events, terminal, done } = monitors()
+    const stateDir = freshDir()
+    const entry = registry.start({
+      command: 'echo alpha&& ping -n 2 127.0.0.1 >NUL&& echo beta&& exit 4',
+      monitorId: 'kept',
+      persist: { stateDir, leaseMs: 30_000 },
+    })
+    expect(entry).toMatchObject({ status: 'running' })
+    // The keeper is a process of its own, not this host.
+    const record = JSON.parse(readFileSync(join(stateDir, 'kept.task.json'), 'utf8'))
+    expect(record.keeper.pid).toEqual(expect.any(Number))
+    expect(record.keeper.pid).not.toBe(process.pid)
+    await done(entry)
+    expect(events()).toEqual(['alpha', 'beta'])
+    expect(entry).toMatchObject({ status: 'failed', error: 'Exit code 4', end: { reason: 'exited', exitCode: 4 } })
+    expect(terminal()).toHaveLength(1)
+    expect(terminal()[0].model).toContain('Exit code 4')
+    await forgotten(stateDir)
+  })
+
+  it('persist: a persisted shell is cancelled through its keeper, its tree ends and its sidecar says so', async () => {
+    const registry = shells()
+    const dir = freshDir()
+    const stateDir = join(dir, 'state')
+    const shell = executeBackground({
+      command: 'echo started& ping -n 120 127.0.0.1 >NUL',
+      cwd: dir,
+      outputDir: dir,
+      registry,
+      shellId: 'kept',
+      persist: { stateDir, leaseMs: 30_000 },
+    })
+    expect(shell.pid).toEqual(expect.any(Number))
+    const keeperLog = () => readFileSync(join(stateDir, 'kept.keeper.log'), 'utf8')
+    await waitFor(() => size(shell.outputPath) > 0, 20_000, 'the shell to print').catch((error) => {
+      throw new Error(`${error.message}; keeper log: ${keeperLog()}`)
+    })
+    expect(readFileSync(shell.outputPath, 'utf8')).toContain('started')
+    expect(isRunning(shell.pid!)).toBe(true)
+    registry.cancel('kept', Date.now())
+    const done = await shell.done
+    expect(done.status).toBe('cancelled')
+    await waitFor(() => !isRunning(shell.pid!), 20_000, 'the persisted task to end')
+    expect(JSON.parse(readFileSync(shell.statusPath, 'utf8'))).toMatchObject({ id: 'kept', status: 'cancelled' })
+    await forgotten(stateDir)
+  }, 60_000)
+
+  it('persist: a task outlives its killed host, and the next host recovers it and stops it', async () => {
+    const dir = freshDir()
+    const stateDir = join(dir, 'state')
+    const host = join(dir, 'host.cjs')
+    writeFileSync(
+      host,
+      `const { MonitorRegistry } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})\n` +
+        `const entry = new MonitorRegistry().start({ command: 'ping -n 120 127.0.0.1', monitorId: 'dev', persist: { stateDir: ${JSON.stringify(stateDir)}, leaseMs: 30000 } })\n` +
+        `console.log(JSON.stringify({ id: entry.monitorId, pid: entry.pid }))\n` +
+        `setInterval(() => {}, 1000)\n`,
+    )
+    const child = spawn(process.execPath, [host], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
+    let out = ''
+    let err = ''
+    child.stdout!.on('data', (d) => (out += d))
+    child.stderr!.on('data', (d) => (err += d))
+    const exited = new Promise((resolve) => child.on('exit', resolve))
+    try {
+      await waitFor(() => out.includes('\n') || child.exitCode !== null, 30_000, `the host to start its task (${err})`)
+      const { id, pid } = JSON.parse(out.split('\n')[0])
+      expect(id).toBe('dev')
+      child.kill()
+      await exited
+      // The host is gone; its persisted task is not (and its keeper answers the next host).
+      expect(isRunning(pid)).toBe(true)
+      const { registry, terminal } = monitors()
+      const result = registry.recover({ stateDir })
+      expect(result.adopted.map((t) => t.monitorId)).toEqual(['dev'])
+      expect(result.lost).toEqual([])
+      registry.cancel('dev')
+      await waitFor(() => !isRunning(pid), 20_000, 'the recovered task to end')
+      await waitFor(() => terminal().length === 1, 20_000, 'the recovered task to settle')
+      await forgotten(stateDir)
+    } finally {
+      if (child.exitCode === null) child.kill()
+    }
   })
 
   it('a task without a terminal refuses write() with an Error saying so', async () => {

@@ -3,11 +3,13 @@
 //
 // * aarch64-unknown-linux-gnu: the Rust tests, built with Debian's
 //   gcc-aarch64-linux-gnu as linker and run by qemu-user
-//   (`qemu-aarch64 -L /usr/aarch64-linux-gnu`, libc6-dev-arm64-cross). 22
+//   (`qemu-aarch64 -L /usr/aarch64-linux-gnu`, libc6-dev-arm64-cross). 13
 //   tests are skipped, each for a limit of user-mode emulation, not of the
-//   code: without binfmt_misc (not mounted here) a test binary cannot run
-//   itself again as a child, which the host-death tests and the persistence
-//   tests (the keeper is the test binary run again) do; qemu-user runs a
+//   code: without binfmt_misc (not mounted here) a test binary cannot exec
+//   itself again, so the persistence tests run their keepers, launchers and
+//   racing hosts through qemu-aarch64 (and four that prove a live keeper
+//   still fail for qemu's emulated /proc/<pid>/stat) while the host-death
+//   tests are skipped; qemu-user runs a
 //   `posix_spawn` child as a forked copy of itself, so an exec failure
 //   reaches the child instead of the caller and the caller may look at the
 //   child before its `setsid` (the spawn tests); and
@@ -45,24 +47,20 @@ const QEMU_SKIPS = [
   'process::unix::tests::host::children_die_when_the_host_is_sigkilled',
   'process::unix::tests::host::kill_all_sync_kills_every_tracked_tree',
   'process::unix::tests::host::terminal_children_die_when_the_host_is_sigkilled',
-  // The persistence tests run this test binary again as the keeper, as a launcher that dies, or
-  // as a racing host: the same binfmt_misc limit.
-  'persist::tests::files::two_hosts_racing_for_the_adoption_lock_exactly_one_wins',
-  'persist::tests::keeper::a_cancel_request_ends_the_tree_and_records_the_caller',
+  // The persistence tests run this test binary again (as the keeper, a launcher that dies, a
+  // racing host) through qemu-aarch64 (TASKSTREAM_TEST_REEXEC_WRAPPER below), and all but these
+  // pass under it. A keeper records its own start time, which it reads through qemu's emulated
+  // /proc/<its pid>/stat; the host reads the real one, and the two differ, so the host proves the
+  // keeper a stranger (as it must for a mismatch): the four tests that prove a live keeper fail
+  // for that alone.
   'persist::tests::keeper::a_keeper_stopped_by_sigterm_ends_its_tree_and_records_it',
-  'persist::tests::keeper::a_keeper_that_cannot_start_its_task_answers_err',
   'persist::tests::keeper::a_killed_keeper_takes_its_task_with_it_and_scan_reports_it_lost',
-  'persist::tests::keeper::a_monitor_whose_leader_exits_leaves_no_double_forked_survivors',
-  'persist::tests::keeper::a_renewed_lease_keeps_the_task_past_lease_ms_and_an_abandoned_one_ends_it',
-  'persist::tests::keeper::a_shell_output_file_is_the_one_output_writer_makes_and_the_monitor_log_is_capped',
-  'persist::tests::keeper::a_task_killed_by_a_signal_while_no_host_runs_records_the_signal',
-  'persist::tests::keeper::a_task_that_ends_while_no_host_runs_records_its_exit_code',
-  'persist::tests::keeper::an_expired_lease_ends_a_tree_that_ignores_sigterm',
-  'persist::tests::keeper::an_expired_lease_ends_double_forked_processes_of_a_running_task',
   'persist::tests::keeper::the_keeper_inherits_neither_the_hosts_lock_nor_its_descriptors',
   'persist::tests::keeper::the_keeper_outlives_the_host_that_launched_it',
   // qemu-user runs posix_spawn's child as a plain fork: an exec failure is not reported to the
-  // caller, and the caller may look at the child before its setsid.
+  // caller (the keeper's spawn into a missing cwd succeeds), and the caller may look at the
+  // child before its setsid.
+  'persist::tests::keeper::a_keeper_that_cannot_start_its_task_answers_err',
   'process::unix::tests::spawn::spawn_pipes_output_and_reports_the_exit_code',
   'process::unix::tests::pty::terminal_spawn_failures_track_nothing_and_leak_nothing',
   'process::unix::tests::spawn::spawn_failures_are_os_errors_and_track_nothing',
@@ -132,7 +130,9 @@ async function arm64Tests() {
     cwd: root,
     check: false,
     timeoutMs: 25 * MIN,
-    env: { ...process.env, QEMU_LD_PREFIX: ARM_ROOT },
+    // The persistence tests run the test binary again (the keeper, a launcher, a racing host):
+    // without binfmt_misc an arm64 binary cannot be exec'd directly, so they exec qemu on it.
+    env: { ...process.env, QEMU_LD_PREFIX: ARM_ROOT, TASKSTREAM_TEST_REEXEC_WRAPPER: QEMU },
   })
   const ok = tests.status === 0
   console.log(`${ok ? 'ok  ' : 'FAIL'} aarch64-unknown-linux-gnu tests under qemu-user (${seconds(started)})`)

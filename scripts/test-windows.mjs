@@ -236,18 +236,21 @@ const crossEnv = {
  * library the test build made and compiles only the crate itself. The code is the same. */
 const profileEnv = { CARGO_PROFILE_DEV_OPT_LEVEL: '1', CARGO_PROFILE_DEV_DEBUG: '0' }
 
-/** The addon for the gnu target, renamed .node, with the shim beside it. */
+/** The addon for the gnu target, renamed .node, with the keeper and the shim beside it. */
 async function buildAddon(dir) {
   const started = Date.now()
+  // The addon and the keeper executable (persisted tasks) in one build, so the core is compiled
+  // once for both; the keeper goes beside the addon as a platform package ships it.
   await run(
-    'the Windows addon build (cargo build, x86_64-pc-windows-gnu)',
+    'the Windows addon and keeper build (cargo build -p taskstream -p taskstream-keeper, x86_64-pc-windows-gnu)',
     CARGO,
-    ['build', '--locked', '--profile', 'test', '--lib', '-Zbuild-std=std,panic_unwind,test', '--target', TARGET],
+    ['build', '--locked', '--profile', 'test', '-p', 'taskstream', '-p', 'taskstream-keeper', '-Zbuild-std=std,panic_unwind,test', '--target', TARGET],
     { cwd: root, env: { ...crossEnv, ...profileEnv }, timeoutMs: 30 * MIN },
   )
   mkdirSync(dir, { recursive: true })
   const addon = join(dir, 'taskstream.node')
   copyFileSync(join(cross, TARGET, 'debug', 'taskstream.dll'), addon)
+  copyFileSync(join(cross, TARGET, 'debug', 'taskstream-keeper.exe'), join(dir, 'taskstream-keeper.exe'))
   copyFileSync(join(shims, 'bcryptprimitives.dll'), join(dir, 'bcryptprimitives.dll'))
   console.log(`built ${addon} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
   return addon

@@ -13,7 +13,7 @@ pub mod lifecycle;
 pub mod monitor;
 #[cfg(any(unix, windows))]
 pub mod monitor_native;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub mod monitor_persist;
 pub mod monitor_terminal;
 pub mod monitor_types;

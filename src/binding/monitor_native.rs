@@ -28,7 +28,6 @@ use crate::core::text::sanitize_monitor_line;
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `start()` options after validation.
-#[cfg_attr(not(unix), allow(dead_code))] // `persist` and its record are Unix-only
 #[derive(Clone)]
 pub(crate) struct StartOptions {
   pub(crate) command: String,
@@ -195,7 +194,6 @@ impl SignalArgs {
   }
 
   /// Back from [`Self::to_json`] (a persisted record; persistence is Unix-only).
-  #[cfg(unix)]
   pub(crate) fn from_json(v: &serde_json::Value) -> Self {
     let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
     Self {
@@ -349,7 +347,6 @@ impl MonitorRegistry {
       .registry()
       .check_can_register(&id)
       .map_err(|e| Error::from_reason(e.to_string()))?;
-    #[cfg(unix)]
     if opts.persist.is_some() {
       return self.start_persisted(&env, opts, normalized.spawn_command, id);
     }

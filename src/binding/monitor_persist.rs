@@ -268,9 +268,6 @@ pub(crate) fn recover_state_dir(env: &Env, options: &Unknown) -> Result<std::pat
       ),
     ));
   }
-  if cfg!(windows) {
-    return Err(Error::from_reason(persist::UNSUPPORTED_MESSAGE));
-  }
   let path = std::path::PathBuf::from(dir);
   ensure_state_dir(&path).map_err(|e| Error::from_reason(e.to_string()))?;
   Ok(path)

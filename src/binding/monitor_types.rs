@@ -222,7 +222,7 @@ pub struct MonitorStartOptions {
   /// templates, a blank line, or its window closes.
   pub context_after: Option<u32>,
   /// Run the task under a detached keeper that outlives this host on a lease
-  /// (docs/persistence.md). Not with `terminal`; refused on Windows.
+  /// (docs/persistence.md). Not with `terminal`.
   #[napi(ts_type = "PersistOptions")]
   pub persist: Option<ObjectRef<false>>,
 }

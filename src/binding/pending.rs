@@ -98,7 +98,6 @@ impl KeepAlive {
   }
 
   /// `timer.unref()`: Node may exit while the shell runs.
-  #[cfg_attr(not(unix), allow(dead_code))] // a recovered (Unix-only) shell's
   pub(crate) fn unref(&self, env: &Env) {
     if let Some(timer) = self.0.borrow().as_ref() {
       js::call_method_guarded(env, timer, "unref");

@@ -60,21 +60,14 @@ pub(crate) fn parse_persist_option(
       "The \"options.persist\" property cannot be combined with \"options.terminal\": terminal tasks cannot be persisted yet (their screen lives in the host)".into(),
     ));
   }
-  if !cfg!(unix) {
-    return Err(Error::from_reason(
-      crate::core::persist::UNSUPPORTED_MESSAGE,
-    ));
-  }
   Ok(Some(PersistOptions {
     state_dir: PathBuf::from(state_dir),
     lease_ms,
   }))
 }
 
-#[cfg(unix)]
 pub(crate) use launch::*;
 
-#[cfg(unix)]
 mod launch {
   use std::sync::Arc;
 
@@ -89,44 +82,5 @@ mod launch {
   /// started yet, and a failure here is thrown.
   pub(crate) fn prepare(persist: &PersistOptions, id: &str) -> Result<Arc<KeeperLink>> {
     prepare_kept(persist, id).map_err(Error::from_reason)
-  }
-}
-
-/// Windows: `recover()` exists (the typings are the same everywhere) and
-/// throws why persistence is not supported there.
-#[cfg(not(unix))]
-mod unsupported {
-  use napi::bindgen_prelude::*;
-  use napi_derive::napi;
-
-  use crate::binding::monitor::MonitorRegistry;
-  use crate::binding::shell::BackgroundShellRegistry;
-
-  #[napi]
-  impl MonitorRegistry {
-    #[napi(
-      catch_unwind,
-      ts_args_type = "options: RecoverOptions",
-      skip_typescript
-    )]
-    pub fn recover(&self, _options: Unknown) -> Result<()> {
-      Err(Error::from_reason(
-        crate::core::persist::UNSUPPORTED_MESSAGE,
-      ))
-    }
-  }
-
-  #[napi]
-  impl BackgroundShellRegistry {
-    #[napi(
-      catch_unwind,
-      ts_args_type = "options: RecoverOptions",
-      skip_typescript
-    )]
-    pub fn recover(&self, _options: Unknown) -> Result<()> {
-      Err(Error::from_reason(
-        crate::core::persist::UNSUPPORTED_MESSAGE,
-      ))
-    }
   }
 }

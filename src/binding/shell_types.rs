@@ -140,7 +140,7 @@ pub struct ExecuteBackgroundOptions {
   #[napi(ts_type = "TerminalOptions | boolean")]
   pub terminal: Option<bool>,
   /// Run the shell under a detached keeper that outlives this host on a lease
-  /// (docs/persistence.md). Not with `terminal`; refused on Windows.
+  /// (docs/persistence.md). Not with `terminal`.
   #[napi(ts_type = "PersistOptions")]
   pub persist: Option<ObjectRef<false>>,
 }

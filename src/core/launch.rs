@@ -166,7 +166,6 @@ pub struct Contained {
 
 enum Task {
   Spawned(SpawnedProcess),
-  #[cfg(unix)]
   Kept {
     pid: u32,
     link: Arc<crate::persist::KeeperLink>,
@@ -182,7 +181,6 @@ impl Contained {
   pub fn pid(&self) -> u32 {
     match self.task.as_ref().expect("a task until committed") {
       Task::Spawned(spawned) => spawned.pid,
-      #[cfg(unix)]
       Task::Kept { pid, .. } => *pid,
     }
   }
@@ -191,7 +189,6 @@ impl Contained {
   pub fn group(&self) -> Option<&ProcessGroup> {
     match self.task.as_ref()? {
       Task::Spawned(spawned) => Some(&spawned.group),
-      #[cfg(unix)]
       Task::Kept { .. } => None,
     }
   }
@@ -229,7 +226,6 @@ impl Contained {
           LaunchError::io_error(format!("could not start monitor threads: {error}"))
         })
       }
-      #[cfg(unix)]
       Task::Kept { link, .. } => {
         let from = crate::monitor::native::FollowFrom {
           offset: 0,
@@ -255,7 +251,6 @@ impl Drop for Contained {
     match self.task.take() {
       None => {}
       Some(Task::Spawned(spawned)) => process::kill_now(&spawned.group),
-      #[cfg(unix)]
       Some(Task::Kept { link, .. }) => link.request_cancel(crate::end::EndVia::Cancel),
     }
   }
@@ -263,7 +258,6 @@ impl Drop for Contained {
 
 /// Follows a persisted monitor's log from `from`; when that cannot start,
 /// the task keeps running on its lease for a later host.
-#[cfg(unix)]
 pub fn follow_monitor<C: Clock + Send + Sync + 'static>(
   hub: &Arc<MonitorHub>,
   id: &str,
@@ -322,7 +316,6 @@ impl LaunchedShell {
   /// Commits the shell: its runner starts, with the callbacks `callbacks`
   /// makes. When either fails the task is stopped (a persisted one is left on
   /// its lease) and the error says why.
-  #[cfg_attr(not(unix), allow(unused_variables))] // `output_path` is a keeper's
   pub fn start(
     self,
     settle_ms: Option<u64>,
@@ -347,7 +340,6 @@ impl LaunchedShell {
             LaunchError::io_error(message)
           })
       }
-      #[cfg(unix)]
       Task::Kept { pid, link } => follow_shell(pid, link, output_path, 0, settle_ms, callbacks),
     }
   }
@@ -356,7 +348,6 @@ impl LaunchedShell {
 /// Follows a persisted shell's output file from `offset`, with the
 /// callbacks `callbacks` makes; when that cannot start, the task keeps
 /// running on its lease for a later host.
-#[cfg(unix)]
 pub fn follow_shell(
   pid: u32,
   link: Arc<crate::persist::KeeperLink>,
@@ -420,11 +411,9 @@ pub struct Persist {
   pub lease_ms: u64,
 }
 
-#[cfg(unix)]
 pub use kept::*;
 
 /// Persisted tasks: a keeper runs the command (docs/persistence.md).
-#[cfg(unix)]
 mod kept {
   use std::ffi::OsStr;
   use std::path::{Path, PathBuf};

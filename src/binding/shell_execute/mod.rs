@@ -36,7 +36,6 @@ use crate::core::text::{
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
 /// `executeBackground()` options after validation.
-#[cfg_attr(not(unix), allow(dead_code))] // `persist` is refused before use off Unix
 #[derive(Clone)]
 pub(crate) struct Options {
   command: String,
@@ -283,7 +282,6 @@ fn start_shell<'a>(
   crate::core::shell::check_output_dir(&opts.output_dir).map_err(Error::from_reason)?;
   // A persisted shell: its state directory checked and its lock taken
   // before anything starts (a failure throws).
-  #[cfg(unix)]
   let persisted = match &opts.persist {
     Some(persist) => {
       crate::core::persist::records::check_task_id(&shell_id)
@@ -292,8 +290,6 @@ fn start_shell<'a>(
     }
     None => None,
   };
-  #[cfg(not(unix))]
-  let persisted: Option<KeeperLink> = None;
   let output_path = Path::new(&opts.output_dir)
     .join(format!("shell-{shell_id}.output"))
     .to_string_lossy()
@@ -404,11 +400,7 @@ fn start_shell<'a>(
   Ok((handle, output_path))
 }
 
-#[cfg(unix)]
 type KeeperLink = Arc<crate::core::persist::KeeperLink>;
-/// No keeper off Unix (`persist` is refused there).
-#[cfg(not(unix))]
-type KeeperLink = std::convert::Infallible;
 
 /// What names a background shell, for its objects and its launch.
 struct ShellFacts<'s> {
@@ -425,7 +417,6 @@ struct ShellFacts<'s> {
 /// its path) nothing is spawned and the entry fails with the open error, as
 /// on a spawn failure (§2.15 step 7). A persisted shell's keeper opens it
 /// (and fails its handshake if it cannot).
-#[cfg_attr(not(unix), allow(unused_variables))] // `now` is a keeper's start time
 fn launch(
   opts: &Options,
   facts: &ShellFacts,
@@ -445,7 +436,6 @@ fn launch(
   };
   let output_path = Path::new(facts.output_path);
   match persisted {
-    #[cfg(unix)]
     Some(link) => {
       let persist = opts.persist.as_ref().expect("persist");
       // The task record keeps `settleMs` for a later host.
@@ -461,8 +451,6 @@ fn launch(
       };
       crate::core::launch::launch_kept_shell(&request, kept, output_path, facts.status_path)
     }
-    #[cfg(not(unix))]
-    Some(never) => match never {},
     None => launch_shell(&request, output_path, opts.max_output_bytes, resume),
   }
 }
@@ -770,7 +758,6 @@ fn settle_function(
 }
 
 /// Persisted shells: `recover({ stateDir })` (docs/persistence.md).
-#[cfg(unix)]
 mod recover;
 pub(crate) mod restart;
 mod settle;

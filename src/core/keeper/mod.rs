@@ -1,7 +1,7 @@
 //! The keeper's life (docs/persistence.md "The keeper"): the process that
 //! runs one persisted task for as long as its lease holds. The host starts it
-//! with `core::persist::launch_keeper`; the addon's hidden export runs
-//! [`keeper_main`] in it.
+//! with `core::persist::launch_keeper`; the keeper executable (`src/keeper/`)
+//! runs [`keeper_main`].
 //!
 //! It reads its `KeeperConfig` from stdin, spawns the task with the standard
 //! containment (`core::process::spawn`: session, group, tag, cgroup and the
@@ -10,7 +10,7 @@
 //! output (monitors: the raw `<id>.log`; shells: the normal output file
 //! through `OutputWriter`) until the task ends, is cancelled through
 //! `<id>.cancel`, its lease expires, or the keeper is told to stop by
-//! SIGTERM, SIGINT or SIGHUP. Its last act is `<id>.end.json`.
+//! SIGTERM, SIGINT or SIGHUP (Unix). Its last act is `<id>.end.json`.
 //!
 //! It sits above `monitor/` and `shell/` (it writes a shell's output file
 //! with the shell's own writer); nothing in the core uses it.
@@ -20,18 +20,15 @@
 /// the task or its end failed, 2 for a bad config). The caller exits with it
 /// at once.
 pub fn keeper_main() -> i32 {
-  imp::keeper_main()
+  run::keeper_main()
 }
 
+mod run;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-use unix as imp;
-
-#[cfg(not(unix))]
-mod imp {
-  pub(super) fn keeper_main() -> i32 {
-    eprintln!("taskstream keeper: {}", crate::persist::UNSUPPORTED_MESSAGE);
-    1
-  }
-}
+use unix as platform;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as platform;

@@ -1,11 +1,11 @@
-//! The keeper's life on Unix.
+//! The keeper's life, the same on every platform; `unix.rs` and `windows.rs` hold what
+//! differs (leaving the host, signals, the null device, the task's recorded identity).
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -13,7 +13,7 @@ use crate::end::{EndVia, TaskEnd};
 use crate::persist::lease::last_renewal;
 use crate::persist::records::{
   check_task_id, private_mode, read_cancel, write_record, EndRecord, KeeperConfig, ProcessIdentity,
-  TaskFiles, TaskKind, TaskProcess, TaskRecord, RECORD_VERSION,
+  TaskFiles, TaskKind, TaskRecord, RECORD_VERSION,
 };
 use crate::persist::state_dir::validate_state_dir;
 use crate::persist::KEEPER_TAG_VAR;
@@ -26,6 +26,8 @@ use crate::shell::{
   write_status_sidecar, OutputWriter, ShellEntry, ShellOutcome, ShellRun, ShellStatus, ShellVerdict,
 };
 use crate::sync::lock;
+
+use super::platform;
 
 // ---------------------------------------------------------------- keeper
 
@@ -40,36 +42,15 @@ const STOP_DEADLINE: Duration = Duration::from_secs(10);
 /// Largest config read from stdin.
 const MAX_CONFIG_BYTES: u64 = 64 << 20;
 
-/// The last of SIGTERM, SIGINT, SIGHUP received (0: none).
-static RECEIVED: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_signal(signal: libc::c_int) {
-  RECEIVED.store(signal, Ordering::SeqCst);
-}
-
-fn install_signal_handlers() {
-  // SAFETY: the handler only stores into an atomic (async-signal-safe).
-  unsafe {
-    let mut action: libc::sigaction = std::mem::zeroed();
-    action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    libc::sigemptyset(&mut action.sa_mask);
-    action.sa_flags = libc::SA_RESTART;
-    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-      libc::sigaction(signal, &action, std::ptr::null_mut());
-    }
-    libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-  }
-}
-
 pub(super) fn keeper_main() -> i32 {
   let started = SystemTime::now();
-  if let Err(error) = detach() {
+  if let Err(error) = platform::detach() {
     answer(&format!(
       "err the keeper cannot leave its host's session: {error}"
     ));
     return 1;
   }
-  install_signal_handlers();
+  platform::install_signal_handlers();
   let config = match read_config() {
     Ok(config) => config,
     Err(error) => {
@@ -97,56 +78,6 @@ pub(super) fn keeper_main() -> i32 {
   code
 }
 
-/// First thing in the keeper (the host starts it with a plain posix_spawn): a session of its own
-/// (no terminal, out of the host's group, so a signal to the host's group or terminal does not
-/// reach it), default signal dispositions (Node ignores SIGPIPE) and an empty mask, and no
-/// descriptor but stdio (in particular no pipe of the host's). No parent-death signal.
-fn detach() -> io::Result<()> {
-  // SAFETY: plain system calls on stack values.
-  unsafe {
-    if libc::setsid() == -1 && libc::getsid(0) != libc::getpid() {
-      return Err(io::Error::last_os_error());
-    }
-    let mut action: libc::sigaction = std::mem::zeroed();
-    action.sa_sigaction = libc::SIG_DFL;
-    for signal in 1..32 {
-      if signal != libc::SIGKILL && signal != libc::SIGSTOP {
-        libc::sigaction(signal, &action, std::ptr::null_mut());
-      }
-    }
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-  }
-  close_inherited();
-  Ok(())
-}
-
-#[cfg(target_os = "linux")]
-fn close_inherited() {
-  // SAFETY: closes descriptors of this process that nothing in it uses yet (the keeper has
-  // opened nothing; std's runtime holds none).
-  unsafe {
-    libc::syscall(
-      libc::SYS_close_range,
-      3 as libc::c_uint,
-      libc::c_uint::MAX,
-      0 as libc::c_uint,
-    );
-  }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn close_inherited() {
-  // SAFETY: as above; descriptors that are not open fail harmlessly.
-  unsafe {
-    let max = libc::getdtablesize().clamp(3, 65_536);
-    for fd in 3..max {
-      libc::close(fd);
-    }
-  }
-}
-
 fn read_config() -> io::Result<KeeperConfig> {
   let mut bytes = Vec::new();
   io::stdin()
@@ -169,21 +100,14 @@ fn one_line(text: &str) -> String {
 }
 
 /// Writes the handshake line (on a line of its own, whatever was printed
-/// before it), then points stdin and stdout at `/dev/null`: the launcher
+/// before it), then points stdin and stdout at the null device: the launcher
 /// reads nothing more, and may be gone.
 fn answer(line: &str) {
   let mut out = io::stdout().lock();
   let _ = write!(out, "\n{line}\n");
   let _ = out.flush();
   drop(out);
-  if let Ok(null) = OpenOptions::new().read(true).write(true).open("/dev/null") {
-    use std::os::fd::AsRawFd;
-    // SAFETY: dup2 onto our own standard descriptors.
-    unsafe {
-      libc::dup2(null.as_raw_fd(), 0);
-      libc::dup2(null.as_raw_fd(), 1);
-    }
-  }
+  platform::close_stdio();
 }
 
 fn wall_ms(time: SystemTime) -> u64 {
@@ -391,16 +315,7 @@ impl Keeper {
         start_time: proc_table::start_time(me),
         tag: std::env::var(KEEPER_TAG_VAR).unwrap_or_default(),
       },
-      task: TaskProcess {
-        pid,
-        pgid: group.pgid,
-        start_time: group.leader_start_time,
-        tag: group.task_tag.clone(),
-        cgroup: group
-          .cgroup
-          .as_ref()
-          .map(|c| c.to_string_lossy().into_owned()),
-      },
+      task: platform::task_process(pid, &group),
     };
     let written = write_record(&files.task, &record)
       .and_then(|()| crate::persist::records::render_record(&record));
@@ -502,10 +417,9 @@ impl Keeper {
 
   /// A signal, a cancel request or an expired lease: the end to record.
   fn stop_requested(&self, lease_seen: &mut SystemTime, lease: Duration) -> Option<TaskEnd> {
-    let signal = RECEIVED.load(Ordering::SeqCst);
-    if signal != 0 {
+    if let Some(signal) = platform::received_signal() {
       return Some(TaskEnd {
-        detail: Some(format!("keeper received {}", signal_name(signal))),
+        detail: Some(format!("keeper received {signal}")),
         ..TaskEnd::host_exit()
       });
     }

@@ -251,6 +251,9 @@ impl Follower {
       end => {
         // The keeper wrote its end after the file was complete: read the rest.
         while self.read_new(&sink, &mut state) > 0 {}
+        // Closed before the sink settles, which forgets the task's files: on Windows a file
+        // removed while a handle is open keeps its name until the handle closes.
+        state.file = None;
         state.done = true;
         self.finished.store(true, Ordering::Release);
         self.keep_cursor(&mut state, true);

@@ -1,4 +1,4 @@
-//! The adoption lock: `flock(LOCK_EX | LOCK_NB)` on `<stateDir>/<id>.lock`,
+//! The adoption lock: `flock(LOCK_EX | LOCK_NB)` (Windows: `LockFileEx`) on `<stateDir>/<id>.lock`,
 //! held by the host that owns the task for as long as the [`AdoptionLock`]
 //! lives. The kernel releases it when that host dies, however it dies. Two
 //! locks on the same file never coexist, in one process or in two (each
@@ -74,14 +74,58 @@ mod imp {
   }
 }
 
-#[cfg(not(unix))]
+/// `LockFileEx(LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY)` on the file's first byte:
+/// the lock belongs to the handle (a second open of the same file in the same process is refused
+/// too), and the system releases it when the handle closes, with the host however it ends. The
+/// handle is not inheritable, and shares delete access so that `forget` can remove the file
+/// under it.
+#[cfg(windows)]
 mod imp {
+  use std::fs::OpenOptions;
   use std::io;
+  use std::os::windows::fs::OpenOptionsExt;
+  use std::os::windows::io::AsRawHandle;
   use std::path::Path;
 
-  use super::TryLock;
+  use windows_sys::Win32::Foundation::{ERROR_IO_PENDING, ERROR_LOCK_VIOLATION};
+  use windows_sys::Win32::Storage::FileSystem::{
+    LockFileEx, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, LOCKFILE_EXCLUSIVE_LOCK,
+    LOCKFILE_FAIL_IMMEDIATELY,
+  };
+  use windows_sys::Win32::System::IO::OVERLAPPED;
 
-  pub(super) fn try_acquire(_path: &Path) -> io::Result<TryLock> {
-    Err(crate::persist::unsupported())
+  use super::{AdoptionLock, TryLock};
+
+  pub(super) fn try_acquire(path: &Path) -> io::Result<TryLock> {
+    let file = OpenOptions::new()
+      .read(true)
+      .write(true)
+      .create(true)
+      .share_mode(FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE)
+      .open(path)?;
+    // SAFETY: plain data; offset 0.
+    let mut overlapped: OVERLAPPED = unsafe { std::mem::zeroed() };
+    // SAFETY: a live handle of ours (opened for synchronous I/O), one byte, a live OVERLAPPED.
+    let ok = unsafe {
+      LockFileEx(
+        file.as_raw_handle() as _,
+        LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY,
+        0,
+        1,
+        0,
+        &mut overlapped,
+      )
+    };
+    if ok != 0 {
+      return Ok(TryLock::Acquired(AdoptionLock {
+        file,
+        path: path.to_path_buf(),
+      }));
+    }
+    let error = io::Error::last_os_error();
+    match error.raw_os_error().map(|code| code as u32) {
+      Some(ERROR_LOCK_VIOLATION) | Some(ERROR_IO_PENDING) => Ok(TryLock::Busy),
+      _ => Err(error),
+    }
   }
 }

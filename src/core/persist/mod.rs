@@ -13,28 +13,23 @@
 //! host's handle on one keeper (cancel requests, cursor, keeper liveness),
 //! end_view.rs reads a recorded end as the registries settle it.
 //!
-//! Unix (Linux and macOS) only. On Windows every entry point fails with an
-//! `Unsupported` error ([`UNSUPPORTED_MESSAGE`]).
+//! The same on every platform; what differs (the lock, identity, the state
+//! directory's protection, how a keeper is started and detaches) is in the
+//! files named, each with a Unix and a Windows half.
 
-#[cfg(unix)]
 pub mod end_view;
-#[cfg(unix)]
 pub mod follow;
 pub mod identity;
 pub mod launch;
 pub mod lease;
-#[cfg(unix)]
 pub mod link;
 pub mod lock;
 pub mod records;
-#[cfg(unix)]
 pub mod renewer;
 pub mod scan;
 pub mod state_dir;
 
-#[cfg(unix)]
 pub use end_view::EndView;
-#[cfg(unix)]
 pub use follow::{FollowSink, Follower};
 pub use identity::{prove, Identity};
 pub use launch::{
@@ -42,7 +37,6 @@ pub use launch::{
   KEEPER_FILE, KEEPER_TAG_VAR,
 };
 pub use lease::{last_renewal, renew, renew_existing};
-#[cfg(unix)]
 pub use link::KeeperLink;
 pub use lock::{AdoptionLock, TryLock};
 pub use records::{
@@ -52,16 +46,5 @@ pub use records::{
 pub use scan::{forget, scan, Found};
 pub use state_dir::ensure_state_dir;
 
-/// Why `persist` fails on Windows.
-pub const UNSUPPORTED_MESSAGE: &str = "persist is not supported on Windows: a task's Job Object \
-  ends with its last handle, and no holder process that could keep it open after the host exits \
-  is shipped yet";
-
-/// The `Unsupported` error of every entry point on platforms without persistence.
-#[allow(dead_code)]
-pub(crate) fn unsupported() -> std::io::Error {
-  std::io::Error::new(std::io::ErrorKind::Unsupported, UNSUPPORTED_MESSAGE)
-}
-
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
-//! The state directory (`persist.stateDir`): created `0700`; a symlink, a
-//! non-directory, a directory owned by another user or one that grants any
-//! group or other permission is refused, with an error naming
-//! `persist.stateDir`.
+//! The state directory (`persist.stateDir`): created `0700` (Windows: an
+//! owner-only DACL its files inherit); a symlink, a non-directory, and on Unix
+//! a directory owned by another user or one that grants any group or other
+//! permission is refused, with an error naming `persist.stateDir`.
 
 use std::io;
 use std::path::Path;
@@ -13,28 +13,25 @@ pub const STATE_DIR_OPTION: &str = "persist.stateDir";
 /// missing, then checks it with [`validate_state_dir`]. `path` must be
 /// absolute.
 pub fn ensure_state_dir(path: &Path) -> io::Result<()> {
-  imp::ensure(path)
+  shared::ensure(path)
 }
 
 /// Checks that `path` is a real directory (not a symlink) owned by the
 /// effective user with no group or other permission bits.
 pub fn validate_state_dir(path: &Path) -> io::Result<()> {
-  imp::validate(path)
+  shared::validate(path)
 }
 
-#[cfg_attr(not(unix), allow(dead_code))]
 fn refused(kind: io::ErrorKind, path: &Path, why: &str) -> io::Error {
   io::Error::new(kind, format!("{STATE_DIR_OPTION} {} {why}", path.display()))
 }
 
-#[cfg(unix)]
-mod imp {
-  use std::fs::{self, DirBuilder};
+mod shared {
+  use std::fs;
   use std::io;
-  use std::os::unix::fs::{DirBuilderExt, MetadataExt};
   use std::path::Path;
 
-  use super::refused;
+  use super::{imp, refused};
 
   pub(super) fn ensure(path: &Path) -> io::Result<()> {
     if !path.is_absolute() {
@@ -51,7 +48,7 @@ mod imp {
           fs::create_dir_all(parent)
             .map_err(|e| refused(e.kind(), path, &format!("cannot be created: {e}")))?;
         }
-        match DirBuilder::new().mode(0o700).create(path) {
+        match imp::create_private_dir(path) {
           Ok(()) => {}
           // Another host created it meanwhile: checked below like any other.
           Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
@@ -92,6 +89,25 @@ mod imp {
         "is not a directory",
       ));
     }
+    imp::check_private(path, &metadata)
+  }
+}
+
+#[cfg(unix)]
+mod imp {
+  use std::fs::{DirBuilder, Metadata};
+  use std::io;
+  use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+  use std::path::Path;
+
+  use super::refused;
+
+  pub(super) fn create_private_dir(path: &Path) -> io::Result<()> {
+    DirBuilder::new().mode(0o700).create(path)
+  }
+
+  /// Owned by the effective user, nothing for group or others.
+  pub(super) fn check_private(path: &Path, metadata: &Metadata) -> io::Result<()> {
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
     if metadata.uid() != euid {
@@ -116,16 +132,20 @@ mod imp {
   }
 }
 
-#[cfg(not(unix))]
+/// Windows: a state directory is created with an owner-only protected DACL that every file made
+/// in it inherits (`core/private_file/windows.rs`); an existing directory is used as it is (no
+/// mode to check; docs/persistence.md "Windows").
+#[cfg(windows)]
 mod imp {
+  use std::fs::Metadata;
   use std::io;
   use std::path::Path;
 
-  pub(super) fn ensure(_path: &Path) -> io::Result<()> {
-    Err(crate::persist::unsupported())
+  pub(super) fn create_private_dir(path: &Path) -> io::Result<()> {
+    crate::private_file::create_owner_only_dir(path)
   }
 
-  pub(super) fn validate(_path: &Path) -> io::Result<()> {
-    Err(crate::persist::unsupported())
+  pub(super) fn check_private(_path: &Path, _metadata: &Metadata) -> io::Result<()> {
+    Ok(())
   }
 }

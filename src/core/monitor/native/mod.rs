@@ -24,9 +24,7 @@ use crate::reactor::{ExitHandler, PipeHandler, PipeKey, Reactor};
 use crate::sync::{lock, SelfRef};
 use crate::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 
-#[cfg(unix)]
 mod persisted;
-#[cfg(unix)]
 pub use persisted::{FollowFrom, Persisted};
 
 /// How long a monitor keeps reading after its leader exited (§2.10 "Exit and settle").
@@ -53,7 +51,6 @@ pub struct NativeMonitor<C: Clock> {
   /// The task's tree; `None` for a persisted task (its keeper's child).
   group: Option<ProcessGroup>,
   /// A persisted task: the keeper link and the file follower.
-  #[cfg(unix)]
   persisted: Option<Persisted>,
   hub: Weak<MonitorHub>,
   reactor: Arc<Reactor>,
@@ -121,7 +118,6 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       me: SelfRef::new(me),
       id: id.to_owned(),
       group: Some(group),
-      #[cfg(unix)]
       persisted: None,
       hub: Arc::downgrade(hub),
       reactor: Arc::clone(&reactor),
@@ -425,7 +421,6 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
 
   fn kill(&self) {
     if !self.killed.swap(true, Ordering::AcqRel) {
-      #[cfg(unix)]
       if let Some(persisted) = &self.persisted {
         // A persisted task is never signalled from here: its keeper is asked.
         let via = self
@@ -447,14 +442,7 @@ impl<C: Clock + Send + Sync + 'static> NativeTask for NativeMonitor<C> {
   }
 
   fn is_persisted(&self) -> bool {
-    #[cfg(unix)]
-    {
-      self.persisted.is_some()
-    }
-    #[cfg(not(unix))]
-    {
-      false
-    }
+    self.persisted.is_some()
   }
 
   fn observe_lines(&self, observe: Observe) {

@@ -2,8 +2,9 @@
 //! long as its lease holds (docs/persistence.md "The keeper"; its life is
 //! `core::keeper`).
 //!
-//! [`launch_keeper`] (in the host) starts the keeper program in a session of
-//! its own, untracked by the host's watchdog and tracker, writes the
+//! [`launch_keeper`] (in the host) starts the keeper program detached (Unix:
+//! a session of its own; Windows: no console, out of the host's jobs, see
+//! `windows.rs`), untracked by the host's watchdog and tracker, writes the
 //! [`KeeperConfig`] on its stdin and waits up to 15 s for its handshake line
 //! on stdout: `ok <task record>` or `err <message>`.
 //!
@@ -14,15 +15,13 @@
 //! writes the output (monitors: the raw `<id>.log`; shells: the normal output
 //! file through `OutputWriter`) until the task ends, is cancelled through
 //! `<id>.cancel`, its lease expires, or the keeper is told to stop by
-//! SIGTERM, SIGINT or SIGHUP. Its last act is `<id>.end.json`.
+//! SIGTERM, SIGINT or SIGHUP (Unix). Its last act is `<id>.end.json`.
 
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-#[cfg(not(unix))]
-use super::records::KeeperConfig;
 use super::records::TaskRecord;
 
 /// The keeper's environment tag: `TASKSTREAM_KEEPER_ID=<fresh tag>`, proved
@@ -95,30 +94,15 @@ pub struct KeeperStarted {
   pub keeper_pid: u32,
 }
 
+mod start;
+pub use start::launch_keeper;
+
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{addon_path, launch_keeper};
-
-#[cfg(not(unix))]
-pub use unsupported::{addon_path, launch_keeper};
-
-/// Platforms without persistence: every entry point fails.
-#[cfg(not(unix))]
-mod unsupported {
-  use std::io;
-  use std::path::PathBuf;
-
-  use super::{KeeperConfig, KeeperProgram, KeeperStarted};
-
-  pub fn launch_keeper(
-    _program: &KeeperProgram,
-    _config: &KeeperConfig,
-  ) -> io::Result<KeeperStarted> {
-    Err(crate::persist::unsupported())
-  }
-
-  pub fn addon_path() -> io::Result<PathBuf> {
-    Err(crate::persist::unsupported())
-  }
-}
+use unix as platform;
+#[cfg(windows)]
+mod windows;
+pub use platform::addon_path;
+#[cfg(windows)]
+use windows as platform;

@@ -225,19 +225,18 @@ fn the_keeper_outlives_the_host_that_launched_it() {
   let config_path = dir.path().join("launch.json");
   fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
   let mut launcher = Launcher(
-    Command::new(std::env::current_exe().unwrap())
-      .args([
-        "--exact",
-        "persist::tests::launcher_entry",
-        "--nocapture",
-        "--test-threads=1",
-      ])
-      .env("TASKSTREAM_TEST_LAUNCHER", &config_path)
-      .stdin(Stdio::null())
-      .stdout(Stdio::piped())
-      .stderr(Stdio::null())
-      .spawn()
-      .unwrap(),
+    super::support::this_binary_command(&[
+      "--exact",
+      "persist::tests::launcher_entry",
+      "--nocapture",
+      "--test-threads=1",
+    ])
+    .env("TASKSTREAM_TEST_LAUNCHER", &config_path)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap(),
   );
   let mut stdout = BufReader::new(launcher.0.stdout.take().unwrap());
   let line = read_line_where(&mut stdout, |l| l.starts_with("launched ")).expect("launched");

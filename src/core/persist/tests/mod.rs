@@ -5,10 +5,16 @@
 //! short lease as its own backstop and kills what it started by recorded
 //! group and tag ([`support::Cleanup`]).
 
+#[cfg(unix)]
 mod files;
+#[cfg(unix)]
 mod follow;
+#[cfg(unix)]
 mod keeper;
+mod lock;
 mod support;
+#[cfg(windows)]
+mod windows;
 
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;

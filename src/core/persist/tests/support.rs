@@ -4,7 +4,6 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -13,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use crate::persist::records::{read_record, ReadRecord};
 use crate::persist::{
-  prove, renew, EndRecord, Identity, KeeperConfig, KeeperProgram, TaskFiles, TaskKind, TaskRecord,
+  renew, EndRecord, Identity, KeeperConfig, KeeperProgram, TaskFiles, TaskKind, TaskRecord,
   KEEPER_TAG_VAR, RECORD_VERSION,
 };
-use crate::process::{
-  child_env, kill_now, new_task_tag, proc_table, tree_alive, EnvOptions, ProcessGroup,
-};
+use crate::process::{child_env, new_task_tag, EnvOptions};
+#[cfg(unix)]
+use crate::process::{kill_now, proc_table, tree_alive, ProcessGroup};
 
 /// A fresh `0700` state directory under the system temp dir, removed on drop.
 pub(super) struct StateDir(PathBuf);
@@ -32,8 +31,7 @@ impl StateDir {
       NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = fs::remove_dir_all(&path);
-    fs::create_dir_all(&path).expect("create state dir");
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o700)).unwrap();
+    crate::persist::ensure_state_dir(&path).expect("create state dir");
     Self(path)
   }
 
@@ -52,19 +50,44 @@ impl Drop for StateDir {
   }
 }
 
+/// The environment variable naming a program that runs this test binary again (for the arm64
+/// tests under qemu-user, which cannot exec an arm64 binary directly without binfmt_misc:
+/// `qemu-aarch64`, with `QEMU_LD_PREFIX` in the environment).
+pub(super) const REEXEC_WRAPPER_VAR: &str = "TASKSTREAM_TEST_REEXEC_WRAPPER";
+
+/// This test binary, run again (through [`REEXEC_WRAPPER_VAR`]'s program when it is set), with
+/// `args`: the program and its arguments.
+pub(super) fn this_binary_again(args: &[&str]) -> (std::path::PathBuf, Vec<OsString>) {
+  let exe = std::env::current_exe().expect("current_exe");
+  let args = args.iter().map(OsString::from);
+  match std::env::var_os(REEXEC_WRAPPER_VAR) {
+    Some(wrapper) => (
+      wrapper.into(),
+      std::iter::once(exe.into_os_string()).chain(args).collect(),
+    ),
+    None => (exe, args.collect()),
+  }
+}
+
+/// [`this_binary_again`] as a `Command`.
+pub(super) fn this_binary_command(args: &[&str]) -> std::process::Command {
+  let (program, args) = this_binary_again(args);
+  let mut command = std::process::Command::new(program);
+  command.args(args);
+  command
+}
+
 /// This test binary re-executed as a keeper (see `keeper_entry`).
 pub(super) fn keeper_program() -> KeeperProgram {
+  let (program, args) = this_binary_again(&[
+    "--exact",
+    "persist::tests::keeper_entry",
+    "--nocapture",
+    "--test-threads=1",
+  ]);
   KeeperProgram {
-    program: std::env::current_exe().expect("current_exe"),
-    args: [
-      "--exact",
-      "persist::tests::keeper_entry",
-      "--nocapture",
-      "--test-threads=1",
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect(),
+    program,
+    args,
     env: vec![("TASKSTREAM_TEST_KEEPER".into(), "1".into())],
   }
 }
@@ -82,7 +105,26 @@ fn portable_setsid(command: &str) -> String {
   }
 }
 
-/// A keeper config running `bash -c <command>` in `dir` (see [`portable_setsid`]).
+/// The program and arguments that run a test command: `bash -c <command>` on Unix (see
+/// [`portable_setsid`]), the platform shell (`cmd.exe /d /s /c <command>`) on Windows.
+fn shell_command(command: &str) -> (String, Vec<String>) {
+  if cfg!(windows) {
+    let shell = crate::process::shell_config();
+    let program =
+      crate::process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
+        .expect("the shell is found");
+    let mut args = shell.args_prefix;
+    args.push(command.to_owned());
+    (program.to_string_lossy().into_owned(), args)
+  } else {
+    (
+      "/bin/bash".to_owned(),
+      vec!["-c".to_owned(), portable_setsid(command)],
+    )
+  }
+}
+
+/// A keeper config running `command` ([`shell_command`]) in `dir`.
 pub(super) fn config(
   dir: &StateDir,
   kind: TaskKind,
@@ -100,6 +142,7 @@ pub(super) fn config(
       task_tag: task_tag.clone(),
     },
   );
+  let (program, args) = shell_command(command);
   let output_path = match kind {
     TaskKind::Monitor => dir.files(id).log,
     TaskKind::Shell => dir.path().join(format!("shell-{id}.output")),
@@ -111,9 +154,13 @@ pub(super) fn config(
     state_dir: dir.path().to_string_lossy().into_owned(),
     command: command.to_owned(),
     description: format!("test {id}"),
-    cwd: "/".to_owned(),
-    program: "/bin/bash".to_owned(),
-    args: vec!["-c".to_owned(), portable_setsid(command)],
+    cwd: if cfg!(windows) {
+      std::env::temp_dir().to_string_lossy().into_owned()
+    } else {
+      "/".to_owned()
+    },
+    program,
+    args,
     env: env
       .into_iter()
       .map(|(k, v)| {
@@ -188,6 +235,7 @@ pub(super) fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool)
 }
 
 /// The task's group as its keeper recorded it.
+#[cfg(unix)]
 pub(super) fn group_of(record: &TaskRecord) -> ProcessGroup {
   ProcessGroup {
     pgid: record.task.pgid,
@@ -215,14 +263,37 @@ impl Drop for Cleanup {
       &keeper.tag,
     ) == Identity::Same
     {
-      // SAFETY: kill with integer arguments, to a proved process.
-      unsafe {
-        libc::kill(keeper.pid as libc::pid_t, libc::SIGKILL);
+      kill_proved(keeper.pid);
+    }
+    // On Windows the tree is the keeper's Job Object: it ended with the keeper.
+    #[cfg(unix)]
+    {
+      let group = group_of(&record);
+      if tree_alive(&group) {
+        kill_now(&group);
       }
     }
-    let group = group_of(&record);
-    if tree_alive(&group) {
-      kill_now(&group);
+  }
+}
+
+/// Kills the process `pid`, which the caller proved to be the one it recorded.
+pub(super) fn kill_proved(pid: u32) {
+  #[cfg(unix)]
+  // SAFETY: kill with integer arguments, to a proved process.
+  unsafe {
+    libc::kill(pid as libc::pid_t, libc::SIGKILL);
+  }
+  #[cfg(windows)]
+  {
+    use windows_sys::Win32::Foundation::CloseHandle;
+    use windows_sys::Win32::System::Threading::{OpenProcess, TerminateProcess, PROCESS_TERMINATE};
+    // SAFETY: plain arguments; the handle is closed below.
+    unsafe {
+      let handle = OpenProcess(PROCESS_TERMINATE, 0, pid);
+      if !handle.is_null() {
+        TerminateProcess(handle, 1);
+        CloseHandle(handle);
+      }
     }
   }
 }
@@ -247,6 +318,7 @@ pub(super) fn text(path: &Path) -> String {
 }
 
 /// `(pid, start time)` of every `pid <n>` line of `text`.
+#[cfg(unix)]
 pub(super) fn reported_pids(text: &str) -> Vec<(u32, u64)> {
   text
     .lines()
@@ -256,8 +328,9 @@ pub(super) fn reported_pids(text: &str) -> Vec<(u32, u64)> {
 }
 
 /// The task's leader is still the recorded live process.
+#[cfg(unix)]
 pub(super) fn task_alive(record: &TaskRecord) -> bool {
-  prove(record.task.pid, record.task.start_time, &record.task.tag) == Identity::Same
+  crate::persist::prove(record.task.pid, record.task.start_time, &record.task.tag) == Identity::Same
 }
 
 /// `scan`, again while it finds a task busy: a fork of this process by a test

@@ -24,9 +24,7 @@ use crate::reactor::{ExitHandler, PipeHandler, Reactor};
 use crate::sync::{lock, SelfRef};
 use crate::terminal::{ScreenSnapshot, TaskTerminal, TerminalError, TerminalSize};
 use crate::wait::{WaitOutcome, WaitSpec};
-#[cfg(unix)]
 mod persisted;
-#[cfg(unix)]
 pub(crate) use persisted::ShellPersisted;
 
 /// What must end before the run settles: the leader, stdout and stderr.
@@ -167,7 +165,6 @@ pub struct ShellRun {
   group: Option<ProcessGroup>,
   /// The output file; `None` for a persisted run (its keeper writes it).
   writer: Mutex<Option<OutputWriter>>,
-  #[cfg(unix)]
   persisted: Option<ShellPersisted>,
   state: Mutex<RunState>,
   /// Waits and the settle timer; locked before `writer` when both are held.
@@ -227,7 +224,6 @@ impl ShellRun {
       pid,
       group: Some(group),
       writer: Mutex::new(Some(writer)),
-      #[cfg(unix)]
       persisted: None,
       state: Mutex::new(RunState {
         parts_left: PARTS,
@@ -311,7 +307,6 @@ impl ShellRun {
     let mut state = lock(&self.state);
     if !state.settled && !state.aborted {
       state.aborted = true;
-      #[cfg(unix)]
       if let Some(persisted) = &self.persisted {
         // A persisted run is never signalled from here: its keeper is asked.
         let via = state.cancelled_via.unwrap_or(EndVia::Signal);
@@ -518,14 +513,7 @@ impl ShellRun {
 
   /// Whether the run is a keeper's (it outlives this host; docs/persistence.md).
   pub fn is_persisted(&self) -> bool {
-    #[cfg(unix)]
-    {
-      self.persisted.is_some()
-    }
-    #[cfg(not(unix))]
-    {
-      false
-    }
+    self.persisted.is_some()
   }
 
   /// The task's tree (not for a persisted run).

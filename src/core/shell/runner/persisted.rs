@@ -132,7 +132,10 @@ impl ShellOutcome {
     ShellOutcome {
       exit: ExitStatusInfo {
         code: view.exit_code,
-        signal: recorded.signal.as_deref().and_then(signal_number),
+        signal: recorded
+          .signal
+          .as_deref()
+          .and_then(crate::process::signal_number),
       },
       aborted: aborted || cancelled,
       cancelled_via: cancelled_via.or(recorded.via),
@@ -149,14 +152,6 @@ impl ShellOutcome {
       recorded_end_time: Some(view.end_time as u64),
     }
   }
-}
-
-/// `SIGTERM` → 15 (the result's `signal` is numeric).
-fn signal_number(name: &str) -> Option<i32> {
-  name
-    .parse::<nix::sys::signal::Signal>()
-    .ok()
-    .map(|signal| signal as i32)
 }
 
 impl FollowSink for ShellRun {
