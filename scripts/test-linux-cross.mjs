@@ -3,19 +3,19 @@
 //
 // * aarch64-unknown-linux-gnu: the Rust tests, built with Debian's
 //   gcc-aarch64-linux-gnu as linker and run by qemu-user
-//   (`qemu-aarch64 -L /usr/aarch64-linux-gnu`, libc6-dev-arm64-cross). 13
+//   (`qemu-aarch64 -L /usr/aarch64-linux-gnu`, libc6-dev-arm64-cross). 10
 //   tests are skipped, each for a limit of user-mode emulation, not of the
 //   code: without binfmt_misc (not mounted here) a test binary cannot exec
-//   itself again, so the persistence tests run their keepers, launchers and
-//   racing hosts through qemu-aarch64 (and four that prove a live keeper
-//   still fail for qemu's emulated /proc/<pid>/stat) while the host-death
-//   tests are skipped; qemu-user runs a
+//   itself again, so the host-death and persistence tests run their hosts,
+//   keepers, launchers and racing hosts through qemu-aarch64 (four that
+//   prove a live keeper still fail for qemu's emulated /proc/<pid>/stat);
+//   qemu-user runs a
 //   `posix_spawn` child as a forked copy of itself, so an exec failure
 //   reaches the child instead of the caller and the caller may look at the
 //   child before its `setsid` (the spawn tests); and
 //   qemu's own /proc/self/stat says parent 0 (the process-table test). The
 //   native arm64 job of the CI workflow runs them.
-// * x86_64-unknown-linux-musl: the cdylib is linked with Debian's musl-gcc
+// * x86_64-unknown-linux-musl: the cdylib and the keeper executable are linked with Debian's musl-gcc
 //   and `-C target-feature=-crt-static` (without it cargo drops a musl
 //   cdylib). musl-gcc does not search the directory of libgcc_s (the
 //   unwinder every Rust cdylib needs), so a link-only directory holding a
@@ -43,13 +43,9 @@ const MUSL_GCC = '/usr/bin/musl-gcc'
 const LIBGCC_S = '/lib/x86_64-linux-gnu/libgcc_s.so.1'
 
 const QEMU_SKIPS = [
-  // The test binary runs itself as the host: needs binfmt_misc under qemu-user.
-  'process::unix::tests::host::children_die_when_the_host_is_sigkilled',
-  'process::unix::tests::host::kill_all_sync_kills_every_tracked_tree',
-  'process::unix::tests::host::terminal_children_die_when_the_host_is_sigkilled',
-  // The persistence tests run this test binary again (as the keeper, a launcher that dies, a
-  // racing host) through qemu-aarch64 (TASKSTREAM_TEST_REEXEC_WRAPPER below), and all but these
-  // pass under it. A keeper records its own start time, which it reads through qemu's emulated
+  // The host-death tests and the persistence tests run this test binary again (as a host that
+  // dies, the keeper, a launcher, a racing host) through qemu-aarch64
+  // (TASKSTREAM_TEST_REEXEC_WRAPPER below), and all but these pass under it. A keeper records its own start time, which it reads through qemu's emulated
   // /proc/<its pid>/stat; the host reads the real one, and the two differ, so the host proves the
   // keeper a stranger (as it must for a mismatch): the four tests that prove a live keeper fail
   // for that alone.
@@ -144,6 +140,13 @@ async function muslLink() {
   const libgcc = join(cross, 'musl-libgcc')
   mkdirSync(libgcc, { recursive: true })
   if (!existsSync(join(libgcc, 'libgcc_s.so.1'))) symlinkSync(LIBGCC_S, join(libgcc, 'libgcc_s.so.1'))
+  const muslEnv = {
+    ...baseEnv,
+    CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: MUSL_GCC,
+    RUSTFLAGS: '-D warnings -C target-feature=-crt-static',
+    // Only the link is checked here: no debug info to make and write.
+    CARGO_PROFILE_DEV_DEBUG: '0',
+  }
   const build = await run(
     'the musl cdylib build (cargo rustc, x86_64-unknown-linux-musl)',
     CARGO,
@@ -151,18 +154,7 @@ async function muslLink() {
       'rustc', '--locked', '-p', 'taskstream', '--lib', '-Zbuild-std=std,panic_unwind', '--target', 'x86_64-unknown-linux-musl',
       '--', '-C', `link-arg=-L${libgcc}`,
     ],
-    {
-      cwd: root,
-      check: false,
-      timeoutMs: 30 * MIN,
-      env: {
-        ...baseEnv,
-        CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: MUSL_GCC,
-        RUSTFLAGS: '-D warnings -C target-feature=-crt-static',
-        // Only the link is checked here: no debug info to make and write.
-        CARGO_PROFILE_DEV_DEBUG: '0',
-      },
-    },
+    { cwd: root, check: false, timeoutMs: 30 * MIN, env: muslEnv },
   )
   const library = join(cross, 'x86_64-unknown-linux-musl', 'debug', 'libtaskstream.so')
   let ok = build.status === 0 && existsSync(library)
@@ -172,7 +164,30 @@ async function muslLink() {
     ok = /NEEDED.*\[libc\.so\]/.test(dynamic) && !/libc\.so\.6/.test(dynamic)
     if (!ok) console.log(dynamic)
   }
-  console.log(`${ok ? 'ok  ' : 'FAIL'} x86_64-unknown-linux-musl cdylib linked (${seconds(started)})`)
+  // The keeper executable the musl package ships beside the addon, linked with the same flags (so
+  // the core built for the cdylib serves it).
+  if (ok) {
+    const keeper = await run(
+      'the musl keeper build (cargo rustc -p taskstream-keeper, x86_64-unknown-linux-musl)',
+      CARGO,
+      [
+        'rustc', '--locked', '-p', 'taskstream-keeper', '--bin', 'taskstream-keeper', '-Zbuild-std=std,panic_unwind',
+        '--target', 'x86_64-unknown-linux-musl', '--', '-C', `link-arg=-L${libgcc}`,
+      ],
+      { cwd: root, check: false, timeoutMs: 30 * MIN, env: muslEnv },
+    )
+    const exe = join(cross, 'x86_64-unknown-linux-musl', 'debug', 'taskstream-keeper')
+    ok = keeper.status === 0 && existsSync(exe)
+    if (ok) {
+      // A musl executable: musl's loader, musl's libc. (It is not run here: like every
+      // dynamically linked Rust program for musl it loads libgcc_s, the unwinder, and this
+      // machine has only glibc's, which musl cannot load.)
+      const headers = await output('readelf -l -d on the musl keeper', 'readelf', ['-l', '-d', exe], { timeoutMs: 1 * MIN })
+      ok = headers.includes('/lib/ld-musl-x86_64.so.1') && /NEEDED.*\[libc\.so\]/.test(headers) && !/libc\.so\.6/.test(headers)
+      if (!ok) console.log(headers)
+    }
+  }
+  console.log(`${ok ? 'ok  ' : 'FAIL'} x86_64-unknown-linux-musl cdylib and keeper linked (${seconds(started)})`)
   return ok
 }
 

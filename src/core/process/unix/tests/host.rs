@@ -27,14 +27,21 @@ struct Host {
 impl Host {
   fn start(test: &str) -> Host {
     let module = module_path!().split_once("::").expect("crate::module").1;
-    // `/proc/self/exe` is this very binary even if a rebuild replaced the file.
-    let mut child = Command::new("/proc/self/exe")
-      .args([
-        "--exact",
-        &format!("{module}::{test}"),
-        "--nocapture",
-        "--test-threads=1",
-      ])
+    let test = format!("{module}::{test}");
+    let args = ["--exact", test.as_str(), "--nocapture", "--test-threads=1"];
+    // `/proc/self/exe` is this very binary even if a rebuild replaced the file. Under qemu-user
+    // (the arm64 tests), which cannot exec an arm64 binary directly, the binary is run through
+    // the program named by TASKSTREAM_TEST_REEXEC_WRAPPER (qemu-aarch64) instead.
+    let mut command = match std::env::var_os("TASKSTREAM_TEST_REEXEC_WRAPPER") {
+      Some(wrapper) => {
+        let mut command = Command::new(wrapper);
+        command.arg(std::env::current_exe().expect("current_exe"));
+        command
+      }
+      None => Command::new("/proc/self/exe"),
+    };
+    let mut child = command
+      .args(args)
       .env(HOST_ENV, "1")
       .stdin(Stdio::null())
       .stdout(Stdio::piped())
