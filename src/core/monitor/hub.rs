@@ -164,8 +164,14 @@ pub struct MonitorHub {
 
 impl MonitorHub {
   pub fn new(config: RegistryConfig) -> Self {
+    Self::with_clock(config, crate::clock::SharedClock::default())
+  }
+
+  /// A hub whose registry reads `clock` where a transition needs the time its caller did not
+  /// pass (tests; see `MonitorRegistry::with_clock`).
+  pub fn with_clock(config: RegistryConfig, clock: crate::clock::SharedClock) -> Self {
     Self {
-      registry: Mutex::new(MonitorRegistry::new(config)),
+      registry: Mutex::new(MonitorRegistry::with_clock(config, clock)),
       outbox: Mutex::new(VecDeque::new()),
       natives: Mutex::new(HashMap::new()),
       waker: Mutex::new(None),

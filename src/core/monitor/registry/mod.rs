@@ -13,7 +13,7 @@ use super::notification::{
 };
 use super::pipeline::Observe;
 use super::signal::{DigestNote, Mark};
-use crate::clock;
+use crate::clock::{Clock, SharedClock};
 use crate::end::{EndReason, EndVia, TaskEnd};
 use crate::task::{prune_ids, TerminalKey};
 use crate::text::sanitize_monitor_line;
@@ -31,14 +31,22 @@ pub struct MonitorRegistry {
   entries: Vec<MonitorEntry>,
   /// Waits resolved by a settle or a removal, for [`Self::take_resolved_waits`].
   resolved_waits: Vec<Effect>,
+  /// What a transition reads the time from when its caller did not pass it (a settle's waits).
+  clock: SharedClock,
 }
 
 impl MonitorRegistry {
   pub fn new(config: RegistryConfig) -> Self {
+    Self::with_clock(config, SharedClock::default())
+  }
+
+  /// A registry on an injected clock (tests).
+  pub fn with_clock(config: RegistryConfig, clock: SharedClock) -> Self {
     Self {
       config,
       entries: Vec::new(),
       resolved_waits: Vec::new(),
+      clock,
     }
   }
 
@@ -589,7 +597,7 @@ impl MonitorRegistry {
       return None;
     }
     let mut effects = Vec::new();
-    let now_mono_ms = clock::mono_ms();
+    let now_mono_ms = self.clock.mono_ms();
     for entry in &mut self.entries {
       if entry.is_running() {
         // Not settled, but what ended it is recorded on the removed object.
@@ -693,6 +701,7 @@ impl MonitorRegistry {
     end: TaskEnd,
     now_wall_ms: f64,
   ) -> Vec<Effect> {
+    let now_mono_ms = self.clock.mono_ms();
     let Some(entry) = self.get_mut(id) else {
       return Vec::new();
     };
@@ -703,7 +712,7 @@ impl MonitorRegistry {
     if let Some(settle) = entry.settle.as_mut() {
       settle.disarm();
     }
-    let resolved = entry.waits.finish(status, clock::mono_ms());
+    let resolved = entry.waits.finish(status, now_mono_ms);
     self.resolved_waits.extend(
       resolved
         .into_iter()

@@ -293,3 +293,33 @@ fn a_new_wait_changes_the_readers_observation_under_the_registry_lock() {
     "{calls:?}"
   );
 }
+
+#[test]
+fn a_wait_resolved_by_the_settle_counts_its_time_on_the_registrys_clock() {
+  // The registry reads the injected clock, not the process's: a wait added at 0 and resolved by
+  // a settle 250 000 ms of (manual) time later reports exactly that, after no real time at all.
+  let manual = crate::clock::ManualClock::new(1_000_000);
+  let shared: std::sync::Arc<dyn Clock + Send + Sync> = manual.clone();
+  let hub = MonitorHub::with_clock(
+    RegistryConfig::default(),
+    crate::clock::SharedClock::new(shared),
+  );
+  let clock = TestClock::new();
+  let mut host = Host::new(&hub, &clock);
+  host.register(registration("m")).unwrap();
+  assert_eq!(
+    hub.add_wait("m", 1, WaitSpec::default(), manual.mono_ms()),
+    Ok(None)
+  );
+  manual.advance(250_000);
+  host.complete("m", Some(0));
+  let elapsed: Vec<f64> = host
+    .log
+    .iter()
+    .filter_map(|l| match l {
+      Log::WaitResolved(_, 1, o) => Some(o.elapsed_ms),
+      _ => None,
+    })
+    .collect();
+  assert_eq!(elapsed, [250_000.0]);
+}

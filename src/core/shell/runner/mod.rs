@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::output::{OutputCounters, OutputWriter, Stream};
 use super::runs::ShellVerdict;
 use super::signals::{RunSignal, RunSignals};
-use crate::clock;
+use crate::clock::{Clock, SharedClock};
 use crate::end::{EndReason, EndVia, TaskEnd};
 use crate::process::{self, ExitStatusInfo, ProcessGroup, SpawnedProcess};
 use crate::reactor::{ExitHandler, PipeHandler, Reactor};
@@ -172,6 +172,8 @@ pub struct ShellRun {
   /// When the timer for `signals` is set to fire, if it is.
   timer_at: Mutex<Option<i64>>,
   on_signal: OnSignal,
+  /// Every reading of time in the run (waits, settles, the screen); real outside tests.
+  clock: SharedClock,
   reactor: Mutex<Option<Arc<Reactor>>>,
   /// Terminal mode (API.md §6.5): the terminal, its screen and the
   /// `settleMs` judged on that screen.
@@ -203,10 +205,29 @@ impl ShellRun {
     on_signal: OnSignal,
     on_settle: Box<dyn FnOnce(ShellOutcome) + Send>,
   ) -> io::Result<Arc<Self>> {
+    Self::start_on_clock(
+      SharedClock::default(),
+      spawned,
+      writer,
+      settle_ms,
+      on_signal,
+      on_settle,
+    )
+  }
+
+  /// [`Self::start_with_signals`] reading the time from `clock` (tests inject one).
+  pub fn start_on_clock(
+    clock: SharedClock,
+    spawned: SpawnedProcess,
+    writer: OutputWriter,
+    settle_ms: Option<u64>,
+    on_signal: OnSignal,
+    on_settle: Box<dyn FnOnce(ShellOutcome) + Send>,
+  ) -> io::Result<Arc<Self>> {
     let mut writer = writer;
     let terminal = spawned.terminal.clone().map(|handle| {
       writer.set_frames();
-      let now = clock::wall_ms() as u64;
+      let now = clock.wall_ms() as u64;
       (TaskTerminal::new(handle, settle_ms, now), settle_ms)
     });
     // A terminal's settle is judged on its screen, not on bytes.
@@ -238,6 +259,7 @@ impl ShellRun {
       signals: Mutex::new(RunSignals::new(byte_settle_ms)),
       timer_at: Mutex::new(None),
       on_signal,
+      clock,
       reactor: Mutex::new(None),
       terminal,
       stop_at_cap: AtomicBool::new(false),
@@ -382,13 +404,13 @@ impl ShellRun {
   /// A `waitFor` on this run (API.md §6.1): `match`, `quiet` and `timeout`
   /// are judged here; the binding resolves `exit` at the settle.
   pub fn add_wait(&self, id: u64, spec: WaitSpec) {
-    lock(&self.signals).add_wait(id, spec, clock::mono_ms());
+    lock(&self.signals).add_wait(id, spec, self.clock.mono_ms());
     self.schedule_timer();
   }
 
   /// A wait's signal fired: its `aborted` outcome, if it was pending here.
   pub fn abort_wait(&self, id: u64) -> Option<WaitOutcome> {
-    lock(&self.signals).abort_wait(id, clock::mono_ms())
+    lock(&self.signals).abort_wait(id, self.clock.mono_ms())
   }
 
   /// Whether the run has a terminal.
@@ -409,7 +431,7 @@ impl ShellRun {
   /// `resize()`: `None` without a terminal.
   pub fn resize_terminal(&self, size: TerminalSize) -> Option<Result<(), TerminalError>> {
     let (terminal, _) = self.terminal.as_ref()?;
-    let now = clock::wall_ms() as u64;
+    let now = self.clock.wall_ms() as u64;
     Some(terminal.resize(size, now).map(|arm| {
       if let Some(at) = arm {
         self.arm_screen_timer(at, now);
@@ -437,7 +459,7 @@ impl ShellRun {
     let Some((terminal, settle_ms)) = &self.terminal else {
       return;
     };
-    let now = clock::wall_ms() as u64;
+    let now = self.clock.wall_ms() as u64;
     let tick = terminal.tick(now);
     if let (Some(screen), Some(settle_ms)) = (tick.settled_text, settle_ms) {
       (self.on_signal)(RunSignal::ScreenSettled {
@@ -465,7 +487,7 @@ impl ShellRun {
     let Some(reactor) = lock(&self.reactor).clone() else {
       return;
     };
-    let delay = (deadline - clock::mono_ms()).max(0) as u64;
+    let delay = (deadline - self.clock.mono_ms()).max(0) as u64;
     let me = self.me.for_timer();
     reactor.after(Duration::from_millis(delay), move || {
       if let Some(run) = me.upgrade() {
@@ -478,13 +500,13 @@ impl ShellRun {
   fn tick(&self) {
     *lock(&self.timer_at) = None;
     let mut out = Vec::new();
-    let now = clock::mono_ms();
+    let now = self.clock.mono_ms();
     if lock(&self.signals).ports_due(now) {
       // Read without the lock: a process scan may take a few ms.
       let ports = self.listening_ports();
       lock(&self.signals).on_ports(&ports, now, &mut out);
     }
-    lock(&self.signals).take_due(clock::mono_ms(), &mut out);
+    lock(&self.signals).take_due(self.clock.mono_ms(), &mut out);
     for signal in out {
       (self.on_signal)(signal);
     }
@@ -592,12 +614,12 @@ impl PipeHandler for ShellRun {
       Stream::Stdout
     };
     if let Some((terminal, _)) = &self.terminal {
-      let wall = clock::wall_ms() as u64;
+      let wall = self.clock.wall_ms() as u64;
       if let Some(at) = terminal.feed(bytes, wall) {
         self.arm_screen_timer(at, wall);
       }
     }
-    let now = clock::mono_ms();
+    let now = self.clock.mono_ms();
     let mut out = Vec::new();
     let armed = {
       let mut signals = lock(&self.signals);

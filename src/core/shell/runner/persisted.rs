@@ -7,7 +7,7 @@ use std::io;
 use std::sync::{Arc, Mutex};
 
 use super::{OnSignal, RunState, ShellOutcome, ShellRun, NO_EXIT, PARTS};
-use crate::clock;
+use crate::clock::Clock;
 use crate::end::{EndReason, EndVia};
 use crate::persist::follow::{FollowPaths, FollowSink, Follower};
 use crate::persist::{EndView, KeeperLink};
@@ -61,6 +61,7 @@ impl ShellRun {
       signals: Mutex::new(RunSignals::new(settle_ms)),
       timer_at: Mutex::new(None),
       on_signal,
+      clock: crate::clock::SharedClock::default(),
       reactor: Mutex::new(None),
       terminal: None,
       stop_at_cap: std::sync::atomic::AtomicBool::new(false),
@@ -157,7 +158,7 @@ impl ShellOutcome {
 impl FollowSink for ShellRun {
   fn bytes(&self, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
-    let now = clock::mono_ms();
+    let now = self.clock.mono_ms();
     let mut out = Vec::new();
     let armed = {
       let mut signals = lock(&self.signals);

@@ -298,3 +298,34 @@ fn a_pending_wait_timer_keeps_nothing_of_a_settled_run() {
   // its allocation goes too, though the timer fires ten minutes from now.
   assert_eq!(Arc::weak_count(&started.run), 1);
 }
+
+#[test]
+fn a_runs_waits_are_timed_on_its_injected_clock() {
+  let _serial = serial();
+  let dir = TempDir::new("run-clock");
+  let path = dir.path().join("shell-x.output");
+  let writer = OutputWriter::create(&path, DEFAULT_MAX_OUTPUT_BYTES).expect("open output file");
+  let manual = crate::clock::ManualClock::new(1_000_000);
+  let shared: Arc<dyn crate::clock::Clock + Send + Sync> = manual.clone();
+  let run = ShellRun::start_on_clock(
+    crate::clock::SharedClock::new(shared),
+    spawn_shell("sleep 30"),
+    writer,
+    None,
+    Box::new(|_| {}),
+    Box::new(|_| {}),
+  )
+  .expect("start");
+  let _cleanup = KillOnDrop(run.group().clone());
+  let spec = crate::wait::WaitSpec {
+    matcher: Some(regex::Regex::new("never").unwrap()),
+    ..crate::wait::WaitSpec::default()
+  };
+  run.add_wait(1, spec);
+  // 250 000 ms pass on the run's clock and none (to speak of) on the process's.
+  manual.advance(250_000);
+  let aborted = run.abort_wait(1).expect("the wait was pending");
+  assert_eq!(aborted.reason, crate::wait::WaitReason::Aborted);
+  assert_eq!(aborted.elapsed_ms, 250_000.0);
+  run.cancel();
+}
