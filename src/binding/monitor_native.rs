@@ -14,7 +14,9 @@ use super::monitor::{write_native_registration, HostWithHub, JsSide, MonitorRegi
 use super::pending::KeepAlive;
 use crate::core::end::EndVia;
 use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
-use crate::core::launch::{launch_monitor, Contained, LaunchError, Reading, ShellCommand, Term};
+use crate::core::launch::{
+  launch, Contained, LaunchError, LaunchKind, LaunchRequest, Launched, Reading, ShellCommand, Term,
+};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::signal::config::{
   BATCH_MS_MAX, BATCH_MS_MIN, CONTEXT_LINES_MAX, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
@@ -421,7 +423,12 @@ impl MonitorRegistry {
       terminal: opts.terminal,
       limits: opts.limits,
     };
-    let launched = launch_monitor(&request);
+    let launched = launch(LaunchRequest {
+      command: request,
+      kind: LaunchKind::Monitor,
+      kept: None,
+    })
+    .map(Launched::into_monitor);
     if let Some(group) = launched.as_ref().ok().and_then(Contained::group) {
       super::lifecycle::adopt(group);
     }

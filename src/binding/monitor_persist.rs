@@ -13,7 +13,8 @@ use super::monitor::MonitorRegistry;
 use super::monitor_native::{signal_config, SignalArgs, StartOptions};
 use super::persist::{self as host_persist, PersistOptions};
 use crate::core::launch::{
-  follow_monitor, launch_kept_monitor, Contained, Kept, Reading, ShellCommand, Term,
+  follow_monitor, launch, Contained, Kept, LaunchKind, LaunchRequest, Launched, Reading,
+  ShellCommand, Term,
 };
 use crate::core::monitor::native::FollowFrom;
 use crate::core::monitor::signal::SignalConfig;
@@ -124,9 +125,10 @@ impl MonitorRegistry {
       terminal: None,
       limits: None,
     };
-    let launched = launch_kept_monitor(
-      &request,
-      Kept {
+    let launched = launch(LaunchRequest {
+      command: request,
+      kind: LaunchKind::Monitor,
+      kept: Some(Kept {
         persist: &persist,
         link,
         id: &id,
@@ -134,8 +136,9 @@ impl MonitorRegistry {
         start_time: now_wall,
         max_output_bytes: LOG_CAP_BYTES,
         options: options_json(&opts),
-      },
-    );
+      }),
+    })
+    .map(Launched::into_monitor);
     let registration = Registration {
       monitor_id: id.clone(),
       command: command.clone(),

@@ -6,9 +6,11 @@
 //! - [`shell_program`] is the one place the shell (CONTRACT.md §1.5), its
 //!   lookup on `PATH` and the child's environment (CONTRACT.md §2.10 "Default
 //!   child environment", §2.15 item 6) are put together;
-//! - [`launch_monitor`] and [`launch_shell`] start the task contained (its
-//!   own session and group, cgroup or Job Object), and `launch_kept_*` have a
-//!   keeper run it (a persisted task, docs/persistence.md);
+//! - [`launch`], the one entry point, takes a [`LaunchRequest`] that says the
+//!   kind (monitor or shell) and, with its `kept`, the mode, and chooses: the
+//!   task started contained here (its own session and group, cgroup or Job
+//!   Object; in a terminal when the command asks for one), or run by a keeper
+//!   (a persisted task, docs/persistence.md);
 //! - what they return is a guard, [`Contained`] or [`LaunchedShell`]: until
 //!   its task is handed to its runner (the commit: [`Contained::start_monitor`],
 //!   [`LaunchedShell::start`]) dropping it stops the task (a spawned tree is
@@ -131,6 +133,97 @@ pub fn spawn_shell(request: &ShellCommand) -> io::Result<SpawnedProcess> {
     terminal: request.terminal,
     limits: request.limits,
   })
+}
+
+/// What to start, for every kind and mode: the command, its kind, and whether a keeper runs it.
+pub struct LaunchRequest<'a> {
+  pub command: ShellCommand<'a>,
+  pub kind: LaunchKind<'a>,
+  /// `persist` (docs/persistence.md): a keeper runs the task, under the lock and state that
+  /// [`prepare_kept`] took. `None`: the task is started contained here (in a terminal when
+  /// `command.terminal` asks for one).
+  pub kept: Option<Kept<'a>>,
+}
+
+/// The kind of task a [`LaunchRequest`] starts.
+pub enum LaunchKind<'a> {
+  Monitor,
+  /// A background shell writing `output_path` (and, when a keeper runs it, the final status
+  /// sidecar at `status_path`); with `resume` the file is continued (a restart).
+  Shell {
+    output_path: &'a Path,
+    status_path: &'a str,
+    max_output_bytes: u64,
+    resume: Option<&'a Resume>,
+  },
+}
+
+/// A started task no runner owns yet, by kind.
+pub enum Launched {
+  Monitor(Contained),
+  Shell(Box<LaunchedShell>),
+}
+
+impl Launched {
+  /// The task a [`LaunchKind::Monitor`] request started, as its guard (for a shell, its task's).
+  pub fn into_monitor(self) -> Contained {
+    match self {
+      Launched::Monitor(contained) => contained,
+      Launched::Shell(shell) => shell.task,
+    }
+  }
+
+  /// The shell a [`LaunchKind::Shell`] request started; a monitor is stopped (its guard
+  /// dropped) and the error says so.
+  pub fn into_shell(self) -> Result<LaunchedShell, LaunchError> {
+    match self {
+      Launched::Shell(shell) => Ok(*shell),
+      Launched::Monitor(_) => Err(LaunchError::io_error(
+        "a monitor was launched where a background shell was asked for".to_owned(),
+      )),
+    }
+  }
+}
+
+/// Starts what `request` says: a monitor or a background shell, contained here or run by a
+/// keeper (see the module documentation). A persisted task never runs in a terminal (its screen
+/// would live in the host): that request fails, its lock and state forgotten.
+pub fn launch(request: LaunchRequest) -> Result<Launched, LaunchError> {
+  let LaunchRequest {
+    command,
+    kind,
+    kept,
+  } = request;
+  match (kind, kept) {
+    (_, Some(kept)) if command.terminal.is_some() => {
+      kept.link.forget_state();
+      Err(LaunchError::spawn_failed(&io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "a persisted task cannot run in a terminal",
+      )))
+    }
+    (LaunchKind::Monitor, None) => launch_monitor(&command).map(Launched::Monitor),
+    (LaunchKind::Monitor, Some(kept)) => launch_kept_monitor(&command, kept).map(Launched::Monitor),
+    (
+      LaunchKind::Shell {
+        output_path,
+        max_output_bytes,
+        resume,
+        ..
+      },
+      None,
+    ) => launch_shell(&command, output_path, max_output_bytes, resume)
+      .map(|shell| Launched::Shell(Box::new(shell))),
+    (
+      LaunchKind::Shell {
+        output_path,
+        status_path,
+        ..
+      },
+      Some(kept),
+    ) => launch_kept_shell(&command, kept, output_path, status_path)
+      .map(|shell| Launched::Shell(Box::new(shell))),
+  }
 }
 
 /// A task that could not be started, or whose runner could not start: the
@@ -284,7 +377,7 @@ pub fn follow_monitor<C: Clock + Send + Sync + 'static>(
 }
 
 /// Starts a monitor's command contained.
-pub fn launch_monitor(request: &ShellCommand) -> Result<Contained, LaunchError> {
+fn launch_monitor(request: &ShellCommand) -> Result<Contained, LaunchError> {
   spawn_shell(request)
     .map(|spawned| Contained::new(Task::Spawned(spawned)))
     .map_err(|error| LaunchError::spawn_failed(&error))
@@ -379,7 +472,7 @@ pub fn follow_shell(
 /// contained. A file that cannot be opened (a symlink, a FIFO or a directory
 /// at its path) starts nothing and fails with the open error (§2.15 step 7).
 /// With `resume` the file is kept and continued (a restart, API.md §6.8).
-pub fn launch_shell(
+fn launch_shell(
   request: &ShellCommand,
   output_path: &Path,
   max_output_bytes: u64,
@@ -411,7 +504,8 @@ pub struct Persist {
   pub lease_ms: u64,
 }
 
-pub use kept::*;
+use kept::{launch_kept_monitor, launch_kept_shell};
+pub use kept::{prepare_kept, Kept};
 
 /// Persisted tasks: a keeper runs the command (docs/persistence.md).
 mod kept {
@@ -459,13 +553,16 @@ mod kept {
   }
 
   /// Has a keeper run a monitor's command; its raw log is in the state directory.
-  pub fn launch_kept_monitor(request: &ShellCommand, kept: Kept) -> Result<Contained, LaunchError> {
+  pub(super) fn launch_kept_monitor(
+    request: &ShellCommand,
+    kept: Kept,
+  ) -> Result<Contained, LaunchError> {
     launch_kept(request, kept, TaskKind::Monitor, None, None)
   }
 
   /// Has a keeper run a background shell's command; it writes the output
   /// file and the final status sidecar.
-  pub fn launch_kept_shell(
+  pub(super) fn launch_kept_shell(
     request: &ShellCommand,
     kept: Kept,
     output_path: &Path,
@@ -652,5 +749,84 @@ mod tests {
     };
     assert!(!error.message.is_empty());
     assert_eq!(error.end, TaskEnd::io_error(&error.message));
+  }
+
+  #[test]
+  fn one_request_starts_either_kind_and_a_persisted_terminal_task_is_refused_with_its_state_forgotten(
+  ) {
+    let dir = std::env::temp_dir();
+    let remove = default_remove_env();
+    // A monitor, contained: running, and killed when its guard drops uncommitted.
+    let monitor = launch(LaunchRequest {
+      command: request("sleep 30", &dir, &remove),
+      kind: LaunchKind::Monitor,
+      kept: None,
+    })
+    .expect("launch")
+    .into_monitor();
+    let group = monitor.group().expect("a contained task's group").clone();
+    assert!(process::tree_alive(&group));
+    drop(monitor);
+    assert!(wait_until(
+      Duration::from_secs(10),
+      || !process::tree_alive(&group)
+    ));
+    // A shell whose output file cannot be opened: nothing starts, the open error is the end.
+    let Err(error) = launch(LaunchRequest {
+      command: ShellCommand {
+        term: Term::Shell,
+        ..request("sleep 30", &dir, &remove)
+      },
+      kind: LaunchKind::Shell {
+        output_path: &dir,
+        status_path: "unused",
+        max_output_bytes: 1024,
+        resume: None,
+      },
+      kept: None,
+    })
+    .and_then(Launched::into_shell) else {
+      panic!("a directory is not an output file");
+    };
+    assert_eq!(error.end, TaskEnd::io_error(&error.message));
+    // `persist` with a terminal: refused before any keeper starts, the lock and state let go.
+    let state = dir.join(format!("taskstream-launch-kept-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    crate::persist::ensure_state_dir(&state).unwrap();
+    let crate::persist::TryLock::Acquired(lock) =
+      crate::persist::AdoptionLock::try_acquire(&state, "mon_1").unwrap()
+    else {
+      panic!("the lock is free");
+    };
+    let lock_path = lock.path().to_path_buf();
+    let persist = Persist {
+      state_dir: state.clone(),
+      lease_ms: 60_000,
+    };
+    let Err(error) = launch(LaunchRequest {
+      command: ShellCommand {
+        terminal: Some(TerminalSize { cols: 80, rows: 24 }),
+        ..request("sleep 30", &dir, &remove)
+      },
+      kind: LaunchKind::Monitor,
+      kept: Some(Kept {
+        persist: &persist,
+        link: Arc::new(crate::persist::KeeperLink::new(&state, "mon_1", lock)),
+        id: "mon_1",
+        description: "x",
+        start_time: 0.0,
+        max_output_bytes: 1024,
+        options: serde_json::json!({}),
+      }),
+    }) else {
+      panic!("a persisted terminal task must be refused");
+    };
+    assert!(error.message.contains("terminal"), "{}", error.message);
+    assert!(!lock_path.exists());
+    assert!(matches!(
+      crate::persist::AdoptionLock::try_acquire(&state, "mon_1").unwrap(),
+      crate::persist::TryLock::Acquired(_)
+    ));
+    let _ = std::fs::remove_dir_all(&state);
   }
 }

@@ -23,7 +23,8 @@ use crate::core::end::TaskEnd;
 use crate::core::guards::strip_trailing_background_amp;
 use crate::core::ids::{random_hex, shell_id_problem};
 use crate::core::launch::{
-  default_remove_env, launch_shell, LaunchError, LaunchedShell, ShellCallbacks, ShellCommand, Term,
+  default_remove_env, Kept, LaunchError, LaunchKind, LaunchRequest, Launched, LaunchedShell,
+  ShellCallbacks, ShellCommand, Term,
 };
 use crate::core::process;
 use crate::core::shell::RunSignal;
@@ -434,25 +435,27 @@ fn launch(
     terminal: opts.terminal,
     limits: opts.limits,
   };
-  let output_path = Path::new(facts.output_path);
-  match persisted {
-    Some(link) => {
-      let persist = opts.persist.as_ref().expect("persist");
-      // The task record keeps `settleMs` for a later host.
-      let options = serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms });
-      let kept = crate::core::launch::Kept {
-        persist,
-        link,
-        id: facts.shell_id,
-        description: facts.command,
-        start_time: now,
-        max_output_bytes: opts.max_output_bytes,
-        options,
-      };
-      crate::core::launch::launch_kept_shell(&request, kept, output_path, facts.status_path)
-    }
-    None => launch_shell(&request, output_path, opts.max_output_bytes, resume),
-  }
+  // The task record keeps `settleMs` for a later host.
+  let kept = persisted.zip(opts.persist.as_ref()).map(|(link, persist)| Kept {
+    persist,
+    link,
+    id: facts.shell_id,
+    description: facts.command,
+    start_time: now,
+    max_output_bytes: opts.max_output_bytes,
+    options: serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms }),
+  });
+  crate::core::launch::launch(LaunchRequest {
+    command: request,
+    kind: LaunchKind::Shell {
+      output_path: Path::new(facts.output_path),
+      status_path: facts.status_path,
+      max_output_bytes: opts.max_output_bytes,
+      resume,
+    },
+    kept,
+  })
+  .and_then(Launched::into_shell)
 }
 
 /// A shell's JavaScript objects, all made before anything starts.
