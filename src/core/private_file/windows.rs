@@ -186,6 +186,15 @@ impl OwnerOnly {
     self.acl.as_ptr().cast()
   }
 
+  /// Security attributes (not inheritable) carrying [`Self::descriptor`]; valid as long as `self`.
+  fn attributes(&self) -> SECURITY_ATTRIBUTES {
+    SECURITY_ATTRIBUTES {
+      nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
+      lpSecurityDescriptor: self.descriptor(),
+      bInheritHandle: 0,
+    }
+  }
+
   /// The descriptor (protected, with the owner-only DACL); valid as long as `self`.
   pub(crate) fn descriptor(&self) -> PSECURITY_DESCRIPTOR {
     (&*self.descriptor as *const SECURITY_DESCRIPTOR)
@@ -199,18 +208,8 @@ impl OwnerOnly {
 /// `AlreadyExists`.
 pub(crate) fn create_owner_only_dir(path: &Path) -> io::Result<()> {
   let owner_only = OwnerOnly::for_directory()?;
-  let attributes = SECURITY_ATTRIBUTES {
-    nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
-    lpSecurityDescriptor: owner_only.descriptor(),
-    bInheritHandle: 0,
-  };
-  let wide = wide_path(path);
-  if wide[..wide.len() - 1].contains(&0) {
-    return Err(io::Error::new(
-      io::ErrorKind::InvalidInput,
-      "path contains a NUL character",
-    ));
-  }
+  let attributes = owner_only.attributes();
+  let wide = checked_wide_path(path)?;
   // SAFETY: a NUL-terminated path and live security attributes.
   check(unsafe { CreateDirectoryW(wide.as_ptr(), &attributes) })
 }
@@ -231,18 +230,8 @@ pub(super) enum Disposition {
 /// documentation.
 pub(super) fn open_owner_only(path: &Path, disposition: Disposition) -> io::Result<File> {
   let owner_only = OwnerOnly::new()?;
-  let attributes = SECURITY_ATTRIBUTES {
-    nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
-    lpSecurityDescriptor: owner_only.descriptor(),
-    bInheritHandle: 0,
-  };
-  let wide = wide_path(path);
-  if wide[..wide.len() - 1].contains(&0) {
-    return Err(io::Error::new(
-      io::ErrorKind::InvalidInput,
-      "path contains a NUL character",
-    ));
-  }
+  let attributes = owner_only.attributes();
+  let wide = checked_wide_path(path)?;
   // SAFETY: a NUL-terminated path and live security attributes; the handle
   // is owned below. The share mode is std's (readers, writers and renames of
   // others are not blocked).
@@ -335,6 +324,18 @@ fn keeps_acls(file: &File) -> Option<bool> {
 /// `path` NUL-terminated for `CreateFileW`, made absolute and verbatim
 /// (`\\?\`) when it is too long for the plain Win32 form, as std does for
 /// its own opens.
+/// [`wide_path`], refusing a path with a NUL character inside (it would end the path early).
+fn checked_wide_path(path: &Path) -> io::Result<Vec<u16>> {
+  let wide = wide_path(path);
+  if wide[..wide.len() - 1].contains(&0) {
+    return Err(io::Error::new(
+      io::ErrorKind::InvalidInput,
+      "path contains a NUL character",
+    ));
+  }
+  Ok(wide)
+}
+
 fn wide_path(path: &Path) -> Vec<u16> {
   const MAX_PATH: usize = 260;
   let plain: Vec<u16> = path.as_os_str().encode_wide().collect();

@@ -2,48 +2,25 @@
 //! a launcher that dies, a keeper that dies, output caps and `scan`.
 
 use std::fs;
-use std::io::BufReader;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::read_line_where;
 use super::support::{
-  config, group_of, keeper_program, reported_pids, scan_when_free, task_alive, text, wait_end,
-  wait_until, Cleanup, Renewer, StateDir,
+  config, group_of, keeper_identity, keeper_program, launch, launch_through_a_host, record,
+  reported_pids, scan_when_free, task_alive, text, wait_end, wait_until, Cleanup, Renewer,
+  StateDir,
 };
 use crate::end::{EndBy, EndReason, EndVia};
-use crate::persist::identity::prove_with;
 use crate::persist::records::{read_record, ReadRecord};
 use crate::persist::{
   forget, launch_keeper, renew, request_cancel, scan, AdoptionLock, Found, Identity, TaskKind,
-  TaskRecord, TryLock, KEEPER_TAG_VAR,
+  TaskRecord, TryLock,
 };
 use crate::process::{proc_table, tree_alive};
 use crate::shell::{OutputWriter, Stream};
 
 /// The bound for a lease that expired with no host: `leaseMs` + 10 s.
 const LEASE_SLACK: Duration = Duration::from_secs(10);
-
-fn keeper_identity(record: &TaskRecord) -> Identity {
-  let k = &record.keeper;
-  prove_with(k.pid, k.start_time, KEEPER_TAG_VAR, &k.tag)
-}
-
-/// Launches `command` as a persisted task with a lease of `lease_ms`.
-fn launch(dir: &StateDir, kind: TaskKind, id: &str, command: &str, lease_ms: u64) -> Cleanup {
-  let started = launch_keeper(&keeper_program(), &config(dir, kind, id, command, lease_ms))
-    .unwrap_or_else(|e| panic!("launch {id}: {e}"));
-  assert_eq!(started.record.keeper.pid, started.keeper_pid);
-  assert_eq!(
-    read_record::<TaskRecord>(&dir.files(id).task),
-    ReadRecord::Valid(started.record.clone())
-  );
-  Cleanup(Some(started.record))
-}
-
-fn record(cleanup: &Cleanup) -> &TaskRecord {
-  cleanup.0.as_ref().unwrap()
-}
 
 /// Waits until the task's log shows `ready` and `pids` lines of `pid <n>`;
 /// returns those processes.
@@ -222,25 +199,8 @@ fn the_keeper_outlives_the_host_that_launched_it() {
     "i=0; while :; do echo \"tick $i\"; i=$((i+1)); sleep 0.05; done",
     3000,
   );
-  let config_path = dir.path().join("launch.json");
-  fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
-  let mut launcher = Launcher(
-    super::support::this_binary_command(&[
-      "--exact",
-      "persist::tests::launcher_entry",
-      "--nocapture",
-      "--test-threads=1",
-    ])
-    .env("TASKSTREAM_TEST_LAUNCHER", &config_path)
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap(),
-  );
-  let mut stdout = BufReader::new(launcher.0.stdout.take().unwrap());
-  let line = read_line_where(&mut stdout, |l| l.starts_with("launched ")).expect("launched");
-  let keeper_pid: u32 = line["launched ".len()..].parse().unwrap();
+  let (host, keeper_pid) = launch_through_a_host(&dir, &config);
+  let mut launcher = Launcher(host);
   let ReadRecord::Valid(record) = read_record::<TaskRecord>(&dir.files(id).task) else {
     panic!("no task record");
   };

@@ -353,3 +353,65 @@ pub(super) fn scan_when_free(
     std::thread::sleep(Duration::from_millis(20));
   }
 }
+
+/// The keeper of `record`, proved by its start time and tag.
+pub(super) fn keeper_identity(record: &TaskRecord) -> Identity {
+  let k = &record.keeper;
+  crate::persist::identity::prove_with(k.pid, k.start_time, KEEPER_TAG_VAR, &k.tag)
+}
+
+/// Launches `command` as a persisted task with a lease of `lease_ms`, from this process; the
+/// record it answered is the one on disk.
+pub(super) fn launch(
+  dir: &StateDir,
+  kind: TaskKind,
+  id: &str,
+  command: &str,
+  lease_ms: u64,
+) -> Cleanup {
+  let started =
+    crate::persist::launch_keeper(&keeper_program(), &config(dir, kind, id, command, lease_ms))
+      .unwrap_or_else(|e| panic!("launch {id}: {e}"));
+  assert_eq!(started.record.keeper.pid, started.keeper_pid);
+  assert_eq!(
+    read_record::<TaskRecord>(&dir.files(id).task),
+    ReadRecord::Valid(started.record.clone())
+  );
+  Cleanup(Some(started.record))
+}
+
+/// The record a [`launch`] keeps for its cleanup.
+pub(super) fn record(cleanup: &Cleanup) -> &TaskRecord {
+  cleanup.0.as_ref().unwrap()
+}
+
+/// A short-lived host (`launcher_entry`, this binary run again) that launches `config`'s keeper
+/// and then waits to be killed: the host, still running, and the keeper pid it printed.
+pub(super) fn launch_through_a_host(
+  dir: &StateDir,
+  config: &KeeperConfig,
+) -> (std::process::Child, u32) {
+  use std::process::Stdio;
+  let config_path = dir.path().join("launch.json");
+  fs::write(&config_path, serde_json::to_vec(config).unwrap()).unwrap();
+  let mut host = this_binary_command(&[
+    "--exact",
+    "persist::tests::launcher_entry",
+    "--nocapture",
+    "--test-threads=1",
+  ])
+  .env("TASKSTREAM_TEST_LAUNCHER", &config_path)
+  .stdin(Stdio::null())
+  .stdout(Stdio::piped())
+  .stderr(Stdio::null())
+  .spawn()
+  .unwrap();
+  let mut stdout = std::io::BufReader::new(host.stdout.take().unwrap());
+  let line = super::read_line_where(&mut stdout, |l| l.starts_with("launched "));
+  let Some(line) = line else {
+    let _ = host.kill();
+    let _ = host.wait();
+    panic!("the launching host ended without launching");
+  };
+  (host, line["launched ".len()..].parse().unwrap())
+}

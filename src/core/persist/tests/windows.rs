@@ -5,8 +5,6 @@
 //! `ping -n N 127.0.0.1` (about N - 1 seconds), as in the process tests.
 
 use std::collections::{HashSet, VecDeque};
-use std::io::BufReader;
-use std::process::Stdio;
 use std::time::Duration;
 
 use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
@@ -14,17 +12,15 @@ use windows_sys::Win32::System::Diagnostics::ToolHelp::{
   CreateToolhelp32Snapshot, Process32FirstW, Process32NextW, PROCESSENTRY32W, TH32CS_SNAPPROCESS,
 };
 
-use super::read_line_where;
 use super::support::{
-  config, keeper_program, kill_proved, scan_when_free, text, wait_end, wait_until, Cleanup,
-  Renewer, StateDir,
+  config, keeper_identity, kill_proved, launch, launch_through_a_host, record, scan_when_free,
+  text, wait_end, wait_until, Renewer, StateDir,
 };
 use crate::end::{EndBy, EndReason, EndVia};
-use crate::persist::identity::prove_with;
 use crate::persist::records::write_record;
 use crate::persist::{
-  addon_path, ensure_state_dir, forget, launch_keeper, prove, request_cancel, scan, Found,
-  Identity, ProcessIdentity, TaskKind, TaskProcess, TaskRecord, KEEPER_TAG_VAR, RECORD_VERSION,
+  addon_path, ensure_state_dir, forget, prove, request_cancel, scan, Found, Identity,
+  ProcessIdentity, TaskKind, TaskProcess, TaskRecord, RECORD_VERSION,
 };
 use crate::process::{
   child_env, kill_now, new_task_tag, proc_table, shell_config, spawn, EnvOptions, Liveness,
@@ -78,22 +74,6 @@ fn running(&(pid, start): &(u32, u64)) -> bool {
     == Liveness::Live {
       start_time: Some(start),
     }
-}
-
-fn keeper_identity(record: &TaskRecord) -> Identity {
-  let k = &record.keeper;
-  prove_with(k.pid, k.start_time, KEEPER_TAG_VAR, &k.tag)
-}
-
-fn launch(dir: &StateDir, kind: TaskKind, id: &str, command: &str, lease_ms: u64) -> Cleanup {
-  let started = launch_keeper(&keeper_program(), &config(dir, kind, id, command, lease_ms))
-    .unwrap_or_else(|e| panic!("launch {id}: {e}"));
-  assert_eq!(started.record.keeper.pid, started.keeper_pid);
-  Cleanup(Some(started.record))
-}
-
-fn record(cleanup: &Cleanup) -> &TaskRecord {
-  cleanup.0.as_ref().unwrap()
 }
 
 /// Two pings, one started by `start /b` (a grandchild of the leader's shell), both long.
@@ -207,30 +187,10 @@ fn a_task_that_ends_while_no_host_runs_is_reported_once_with_its_exit_code() {
     "echo before & ping -n 3 127.0.0.1 >NUL & echo after & exit 7",
     30_000,
   );
-  let config_path = dir.path().join("launch.json");
-  std::fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
   // A short-lived host launches the keeper and is killed.
-  let mut launcher = super::support::this_binary_command(&[
-    "--exact",
-    "persist::tests::launcher_entry",
-    "--nocapture",
-    "--test-threads=1",
-  ])
-  .env("TASKSTREAM_TEST_LAUNCHER", &config_path)
-  .stdin(Stdio::null())
-  .stdout(Stdio::piped())
-  .stderr(Stdio::null())
-  .spawn()
-  .unwrap();
-  let mut stdout = BufReader::new(launcher.stdout.take().unwrap());
-  let line = read_line_where(&mut stdout, |l| l.starts_with("launched "));
+  let (mut launcher, keeper_pid) = launch_through_a_host(&dir, &config);
   launcher.kill().unwrap();
   launcher.wait().unwrap();
-  let keeper_pid: u32 = line
-    .expect("launched")
-    .trim_start_matches("launched ")
-    .parse()
-    .unwrap();
   let end = wait_end(&dir.files(id), Duration::from_secs(30)).expect("end record");
   assert_eq!(end.end.reason, EndReason::Exited, "{end:?}");
   assert_eq!(end.exit_code, Some(7));
