@@ -58,19 +58,19 @@ fn two_hosts_racing_for_the_adoption_lock_exactly_one_wins() {
     let mut racers = Racers(Vec::new());
     let mut outputs = Vec::new();
     for _ in 0..2 {
-      let mut child = super::support::this_binary_command(&[
-        "--exact",
-        "persist::tests::locker_entry",
-        "--nocapture",
-        "--test-threads=1",
-      ])
-      .env("TASKSTREAM_TEST_LOCKER", dir.path())
-      .env("TASKSTREAM_TEST_LOCK_ID", &id)
-      .stdin(Stdio::piped())
-      .stdout(Stdio::piped())
-      .stderr(Stdio::null())
-      .spawn()
-      .unwrap();
+      let mut child = super::support::spawn_helper(
+        super::support::this_binary_command(&[
+          "--exact",
+          "persist::tests::locker_entry",
+          "--nocapture",
+          "--test-threads=1",
+        ])
+        .env("TASKSTREAM_TEST_LOCKER", dir.path())
+        .env("TASKSTREAM_TEST_LOCK_ID", &id)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null()),
+      );
       let mut stdout = BufReader::new(child.stdout.take().unwrap());
       read_line_where(&mut stdout, |l| l == "ready").expect("racer ready");
       outputs.push(stdout);

@@ -77,6 +77,17 @@ pub(super) fn this_binary_command(args: &[&str]) -> std::process::Command {
   command
 }
 
+/// Spawns `command` (a test's helper process). On Windows under our spawn lock: std's spawn
+/// inherits every inheritable handle, and a task spawn of a test running beside this one makes
+/// its pipe ends inheritable for a moment (`process/windows/spawn.rs`).
+pub(super) fn spawn_helper(command: &mut std::process::Command) -> std::process::Child {
+  #[cfg(windows)]
+  let child = crate::process::spawn_serialized(|| command.spawn());
+  #[cfg(not(windows))]
+  let child = command.spawn();
+  child.expect("spawn a test helper")
+}
+
 /// This test binary re-executed as a keeper (see `keeper_entry`).
 pub(super) fn keeper_program() -> KeeperProgram {
   let (program, args) = this_binary_again(&[
@@ -394,18 +405,18 @@ pub(super) fn launch_through_a_host(
   use std::process::Stdio;
   let config_path = dir.path().join("launch.json");
   fs::write(&config_path, serde_json::to_vec(config).unwrap()).unwrap();
-  let mut host = this_binary_command(&[
-    "--exact",
-    "persist::tests::launcher_entry",
-    "--nocapture",
-    "--test-threads=1",
-  ])
-  .env("TASKSTREAM_TEST_LAUNCHER", &config_path)
-  .stdin(Stdio::null())
-  .stdout(Stdio::piped())
-  .stderr(Stdio::null())
-  .spawn()
-  .unwrap();
+  let mut host = spawn_helper(
+    this_binary_command(&[
+      "--exact",
+      "persist::tests::launcher_entry",
+      "--nocapture",
+      "--test-threads=1",
+    ])
+    .env("TASKSTREAM_TEST_LAUNCHER", &config_path)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null()),
+  );
   let mut stdout = std::io::BufReader::new(host.stdout.take().unwrap());
   let line = super::read_line_where(&mut stdout, |l| l.starts_with("launched "));
   let Some(line) = line else {

@@ -311,7 +311,8 @@ const HELPER_VAR: &str = "TASKSTREAM_JOB_OWNER_HELPER";
 #[test]
 fn job_kill_on_close_kills_members_when_the_owner_dies() {
   let exe = std::env::current_exe().unwrap();
-  let mut helper = std::process::Command::new(exe)
+  let mut command = std::process::Command::new(exe);
+  command
     .args([
       "--exact",
       "process::windows::tests::job_owner_helper",
@@ -320,9 +321,10 @@ fn job_kill_on_close_kills_members_when_the_owner_dies() {
     ])
     .env(HELPER_VAR, "1")
     .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
+    .stderr(std::process::Stdio::null());
+  // Under our spawn lock: std's spawn inherits every inheritable handle, and a task spawn of a
+  // test running beside this one makes its pipe ends inheritable for a moment.
+  let mut helper = crate::process::spawn_serialized(|| command.spawn()).unwrap();
   let mut stdout = helper.stdout.take().unwrap();
   let (tx, rx) = mpsc::channel();
   std::thread::spawn(move || {
