@@ -765,7 +765,10 @@ mod tests {
     .expect("launch")
     .into_monitor();
     let group = monitor.group().expect("a contained task's group").clone();
-    assert!(process::tree_alive(&group));
+    // (Under qemu-user a spawned child may be looked at before its setsid: wait for the group.)
+    assert!(wait_until(Duration::from_secs(10), || process::tree_alive(
+      &group
+    )));
     drop(monitor);
     assert!(wait_until(
       Duration::from_secs(10),
