@@ -168,9 +168,11 @@ test('interactive: the monitor tool delivers every ERROR line of a chatty dev se
   assert.equal(p.lastStatus, 'completed')
   // With model steering off (the default), the UI still hands every update over as a turn.
   assert.equal(p.ownTurns, p.updates.length)
-  // Each notification shows as one history item of a row or two (its short display text), the end too.
+  // Each notification shows as one history item of a row or two (its short display text); the end's
+  // item is its summary row plus the last held lines it carries (§6.7: the end rides in the terminal
+  // notification), one row more at most. Under load fewer, fuller updates come (4 instead of 5).
   assert.equal(p.screen.items, p.notifications)
-  assert.ok(p.screen.rows <= 2 * p.screen.items, `${p.screen.rows} rows for ${p.screen.items} items`)
+  assert.ok(p.screen.rows <= 2 * p.screen.items + 1, `${p.screen.rows} rows for ${p.screen.items} items`)
   assert.match(p.screen.text, /Monitor "dev server" completed/)
 
   const s = await interactiveMonitorScenario({ pkgDir: dirs.stock })
