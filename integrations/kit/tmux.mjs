@@ -124,9 +124,11 @@ export async function startTmux({ argv, env, cwd, confDir, ready, cols = 200, ro
     /**
      * Types a line into the prompt: the text, a check that it shows, then Enter. With `retypeMs`, text
      * that has not shown after that long is typed again (at most `attempts` times in all): a UI can
-     * drop keys while it moves its focus. `session.retyped` counts the extra attempts.
+     * drop keys while it moves its focus. `session.retyped` counts the extra attempts. With
+     * `submitted(screen)`, an Enter the UI dropped (the text still waits in the input box after 5 s)
+     * is pressed again, at most `attempts` times in all.
      */
-    async submit(text, { timeoutMs: ms = 30_000, retypeMs, attempts = 3 } = {}) {
+    async submit(text, { timeoutMs: ms = 30_000, retypeMs, attempts = 3, submitted } = {}) {
       for (let attempt = 1; ; attempt++) {
         await session.type(text)
         const last = !retypeMs || attempt >= attempts
@@ -140,6 +142,18 @@ export async function startTmux({ argv, env, cwd, confDir, ready, cols = 200, ro
         session.retyped++
       }
       await session.keys('Enter')
+      if (!submitted) return
+      for (let attempt = 1; ; attempt++) {
+        const done = await session
+          .waitForScreen(submitted, `"${text}" submitted`, { timeoutMs: 5_000 })
+          .then(() => true, (err) => {
+            if (attempt >= attempts) throw err
+            return false
+          })
+        if (done) return
+        session.retyped++
+        await session.keys('Enter')
+      }
     },
     retyped: 0,
     /**

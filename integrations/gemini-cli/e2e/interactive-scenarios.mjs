@@ -120,7 +120,9 @@ export async function interactiveJobsScenario({ pkgDir, env = {}, timeoutMs = 15
     await session.waitForScreen((s) => !panelOf(s, tickerPid) && idle(s), 'the panel to close', { timeoutMs: 20_000 })
 
     // The stock tools' texts. (Keys typed just as the panel hands the focus back can be lost: retyped.)
-    await session.submit('Run the job.', { retypeMs: 5_000 })
+    // (An Enter typed while the UI is still busy can be dropped too: pressed again until the prompt
+    // shows in the history.)
+    await session.submit('Run the job.', { retypeMs: 5_000, submitted: (s) => s.includes('> Run the job.') })
     await session.waitForScreen((s) => /✦ finished/.test(s) && idle(s), 'the job transcript', { timeoutMs: timeoutMs / 3 })
     r.jobPid = jobPid
     r.results = normalisedResults(server.requests, [tickerPid, jobPid]).map((x) => ({ ...x, output: x.output.split(tag).join('<TAG>') }))
