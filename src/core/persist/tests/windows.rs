@@ -22,10 +22,7 @@ use crate::persist::{
   addon_path, ensure_state_dir, forget, prove, request_cancel, scan, Found, Identity,
   ProcessIdentity, TaskKind, TaskProcess, TaskRecord, RECORD_VERSION,
 };
-use crate::process::{
-  child_env, kill_now, new_task_tag, proc_table, shell_config, spawn, EnvOptions, Liveness,
-  SpawnRequest,
-};
+use crate::process::{kill_now, proc_table, Liveness};
 
 /// Every process of the system as (pid, parent pid), from a Toolhelp snapshot.
 fn parent_links() -> Vec<(u32, u32)> {
@@ -267,29 +264,19 @@ fn a_killed_keeper_takes_its_task_with_it_and_scan_reports_it_lost() {
 fn a_stranger_at_the_keepers_pid_is_reported_lost_and_never_signalled() {
   let dir = StateDir::new("win-stranger");
   // A live process of ours that is not a keeper: its pid goes into a task record.
-  let shell = shell_config();
-  let mut args = shell.args_prefix;
-  args.push("ping -n 60 127.0.0.1 >NUL".to_owned());
-  let tag = new_task_tag();
-  let stranger = spawn(SpawnRequest {
-    program: crate::process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
-      .unwrap(),
-    args,
-    cwd: std::env::temp_dir(),
-    env: child_env(
-      std::env::vars_os(),
-      &EnvOptions {
-        remove: Vec::new(),
-        term: "dumb",
-        overrides: Vec::new(),
-        task_tag: tag.clone(),
-      },
-    ),
-    task_tag: tag.clone(),
+  // Started by the one launch path, as any task is.
+  let cwd = std::env::temp_dir();
+  let stranger = crate::launch::spawn_shell(&crate::launch::ShellCommand {
+    command: "ping -n 60 127.0.0.1 >NUL",
+    cwd: &cwd,
+    env: &[],
+    remove_env: &[],
+    term: crate::launch::Term::Shell,
     terminal: None,
     limits: None,
   })
   .unwrap();
+  let tag = stranger.group.task_tag.clone();
   let pid = stranger.pid;
   let start_time = proc_table::start_time(pid);
   assert!(start_time.is_some());
