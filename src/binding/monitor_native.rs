@@ -18,11 +18,14 @@ use crate::core::launch::{
   launch, Contained, LaunchError, LaunchKind, LaunchRequest, Launched, Reading, ShellCommand, Term,
 };
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
+use crate::core::monitor::persisted::{DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENTS};
 use crate::core::monitor::signal::config::{
   BATCH_MS_MAX, BATCH_MS_MIN, CONTEXT_LINES_MAX, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
   RECOMMENDED, SAMPLE_LINES_MAX,
 };
-use crate::core::monitor::signal::{SignalConfig, SignalConfigError, SignalOptions};
+use crate::core::monitor::signal::{
+  DigestSetting, SignalConfig, SignalConfigError, SignalSettings,
+};
 use crate::core::monitor::RunCounters;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
 use crate::core::process::PORTS_SUPPORTED;
@@ -52,8 +55,8 @@ pub(crate) struct StartOptions {
   pub(crate) keep_alive: bool,
   /// `batchMs`, `maxBatchLines`, `important`, `digest` (API.md §6.7).
   pub(crate) signal: SignalConfig,
-  /// The same four as given, for a persisted task's record.
-  pub(crate) signal_json: serde_json::Value,
+  /// The same options as given, for a persisted task's record.
+  pub(crate) signal_settings: SignalSettings,
   /// `persist` (docs/persistence.md).
   pub(crate) persist: Option<super::persist::PersistOptions>,
 }
@@ -61,7 +64,7 @@ pub(crate) struct StartOptions {
 /// The §6.7 options: a wrong type is a `TypeError` naming `options.<field>`,
 /// a number out of range a `RangeError`, an `important` the regex parser
 /// refuses a `SyntaxError` quoting it. The regex is compiled here, once.
-fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, serde_json::Value)> {
+fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, SignalSettings)> {
   let batch_ms = args::optional_integer_field(
     env,
     o,
@@ -86,7 +89,7 @@ fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, serde_js
   let sample_lines = lines("sampleLines", SAMPLE_LINES_MAX)?;
   let context_before = lines("contextBefore", CONTEXT_LINES_MAX)?;
   let context_after = lines("contextAfter", CONTEXT_LINES_MAX)?;
-  let args = SignalArgs {
+  let settings = SignalSettings {
     batch_ms,
     max_batch_lines,
     important,
@@ -95,9 +98,8 @@ fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, serde_js
     context_before,
     context_after,
   };
-  let json = args.to_json();
-  signal_config(&args)
-    .map(|config| (config, json))
+  SignalConfig::new(settings.options())
+    .map(|config| (config, settings))
     .map_err(|error| match error {
       SignalConfigError::InvalidRegex { field, message } => args::syntax_error(
         env,
@@ -139,21 +141,25 @@ pub fn recommended_signal() -> RecommendedSignal {
 }
 
 /// `digest`: `true`, `false` or `'templates'`.
-fn parse_digest(env: &Env, o: &Object) -> Result<Option<String>> {
+fn parse_digest(env: &Env, o: &Object) -> Result<DigestSetting> {
   let value = args::field(o, "digest")?;
   if args::is_undefined(&value) {
-    return Ok(None);
+    return Ok(DigestSetting::Off);
   }
   match value.get_type()? {
     ValueType::Boolean => {
       let on = args::optional_bool_field(env, o, "digest", "options.digest")? == Some(true);
-      Ok(on.then(|| "true".to_owned()))
+      Ok(if on {
+        DigestSetting::On
+      } else {
+        DigestSetting::Off
+      })
     }
     ValueType::String
       if args::optional_string_field(env, o, "digest", "options.digest")?.as_deref()
         == Some("templates") =>
     {
-      Ok(Some("templates".to_owned()))
+      Ok(DigestSetting::Templates)
     }
     _ => Err(args::type_error(
       env,
@@ -167,72 +173,6 @@ fn parse_digest(env: &Env, o: &Object) -> Result<Option<String>> {
 
 /// The §6.7 options as JavaScript gave them (checked for type and range), kept as they are
 /// for a persisted task's record.
-#[derive(Debug, Default)]
-pub(crate) struct SignalArgs {
-  pub batch_ms: Option<f64>,
-  pub max_batch_lines: Option<f64>,
-  pub important: Option<String>,
-  /// `"true"` or `"templates"`; `None` for no digest.
-  pub digest: Option<String>,
-  pub sample_lines: Option<f64>,
-  pub context_before: Option<f64>,
-  pub context_after: Option<f64>,
-}
-
-impl SignalArgs {
-  fn to_json(&self) -> serde_json::Value {
-    serde_json::json!({
-      "batchMs": self.batch_ms,
-      "maxBatchLines": self.max_batch_lines,
-      "important": self.important,
-      "digest": match self.digest.as_deref() {
-        Some("templates") => serde_json::json!("templates"),
-        other => serde_json::json!(other.is_some()),
-      },
-      "sampleLines": self.sample_lines,
-      "contextBefore": self.context_before,
-      "contextAfter": self.context_after,
-    })
-  }
-
-  /// Back from [`Self::to_json`] (a persisted record; persistence is Unix-only).
-  pub(crate) fn from_json(v: &serde_json::Value) -> Self {
-    let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
-    Self {
-      batch_ms: n("batchMs"),
-      max_batch_lines: n("maxBatchLines"),
-      important: v
-        .get("important")
-        .and_then(|x| x.as_str())
-        .map(str::to_owned),
-      digest: match v.get("digest") {
-        Some(serde_json::Value::Bool(true)) => Some("true".to_owned()),
-        Some(serde_json::Value::String(mode)) if mode == "templates" => Some(mode.clone()),
-        _ => None,
-      },
-      sample_lines: n("sampleLines"),
-      context_before: n("contextBefore"),
-      context_after: n("contextAfter"),
-    }
-  }
-}
-
-/// The §6.7 options as a [`SignalConfig`].
-pub(crate) fn signal_config(
-  args: &SignalArgs,
-) -> std::result::Result<SignalConfig, SignalConfigError> {
-  SignalConfig::new(SignalOptions {
-    batch_ms: args.batch_ms,
-    max_batch_lines: args.max_batch_lines,
-    important: args.important.as_deref(),
-    digest: args.digest.is_some(),
-    digest_templates: args.digest.as_deref() == Some("templates"),
-    context_before: args.context_before,
-    context_after: args.context_after,
-    sample_lines: args.sample_lines,
-  })
-}
-
 fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
   let o = args::object(env, options, "options")?;
   let command = args::string(env, &args::field(&o, "command")?, "options.command")?;
@@ -259,7 +199,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
       "The \"options.monitorId\" property must be a non-empty string. Received ''".into(),
     ));
   }
-  let (signal, signal_json) = parse_signal_options(env, &o)?;
+  let (signal, signal_settings) = parse_signal_options(env, &o)?;
   let terminal = super::terminal::parse_terminal_option(env, &o)?;
   let persist = super::persist::parse_persist_option(env, &o, terminal.is_some())?;
   let timeout_ms = args::parse_timeout_ms(env, &o, persist.is_some())?;
@@ -276,7 +216,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
       1.0,
       10_000.0,
     )?
-    .unwrap_or(1000.0) as u64,
+    .map_or(DEFAULT_MAX_EVENTS, |n| n as u64),
     idle_timeout_ms: args::optional_integer_field(
       env,
       &o,
@@ -285,7 +225,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
       1.0,
       600_000.0,
     )?
-    .unwrap_or(300_000.0) as u64,
+    .map_or(DEFAULT_IDLE_TIMEOUT_MS, |n| n as u64),
     cwd,
     env: args::env_record(env, &args::field(&o, "env")?, "options.env")?,
     tool_use_id: opt_string("toolUseId")?,
@@ -305,7 +245,7 @@ fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
     keep_alive: args::optional_bool_field(env, &o, "keepAlive", "options.keepAlive")?
       .unwrap_or(false),
     signal,
-    signal_json,
+    signal_settings,
     terminal,
     persist,
   })

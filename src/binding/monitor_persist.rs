@@ -10,14 +10,14 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, RealClock};
 use super::monitor::MonitorRegistry;
-use super::monitor_native::{signal_config, SignalArgs, StartOptions};
+use super::monitor_native::StartOptions;
 use super::persist::{self as host_persist, PersistOptions};
 use crate::core::launch::{
   follow_monitor, launch, Contained, Kept, LaunchKind, LaunchRequest, Launched, Reading,
-  ShellCommand, Term,
+  ShellCommand, TaskOptions, Term,
 };
 use crate::core::monitor::native::FollowFrom;
-use crate::core::monitor::signal::SignalConfig;
+use crate::core::monitor::persisted::MonitorTaskOptions;
 use crate::core::monitor::{EntryMode, Registration};
 use crate::core::persist::link::read_cursor;
 use crate::core::persist::{self, ensure_state_dir, Found, TaskKind, TaskRecord};
@@ -28,64 +28,15 @@ use crate::core::text::sanitize_monitor_line;
 const LOG_CAP_BYTES: u64 = 1 << 30;
 
 /// A monitor's options a later host needs to re-register it.
-fn options_json(opts: &StartOptions) -> serde_json::Value {
-  serde_json::json!({
-    "maxEvents": opts.max_events,
-    "idleTimeoutMs": opts.idle_timeout_ms,
-    "toolUseId": opts.tool_use_id,
-    "ownerAgentId": opts.owner_agent_id,
-    "todoWorkChainId": opts.todo_work_chain_id,
-    "settleMs": opts.settle_ms,
-    "signal": opts.signal_json,
-  })
-}
-
-/// What a recovered monitor is re-registered with.
-struct Recorded {
-  max_events: u64,
-  idle_timeout_ms: u64,
-  tool_use_id: Option<String>,
-  owner_agent_id: Option<String>,
-  todo_work_chain_id: Option<String>,
-  settle_ms: Option<u64>,
-  signal: SignalConfig,
-}
-
-fn recorded_options(v: &serde_json::Value) -> Recorded {
-  let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
-  let n = |k: &str| v.get(k).and_then(serde_json::Value::as_u64);
-  let sig = v.get("signal").cloned().unwrap_or_default();
-  let signal = signal_config(&SignalArgs::from_json(&sig)).unwrap_or_default();
-  Recorded {
-    max_events: n("maxEvents").unwrap_or(1000),
-    idle_timeout_ms: n("idleTimeoutMs").unwrap_or(300_000),
-    tool_use_id: s("toolUseId"),
-    owner_agent_id: s("ownerAgentId"),
-    todo_work_chain_id: s("todoWorkChainId"),
-    settle_ms: n("settleMs"),
-    signal,
-  }
-}
-
-fn registration_of(record: &TaskRecord, o: &Recorded) -> Registration {
-  let start = record.start_time as f64;
-  Registration {
-    monitor_id: record.id.clone(),
-    command: record.command.clone(),
-    description: record.description.clone(),
-    start_time: start,
-    last_event_time: start,
-    event_count: 0,
-    max_events: o.max_events,
-    idle_timeout_ms: o.idle_timeout_ms,
-    dropped_lines: 0,
-    output_file: String::new(),
-    pid: Some(record.task.pid),
-    tool_use_id: o.tool_use_id.clone(),
-    owner_agent_id: o.owner_agent_id.clone(),
-    todo_work_chain_id: o.todo_work_chain_id.clone(),
-    mode: EntryMode::Native,
-    settle_ms: o.settle_ms,
+fn task_options(opts: &StartOptions) -> MonitorTaskOptions {
+  MonitorTaskOptions {
+    max_events: opts.max_events,
+    idle_timeout_ms: opts.idle_timeout_ms,
+    tool_use_id: opts.tool_use_id.clone(),
+    owner_agent_id: opts.owner_agent_id.clone(),
+    todo_work_chain_id: opts.todo_work_chain_id.clone(),
+    settle_ms: opts.settle_ms,
+    signal: opts.signal_settings.clone(),
   }
 }
 
@@ -135,7 +86,7 @@ impl MonitorRegistry {
         description: &description,
         start_time: now_wall,
         max_output_bytes: LOG_CAP_BYTES,
-        options: options_json(&opts),
+        options: TaskOptions::Monitor(task_options(&opts)),
       }),
     })
     .map(Launched::into_monitor);
@@ -173,9 +124,9 @@ impl MonitorRegistry {
     &'a self,
     env: &'a Env,
     record: &TaskRecord,
-    o: &Recorded,
+    o: &MonitorTaskOptions,
   ) -> Result<Object<'a>> {
-    self.register_native(env, registration_of(record, o), js::mono_ms(), false)
+    self.register_native(env, o.registration(record), js::mono_ms(), false)
   }
 }
 
@@ -205,7 +156,7 @@ impl MonitorRegistry {
         Found::Busy { id } => out.busy(&id)?,
         Found::Lost { record, reason, .. } => out.lost(&record.id, &record.command, &reason)?,
         Found::Ended { record, end, lock } => {
-          let o = recorded_options(&record.options);
+          let o = MonitorTaskOptions::of_record(&record);
           let object = match self.register_recorded(&env, &record, &o) {
             Ok(object) => object,
             Err(error) => {
@@ -223,7 +174,7 @@ impl MonitorRegistry {
           out.settled(object)?;
         }
         Found::Running { record, lock } => {
-          let o = recorded_options(&record.options);
+          let o = MonitorTaskOptions::of_record(&record);
           let object = match self.register_recorded(&env, &record, &o) {
             Ok(object) => object,
             Err(error) => {
@@ -243,7 +194,7 @@ impl MonitorRegistry {
           let id = record.id.as_str();
           let reading = Reading {
             throttle: self.throttle,
-            signal: o.signal,
+            signal: o.signal_config(),
             max_events: o.max_events,
             screen_settle_ms: None,
           };

@@ -505,7 +505,7 @@ pub struct Persist {
 }
 
 use kept::{launch_kept_monitor, launch_kept_shell};
-pub use kept::{prepare_kept, Kept};
+pub use kept::{prepare_kept, Kept, TaskOptions};
 
 /// Persisted tasks: a keeper runs the command (docs/persistence.md).
 mod kept {
@@ -549,7 +549,25 @@ mod kept {
     pub description: &'a str,
     pub start_time: f64,
     pub max_output_bytes: u64,
-    pub options: serde_json::Value,
+    pub options: TaskOptions,
+  }
+
+  /// The options a later host needs to take the task back, kept in its record.
+  #[derive(Debug, Clone, PartialEq)]
+  pub enum TaskOptions {
+    Monitor(crate::monitor::persisted::MonitorTaskOptions),
+    Shell(crate::shell::persisted::ShellTaskOptions),
+  }
+
+  impl TaskOptions {
+    /// The record's `options` field.
+    pub fn to_value(&self) -> serde_json::Value {
+      let value = match self {
+        Self::Monitor(options) => serde_json::to_value(options),
+        Self::Shell(options) => serde_json::to_value(options),
+      };
+      value.unwrap_or_default()
+    }
   }
 
   /// Has a keeper run a monitor's command; its raw log is in the state directory.
@@ -649,7 +667,7 @@ mod kept {
       status_path,
       max_output_bytes: kept.max_output_bytes,
       start_time: kept.start_time as u64,
-      options: kept.options.clone(),
+      options: kept.options.to_value(),
     }
   }
 }
@@ -819,7 +837,7 @@ mod tests {
         description: "x",
         start_time: 0.0,
         max_output_bytes: 1024,
-        options: serde_json::json!({}),
+        options: TaskOptions::Shell(Default::default()),
       }),
     }) else {
       panic!("a persisted terminal task must be refused");

@@ -24,9 +24,10 @@ use crate::core::guards::strip_trailing_background_amp;
 use crate::core::ids::{random_hex, shell_id_problem};
 use crate::core::launch::{
   default_remove_env, Kept, LaunchError, LaunchKind, LaunchRequest, Launched, LaunchedShell,
-  ShellCallbacks, ShellCommand, Term,
+  ShellCallbacks, ShellCommand, TaskOptions, Term,
 };
 use crate::core::process;
+use crate::core::shell::persisted::ShellTaskOptions;
 use crate::core::shell::RunSignal;
 use crate::core::shell::{
   ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict, DEFAULT_MAX_OUTPUT_BYTES,
@@ -436,15 +437,21 @@ fn launch(
     limits: opts.limits,
   };
   // The task record keeps `settleMs` for a later host.
-  let kept = persisted.zip(opts.persist.as_ref()).map(|(link, persist)| Kept {
-    persist,
-    link,
-    id: facts.shell_id,
-    description: facts.command,
-    start_time: now,
-    max_output_bytes: opts.max_output_bytes,
-    options: serde_json::json!({ "cwd": opts.cwd, "outputDir": opts.output_dir, "settleMs": opts.settle_ms }),
-  });
+  let kept = persisted
+    .zip(opts.persist.as_ref())
+    .map(|(link, persist)| Kept {
+      persist,
+      link,
+      id: facts.shell_id,
+      description: facts.command,
+      start_time: now,
+      max_output_bytes: opts.max_output_bytes,
+      options: TaskOptions::Shell(ShellTaskOptions {
+        cwd: opts.cwd.clone(),
+        output_dir: opts.output_dir.clone(),
+        settle_ms: opts.settle_ms,
+      }),
+    });
   crate::core::launch::launch(LaunchRequest {
     command: request,
     kind: LaunchKind::Shell {

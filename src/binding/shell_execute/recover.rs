@@ -6,6 +6,7 @@ use crate::binding::monitor_persist::{recover_state_dir, RecoverOut};
 use crate::core::launch::follow_shell;
 use crate::core::persist::{self, Found, TaskKind, TaskRecord};
 use crate::core::persist::{renewer, EndView, KeeperLink};
+use crate::core::shell::persisted::ShellTaskOptions;
 
 /// A recorded shell registered as running: its entry object, its
 /// controller's signal, and the settle of its run.
@@ -15,12 +16,7 @@ fn register_recorded<'a>(
   record: &TaskRecord,
 ) -> Result<(Object<'a>, Object<'a>, Rc<RefCell<Option<Settle>>>)> {
   let id = record.id.as_str();
-  let cwd = record
-    .options
-    .get("cwd")
-    .and_then(|c| c.as_str())
-    .unwrap_or(&record.cwd)
-    .to_owned();
+  let cwd = ShellTaskOptions::of_record(record).cwd(record).to_owned();
   let start = record.start_time as f64;
   let controller = new_abort_controller(env)?;
   let controller_signal: Object = controller.get_named_property("signal")?;
@@ -140,10 +136,7 @@ impl BackgroundShellRegistry {
             }
           })?;
           release(&env, listener);
-          let settle_ms = record
-            .options
-            .get("settleMs")
-            .and_then(serde_json::Value::as_u64);
+          let settle_ms = ShellTaskOptions::of_record(&record).settle_ms;
           // Waits judge output from now on: what was written meanwhile is in the file.
           let offset = std::fs::metadata(&record.output_path).map_or(0, |m| m.len());
           let run = follow_shell(

@@ -8,6 +8,7 @@ pub mod hub;
 #[cfg(any(unix, windows))]
 pub mod native;
 pub mod notification;
+pub mod persisted;
 pub mod pipeline;
 pub mod reader;
 pub mod registry;

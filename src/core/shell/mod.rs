@@ -7,6 +7,7 @@ pub mod entry;
 mod iso_time;
 pub mod notification;
 pub mod output;
+pub mod persisted;
 pub mod registry;
 #[cfg(any(unix, windows))]
 pub mod runner;

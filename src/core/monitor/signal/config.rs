@@ -3,6 +3,7 @@
 use std::fmt;
 
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 
 /// `batchMs`: 10..10_000 ms.
 pub const BATCH_MS_MIN: u64 = 10;
@@ -67,6 +68,75 @@ pub struct SignalOptions<'a> {
   pub context_before: Option<f64>,
   pub context_after: Option<f64>,
   pub sample_lines: Option<f64>,
+}
+
+/// `digest` as JavaScript gives it: `false`, `true` or `'templates'`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "DigestValue", into = "DigestValue")]
+pub enum DigestSetting {
+  #[default]
+  Off,
+  On,
+  Templates,
+}
+
+/// [`DigestSetting`] as its JSON value (a persisted task's record).
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum DigestValue {
+  Flag(bool),
+  Mode(String),
+}
+
+impl From<DigestValue> for DigestSetting {
+  fn from(value: DigestValue) -> Self {
+    match value {
+      DigestValue::Flag(true) => Self::On,
+      DigestValue::Mode(mode) if mode == "templates" => Self::Templates,
+      _ => Self::Off,
+    }
+  }
+}
+
+impl From<DigestSetting> for DigestValue {
+  fn from(setting: DigestSetting) -> Self {
+    match setting {
+      DigestSetting::Off => Self::Flag(false),
+      DigestSetting::On => Self::Flag(true),
+      DigestSetting::Templates => Self::Mode("templates".to_owned()),
+    }
+  }
+}
+
+/// The §6.7 options as JavaScript gave them, owned: what the binding parses and what a persisted
+/// monitor's record keeps (docs/persistence.md "Records"), so that a later host builds the same
+/// [`SignalConfig`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SignalSettings {
+  pub batch_ms: Option<f64>,
+  pub max_batch_lines: Option<f64>,
+  pub important: Option<String>,
+  pub digest: DigestSetting,
+  pub sample_lines: Option<f64>,
+  pub context_before: Option<f64>,
+  pub context_after: Option<f64>,
+}
+
+impl SignalSettings {
+  /// As [`SignalOptions`], for [`SignalConfig::new`].
+  pub fn options(&self) -> SignalOptions<'_> {
+    SignalOptions {
+      batch_ms: self.batch_ms,
+      max_batch_lines: self.max_batch_lines,
+      important: self.important.as_deref(),
+      digest: self.digest != DigestSetting::Off,
+      digest_templates: self.digest == DigestSetting::Templates,
+      context_before: self.context_before,
+      context_after: self.context_after,
+      sample_lines: self.sample_lines,
+    }
+  }
 }
 
 /// One monitor's signal settings, validated. [`Default`] is "all off": the lane then behaves as

@@ -21,7 +21,7 @@ pub mod text;
 #[cfg(test)]
 mod tests;
 
-pub use config::{SignalConfig, SignalConfigError, SignalOptions};
+pub use config::{DigestSetting, SignalConfig, SignalConfigError, SignalOptions, SignalSettings};
 pub use digest::{digest_display_line, digest_line, result_with_digest, DigestNote, DropDigest};
 pub use lane::{LineText, Mark, Out, SignalLane};
 pub use text::{

@@ -174,6 +174,7 @@ fn lock(hub: &MonitorHub) -> std::sync::MutexGuard<'_, MonitorRegistry> {
 mod signals;
 
 mod lane;
+mod persisted;
 
 #[test]
 fn golden_event_and_completion_texts() {
