@@ -1,41 +1,28 @@
 //! `MonitorRegistry.screen()`, `write()` and `resize()` (API.md §6.5): a
-//! terminal-mode monitor's screen and input.
+//! terminal-mode monitor's screen and input (the rule is core `MonitorHub`'s).
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::args;
 use super::monitor::MonitorRegistry;
-use super::terminal::{data_arg, no_terminal, screen_object, size_args, terminal_error};
+use super::terminal::{data_arg, refusal, screen_object, size_args, terminal_error};
 use crate::core::monitor::hub::NativeTask;
-use crate::core::terminal::TerminalError;
+use crate::core::terminal::TerminalRefusal;
 use std::sync::Arc;
 
 impl MonitorRegistry {
-  /// The entry's native task; an `Error` naming an unknown id.
-  fn terminal_task(&self, id: &str) -> Result<Option<Arc<dyn NativeTask>>> {
-    if self.hub.registry().get(id).is_none() {
-      return Err(Error::from_reason(format!(
-        "Monitor \"{id}\" is not registered."
-      )));
-    }
-    Ok(self.hub.native(id))
+  fn live_terminal(&self, id: &str) -> Result<Arc<dyn NativeTask>> {
+    self
+      .hub
+      .live_terminal(id)
+      .map_err(|r| refusal(&what(id), &r))
   }
+}
 
-  /// `write()`/`resize()` on a terminal monitor that settled (its process may
-  /// still be on its way out): it ended.
-  fn refuse_if_settled(
-    &self,
-    id: &str,
-    task: &Option<Arc<dyn NativeTask>>,
-    what: &str,
-  ) -> Result<()> {
-    let settled = !self.hub.registry().is_running(id);
-    if settled && task.as_ref().is_some_and(|t| t.has_terminal()) {
-      return Err(terminal_error(what, &TerminalError::Ended));
-    }
-    Ok(())
-  }
+/// How errors name the monitor.
+fn what(id: &str) -> String {
+  format!("Monitor \"{id}\"")
 }
 
 #[napi]
@@ -49,7 +36,7 @@ impl MonitorRegistry {
   )]
   pub fn screen(&self, env: Env, monitor_id: Unknown) -> Result<Unknown<'static>> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
-    match self.terminal_task(&id)?.and_then(|task| task.screen()) {
+    match self.hub.screen(&id).map_err(|r| refusal(&what(&id), &r))? {
       Some(snapshot) => Ok(args::out(&env, &screen_object(&env, &snapshot)?)),
       None => args::undefined(&env),
     }
@@ -65,12 +52,9 @@ impl MonitorRegistry {
   pub fn write(&self, env: Env, monitor_id: Unknown, data: Unknown) -> Result<()> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
     let data = data_arg(&env, &data)?;
-    let what = format!("Monitor \"{id}\"");
-    let task = self.terminal_task(&id)?;
-    self.refuse_if_settled(&id, &task, &what)?;
-    match task.as_ref().and_then(|task| task.write_terminal(&data)) {
-      Some(result) => result.map_err(|e| terminal_error(&what, &e)),
-      None => Err(no_terminal(&what)),
+    match self.live_terminal(&id)?.write_terminal(&data) {
+      Some(result) => result.map_err(|e| terminal_error(&what(&id), &e)),
+      None => Err(refusal(&what(&id), &TerminalRefusal::NoTerminal)),
     }
   }
 
@@ -82,12 +66,9 @@ impl MonitorRegistry {
   pub fn resize(&self, env: Env, monitor_id: Unknown, cols: Unknown, rows: Unknown) -> Result<()> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
     let size = size_args(&env, &cols, &rows)?;
-    let what = format!("Monitor \"{id}\"");
-    let task = self.terminal_task(&id)?;
-    self.refuse_if_settled(&id, &task, &what)?;
-    match task.as_ref().and_then(|task| task.resize_terminal(size)) {
-      Some(result) => result.map_err(|e| terminal_error(&what, &e)),
-      None => Err(no_terminal(&what)),
+    match self.live_terminal(&id)?.resize_terminal(size) {
+      Some(result) => result.map_err(|e| terminal_error(&what(&id), &e)),
+      None => Err(refusal(&what(&id), &TerminalRefusal::NoTerminal)),
     }
   }
 }

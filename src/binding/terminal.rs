@@ -6,7 +6,7 @@ use napi::bindgen_prelude::*;
 
 use super::args;
 use super::js::set_opt;
-use crate::core::terminal::{ScreenSnapshot, TerminalError, TerminalSize};
+use crate::core::terminal::{ScreenSnapshot, TerminalError, TerminalRefusal, TerminalSize};
 
 /// `terminal: true | { cols, rows }` (false or absent: no terminal).
 pub(crate) fn parse_terminal_option(env: &Env, o: &Object) -> Result<Option<TerminalSize>> {
@@ -94,11 +94,16 @@ pub(crate) fn terminal_error(what: &str, error: &TerminalError) -> Error {
   }
 }
 
-/// The `Error` for a task started without `terminal`.
-pub(crate) fn no_terminal(what: &str) -> Error {
-  Error::from_reason(format!(
-    "{what} has no terminal (start it with `terminal: true`)"
-  ))
+/// The `Error` for a terminal call the task cannot take (core `TerminalRefusal`); `what` names
+/// the task.
+pub(crate) fn refusal(what: &str, refusal: &TerminalRefusal) -> Error {
+  match refusal {
+    TerminalRefusal::Unknown => Error::from_reason(format!("{what} is not registered.")),
+    TerminalRefusal::Ended => terminal_error(what, &TerminalError::Ended),
+    TerminalRefusal::NoTerminal => Error::from_reason(format!(
+      "{what} has no terminal (start it with `terminal: true`)"
+    )),
+  }
 }
 
 /// `ScreenSnapshot` as a JavaScript object.

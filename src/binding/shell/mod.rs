@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -25,98 +26,60 @@ use super::registry::{
 use super::wait::{parse_wait_options, JsWaits};
 use crate::core::end::TaskEnd;
 use crate::core::shell::{
-  shell_settled_notification, ShellEffect, ShellEntry, ShellNotification, ShellRegistration,
-  ShellRegistry, ShellSettled, ShellStatus, ShellVerdict, MAX_RETAINED_TERMINAL_SHELLS,
+  shell_settled_notification, ShellEffect, ShellEntry, ShellHub, ShellNotification, ShellOutgoing,
+  ShellRegistration, ShellRegistry, ShellRun, ShellSettled, ShellStatus, ShellVerdict, WaitPlan,
+  MAX_RETAINED_TERMINAL_SHELLS,
 };
-use crate::core::wait::{WaitOutcome, WaitReason};
+use crate::core::terminal::TerminalRefusal;
+use crate::core::wait::WaitOutcome;
 
-/// The registry state and the JavaScript objects it hands out.
+/// The registry's hub (core `shell::hub`) and the JavaScript objects it hands out.
 pub(crate) struct ShellInner {
-  pub(crate) core: RefCell<ShellRegistry>,
+  pub(crate) hub: RefCell<ShellHub>,
   entries: RefCell<HashMap<String, EntryObjects>>,
   callbacks: RefCell<TaskCallbacks>,
-  /// The processes `executeBackground` started, by shell id, until they settle.
-  #[cfg(any(unix, windows))]
-  processes: RefCell<HashMap<String, std::sync::Arc<crate::core::shell::ShellRun>>>,
-  /// `waitFor` promises, and which are pending for which shell.
+  /// `waitFor` promises.
   waits: JsWaits,
-  shell_waits: RefCell<HashMap<String, Vec<u64>>>,
-  /// The last screen of terminal shells that ended, until their entry leaves.
-  last_screens: RefCell<HashMap<String, crate::core::terminal::ScreenSnapshot>>,
   /// What `restart()` needs, by shell id, until the entry leaves.
   pub(crate) restarts: RefCell<HashMap<String, super::shell_execute::restart::RestartSpec>>,
 }
 
 impl ShellInner {
   fn new() -> Self {
+    let registry = ShellRegistry::new(MAX_RETAINED_TERMINAL_SHELLS, std::process::id());
     Self {
-      core: RefCell::new(ShellRegistry::new(
-        MAX_RETAINED_TERMINAL_SHELLS,
-        std::process::id(),
-      )),
+      hub: RefCell::new(ShellHub::new(registry)),
       entries: RefCell::default(),
       callbacks: RefCell::default(),
-      #[cfg(any(unix, windows))]
-      processes: RefCell::default(),
       waits: JsWaits::default(),
-      shell_waits: RefCell::default(),
-      last_screens: RefCell::default(),
       restarts: RefCell::default(),
     }
   }
 
-  pub(crate) fn keep_last_screen(&self, id: &str, screen: crate::core::terminal::ScreenSnapshot) {
-    if self.entry(id).is_some() {
-      self.last_screens.borrow_mut().insert(id.to_owned(), screen);
-    }
-  }
-
-  /// The run of shell `id`, while it has one.
-  fn run_of(&self, id: &str) -> Option<std::sync::Arc<crate::core::shell::ShellRun>> {
-    #[cfg(any(unix, windows))]
-    return self.processes.borrow().get(id).cloned();
-    #[cfg(not(any(unix, windows)))]
-    {
-      let _ = id;
-      None
-    }
-  }
-
-  /// [`Self::resolve_wait`] with `elapsedMs` measured from the call.
-  fn resolve_wait_timed(&self, env: &Env, id: &str, wait: u64, outcome: &WaitOutcome) {
-    self.forget_wait(id, wait);
-    self.waits.resolve_timed(env, wait, outcome);
+  /// A registry transition, carried out.
+  pub(crate) fn transition(
+    &self,
+    env: &Env,
+    change: impl FnOnce(&mut ShellRegistry) -> Vec<ShellEffect>,
+  ) {
+    let out = {
+      let mut hub = self.hub.borrow_mut();
+      let effects = change(hub.registry_mut());
+      hub.outgoing(effects)
+    };
+    self.carry_out(env, out);
   }
 
   /// Resolves wait `wait` of shell `id` (once), with the outcome's own `elapsedMs`.
   pub(crate) fn resolve_wait(&self, env: &Env, id: &str, wait: u64, outcome: &WaitOutcome) {
-    self.forget_wait(id, wait);
+    self.hub.borrow_mut().forget_wait(id, wait);
     self.waits.resolve(env, wait, outcome);
   }
 
-  fn forget_wait(&self, id: &str, wait: u64) {
-    if let Some(waits) = self.shell_waits.borrow_mut().get_mut(id) {
-      waits.retain(|w| *w != wait);
-    }
-  }
-
-  /// The shell settled (or left without a run to wait for): every pending
-  /// wait resolves with `exit` and `status`.
-  pub(crate) fn resolve_waits_exit(&self, env: &Env, id: &str, status: ShellStatus) {
-    let Some(waits) = self.shell_waits.borrow_mut().remove(id) else {
-      return;
-    };
-    let outcome = WaitOutcome {
-      reason: WaitReason::Exit,
-      line: None,
-      port: None,
-      status,
-      elapsed_ms: 0.0,
-    };
-    for wait in waits {
-      // Each wait's own elapsed time is not kept here: it is measured from the call.
-      self.waits.resolve_timed(env, wait, &outcome);
-    }
+  /// The run of shell `id` settled: its waits end with `status`.
+  pub(crate) fn settle_waits(&self, env: &Env, id: &str, status: ShellStatus) {
+    let out = self.hub.borrow_mut().settle_waits(id, status);
+    self.carry_out(env, out);
   }
 
   /// A settled notification from a shell's run (API.md §6.2): not gated by
@@ -152,48 +115,8 @@ impl ShellInner {
     call_notification(env, cb, n.display_text, n.model_text, meta);
   }
 
-  /// Links a started process to its entry (see [`Self::stop_process_if_settled`]).
-  #[cfg(any(unix, windows))]
-  pub(crate) fn attach_process(&self, id: &str, run: std::sync::Arc<crate::core::shell::ShellRun>) {
-    self.processes.borrow_mut().insert(id.to_owned(), run);
-  }
-
-  /// Unlinks a process that settled.
-  #[cfg(any(unix, windows))]
-  pub(crate) fn detach_process(
-    &self,
-    id: &str,
-    run: &std::sync::Arc<crate::core::shell::ShellRun>,
-  ) {
-    let mut processes = self.processes.borrow_mut();
-    if processes
-      .get(id)
-      .is_some_and(|p| std::sync::Arc::ptr_eq(p, run))
-    {
-      processes.remove(id);
-    }
-  }
-
-  /// `complete()`/`fail()` from JavaScript settled a shell whose process we
-  /// started: the process is stopped too (SIGTERM to its tree, SIGKILL 200 ms
-  /// later), never left running unreachable.
-  fn stop_process_if_settled(&self, id: &str) {
-    #[cfg(any(unix, windows))]
-    {
-      if self.entry(id).is_some_and(|e| e.is_running()) {
-        return;
-      }
-      let run = self.processes.borrow().get(id).cloned();
-      if let Some(run) = run {
-        run.cancel();
-      }
-    }
-    #[cfg(not(any(unix, windows)))]
-    let _ = id;
-  }
-
   pub(crate) fn entry(&self, id: &str) -> Option<ShellEntry> {
-    self.core.borrow().get(id).cloned()
+    self.hub.borrow().entry(id).cloned()
   }
 
   fn object<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
@@ -233,56 +156,28 @@ impl ShellInner {
       .and_then(|v| unsafe { v.cast::<f64>() }.ok())
       .filter(|n| *n > 0.0 && n.fract() == 0.0 && *n <= u32::MAX as f64)
       .map(|n| n as u32);
-    self.core.borrow_mut().set_pid(id, pid);
+    self.hub.borrow_mut().registry_mut().set_pid(id, pid);
   }
 
-  /// Carries out effects in order. Objects of removed entries are released
-  /// only after every effect ran (status-change after `reset` still needs one).
-  pub(crate) fn run(&self, env: &Env, effects: Vec<ShellEffect>) {
-    let mut removed = Vec::new();
-    let mut settled = Vec::new();
-    for effect in effects {
-      match effect {
-        ShellEffect::Registered(id) => {
+  /// Carries out what a transition asks of JavaScript, in order (core `ShellHub::outgoing`).
+  fn carry_out(&self, env: &Env, out: Vec<ShellOutgoing>) {
+    for item in out {
+      match item {
+        ShellOutgoing::Registered(id) => {
           let entry = self.synced(env, &id);
           call_register(env, self.callback(env, |c| c.register.as_ref()), entry);
         }
-        ShellEffect::StatusChanged(id) => {
-          if let Some(id) = &id {
-            settled.push(id.clone());
-          }
+        ShellOutgoing::StatusChanged(id) => {
           let entry = id.and_then(|id| self.synced(env, &id));
           let cb = self.callback(env, |c| c.status_change.as_ref());
           call_status_change(env, cb, entry);
         }
-        ShellEffect::Notify(id) => self.notify(env, &id),
-        ShellEffect::Abort(id) => self.abort(env, &id),
-        ShellEffect::Removed(ids) => removed.extend(ids),
+        ShellOutgoing::Notify(id) => self.notify(env, &id),
+        ShellOutgoing::Abort(id) => self.abort(env, &id),
+        // Each wait's own elapsed time is not kept here: it is measured from the call.
+        ShellOutgoing::ResolveWait(wait, outcome) => self.waits.resolve_timed(env, wait, &outcome),
+        ShellOutgoing::Forget(ids) => self.forget(env, &ids),
       }
-    }
-    // Waits end with the settle; a shell `reset()` removed while its process
-    // runs keeps its waits until that process ends (`done`), one with no
-    // process of ours resolves now, `cancelled`.
-    for id in settled {
-      if let Some(entry) = self.entry(&id).filter(|e| !e.is_running()) {
-        self.resolve_waits_exit(env, &id, entry.status);
-      }
-    }
-    for id in &removed {
-      if self.entry(id).is_none() && !self.has_process(id) {
-        self.resolve_waits_exit(env, id, ShellStatus::Cancelled);
-      }
-    }
-    self.forget(env, &removed);
-  }
-
-  fn has_process(&self, id: &str) -> bool {
-    #[cfg(any(unix, windows))]
-    return self.processes.borrow().contains_key(id);
-    #[cfg(not(any(unix, windows)))]
-    {
-      let _ = id;
-      false
     }
   }
 
@@ -290,7 +185,11 @@ impl ShellInner {
   fn notify(&self, env: &Env, id: &str) {
     self.read_caller_pid(env, id);
     let cb = self.callback(env, |c| c.notification.as_ref());
-    let built = self.core.borrow_mut().take_notification(id, cb.is_some());
+    let built = self
+      .hub
+      .borrow_mut()
+      .registry_mut()
+      .take_notification(id, cb.is_some());
     self.synced(env, id);
     let (Some(cb), Some(n)) = (cb, built) else {
       return;
@@ -309,12 +208,6 @@ impl ShellInner {
 
   fn forget(&self, env: &Env, ids: &[String]) {
     super::shell_execute::restart::forget(env, self, ids);
-    {
-      let mut screens = self.last_screens.borrow_mut();
-      for id in ids {
-        screens.remove(id);
-      }
-    }
     let removed: Vec<EntryObjects> = {
       let mut entries = self.entries.borrow_mut();
       ids.iter().filter_map(|id| entries.remove(id)).collect()
@@ -334,8 +227,9 @@ impl ShellInner {
   ) -> Result<()> {
     let id = reg.shell_id.clone();
     self
-      .core
+      .hub
       .borrow()
+      .registry()
       .check_can_register(&id)
       .map_err(Error::from_reason)?;
     let mut object = *object;
@@ -352,10 +246,14 @@ impl ShellInner {
         controller,
       },
     );
-    let effects = self.core.borrow_mut().register(reg);
-    match effects {
-      Ok(effects) => {
-        self.run(env, effects);
+    let registered = {
+      let mut hub = self.hub.borrow_mut();
+      let registered = hub.registry_mut().register(reg);
+      registered.map(|effects| hub.outgoing(effects))
+    };
+    match registered {
+      Ok(out) => {
+        self.carry_out(env, out);
         Ok(())
       }
       Err(message) => {
@@ -365,24 +263,9 @@ impl ShellInner {
     }
   }
 
-  pub(crate) fn complete(&self, env: &Env, id: &str, exit_code: i32, end_time: f64) {
-    let effects = self.core.borrow_mut().complete(id, exit_code, end_time);
-    self.run(env, effects);
-  }
-
-  pub(crate) fn fail(&self, env: &Env, id: &str, error: &str, end_time: f64) {
-    let effects = self.core.borrow_mut().fail(id, error, end_time);
-    self.run(env, effects);
-  }
-
-  pub(crate) fn cancel(&self, env: &Env, id: &str, end_time: f64) {
-    let effects = self.core.borrow_mut().cancel(id, end_time);
-    self.run(env, effects);
-  }
-
   /// Follows the run of the entry `id` just registered; see `finish_run`.
   pub(crate) fn track_run(&self, id: &str) -> u64 {
-    self.core.borrow_mut().track_run(id)
+    self.hub.borrow_mut().registry_mut().track_run(id)
   }
 
   /// The run `token` of `id` ended: settles a held running entry with
@@ -397,11 +280,14 @@ impl ShellInner {
     end: TaskEnd,
     end_time: f64,
   ) -> ShellSettled {
-    let (effects, settled) = self
-      .core
-      .borrow_mut()
-      .finish_run(id, token, verdict, end, end_time);
-    self.run(env, effects);
+    let (out, settled) = {
+      let mut hub = self.hub.borrow_mut();
+      let (effects, settled) = hub
+        .registry_mut()
+        .finish_run(id, token, verdict, end, end_time);
+      (hub.outgoing(effects), settled)
+    };
+    self.carry_out(env, out);
     settled
   }
 
@@ -521,7 +407,7 @@ impl BackgroundShellRegistry {
   #[napi(catch_unwind, ts_return_type = "ShellTask[]")]
   pub fn get_all(&self, env: Env) -> Result<Unknown<'static>> {
     let mut array = env.create_array(0)?;
-    let ids = self.inner.core.borrow().ids();
+    let ids = self.inner.hub.borrow().registry().ids();
     let mut i = 0;
     for id in ids {
       if let Some(object) = self.inner.synced(&env, &id) {
@@ -534,7 +420,7 @@ impl BackgroundShellRegistry {
 
   #[napi(catch_unwind)]
   pub fn has_running_entries(&self) -> bool {
-    self.inner.core.borrow().has_running_entries()
+    self.inner.hub.borrow().registry().has_running_entries()
   }
 
   /// Settles a running shell `completed`.
@@ -559,8 +445,10 @@ impl BackgroundShellRegistry {
       i32::MAX as f64,
     )? as i32;
     let end_time = end_time_arg(&env, &end_time)?;
-    self.inner.complete(&env, &id, code, end_time);
-    self.inner.stop_process_if_settled(&id);
+    self
+      .inner
+      .transition(&env, |r| r.complete(&id, code, end_time));
+    self.inner.hub.borrow().stop_run_if_settled(&id);
     Ok(())
   }
 
@@ -573,8 +461,10 @@ impl BackgroundShellRegistry {
     let id = args::string(&env, &id, "id")?;
     let error = args::string(&env, &error, "error")?;
     let end_time = end_time_arg(&env, &end_time)?;
-    self.inner.fail(&env, &id, &error, end_time);
-    self.inner.stop_process_if_settled(&id);
+    self
+      .inner
+      .transition(&env, |r| r.fail(&id, &error, end_time));
+    self.inner.hub.borrow().stop_run_if_settled(&id);
     Ok(())
   }
 
@@ -583,7 +473,7 @@ impl BackgroundShellRegistry {
   pub fn cancel(&self, env: Env, id: Unknown, end_time: Unknown) -> Result<()> {
     let id = args::string(&env, &id, "id")?;
     let end_time = end_time_arg(&env, &end_time)?;
-    self.inner.cancel(&env, &id, end_time);
+    self.inner.transition(&env, |r| r.cancel(&id, end_time));
     Ok(())
   }
 
@@ -615,17 +505,8 @@ impl BackgroundShellRegistry {
     let on_abort = |wait: u64| {
       let (inner, id) = (Rc::clone(inner), id.clone());
       move |env: &Env| {
-        let outcome = inner
-          .run_of(&id)
-          .and_then(|run| run.abort_wait(wait))
-          .unwrap_or(WaitOutcome {
-            reason: WaitReason::Aborted,
-            line: None,
-            port: None,
-            status: ShellStatus::Running,
-            elapsed_ms: 0.0,
-          });
-        inner.resolve_wait_timed(env, &id, wait, &outcome);
+        let outcome = inner.hub.borrow_mut().abort_wait(&id, wait);
+        inner.waits.resolve_timed(env, wait, &outcome);
       }
     };
     let settled = !entry.is_running();
@@ -638,36 +519,20 @@ impl BackgroundShellRegistry {
           spec,
         } => (wait, promise, spec),
       };
-    inner
-      .shell_waits
-      .borrow_mut()
-      .entry(id.clone())
-      .or_default()
-      .push(wait);
-    match inner.run_of(&id) {
-      Some(run) => run.add_wait(wait, spec),
-      None => {
-        // No output reaches us: only the clock can end it before the settle.
-        let first = match (spec.quiet_ms, spec.timeout_ms) {
-          (Some(q), Some(t)) if t < q => Some((t, WaitReason::Timeout)),
-          (Some(q), _) => Some((q, WaitReason::Quiet)),
-          (None, Some(t)) => Some((t, WaitReason::Timeout)),
-          (None, None) => None,
+    let plan = inner.hub.borrow_mut().add_wait(&id, wait, spec);
+    if let WaitPlan::Timer(ms, reason) = plan {
+      let (inner, id) = (Rc::clone(inner), id.clone());
+      set_unref_timeout(&env, "taskstreamWaitTimer", ms, move |env| {
+        let outcome = WaitOutcome {
+          reason,
+          line: None,
+          port: None,
+          status: ShellStatus::Running,
+          elapsed_ms: 0.0,
         };
-        if let Some((ms, reason)) = first {
-          let (inner, id) = (Rc::clone(inner), id.clone());
-          set_unref_timeout(&env, "taskstreamWaitTimer", ms, move |env| {
-            let outcome = WaitOutcome {
-              reason,
-              line: None,
-              port: None,
-              status: ShellStatus::Running,
-              elapsed_ms: 0.0,
-            };
-            inner.resolve_wait_timed(env, &id, wait, &outcome);
-          })?;
-        }
-      }
+        inner.hub.borrow_mut().forget_wait(&id, wait);
+        inner.waits.resolve_timed(env, wait, &outcome);
+      })?;
     }
     Ok(args::out(&env, &promise))
   }
@@ -676,16 +541,14 @@ impl BackgroundShellRegistry {
   #[napi(catch_unwind, ts_args_type = "id: string")]
   pub fn request_cancel(&self, env: Env, id: Unknown) -> Result<()> {
     let id = args::string(&env, &id, "id")?;
-    let effects = self.inner.core.borrow_mut().request_cancel(&id);
-    self.inner.run(&env, effects);
+    self.inner.transition(&env, |r| r.request_cancel(&id));
     Ok(())
   }
 
   /// Shutdown: cancels every running shell, notifications suppressed.
   #[napi(catch_unwind)]
   pub fn abort_all(&self, env: Env) -> Result<()> {
-    let effects = self.inner.core.borrow_mut().abort_all(js::wall_ms());
-    self.inner.run(&env, effects);
+    self.inner.transition(&env, |r| r.abort_all(js::wall_ms()));
     Ok(())
   }
 
@@ -693,8 +556,7 @@ impl BackgroundShellRegistry {
   /// tracked for host-exit cleanup) and fires status-change with the first.
   #[napi(catch_unwind)]
   pub fn reset(&self, env: Env) -> Result<()> {
-    let effects = self.inner.core.borrow_mut().reset();
-    self.inner.run(&env, effects);
+    self.inner.transition(&env, ShellRegistry::reset);
     Ok(())
   }
 
@@ -713,10 +575,10 @@ impl BackgroundShellRegistry {
       cb,
     );
     if installed {
-      let ids = self.inner.core.borrow().replay_ids();
+      let ids = self.inner.hub.borrow().registry().replay_ids();
       self
         .inner
-        .run(&env, ids.into_iter().map(ShellEffect::Notify).collect());
+        .transition(&env, |_| ids.into_iter().map(ShellEffect::Notify).collect());
     }
     Ok(())
   }

@@ -665,16 +665,17 @@ fn attach_run(
   match run {
     Ok(run) => {
       *run_slot.borrow_mut() = Arc::downgrade(&run);
-      inner.attach_process(shell_id, Arc::clone(&run));
       if let Some(settle) = settle.borrow_mut().as_mut() {
         settle.process = Some(Arc::clone(&run));
       }
       // A register or status-change callback may already have stopped the
       // shell (cancel, abortAll, complete, fail, an abort of its
       // controller) before the run existed: stop it now.
-      let stopped =
-        !inner.entry(shell_id).is_some_and(|e| e.is_running()) || signal_aborted(controller_signal);
-      if stopped {
+      let settled = inner
+        .hub
+        .borrow_mut()
+        .attach_run(shell_id, Arc::clone(&run));
+      if !settled && signal_aborted(controller_signal) {
         run.cancel();
       }
     }

@@ -151,8 +151,7 @@ impl BackgroundShellRegistry {
         if let Some(spec) = inner.restarts.borrow_mut().get_mut(&id) {
           spec.waiting = Some(go_on);
         }
-        let effects = inner.core.borrow_mut().request_restart(&id);
-        inner.run(&env, effects);
+        inner.transition(&env, |r| r.request_restart(&id));
       }
     }
     Ok(args::out(&env, &promise))
@@ -172,10 +171,7 @@ fn start_again<'a>(
       "Background shell \"{id}\" cannot be restarted: it left the registry"
     ))
   })?;
-  let removed = inner.core.borrow_mut().remove_ended(id);
-  if let Some(effects) = removed {
-    inner.run(env, effects);
-  }
+  inner.transition(env, |r| r.remove_ended(id).unwrap_or_default());
   let signal = spec.signal.as_ref().and_then(|s| s.get_value(env).ok());
   let resume = Resume::at(counters, js::wall_ms());
   let started = start_shell(env, inner, spec.opts.clone(), signal, Some(resume));

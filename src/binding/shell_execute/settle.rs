@@ -77,10 +77,11 @@ impl Settle {
         cell.set(process.usage());
       }
       // `screen()` keeps answering with the last screen until the entry is pruned.
-      if let Some(screen) = process.screen() {
-        self.inner.keep_last_screen(&self.shell_id, screen);
-      }
-      self.inner.detach_process(&self.shell_id, &process);
+      self
+        .inner
+        .hub
+        .borrow_mut()
+        .detach_run(&self.shell_id, &process);
     }
     if let Some(caller) = self.signal.take() {
       caller.release(env);
@@ -98,9 +99,7 @@ impl Settle {
       Err(error) => tracing::warn!(%error, "taskstream: could not build a background shell result"),
     }
     release(env, self.resolve);
-    self
-      .inner
-      .resolve_waits_exit(env, &self.shell_id, settled.status);
+    self.inner.settle_waits(env, &self.shell_id, settled.status);
     super::restart::run_settled(env, &self.inner, &self.shell_id, &outcome.counters);
   }
 

@@ -32,6 +32,7 @@ use super::registry::{
 };
 use crate::end::EndVia;
 use crate::sync::lock;
+use crate::terminal::{ScreenSnapshot, TerminalRefusal};
 use crate::wait::{WaitOutcome, WaitSpec};
 
 /// How many deliveries may nest on one thread before further ones are
@@ -482,6 +483,32 @@ impl MonitorHub {
     };
     if let Some(native) = native {
       native.abort(self, AbortKind::Discard);
+    }
+  }
+
+  /// The screen of a terminal monitor (also after it ended, until its entry leaves).
+  pub fn screen(&self, id: &str) -> Result<Option<ScreenSnapshot>, TerminalRefusal> {
+    if self.registry().get(id).is_none() {
+      return Err(TerminalRefusal::Unknown);
+    }
+    Ok(self.native(id).and_then(|task| task.screen()))
+  }
+
+  /// The task whose terminal takes `write()`/`resize()`, or why there is none (the rule of
+  /// `shell::ShellHub::live_terminal`).
+  pub fn live_terminal(&self, id: &str) -> Result<Arc<dyn NativeTask>, TerminalRefusal> {
+    let running = {
+      let registry = self.registry();
+      if registry.get(id).is_none() {
+        return Err(TerminalRefusal::Unknown);
+      }
+      registry.is_running(id)
+    };
+    match self.native(id).filter(|task| task.has_terminal()) {
+      // A settled monitor whose terminal is still closing: it ended.
+      Some(_) if !running => Err(TerminalRefusal::Ended),
+      Some(task) => Ok(task),
+      None => Err(TerminalRefusal::NoTerminal),
     }
   }
 

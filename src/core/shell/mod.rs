@@ -4,6 +4,8 @@
 
 mod capped_file;
 pub mod entry;
+#[cfg(any(unix, windows))]
+pub mod hub;
 mod iso_time;
 pub mod notification;
 pub mod output;
@@ -21,6 +23,8 @@ mod test_support;
 mod tests;
 
 pub use entry::{ShellEntry, ShellRegistration, ShellStatus};
+#[cfg(any(unix, windows))]
+pub use hub::{ShellHub, ShellOutgoing, WaitPlan};
 pub use notification::{
   shell_notification, shell_settled_notification, ShellNotification, ShellNotificationMeta,
   MAX_NOTIFICATION_MODEL_COMMAND_LENGTH, MAX_NOTIFICATION_OUTPUT_TAIL_BYTES,

@@ -53,5 +53,17 @@ pub use screen::{
 pub use task::{TaskTerminal, TerminalTick};
 pub use watch::ScreenWatch;
 
+/// Why `write()`/`resize()` (or `screen()`) of a task cannot reach its terminal; the same rule
+/// for monitors and shells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TerminalRefusal {
+  /// No such entry.
+  Unknown,
+  /// The task had a terminal and it ended (or its entry settled while it closes).
+  Ended,
+  /// The task never had one.
+  NoTerminal,
+}
+
 /// `TERM` of a terminal-mode child unless the caller's `env` sets it.
 pub const TERMINAL_TERM: &str = "xterm-256color";

@@ -1,0 +1,260 @@
+//! The shell registry's hub (the counterpart of `monitor/hub.rs` for background shells): the
+//! registry together with what lives beside an entry until it leaves (its run, its pending
+//! waits, its last screen) and the rules that tie them (API.md §4, §6.1, §6.5):
+//!
+//! - a wait ends with the settle (`exit`, the status settled), or `cancelled` when a `reset()`
+//!   removes an entry that has no run of ours to wait for;
+//! - a wait on a shell with no run of ours (registered from JavaScript) sees no output: only its
+//!   clock (the earlier of `quietMs` and `timeoutMs`, counted from the call) ends it before the
+//!   settle;
+//! - settling from JavaScript (`complete()`/`fail()`) stops a run we started;
+//! - a terminal shell's last screen answers `screen()` until its entry leaves.
+//!
+//! The host owns the hub on its one thread and carries out the [`ShellOutgoing`] items in order
+//! (callbacks, promises, objects); the runs report to the host, which feeds the hub.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::entry::{ShellEntry, ShellStatus};
+use super::registry::{ShellEffect, ShellRegistry};
+use super::runner::ShellRun;
+use crate::terminal::{ScreenSnapshot, TerminalRefusal};
+use crate::wait::{WaitOutcome, WaitReason, WaitSpec};
+
+/// What the host does after a transition, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShellOutgoing {
+  /// [`ShellEffect::Registered`].
+  Registered(String),
+  /// [`ShellEffect::StatusChanged`].
+  StatusChanged(Option<String>),
+  /// [`ShellEffect::Notify`]: the host reads the caller's `pid`, then
+  /// [`ShellRegistry::take_notification`].
+  Notify(String),
+  /// [`ShellEffect::Abort`].
+  Abort(String),
+  /// Resolve this wait with this outcome, its `elapsedMs` measured by the host from the call.
+  ResolveWait(u64, WaitOutcome),
+  /// These entries left: the host lets their objects go (after every other item).
+  Forget(Vec<String>),
+}
+
+/// How a new wait is judged, once [`ShellHub::add_wait`] took it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitPlan {
+  /// By the shell's run, which reads its output (it reports the outcome).
+  OnRun,
+  /// No output reaches us: a timer of this many ms ends it with this reason, unless the settle
+  /// comes first.
+  Timer(u64, WaitReason),
+  /// Only the settle ends it.
+  Settle,
+}
+
+/// The registry of background shells and what lives beside its entries.
+pub struct ShellHub {
+  registry: ShellRegistry,
+  /// The runs `executeBackground` started, by shell id, until they settle.
+  runs: HashMap<String, Arc<ShellRun>>,
+  /// Pending `waitFor` ids, by shell id.
+  waits: HashMap<String, Vec<u64>>,
+  /// The last screen of terminal shells that ended, until their entry leaves.
+  last_screens: HashMap<String, ScreenSnapshot>,
+}
+
+impl ShellHub {
+  pub fn new(registry: ShellRegistry) -> Self {
+    Self {
+      registry,
+      runs: HashMap::new(),
+      waits: HashMap::new(),
+      last_screens: HashMap::new(),
+    }
+  }
+
+  pub fn registry(&self) -> &ShellRegistry {
+    &self.registry
+  }
+
+  pub fn registry_mut(&mut self) -> &mut ShellRegistry {
+    &mut self.registry
+  }
+
+  pub fn entry(&self, id: &str) -> Option<&ShellEntry> {
+    self.registry.get(id)
+  }
+
+  fn is_running(&self, id: &str) -> bool {
+    self.entry(id).is_some_and(ShellEntry::is_running)
+  }
+
+  /// A transition's effects as the host carries them out: the registry's effects in order,
+  /// then the waits they end, then the entries that left (their screens forgotten here).
+  pub fn outgoing(&mut self, effects: Vec<ShellEffect>) -> Vec<ShellOutgoing> {
+    let mut out = Vec::with_capacity(effects.len() + 1);
+    let mut settled = Vec::new();
+    let mut removed = Vec::new();
+    for effect in effects {
+      out.push(match effect {
+        ShellEffect::Registered(id) => ShellOutgoing::Registered(id),
+        ShellEffect::StatusChanged(id) => {
+          settled.extend(id.clone());
+          ShellOutgoing::StatusChanged(id)
+        }
+        ShellEffect::Notify(id) => ShellOutgoing::Notify(id),
+        ShellEffect::Abort(id) => ShellOutgoing::Abort(id),
+        ShellEffect::Removed(ids) => {
+          removed.extend(ids);
+          continue;
+        }
+      });
+    }
+    // Waits end with the settle; a shell `reset()` removed while its run goes on keeps its
+    // waits until that run ends, one with no run of ours resolves now, `cancelled`.
+    for id in settled {
+      if let Some(status) = self
+        .entry(&id)
+        .filter(|e| !e.is_running())
+        .map(|e| e.status)
+      {
+        out.extend(self.settle_waits(&id, status));
+      }
+    }
+    for id in &removed {
+      if self.entry(id).is_none() && !self.runs.contains_key(id) {
+        out.extend(self.settle_waits(id, ShellStatus::Cancelled));
+      }
+    }
+    if !removed.is_empty() {
+      for id in &removed {
+        self.last_screens.remove(id);
+      }
+      out.push(ShellOutgoing::Forget(removed));
+    }
+    out
+  }
+
+  /// The shell settled (or left with no run to wait for): every pending wait ends with `exit`
+  /// and `status`.
+  pub fn settle_waits(&mut self, id: &str, status: ShellStatus) -> Vec<ShellOutgoing> {
+    let waits = self.waits.remove(id).unwrap_or_default();
+    let outcome = WaitOutcome {
+      reason: WaitReason::Exit,
+      line: None,
+      port: None,
+      status,
+      elapsed_ms: 0.0,
+    };
+    waits
+      .into_iter()
+      .map(|wait| ShellOutgoing::ResolveWait(wait, outcome.clone()))
+      .collect()
+  }
+
+  /// `waitFor` on a running shell: the wait is pending until the plan's end or the settle.
+  pub fn add_wait(&mut self, id: &str, wait: u64, spec: WaitSpec) -> WaitPlan {
+    self.waits.entry(id.to_owned()).or_default().push(wait);
+    if let Some(run) = self.runs.get(id) {
+      run.add_wait(wait, spec);
+      return WaitPlan::OnRun;
+    }
+    match (spec.quiet_ms, spec.timeout_ms) {
+      (Some(q), Some(t)) if t < q => WaitPlan::Timer(t, WaitReason::Timeout),
+      (Some(q), _) => WaitPlan::Timer(q, WaitReason::Quiet),
+      (None, Some(t)) => WaitPlan::Timer(t, WaitReason::Timeout),
+      (None, None) => WaitPlan::Settle,
+    }
+  }
+
+  /// A wait ended (its outcome is the host's to deliver): it is no longer pending.
+  pub fn forget_wait(&mut self, id: &str, wait: u64) {
+    if let Some(waits) = self.waits.get_mut(id) {
+      waits.retain(|w| *w != wait);
+    }
+  }
+
+  /// A wait's signal fired: its `aborted` outcome (the run's, when it judged the wait).
+  pub fn abort_wait(&mut self, id: &str, wait: u64) -> WaitOutcome {
+    self.forget_wait(id, wait);
+    self
+      .runs
+      .get(id)
+      .and_then(|run| run.abort_wait(wait))
+      .unwrap_or(WaitOutcome {
+        reason: WaitReason::Aborted,
+        line: None,
+        port: None,
+        status: ShellStatus::Running,
+        elapsed_ms: 0.0,
+      })
+  }
+
+  /// Whether the wait is still pending (its timer may have lost the race with the settle).
+  pub fn is_waiting(&self, id: &str, wait: u64) -> bool {
+    self.waits.get(id).is_some_and(|w| w.contains(&wait))
+  }
+
+  /// Links a started run to its entry. A run whose entry already settled (a callback stopped
+  /// it before the run existed) is cancelled: the result says so.
+  pub fn attach_run(&mut self, id: &str, run: Arc<ShellRun>) -> bool {
+    self.runs.insert(id.to_owned(), Arc::clone(&run));
+    let settled = !self.is_running(id);
+    if settled {
+      run.cancel();
+    }
+    settled
+  }
+
+  /// The run settled: unlinked (when it is still the entry's), its last screen kept while the
+  /// entry stays.
+  pub fn detach_run(&mut self, id: &str, run: &Arc<ShellRun>) {
+    if let Some(screen) = run.screen() {
+      if self.entry(id).is_some() {
+        self.last_screens.insert(id.to_owned(), screen);
+      }
+    }
+    if self.runs.get(id).is_some_and(|r| Arc::ptr_eq(r, run)) {
+      self.runs.remove(id);
+    }
+  }
+
+  /// The run of shell `id`, while it has one.
+  pub fn run_of(&self, id: &str) -> Option<Arc<ShellRun>> {
+    self.runs.get(id).cloned()
+  }
+
+  /// `complete()`/`fail()` from JavaScript settled a shell whose run we started: the run is
+  /// stopped too (its tree ended), never left running unreachable.
+  pub fn stop_run_if_settled(&self, id: &str) {
+    if !self.is_running(id) {
+      if let Some(run) = self.runs.get(id) {
+        run.cancel();
+      }
+    }
+  }
+
+  /// The screen of a terminal shell: live, or the last one once it ended.
+  pub fn screen(&self, id: &str) -> Result<Option<ScreenSnapshot>, TerminalRefusal> {
+    if self.entry(id).is_none() {
+      return Err(TerminalRefusal::Unknown);
+    }
+    let live = self.runs.get(id).and_then(|run| run.screen());
+    Ok(live.or_else(|| self.last_screens.get(id).cloned()))
+  }
+
+  /// The run whose terminal takes `write()`/`resize()`, or why there is none.
+  pub fn live_terminal(&self, id: &str) -> Result<Arc<ShellRun>, TerminalRefusal> {
+    if self.entry(id).is_none() {
+      return Err(TerminalRefusal::Unknown);
+    }
+    let run = self.runs.get(id).filter(|run| run.has_terminal());
+    match run {
+      // A settled shell whose terminal is still closing: it ended.
+      Some(_) if !self.is_running(id) => Err(TerminalRefusal::Ended),
+      Some(run) => Ok(Arc::clone(run)),
+      None if self.last_screens.contains_key(id) => Err(TerminalRefusal::Ended),
+      None => Err(TerminalRefusal::NoTerminal),
+    }
+  }
+}
