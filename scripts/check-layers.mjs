@@ -35,10 +35,10 @@ const EXCEPTIONS = [
 // ---------------------------------------------------------------------------------------------
 // The floor table
 
-function floorTable() {
+function floorTable(heading) {
   const text = readFileSync(join(root, 'ARCHITECTURE.md'), 'utf8')
-  const start = text.indexOf('## The floors of the core')
-  if (start < 0) throw new Error('ARCHITECTURE.md has no "## The floors of the core" section')
+  const start = text.indexOf(heading)
+  if (start < 0) throw new Error(`ARCHITECTURE.md has no "${heading}" section`)
   const section = text.slice(start).split(/\n## /)[0]
   const units = []
   for (const line of section.split('\n')) {
@@ -51,11 +51,17 @@ function floorTable() {
   return units
 }
 
-const units = floorTable()
+// The two scopes checked, each against its own floor table: the core may use nothing outside it;
+// the binding may use the core (every floor of the binding stands on the whole core).
+const SCOPES = [
+  { dir: CORE, name: 'src/core', heading: '## The floors of the core', outside: () => false },
+  { dir: 'src/binding', name: 'src/binding', heading: '## The floors of the binding', outside: (target) => target.startsWith(`${CORE}/`) },
+].map((scope) => ({ ...scope, units: floorTable(scope.heading) }))
 
-function unitOf(file) {
-  const rel = relative(CORE, file)
-  for (const unit of units) {
+function unitOf(scope, file) {
+  if (!file.startsWith(`${scope.dir}/`)) return null
+  const rel = relative(scope.dir, file)
+  for (const unit of scope.units) {
     for (const p of unit.paths) {
       if (p.endsWith('/') ? rel.startsWith(p) : rel === p) return unit
     }
@@ -297,7 +303,7 @@ function contextAt(file, index) {
 }
 
 /** Resolves a path used in `context` to the module path that defines it, or null (another crate). */
-function resolve(segs, context, depth = 0) {
+function resolve(segs, context, depth = 0, via = null) {
   if (depth > 20 || segs.length === 0) return null
   let [first, ...rest] = segs
   let current
@@ -315,16 +321,17 @@ function resolve(segs, context, depth = 0) {
     const node = modules.get(current)
     const re = reexports(current).get(seg)
     if (seg === '*') return current
-    if (last && re) return resolve(re.segs, re.context, depth + 1)
+    if (re && via && re.context === current) via.add(current)
+    if (last && re) return resolve(re.segs, re.context, depth + 1, via)
     if (node.children.has(seg) && modules.has(node.children.get(seg))) {
       current = node.children.get(seg)
       continue
     }
     if (re) {
-      const target = resolve(re.segs, re.context, depth + 1)
+      const target = resolve(re.segs, re.context, depth + 1, via)
       if (target && modules.has(target) && !last) {
         const rem = rest.slice(i + 1)
-        return resolve(['crate', ...target.split('::').slice(1), ...rem], 'crate', depth + 1) ?? target
+        return resolve(['crate', ...target.split('::').slice(1), ...rem], 'crate', depth + 1, via) ?? target
       }
       return target ?? current
     }
@@ -336,10 +343,12 @@ function resolve(segs, context, depth = 0) {
 // ---------------------------------------------------------------------------------------------
 // Edges
 
-const coreFiles = [...fileInfo.entries()]
-  .filter(([file, info]) => file.startsWith(`${CORE}/`) && !info.test && file !== `${CORE}/lib.rs`)
-  .map(([file]) => file)
-  .sort()
+const scopeFiles = (scope) =>
+  [...fileInfo.entries()]
+    .filter(([file, info]) => file.startsWith(`${scope.dir}/`) && !info.test && file !== `${CORE}/lib.rs`)
+    .map(([file]) => file)
+    .sort()
+const coreFiles = SCOPES.flatMap(scopeFiles)
 
 const edges = new Map() // file -> Map(targetFile -> [line])
 
@@ -357,11 +366,14 @@ for (const file of coreFiles) {
     useSpans.push([m.index, m.index + m[0].length])
     const context = contextAt(file, m.index)
     for (const segs of expandUseTree(m[2])) {
-      const target = resolve(segs, context)
+      const via = new Set()
+      const target = resolve(segs, context, 0, via)
       if (!target) continue
       // A module's `pub use` of its own submodules is its surface, not a use.
       if (m[1] && (target === context || target.startsWith(`${context}::`))) continue
       for (const f of modules.get(target)?.files ?? []) add(f, m.index)
+      // A path through a re-export uses the module that re-exports too: a re-export hides no cycle.
+      for (const module of via) if (module !== context) for (const f of modules.get(module)?.files ?? []) add(f, m.index)
     }
   }
   const inUse = (i) => useSpans.some(([a, b]) => a <= i && i < b)
@@ -370,8 +382,10 @@ for (const file of coreFiles) {
     const segs = m[1].split('::')
     const context = contextAt(file, m.index)
     if (!['crate', 'super', 'self'].includes(segs[0]) && !modules.get(context)?.children.has(segs[0])) continue
-    const target = resolve(segs, context)
+    const via = new Set()
+    const target = resolve(segs, context, 0, via)
     if (target) for (const f of modules.get(target)?.files ?? []) add(f, m.index)
+    for (const module of via) if (module !== context) for (const f of modules.get(module)?.files ?? []) add(f, m.index)
   }
   edges.set(file, found)
 }
@@ -379,23 +393,28 @@ for (const file of coreFiles) {
 // ---------------------------------------------------------------------------------------------
 // Findings
 
-const short = (file) => relative(CORE, file)
+const scopeOf = (file) => SCOPES.find((scope) => file.startsWith(`${scope.dir}/`))
+const short = (file) => (file.startsWith(`${CORE}/`) ? relative(CORE, file) : file)
 const findings = []
-const unmapped = coreFiles.filter((f) => !unitOf(f))
-for (const file of unmapped) findings.push({ kind: 'unmapped', text: `${file} is in no unit of the floor table` })
+for (const file of coreFiles) {
+  const scope = scopeOf(file)
+  if (!unitOf(scope, file)) findings.push({ kind: 'unmapped', text: `${file} is in no unit of the floor table of ${scope.name}` })
+}
 
 for (const [file, targets] of edges) {
-  const from = unitOf(file)
+  const scope = scopeOf(file)
+  const from = unitOf(scope, file)
   if (!from) continue
   for (const [target, lines] of targets) {
-    const to = target.startsWith(`${CORE}/`) ? unitOf(target) : null
+    if (scope.outside(target)) continue
+    const to = unitOf(scope, target)
     if (to === from) continue
     if (to && to.floor < from.floor) continue
-    const where = to ? `floor ${to.floor} (${to.name})` : 'outside the core'
+    const where = to ? `floor ${to.floor} (${to.name})` : `outside ${scope.name}`
     findings.push({
       kind: 'floor',
       from: short(file),
-      to: target.startsWith(`${CORE}/`) ? short(target) : target,
+      to: short(target),
       text: `${file}:${lines[0]}: floor ${from.floor} (${from.name}) uses ${target}, ${where}`,
     })
   }
@@ -465,7 +484,7 @@ for (const finding of findings) {
 
 const edgeCount = [...edges.values()].reduce((n, t) => n + t.size, 0)
 console.log(
-  `check-layers: ${coreFiles.length} files of src/core in ${units.length} units, ${edgeCount} file-to-file uses`,
+  `check-layers: ${SCOPES.map((scope) => `${scopeFiles(scope).length} files of ${scope.name} in ${scope.units.length} units`).join(', ')}; ${edgeCount} file-to-file uses`,
 )
 {
   console.log(`check-layers: ${EXCEPTIONS.length} known exceptions (ARCHITECTURE.md, "Known exceptions")${EXCEPTIONS.length ? ':' : ''}`)

@@ -640,6 +640,34 @@ pub fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Re
   }
 }
 
+/// A list of strings: a `TypeError` naming `path` for anything else.
+pub(crate) fn string_list(env: &Env, value: &Unknown, path: &str) -> Result<Vec<String>> {
+  let type_error = || {
+    type_error(
+      env,
+      format!(
+        "The \"{path}\" property must be an array of strings. {}",
+        received(value)
+      ),
+    )
+  };
+  if value.get_type()? != ValueType::Object || !value.is_array()? {
+    return Err(type_error());
+  }
+  let array = unsafe { value.cast::<Array>() }?;
+  let mut out = Vec::with_capacity(array.len() as usize);
+  for i in 0..array.len() {
+    let item = array.get::<Unknown>(i)?;
+    match item {
+      Some(item) if item.get_type()? == ValueType::String => {
+        out.push(unsafe { item.cast::<String>() }?)
+      }
+      _ => return Err(type_error()),
+    }
+  }
+  Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;

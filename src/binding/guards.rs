@@ -150,33 +150,6 @@ fn number_param(value: &Unknown) -> Result<core::NumberParam> {
   })
 }
 
-pub(crate) fn string_list(env: &Env, value: &Unknown, path: &str) -> Result<Vec<String>> {
-  let type_error = || {
-    args::type_error(
-      env,
-      format!(
-        "The \"{path}\" property must be an array of strings. {}",
-        args::received(value)
-      ),
-    )
-  };
-  if value.get_type()? != ValueType::Object || !value.is_array()? {
-    return Err(type_error());
-  }
-  let array = unsafe { value.cast::<Array>() }?;
-  let mut out = Vec::with_capacity(array.len() as usize);
-  for i in 0..array.len() {
-    let item = array.get::<Unknown>(i)?;
-    match item {
-      Some(item) if item.get_type()? == ValueType::String => {
-        out.push(unsafe { item.cast::<String>() }?)
-      }
-      _ => return Err(type_error()),
-    }
-  }
-  Ok(out)
-}
-
 /// Checks monitor tool parameters in the CLI's order and returns the first error
 /// text, or `null` when they are valid (CONTRACT.md §2.11). Values are rejected,
 /// never clamped; the command-substitution check comes last on purpose.
@@ -203,7 +176,7 @@ pub fn validate_monitor_params(env: Env, params: Unknown, ctx: Unknown) -> Resul
       ),
     ));
   }
-  let workspace_dirs = string_list(
+  let workspace_dirs = args::string_list(
     &env,
     &args::field(&ctx, "workspaceDirs")?,
     "ctx.workspaceDirs",
@@ -212,7 +185,7 @@ pub fn validate_monitor_params(env: Env, params: Unknown, ctx: Unknown) -> Resul
   let user_skills_dirs = if args::is_undefined(&skills) {
     Vec::new()
   } else {
-    string_list(&env, &skills, "ctx.userSkillsDirs")?
+    args::string_list(&env, &skills, "ctx.userSkillsDirs")?
   };
   let input = core::MonitorParams {
     command: string_param(&args::field(&params, "command")?)?,

@@ -13,11 +13,12 @@
 //! along while the rest of the process goes on.
 
 #[cfg(any(unix, windows))]
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+
+use super::environment_tasks;
 
 /// The environment variable that turns on debug logging (to stderr).
 pub const LOG_ENV: &str = "TASKSTREAM_LOG";
@@ -33,27 +34,8 @@ pub fn init(_exports: Object, env: Env) -> Result<()> {
   if !EXIT_HOOK_INSTALLED.swap(true, Ordering::AcqRel) {
     install_exit_hook(&env)?;
   }
-  env.add_env_cleanup_hook((), |()| kill_environment_tasks())?;
+  env.add_env_cleanup_hook((), |()| environment_tasks::kill_all())?;
   Ok(())
-}
-
-#[cfg(any(unix, windows))]
-thread_local! {
-  /// The process trees started from this thread's Node environment (each
-  /// environment has a thread of its own).
-  static ENVIRONMENT_TASKS: RefCell<crate::core::process::OwnedTrees> = RefCell::default();
-}
-
-/// Records a tree started from the current environment.
-#[cfg(any(unix, windows))]
-pub(crate) fn adopt(group: &crate::core::process::ProcessGroup) {
-  ENVIRONMENT_TASKS.with(|tasks| tasks.borrow_mut().adopt(group));
-}
-
-/// The environment is being torn down: SIGKILL every tree it started.
-fn kill_environment_tasks() {
-  #[cfg(any(unix, windows))]
-  ENVIRONMENT_TASKS.with(|tasks| tasks.borrow_mut().kill_all());
 }
 
 /// `TASKSTREAM_LOG=debug` (or any `tracing` filter) writes logs to stderr; off by default.

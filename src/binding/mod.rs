@@ -7,12 +7,14 @@
 
 mod anchor;
 mod args;
+mod environment_tasks;
 pub mod guards;
 pub mod js;
 pub mod lifecycle;
 pub mod monitor;
 #[cfg(any(unix, windows))]
 pub mod monitor_native;
+mod monitor_options;
 #[cfg(any(unix, windows))]
 pub mod monitor_persist;
 pub mod monitor_terminal;

@@ -1,7 +1,6 @@
 //! Persisted native monitors (docs/persistence.md): `start()` with
 //! `persist`, and `recover({ stateDir })`.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
@@ -10,8 +9,8 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, RealClock};
 use super::monitor::MonitorRegistry;
-use super::monitor_native::StartOptions;
-use super::persist::{self as host_persist, PersistOptions};
+use super::monitor_options::StartOptions;
+use super::persist::{self as host_persist, recover_state_dir, PersistOptions, RecoverOut};
 use crate::core::launch::{
   follow_monitor, launch, Contained, Kept, LaunchKind, LaunchRequest, Launched, Reading,
   ShellCommand, TaskOptions, Term,
@@ -20,7 +19,7 @@ use crate::core::monitor::native::FollowFrom;
 use crate::core::monitor::persisted::MonitorTaskOptions;
 use crate::core::monitor::{EntryMode, Registration};
 use crate::core::persist::link::read_cursor;
-use crate::core::persist::{self, ensure_state_dir, Found, TaskKind, TaskRecord};
+use crate::core::persist::{self, Found, TaskKind, TaskRecord};
 use crate::core::persist::{renewer, EndView, KeeperLink};
 use crate::core::text::sanitize_monitor_line;
 
@@ -205,84 +204,5 @@ impl MonitorRegistry {
       }
     }
     Ok(args::out(&env, &out.finish()?))
-  }
-}
-
-/// `options.stateDir`: absolute, then created or checked as `persist.stateDir` is.
-pub(crate) fn recover_state_dir(env: &Env, options: &Unknown) -> Result<std::path::PathBuf> {
-  let o = args::object(env, options, "options")?;
-  let dir = args::string(env, &args::field(&o, "stateDir")?, "options.stateDir")?;
-  args::no_nul(env, &dir, "options.stateDir")?;
-  if !Path::new(&dir).is_absolute() {
-    return Err(args::type_error(
-      env,
-      format!(
-        "The \"options.stateDir\" property must be an absolute path. Received {}",
-        args::quoted(&dir)
-      ),
-    ));
-  }
-  let path = std::path::PathBuf::from(dir);
-  ensure_state_dir(&path).map_err(|e| Error::from_reason(e.to_string()))?;
-  Ok(path)
-}
-
-/// The object `recover()` returns, filled as the findings come.
-pub(crate) struct RecoverOut<'a> {
-  env: &'a Env,
-  adopted: Array<'a>,
-  settled: Array<'a>,
-  lost: Array<'a>,
-  corrupt: Array<'a>,
-  busy: Array<'a>,
-}
-
-impl<'a> RecoverOut<'a> {
-  pub(crate) fn new(env: &'a Env) -> Result<Self> {
-    Ok(Self {
-      env,
-      adopted: env.create_array(0)?,
-      settled: env.create_array(0)?,
-      lost: env.create_array(0)?,
-      corrupt: env.create_array(0)?,
-      busy: env.create_array(0)?,
-    })
-  }
-  pub(crate) fn adopted(&mut self, object: Object) -> Result<()> {
-    self.adopted.insert(object)
-  }
-  pub(crate) fn settled(&mut self, object: Object) -> Result<()> {
-    self.settled.insert(object)
-  }
-  pub(crate) fn lost(&mut self, id: &str, command: &str, reason: &str) -> Result<()> {
-    let mut o = Object::new(self.env)?;
-    o.set_named_property("id", id)?;
-    o.set_named_property("command", command)?;
-    o.set_named_property("reason", reason)?;
-    self.lost.insert(o)
-  }
-  pub(crate) fn corrupt(&mut self, file: &str, error: &str) -> Result<()> {
-    let mut o = Object::new(self.env)?;
-    o.set_named_property("file", file)?;
-    o.set_named_property("error", error)?;
-    self.corrupt.insert(o)
-  }
-  pub(crate) fn busy(&mut self, id: &str) -> Result<()> {
-    self.busy.insert(id)
-  }
-  /// A task this registry could not take (its id is taken, the registry is
-  /// full): left alone, listed in `busy`.
-  pub(crate) fn busy_because(&mut self, id: &str, why: &str) -> Result<()> {
-    tracing::debug!(%id, %why, "taskstream: recover left a task alone");
-    self.busy(id)
-  }
-  pub(crate) fn finish(self) -> Result<Object<'a>> {
-    let mut o = Object::new(self.env)?;
-    o.set_named_property("adopted", self.adopted)?;
-    o.set_named_property("settled", self.settled)?;
-    o.set_named_property("lost", self.lost)?;
-    o.set_named_property("corrupt", self.corrupt)?;
-    o.set_named_property("busy", self.busy)?;
-    Ok(o)
   }
 }

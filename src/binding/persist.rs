@@ -2,11 +2,12 @@
 //! outlives its host on a lease; see docs/persistence.md), checked before
 //! anything starts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use napi::bindgen_prelude::*;
 
 use super::args;
+use crate::core::persist::ensure_state_dir;
 
 /// The lease's bounds and default (ms).
 pub const LEASE_MS_MIN: u64 = 1000;
@@ -82,5 +83,84 @@ mod launch {
   /// started yet, and a failure here is thrown.
   pub(crate) fn prepare(persist: &PersistOptions, id: &str) -> Result<Arc<KeeperLink>> {
     prepare_kept(persist, id).map_err(Error::from_reason)
+  }
+}
+
+/// `options.stateDir`: absolute, then created or checked as `persist.stateDir` is.
+pub(crate) fn recover_state_dir(env: &Env, options: &Unknown) -> Result<std::path::PathBuf> {
+  let o = args::object(env, options, "options")?;
+  let dir = args::string(env, &args::field(&o, "stateDir")?, "options.stateDir")?;
+  args::no_nul(env, &dir, "options.stateDir")?;
+  if !Path::new(&dir).is_absolute() {
+    return Err(args::type_error(
+      env,
+      format!(
+        "The \"options.stateDir\" property must be an absolute path. Received {}",
+        args::quoted(&dir)
+      ),
+    ));
+  }
+  let path = std::path::PathBuf::from(dir);
+  ensure_state_dir(&path).map_err(|e| Error::from_reason(e.to_string()))?;
+  Ok(path)
+}
+
+/// The object `recover()` returns, filled as the findings come.
+pub(crate) struct RecoverOut<'a> {
+  env: &'a Env,
+  adopted: Array<'a>,
+  settled: Array<'a>,
+  lost: Array<'a>,
+  corrupt: Array<'a>,
+  busy: Array<'a>,
+}
+
+impl<'a> RecoverOut<'a> {
+  pub(crate) fn new(env: &'a Env) -> Result<Self> {
+    Ok(Self {
+      env,
+      adopted: env.create_array(0)?,
+      settled: env.create_array(0)?,
+      lost: env.create_array(0)?,
+      corrupt: env.create_array(0)?,
+      busy: env.create_array(0)?,
+    })
+  }
+  pub(crate) fn adopted(&mut self, object: Object) -> Result<()> {
+    self.adopted.insert(object)
+  }
+  pub(crate) fn settled(&mut self, object: Object) -> Result<()> {
+    self.settled.insert(object)
+  }
+  pub(crate) fn lost(&mut self, id: &str, command: &str, reason: &str) -> Result<()> {
+    let mut o = Object::new(self.env)?;
+    o.set_named_property("id", id)?;
+    o.set_named_property("command", command)?;
+    o.set_named_property("reason", reason)?;
+    self.lost.insert(o)
+  }
+  pub(crate) fn corrupt(&mut self, file: &str, error: &str) -> Result<()> {
+    let mut o = Object::new(self.env)?;
+    o.set_named_property("file", file)?;
+    o.set_named_property("error", error)?;
+    self.corrupt.insert(o)
+  }
+  pub(crate) fn busy(&mut self, id: &str) -> Result<()> {
+    self.busy.insert(id)
+  }
+  /// A task this registry could not take (its id is taken, the registry is
+  /// full): left alone, listed in `busy`.
+  pub(crate) fn busy_because(&mut self, id: &str, why: &str) -> Result<()> {
+    tracing::debug!(%id, %why, "taskstream: recover left a task alone");
+    self.busy(id)
+  }
+  pub(crate) fn finish(self) -> Result<Object<'a>> {
+    let mut o = Object::new(self.env)?;
+    o.set_named_property("adopted", self.adopted)?;
+    o.set_named_property("settled", self.settled)?;
+    o.set_named_property("lost", self.lost)?;
+    o.set_named_property("corrupt", self.corrupt)?;
+    o.set_named_property("busy", self.busy)?;
+    Ok(o)
   }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 
-use super::{Callbacks, JsEntry, JsSide};
+use super::js_side::{Callbacks, JsEntry, JsSide};
 use crate::binding::js::{self, call_value, release, set_opt, Persistent, RealClock};
 use crate::binding::registry::{
   abort_controller, call_notification, call_register, call_status_change, end_object,

@@ -7,7 +7,6 @@
 //! thread queued earlier. Native threads wake the JavaScript thread through a
 //! weak threadsafe function, which never keeps Node alive.
 
-use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, Weak};
@@ -23,8 +22,8 @@ use super::js::{
   set_callback_slot, Persistent, RealClock,
 };
 use super::pending::KeepAlive;
-use super::registry::{begin_wait, controller_aborted, EntryObjects, TaskCallbacks, WaitStart};
-use super::wait::{parse_wait_options, JsWaits};
+use super::registry::{begin_wait, controller_aborted, EntryObjects, WaitStart};
+use super::wait::parse_wait_options;
 use crate::core::end::EndVia;
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
@@ -34,88 +33,14 @@ use crate::core::wait::{WaitOutcome, WaitReason};
 /// Items one wake-up of the JavaScript thread delivers before yielding to the event loop.
 const DRAIN_BUDGET: usize = 256;
 
-/// A monitor's JavaScript objects.
-struct JsEntry {
-  objects: EntryObjects,
-  /// See [`JsSide::next_generation`].
-  generation: u64,
-  mode: EntryMode,
-  /// A fed entry's idle timer: the value `setTimeout` returned.
-  idle_timer: Option<Persistent>,
-  /// `keepAlive: true` (API.md §6.6): holds Node's event loop while running.
-  keep_alive: Option<KeepAlive>,
-}
+pub(crate) mod host;
+pub(crate) mod js_side;
 
-#[derive(Default)]
-struct Callbacks {
-  /// The notification (entries without an owner), register and status-change callbacks.
-  task: TaskCallbacks,
-  agent_notification: HashMap<String, Persistent>,
-  agent_lifecycle: HashMap<String, Persistent>,
-}
-
-/// State that only the JavaScript thread touches. No borrow is held across a
-/// call into JavaScript.
-#[derive(Default)]
-pub(crate) struct JsSide {
-  entries: RefCell<HashMap<String, JsEntry>>,
-  /// The options of each entry `start()` began (not persisted), for `restart()` (API.md §6.8).
-  restart_options: RefCell<HashMap<String, Rc<crate::binding::monitor_native::StartOptions>>>,
-  /// Numbers each entry object made, so a listener of a restarted run's controller knows its
-  /// id belongs to a newer run.
-  generations: std::cell::Cell<u64>,
-  callbacks: RefCell<Callbacks>,
-  waits: JsWaits,
-  /// Keeps the registry's object reachable while it has work (set once, by the constructor).
-  anchor: OnceCell<Anchor>,
-}
-
-impl JsSide {
-  /// A number for the next entry object.
-  pub(crate) fn next_generation(&self) -> u64 {
-    let next = self.generations.get() + 1;
-    self.generations.set(next);
-    next
-  }
-
-  /// The generation of the entry object `id` names now.
-  pub(crate) fn generation_of(&self, id: &str) -> Option<u64> {
-    self.entries.borrow().get(id).map(|e| e.generation)
-  }
-
-  pub(crate) fn restart_options(
-    &self,
-    id: &str,
-  ) -> Option<Rc<crate::binding::monitor_native::StartOptions>> {
-    self.restart_options.borrow().get(id).cloned()
-  }
-
-  pub(crate) fn keep_restart_options(
-    &self,
-    id: &str,
-    options: Rc<crate::binding::monitor_native::StartOptions>,
-  ) {
-    self
-      .restart_options
-      .borrow_mut()
-      .insert(id.to_owned(), options);
-  }
-
-  /// Holds the registry's object while a task runs (fed or native), a wait
-  /// is pending or a notification is queued; lets it go once all settled.
-  pub(crate) fn hold_while_busy(&self, env: &Env, hub: &MonitorHub) {
-    let Some(anchor) = self.anchor.get() else {
-      return;
-    };
-    let busy = self.waits.has_pending() || hub.has_pending() || hub.registry().running_count() > 0;
-    anchor.hold(env, busy);
-  }
-}
-
-mod host;
+pub(crate) use js_side::JsSide;
+use js_side::{Callbacks, JsEntry};
 
 use host::arm_idle_timer;
-pub(crate) use host::{write_native_registration, HostWithHub, JsHost};
+pub(crate) use host::{HostWithHub, JsHost};
 
 /// A registry that is garbage-collected takes its running native tasks along
 /// (their trees are terminated); fed entries have no process of ours.
@@ -299,7 +224,7 @@ impl MonitorRegistry {
       throttle = parse_throttle(&env, &args::field(&options, "throttle")?)?;
       let remove = args::field(&options, "removeEnv")?;
       if !args::is_undefined(&remove) {
-        remove_env = super::guards::string_list(&env, &remove, "options.removeEnv")?;
+        remove_env = args::string_list(&env, &remove, "options.removeEnv")?;
       }
     }
     let hub = Arc::new(MonitorHub::new(config));

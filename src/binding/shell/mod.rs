@@ -41,7 +41,7 @@ pub(crate) struct ShellInner {
   /// `waitFor` promises.
   waits: JsWaits,
   /// What `restart()` needs, by shell id, until the entry leaves.
-  pub(crate) restarts: RefCell<HashMap<String, super::shell_execute::restart::RestartSpec>>,
+  pub(crate) restarts: Restarts,
 }
 
 impl ShellInner {
@@ -52,7 +52,7 @@ impl ShellInner {
       entries: RefCell::default(),
       callbacks: RefCell::default(),
       waits: JsWaits::default(),
-      restarts: RefCell::default(),
+      restarts: Restarts::default(),
     }
   }
 
@@ -207,7 +207,7 @@ impl ShellInner {
   }
 
   fn forget(&self, env: &Env, ids: &[String]) {
-    super::shell_execute::restart::forget(env, self, ids);
+    self.restarts.forget(env, ids);
     let removed: Vec<EntryObjects> = {
       let mut entries = self.entries.borrow_mut();
       ids.iter().filter_map(|id| entries.remove(id)).collect()
@@ -608,4 +608,7 @@ impl BackgroundShellRegistry {
   }
 }
 
+pub(crate) mod restarts;
 mod terminal;
+
+use restarts::Restarts;

@@ -13,144 +13,21 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{self, release, Persistent};
-use super::pending::{
-  new_promise, new_promise_with_reject, on_abort, remove_abort_listener, KeepAlive,
-};
-use super::registry::set_unref_timeout;
+use super::pending::{new_promise, new_promise_with_reject, on_abort, KeepAlive};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use super::wait::signal_aborted;
-use crate::core::end::TaskEnd;
 use crate::core::guards::strip_trailing_background_amp;
-use crate::core::ids::{random_hex, shell_id_problem};
+use crate::core::ids::random_hex;
 use crate::core::launch::{
   default_remove_env, Kept, LaunchError, LaunchKind, LaunchRequest, Launched, LaunchedShell,
   ShellCallbacks, ShellCommand, TaskOptions, Term,
 };
-use crate::core::process;
 use crate::core::shell::persisted::ShellTaskOptions;
 use crate::core::shell::RunSignal;
-use crate::core::shell::{
-  ShellOutcome, ShellRegistration, ShellRun, ShellSettled, ShellVerdict, DEFAULT_MAX_OUTPUT_BYTES,
-};
-use crate::core::text::{
-  ecma_trim, read_task_output_tail, status_file_path_for, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES,
-};
-use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
-
-/// `executeBackground()` options after validation.
-#[derive(Clone)]
-pub(crate) struct Options {
-  command: String,
-  /// `limits` (API.md §6.8).
-  limits: Option<crate::core::process::Limits>,
-  cwd: String,
-  output_dir: String,
-  env: Vec<(String, String)>,
-  max_output_bytes: u64,
-  shell_id: Option<String>,
-  settle_ms: Option<u64>,
-  /// `timeoutMs` (API.md §6.8).
-  timeout_ms: Option<u64>,
-  /// `onOutputCap: 'stop'` (API.md §6.8).
-  stop_at_cap: bool,
-  /// `yieldMs` (API.md §6.8): the call returns a promise of the handle.
-  yield_ms: Option<u64>,
-  /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
-  terminal: Option<crate::core::terminal::TerminalSize>,
-  /// `persist` (docs/persistence.md).
-  persist: Option<super::persist::PersistOptions>,
-}
-
-fn parse_options(env: &Env, o: &Object) -> Result<Options> {
-  let command = args::string(env, &args::field(o, "command")?, "options.command")?;
-  if ecma_trim(&command).is_empty() {
-    return Err(args::type_error(
-      env,
-      "The \"options.command\" property must be a non-empty command".into(),
-    ));
-  }
-  args::no_nul(env, &command, "options.command")?;
-  let cwd = args::string(env, &args::field(o, "cwd")?, "options.cwd")?;
-  if !Path::new(&cwd).is_absolute() {
-    return Err(args::type_error(
-      env,
-      format!("The \"options.cwd\" property must be an absolute path. Received '{cwd}'"),
-    ));
-  }
-  args::no_nul(env, &cwd, "options.cwd")?;
-  let shell_id = args::optional_string_field(env, o, "shellId", "options.shellId")?;
-  if let Some(problem) = shell_id.as_deref().and_then(shell_id_problem) {
-    return Err(args::value_error(
-      env,
-      format!(
-        "The \"options.shellId\" property {problem}: it becomes the file name shell-<shellId>.output. Received {}",
-        args::quoted(shell_id.as_deref().unwrap_or_default())
-      ),
-    ));
-  }
-  let output_dir = args::string(env, &args::field(o, "outputDir")?, "options.outputDir")?;
-  if output_dir.is_empty() {
-    return Err(args::value_error(
-      env,
-      "The \"options.outputDir\" property must be a non-empty path. Received ''".into(),
-    ));
-  }
-  args::no_nul(env, &output_dir, "options.outputDir")?;
-  let terminal = super::terminal::parse_terminal_option(env, o)?;
-  let persist = super::persist::parse_persist_option(env, o, terminal.is_some())?;
-  Ok(Options {
-    command,
-    cwd,
-    output_dir,
-    env: args::env_record(env, &args::field(o, "env")?, "options.env")?,
-    max_output_bytes: args::optional_integer_field(
-      env,
-      o,
-      "maxOutputBytes",
-      "options.maxOutputBytes",
-      1.0,
-      9_007_199_254_740_991.0,
-    )?
-    .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
-    shell_id,
-    terminal,
-    timeout_ms: args::parse_timeout_ms(env, o, persist.is_some())?,
-    limits: args::parse_limits(env, o, persist.is_some())?,
-    stop_at_cap: parse_on_output_cap(env, o, persist.is_some())?,
-    yield_ms: args::optional_integer_field(env, o, "yieldMs", "options.yieldMs", 1.0, 600_000.0)?
-      .map(|n| n as u64),
-    persist,
-    settle_ms: args::optional_integer_field(
-      env,
-      o,
-      "settleMs",
-      "options.settleMs",
-      MIN_SETTLE_MS as f64,
-      MAX_SETTLE_MS as f64,
-    )?
-    .map(|n| n as u64),
-  })
-}
-
-/// `onOutputCap`: `'truncate'` (the default) or `'stop'`; `'stop'` is refused with `persist`
-/// (the keeper writes a persisted shell's file).
-fn parse_on_output_cap(env: &Env, o: &Object, persisted: bool) -> Result<bool> {
-  let value = args::optional_string_field(env, o, "onOutputCap", "options.onOutputCap")?;
-  match value.as_deref() {
-    None | Some("truncate") => Ok(false),
-    Some("stop") if persisted => Err(args::type_error(
-      env,
-      "The \"options.onOutputCap\" option 'stop' cannot be used with \"options.persist\"".into(),
-    )),
-    Some("stop") => Ok(true),
-    Some(other) => Err(args::type_error(
-      env,
-      format!(
-        "The \"options.onOutputCap\" property must be 'truncate' or 'stop'. Received '{other}'"
-      ),
-    )),
-  }
-}
+use crate::core::shell::{ShellOutcome, ShellRegistration, ShellRun};
+use crate::core::text::{ecma_trim, status_file_path_for};
+use options::parse_options;
+pub(crate) use options::Options;
 
 /// The registry option, or the process-wide one.
 fn registry_inner(env: &Env, value: &Unknown) -> Result<Rc<ShellInner>> {
@@ -325,7 +202,7 @@ fn start_shell<'a>(
   let launched = launch(&opts, &facts, persisted, now, resume.as_ref());
   let pid = launched.as_ref().ok().map(LaunchedShell::pid);
   if let Some(group) = launched.as_ref().ok().and_then(LaunchedShell::group) {
-    super::lifecycle::adopt(group);
+    super::environment_tasks::adopt(group);
   }
   // From here on a failure leaves nothing registered (the launched task
   // stops as its guard drops).
@@ -359,7 +236,7 @@ fn start_shell<'a>(
   }
   if opts.persist.is_none() {
     let signal = caller_signal.as_ref().map(|caller| &caller.signal);
-    restart::keep_spec(env, inner, &opts, &shell_id, signal);
+    inner.restarts.keep(env, &opts, &shell_id, signal);
   }
 
   let settle = Settle {
@@ -710,25 +587,6 @@ fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
   unsafe { controller.cast() }
 }
 
-/// The caller's `signal`, our listener on it, and the controller the listener
-/// aborts: all released when the shell settles.
-struct CallerSignal {
-  signal: Persistent,
-  listener: Persistent,
-  controller: Rc<RefCell<Option<Persistent>>>,
-}
-
-impl CallerSignal {
-  fn release(self, env: &Env) {
-    remove_abort_listener(env, &self.signal, &self.listener);
-    release(env, self.signal);
-    release(env, self.listener);
-    if let Some(controller) = self.controller.borrow_mut().take() {
-      release(env, controller);
-    }
-  }
-}
-
 /// What a run hands to the JavaScript thread, in order, through one
 /// threadsafe function (so a wait's `match` is delivered before the settle).
 enum RunEvent {
@@ -769,9 +627,10 @@ fn settle_function(
 }
 
 /// Persisted shells: `recover({ stateDir })` (docs/persistence.md).
+pub(crate) mod options;
 mod recover;
 pub(crate) mod restart;
 mod settle;
 mod yield_window;
 
-use settle::Settle;
+use settle::{CallerSignal, Settle};

@@ -2,7 +2,7 @@
 //! (docs/persistence.md).
 
 use super::*;
-use crate::binding::monitor_persist::{recover_state_dir, RecoverOut};
+use crate::binding::persist::{recover_state_dir, RecoverOut};
 use crate::core::launch::follow_shell;
 use crate::core::persist::{self, Found, TaskKind, TaskRecord};
 use crate::core::persist::{renewer, EndView, KeeperLink};

@@ -6,87 +6,8 @@
 use napi_derive::napi;
 
 use super::*;
+use crate::binding::shell::restarts::Waiting;
 use crate::core::shell::{OutputCounters, Resume};
-
-/// How a restart waiting for the old run learns that it settled (its counters), or that the
-/// entry left the registry first (why it cannot go on).
-type Waiting = Box<dyn FnOnce(&Env, std::result::Result<OutputCounters, String>)>;
-
-/// What `restart()` needs of a shell `executeBackground()` started (not persisted), kept until
-/// its entry leaves the registry.
-pub(crate) struct RestartSpec {
-  /// The call's options, its shell id filled in.
-  opts: Options,
-  /// The caller's `signal`: the new run is cancelled by it too.
-  signal: Option<Persistent>,
-  /// The counters the last run ended with, once it settled.
-  settled: Option<OutputCounters>,
-  /// A restart waiting for the last run to settle.
-  waiting: Option<Waiting>,
-}
-
-impl RestartSpec {
-  fn release(self, env: &Env) {
-    if let Some(signal) = self.signal {
-      release(env, signal);
-    }
-    if let Some(waiting) = self.waiting {
-      waiting(env, Err("it left the registry before its run ended".into()));
-    }
-  }
-}
-
-/// Keeps what a later `restart(id)` needs (replacing what an earlier run of `id` left).
-pub(super) fn keep_spec(
-  env: &Env,
-  inner: &ShellInner,
-  opts: &Options,
-  id: &str,
-  signal: Option<&Persistent>,
-) {
-  let signal = signal
-    .and_then(|signal| signal.get_value(env).ok())
-    .and_then(|signal| signal.create_ref::<false>().ok());
-  let mut opts = opts.clone();
-  opts.shell_id = Some(id.to_owned());
-  let spec = RestartSpec {
-    opts,
-    signal,
-    settled: None,
-    waiting: None,
-  };
-  let earlier = inner.restarts.borrow_mut().insert(id.to_owned(), spec);
-  if let Some(earlier) = earlier {
-    earlier.release(env);
-  }
-}
-
-/// The run of shell `id` settled with `counters`: a restart waiting for it goes on.
-pub(super) fn run_settled(env: &Env, inner: &ShellInner, id: &str, counters: &OutputCounters) {
-  let waiting = {
-    let mut restarts = inner.restarts.borrow_mut();
-    let Some(spec) = restarts.get_mut(id) else {
-      return;
-    };
-    spec.settled = Some(counters.clone());
-    spec.waiting.take()
-  };
-  if let Some(waiting) = waiting {
-    waiting(env, Ok(counters.clone()));
-  }
-}
-
-/// These entries left the registry: what their restart needed goes (a restart waiting for one
-/// of them is rejected).
-pub(crate) fn forget(env: &Env, inner: &ShellInner, ids: &[String]) {
-  let specs: Vec<RestartSpec> = {
-    let mut restarts = inner.restarts.borrow_mut();
-    ids.iter().filter_map(|id| restarts.remove(id)).collect()
-  };
-  for spec in specs {
-    spec.release(env);
-  }
-}
 
 #[napi]
 impl BackgroundShellRegistry {

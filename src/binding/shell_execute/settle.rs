@@ -2,7 +2,18 @@
 //! settles the entry, `done` resolves with the `BackgroundShellResult`, and
 //! what the shell held is let go.
 
-use super::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+
+use crate::binding::js::{self, release, Persistent};
+use crate::binding::pending::{remove_abort_listener, KeepAlive};
+use crate::binding::shell::ShellInner;
+use crate::core::end::TaskEnd;
+use crate::core::process;
+use crate::core::shell::{ShellOutcome, ShellRun, ShellSettled, ShellVerdict};
 
 /// What the JavaScript thread needs when the shell settles.
 pub(super) struct Settle {
@@ -100,7 +111,10 @@ impl Settle {
     }
     release(env, self.resolve);
     self.inner.settle_waits(env, &self.shell_id, settled.status);
-    super::restart::run_settled(env, &self.inner, &self.shell_id, &outcome.counters);
+    self
+      .inner
+      .restarts
+      .run_settled(env, &self.shell_id, &outcome.counters);
   }
 
   /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as
@@ -133,5 +147,24 @@ fn set_or_null(object: &mut Object, key: &str, value: Option<i32>) -> Result<()>
   match value {
     Some(v) => object.set_named_property(key, v),
     None => object.set_named_property(key, Null),
+  }
+}
+
+/// The caller's `signal`, our listener on it, and the controller the listener
+/// aborts: all released when the shell settles.
+pub(super) struct CallerSignal {
+  pub(super) signal: Persistent,
+  pub(super) listener: Persistent,
+  pub(super) controller: Rc<RefCell<Option<Persistent>>>,
+}
+
+impl CallerSignal {
+  pub(super) fn release(self, env: &Env) {
+    remove_abort_listener(env, &self.signal, &self.listener);
+    release(env, self.signal);
+    release(env, self.listener);
+    if let Some(controller) = self.controller.borrow_mut().take() {
+      release(env, controller);
+    }
   }
 }

@@ -1,6 +1,15 @@
 //! `yieldMs` (API.md §6.8): one call for "run this, and background it if it takes long".
 
-use super::*;
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+
+use napi::bindgen_prelude::*;
+
+use crate::binding::js::{self, release};
+use crate::binding::pending::new_promise;
+use crate::binding::registry::set_unref_timeout;
+use crate::core::text::{read_task_output_tail, OutputTail, MAX_TASK_OUTPUT_TAIL_BYTES};
 
 /// `yieldMs` (API.md §6.8): a promise of the handle, resolved when `done` settles (the handle
 /// then has `foreground: true` and `outputTail`, the cleaned tail of its output file, and

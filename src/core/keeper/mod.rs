@@ -15,14 +15,6 @@
 //! It sits above `monitor/` and `shell/` (it writes a shell's output file
 //! with the shell's own writer); nothing in the core uses it.
 
-/// The keeper's whole life: reads its config from stdin, runs the task, and
-/// returns the process exit code (0 once the end record is written, 1 when
-/// the task or its end failed, 2 for a bad config). The caller exits with it
-/// at once.
-pub fn keeper_main() -> i32 {
-  run::keeper_main()
-}
-
 mod run;
 #[cfg(unix)]
 mod unix;
@@ -32,3 +24,5 @@ use unix as platform;
 mod windows;
 #[cfg(windows)]
 use windows as platform;
+
+pub use run::keeper_main;

@@ -42,7 +42,11 @@ const STOP_DEADLINE: Duration = Duration::from_secs(10);
 /// Largest config read from stdin.
 const MAX_CONFIG_BYTES: u64 = 64 << 20;
 
-pub(super) fn keeper_main() -> i32 {
+/// The keeper's whole life: reads its config from stdin, runs the task, and
+/// returns the process exit code (0 once the end record is written, 1 when
+/// the task or its end failed, 2 for a bad config). The caller exits with it
+/// at once.
+pub fn keeper_main() -> i32 {
   let started = SystemTime::now();
   if let Err(error) = platform::detach() {
     answer(&format!(

@@ -46,6 +46,8 @@ mod timer;
 // `cargo test` checks them on every platform.
 #[cfg(any(windows, test))]
 mod cmdline;
+// What API.md §6.8 asks of a tree (ports, limits, usage), the same questions on every family.
+mod controls;
 /// A process group (Unix; elsewhere but Windows only a record, and `spawn`
 /// refuses).
 #[cfg(not(windows))]
@@ -55,6 +57,11 @@ mod unix;
 #[cfg(windows)]
 mod windows;
 
+#[cfg(not(any(target_os = "linux", windows)))]
+pub use controls::LIMITS_UNSUPPORTED;
+pub use controls::{
+  check_limits, listening_ports, memory_limit_hit, memory_limit_of, tree_usage, PORTS_SUPPORTED,
+};
 pub use env::{child_env, EnvOptions, DEFAULT_REMOVE_ENV};
 pub use exit::{signal_name, signal_number, ExitStatusInfo};
 pub use limits::{Limits, Usage, MEMORY_LIMIT_POLL};
@@ -90,90 +97,6 @@ pub use windows::{
   spawn_serialized, terminate, terminate_leftovers, tracked_groups, tree_alive, Job, ProcessGroup,
   SIGKILL_GRACE,
 };
-
-/// The TCP ports a task's tree listens on (API.md §6.8), sorted; `None` where this platform
-/// has no way to tell (the BSDs).
-pub fn listening_ports(group: &ProcessGroup) -> Option<std::io::Result<Vec<u16>>> {
-  #[cfg(any(target_os = "linux", target_os = "macos"))]
-  return Some(unix::listening_ports(group));
-  #[cfg(windows)]
-  return Some(windows::listening_ports(group));
-  #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
-  {
-    let _ = group;
-    None
-  }
-}
-
-/// Whether [`listening_ports`] works on this platform.
-pub const PORTS_SUPPORTED: bool = cfg!(any(target_os = "linux", target_os = "macos", windows));
-
-// `limits` (API.md §6.8, `limits.rs`): the same questions on every family.
-
-/// Whether `limits` can be enforced on this host; the error says why not, for the Error that
-/// `start()` and `executeBackground()` throw before anything starts.
-pub fn check_limits(limits: &Limits) -> Result<(), String> {
-  if limits.is_empty() {
-    return Ok(());
-  }
-  #[cfg(target_os = "linux")]
-  return unix::cgroup_limits::check_supported(limits);
-  #[cfg(windows)]
-  return windows::job::check_limits_supported(limits);
-  #[cfg(not(any(target_os = "linux", windows)))]
-  Err(LIMITS_UNSUPPORTED.to_owned())
-}
-
-/// The refusal on platforms with no container for a tree (macOS).
-#[cfg(not(any(target_os = "linux", windows)))]
-pub const LIMITS_UNSUPPORTED: &str = "limits are not supported on this platform: nothing bounds a \
-  process tree's memory, CPU share or process count here (macOS has no cgroups or Job Objects, \
-  and its rlimits are per process or per user)";
-
-/// The tree's `memoryBytes` when the kernel (or the Job Object) stopped it there; `None` while
-/// it has not, or for a task without a memory limit.
-pub fn memory_limit_hit(group: &ProcessGroup) -> Option<u64> {
-  #[cfg(target_os = "linux")]
-  return group.limits.as_ref().and_then(|task| {
-    let bytes = task.limits.memory_bytes?;
-    unix::cgroup_limits::memory_limit_hit(&task.dirs).then_some(bytes)
-  });
-  #[cfg(windows)]
-  return group.job().memory_limit_hit();
-  #[cfg(not(any(target_os = "linux", windows)))]
-  {
-    let _ = group;
-    None
-  }
-}
-
-/// The `memoryBytes` the tree of `group` runs under, if any: whether its run must watch for
-/// [`memory_limit_hit`].
-pub fn memory_limit_of(group: &ProcessGroup) -> Option<u64> {
-  #[cfg(windows)]
-  return group.job().limits().memory_bytes;
-  #[cfg(not(windows))]
-  return group
-    .limits
-    .as_ref()
-    .and_then(|task| task.limits.memory_bytes);
-}
-
-/// What the tree of `group` used so far; `None` for a task without limits.
-pub fn tree_usage(group: &ProcessGroup) -> Option<Usage> {
-  #[cfg(target_os = "linux")]
-  return group
-    .limits
-    .as_ref()
-    .map(|task| unix::cgroup_limits::usage(&task.dirs));
-  #[cfg(windows)]
-  return group.job().usage();
-  #[cfg(not(any(target_os = "linux", windows)))]
-  {
-    let _ = group;
-    None
-  }
-}
 
 #[cfg(test)]
 mod tests;

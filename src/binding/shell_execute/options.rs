@@ -1,0 +1,127 @@
+//! `executeBackground()`'s options, checked in one place: a wrong type is a `TypeError` and a
+//! number out of range a `RangeError`, each naming `options.<field>`.
+
+use std::path::Path;
+
+use napi::bindgen_prelude::*;
+
+use crate::binding::args;
+use crate::core::ids::shell_id_problem;
+use crate::core::shell::DEFAULT_MAX_OUTPUT_BYTES;
+use crate::core::text::ecma_trim;
+use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
+
+/// `executeBackground()` options after validation.
+#[derive(Clone)]
+pub(crate) struct Options {
+  pub(crate) command: String,
+  /// `limits` (API.md §6.8).
+  pub(crate) limits: Option<crate::core::process::Limits>,
+  pub(crate) cwd: String,
+  pub(crate) output_dir: String,
+  pub(crate) env: Vec<(String, String)>,
+  pub(crate) max_output_bytes: u64,
+  pub(crate) shell_id: Option<String>,
+  pub(crate) settle_ms: Option<u64>,
+  /// `timeoutMs` (API.md §6.8).
+  pub(crate) timeout_ms: Option<u64>,
+  /// `onOutputCap: 'stop'` (API.md §6.8).
+  pub(crate) stop_at_cap: bool,
+  /// `yieldMs` (API.md §6.8): the call returns a promise of the handle.
+  pub(crate) yield_ms: Option<u64>,
+  /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
+  pub(crate) terminal: Option<crate::core::terminal::TerminalSize>,
+  /// `persist` (docs/persistence.md).
+  pub(crate) persist: Option<crate::binding::persist::PersistOptions>,
+}
+
+pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
+  let command = args::string(env, &args::field(o, "command")?, "options.command")?;
+  if ecma_trim(&command).is_empty() {
+    return Err(args::type_error(
+      env,
+      "The \"options.command\" property must be a non-empty command".into(),
+    ));
+  }
+  args::no_nul(env, &command, "options.command")?;
+  let cwd = args::string(env, &args::field(o, "cwd")?, "options.cwd")?;
+  if !Path::new(&cwd).is_absolute() {
+    return Err(args::type_error(
+      env,
+      format!("The \"options.cwd\" property must be an absolute path. Received '{cwd}'"),
+    ));
+  }
+  args::no_nul(env, &cwd, "options.cwd")?;
+  let shell_id = args::optional_string_field(env, o, "shellId", "options.shellId")?;
+  if let Some(problem) = shell_id.as_deref().and_then(shell_id_problem) {
+    return Err(args::value_error(
+      env,
+      format!(
+        "The \"options.shellId\" property {problem}: it becomes the file name shell-<shellId>.output. Received {}",
+        args::quoted(shell_id.as_deref().unwrap_or_default())
+      ),
+    ));
+  }
+  let output_dir = args::string(env, &args::field(o, "outputDir")?, "options.outputDir")?;
+  if output_dir.is_empty() {
+    return Err(args::value_error(
+      env,
+      "The \"options.outputDir\" property must be a non-empty path. Received ''".into(),
+    ));
+  }
+  args::no_nul(env, &output_dir, "options.outputDir")?;
+  let terminal = crate::binding::terminal::parse_terminal_option(env, o)?;
+  let persist = crate::binding::persist::parse_persist_option(env, o, terminal.is_some())?;
+  Ok(Options {
+    command,
+    cwd,
+    output_dir,
+    env: args::env_record(env, &args::field(o, "env")?, "options.env")?,
+    max_output_bytes: args::optional_integer_field(
+      env,
+      o,
+      "maxOutputBytes",
+      "options.maxOutputBytes",
+      1.0,
+      9_007_199_254_740_991.0,
+    )?
+    .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
+    shell_id,
+    terminal,
+    timeout_ms: args::parse_timeout_ms(env, o, persist.is_some())?,
+    limits: args::parse_limits(env, o, persist.is_some())?,
+    stop_at_cap: parse_on_output_cap(env, o, persist.is_some())?,
+    yield_ms: args::optional_integer_field(env, o, "yieldMs", "options.yieldMs", 1.0, 600_000.0)?
+      .map(|n| n as u64),
+    persist,
+    settle_ms: args::optional_integer_field(
+      env,
+      o,
+      "settleMs",
+      "options.settleMs",
+      MIN_SETTLE_MS as f64,
+      MAX_SETTLE_MS as f64,
+    )?
+    .map(|n| n as u64),
+  })
+}
+
+/// `onOutputCap`: `'truncate'` (the default) or `'stop'`; `'stop'` is refused with `persist`
+/// (the keeper writes a persisted shell's file).
+fn parse_on_output_cap(env: &Env, o: &Object, persisted: bool) -> Result<bool> {
+  let value = args::optional_string_field(env, o, "onOutputCap", "options.onOutputCap")?;
+  match value.as_deref() {
+    None | Some("truncate") => Ok(false),
+    Some("stop") if persisted => Err(args::type_error(
+      env,
+      "The \"options.onOutputCap\" option 'stop' cannot be used with \"options.persist\"".into(),
+    )),
+    Some("stop") => Ok(true),
+    Some(other) => Err(args::type_error(
+      env,
+      format!(
+        "The \"options.onOutputCap\" property must be 'truncate' or 'stop'. Received '{other}'"
+      ),
+    )),
+  }
+}
