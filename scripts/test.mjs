@@ -2,11 +2,11 @@
 // two cores allow.
 //
 //   1. `npm run check`: citations, layers and the loader patch (seconds);
-//   2. `cargo test --no-run`: the Rust tests built (CPU-bound);
-//   3. side by side, since neither needs the other:
-//      - `cargo test`: the Rust tests run. Most of that time waits on real child processes and
-//        timers, so the cores are free for
-//      - `npm run build` (the release addon), `npm run typecheck`, then `vitest run`.
+//   2. side by side, since neither needs the other:
+//      - `cargo test --no-run` (the Rust tests built), then `cargo test`, four tests at a time;
+//      - `npm run build` (the release addon; nothing to do after `npm run demo`), `npm run
+//        typecheck`, then `vitest run`, three files at a time (vitest.config.ts).
+//      Most of both runs waits on real child processes and timers, so they share the two cores.
 //      The Rust tests' output is collected and printed whole when they end, so the two logs do
 //      not interleave. Both branches always run to their end; a failure of either fails the run,
 //      and the summary names it.
@@ -21,11 +21,15 @@ const seconds = (ms) => `${(ms / 1000).toFixed(0)} s`
 
 await main(async () => {
   await run('npm run check', npm, ['run', '--silent', 'check'], { timeoutMs: 5 * MIN })
-  const built = Date.now()
-  await run('cargo test --no-run (the Rust tests built)', 'cargo', ['test', '--no-run'], { timeoutMs: 40 * MIN })
-  console.log(`== the Rust tests built in ${seconds(Date.now() - built)}; running them beside the addon's build and vitest`)
-
-  const rust = run('cargo test', 'cargo', ['test'], { timeoutMs: 30 * MIN, capture: true })
+  // The Rust tests wait on real child processes and timers for much of their run, and one test
+  // binary runs them RUST_TEST_THREADS at a time (four by default here: twice the cores).
+  const rustEnv = { ...process.env, RUST_TEST_THREADS: process.env.RUST_TEST_THREADS ?? '4' }
+  const rust = (async () => {
+    const built = Date.now()
+    await run('cargo test --no-run (the Rust tests built)', 'cargo', ['test', '--no-run'], { timeoutMs: 40 * MIN })
+    console.log(`== the Rust tests built in ${seconds(Date.now() - built)}; running them beside vitest`)
+    return run('cargo test', 'cargo', ['test'], { timeoutMs: 30 * MIN, capture: true, env: rustEnv })
+  })()
   const js = (async () => {
     await run('npm run build', npm, ['run', 'build'], { timeoutMs: 40 * MIN })
     await run('npm run typecheck', npm, ['run', '--silent', 'typecheck'], { timeoutMs: 10 * MIN })
