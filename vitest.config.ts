@@ -35,10 +35,6 @@ export default defineConfig({
     ],
     // Native addons belong in forked processes (NAPI.md §3): worker-thread pools race TSFN teardown.
     pool: 'forks',
-    // Most files wait on child processes and timers, not on the CPU: three at a time on two cores
-    // (each file's tests stay in order inside its fork; every test waits on conditions, so the
-    // load of the others only slows it).
-    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

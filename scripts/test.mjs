@@ -3,9 +3,9 @@
 //
 //   1. `npm run check`: citations, layers and the loader patch (seconds);
 //   2. side by side, since neither needs the other:
-//      - `cargo test --no-run` (the Rust tests built), then `cargo test`, four tests at a time;
+//      - `cargo test --no-run` (the Rust tests built), then `cargo test`;
 //      - `npm run build` (the release addon; nothing to do after `npm run demo`), `npm run
-//        typecheck`, then `vitest run`, three files at a time (vitest.config.ts).
+//        typecheck`, then `vitest run`.
 //      Most of both runs waits on real child processes and timers, so they share the two cores.
 //      The Rust tests' output is collected and printed whole when they end, so the two logs do
 //      not interleave. Both branches always run to their end; a failure of either fails the run,
@@ -21,14 +21,11 @@ const seconds = (ms) => `${(ms / 1000).toFixed(0)} s`
 
 await main(async () => {
   await run('npm run check', npm, ['run', '--silent', 'check'], { timeoutMs: 5 * MIN })
-  // The Rust tests wait on real child processes and timers for much of their run, and one test
-  // binary runs them RUST_TEST_THREADS at a time (four by default here: twice the cores).
-  const rustEnv = { ...process.env, RUST_TEST_THREADS: process.env.RUST_TEST_THREADS ?? '4' }
   const rust = (async () => {
     const built = Date.now()
     await run('cargo test --no-run (the Rust tests built)', 'cargo', ['test', '--no-run'], { timeoutMs: 40 * MIN })
     console.log(`== the Rust tests built in ${seconds(Date.now() - built)}; running them beside vitest`)
-    return run('cargo test', 'cargo', ['test'], { timeoutMs: 30 * MIN, capture: true, env: rustEnv })
+    return run('cargo test', 'cargo', ['test'], { timeoutMs: 30 * MIN, capture: true })
   })()
   const js = (async () => {
     await run('npm run build', npm, ['run', 'build'], { timeoutMs: 40 * MIN })
