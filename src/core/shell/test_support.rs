@@ -4,6 +4,14 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Tests that run real shells take turns: they spawn trees, and fewer
+/// descriptors open at once keeps the descriptor-counting tests stable.
+pub(super) fn serial() -> MutexGuard<'static, ()> {
+  static SERIAL: Mutex<()> = Mutex::new(());
+  SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A fresh directory under the system temp dir, removed on drop.
 pub(super) struct TempDir(PathBuf);

@@ -165,7 +165,7 @@ mod with_runs {
   use std::time::Duration;
 
   use super::*;
-  use crate::shell::test_support::spawn_shell;
+  use crate::shell::test_support::{serial, spawn_shell};
   use crate::terminal::TerminalSize;
 
   const SETTLE: Duration = Duration::from_secs(10);
@@ -208,6 +208,7 @@ mod with_runs {
 
   #[test]
   fn a_run_settled_from_javascript_is_stopped() {
+    let _serial = serial();
     let dir = TempDir::new("hub-stop");
     let mut hub = hub_with(&dir, &["a"]);
     let (run, settled) = run(&dir, "a", "sleep 30", false);
@@ -233,6 +234,7 @@ mod with_runs {
 
   #[test]
   fn a_run_attached_to_a_settled_entry_is_cancelled() {
+    let _serial = serial();
     let dir = TempDir::new("hub-late");
     let mut hub = hub_with(&dir, &["a"]);
     let effects = hub.registry_mut().cancel("a", 1500.0);
@@ -245,6 +247,7 @@ mod with_runs {
 
   #[test]
   fn a_terminal_shell_keeps_its_last_screen_until_it_leaves() {
+    let _serial = serial();
     let dir = TempDir::new("hub-screen");
     let mut hub = hub_with(&dir, &["a"]);
     let (run, settled) = run(&dir, "a", "printf 'last words'; sleep 30", true);

@@ -3,21 +3,14 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::process::{kill_now, procfs, tree_alive, ProcessGroup};
-use crate::shell::test_support::{spawn_shell, wait_until, TempDir};
+use crate::shell::test_support::{serial, spawn_shell, wait_until, TempDir};
 use crate::shell::*;
 
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Runner tests take turns: they spawn trees, and fewer descriptors open at
-/// once keeps other modules' descriptor-counting tests stable.
-fn serial() -> MutexGuard<'static, ()> {
-  static SERIAL: Mutex<()> = Mutex::new(());
-  SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// What `on_settle` saw: the outcome and the output file's size at that moment.
 struct Settled {

@@ -2,7 +2,7 @@
 //! descriptor hygiene. Each test runs through `spawn` (`posix_spawn` on
 //! Linux with glibc ≥ 2.34) and through the fork path, which must agree.
 
-use std::io;
+use std::io::{self, BufRead, BufReader};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 
@@ -54,7 +54,14 @@ fn spawn_pipes_output_and_reports_the_exit_code() {
 fn try_wait_sees_a_running_child_then_its_exit() {
   let _serial = serial();
   for (name, spawner) in SPAWNERS {
-    let mut p = spawner(request("exec sleep 30")).unwrap();
+    let mut p = spawner(request("echo ready; exec sleep 30")).unwrap();
+    assert!(p.child.try_wait().unwrap().is_none(), "{name}");
+    // Under qemu-user, `posix_spawn`'s vfork is a plain fork and returns
+    // before the child's `setsid`: a kill sent then finds no group of ours.
+    // The child's first line says it runs in its own session.
+    let mut line = String::new();
+    BufReader::new(&p.stdout).read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n", "{name}");
     assert!(p.child.try_wait().unwrap().is_none(), "{name}");
     kill_now(&p.group);
     let status = ExitStatusInfo::from(p.child.wait().unwrap());
