@@ -30,10 +30,6 @@ export declare class BackgroundShellRegistry {
    * writes its status sidecar. A duplicate id throws and changes nothing.
    */
   register(registration: ShellTaskRegistration): ShellTask
-  /** The entry object, or `undefined`. */
-  get(id: string): ShellTask | undefined
-  /** Every entry, in insertion order. */
-  getAll(): ShellTask[]
   hasRunningEntries(): boolean
   /** Settles a running shell `completed`. */
   complete(id: string, exitCode: number, endTime: number): void
@@ -64,7 +60,16 @@ export declare class BackgroundShellRegistry {
    * terminal entries that were never notified, oldest first.
    */
   setNotificationCallback(cb?: (displayText: string, modelText: string, meta: ShellNotificationMeta) => void): void
+  /** The entry object (the same one each time, kept up to date), or `undefined`. */
+  get(id: string): ShellTask | undefined
+  /** Every entry, in insertion order. */
+  getAll(): ShellTask[]
+  /** Called with each new entry that has no owner; `undefined` clears it. */
   setRegisterCallback(cb?: (entry: ShellTask) => void): void
+  /**
+   * Called on register, on every settle, and (with no argument) on a reset;
+   * `undefined` clears it.
+   */
   setStatusChangeCallback(cb?: (entry?: ShellTask) => void): void
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: ShellTask) => void): void
@@ -148,10 +153,6 @@ export declare class MonitorRegistry {
    * the default aborts first (flushed lines are delivered) and then notifies.
    */
   cancel(monitorId: string, options?: MonitorCancelOptions): void
-  /** The entry object, or `undefined`. */
-  get(monitorId: string): MonitorTask | undefined
-  /** Every entry, in insertion order. */
-  getAll(): MonitorTask[]
   /** The running entries, in insertion order. */
   getRunning(): MonitorTask[]
   hasRunningForOwner(ownerAgentId: string): boolean
@@ -175,9 +176,16 @@ export declare class MonitorRegistry {
   setAgentNotificationCallback(agentId: string, cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void): void
   /** Lifecycle wake of one owner agent (called on a silent cancel of its monitor). */
   setAgentLifecycleCallback(agentId: string, cb?: () => void): void
-  /** Called with each new entry that has no owner. */
+  /** The entry object (the same one each time, kept up to date), or `undefined`. */
+  get(monitorId: string): MonitorTask | undefined
+  /** Every entry, in insertion order. */
+  getAll(): MonitorTask[]
+  /** Called with each new entry that has no owner; `undefined` clears it. */
   setRegisterCallback(cb?: (entry: MonitorTask) => void): void
-  /** Called on register, on every settle, and (with no argument) on a reset. */
+  /**
+   * Called on register, on every settle, and (with no argument) on a reset;
+   * `undefined` clears it.
+   */
   setStatusChangeCallback(cb?: (entry?: MonitorTask) => void): void
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: MonitorTask) => void): void

@@ -10,7 +10,7 @@ use super::args;
 use super::js::{self, RealClock};
 use super::monitor::MonitorRegistry;
 use super::monitor_options::StartOptions;
-use super::persist::{self as host_persist, recover_state_dir, PersistOptions, RecoverOut};
+use super::persist::{self as host_persist, PersistOptions, Recovering};
 use crate::core::launch::{
   follow_monitor, launch, Contained, Kept, LaunchKind, LaunchRequest, Launched, Reading,
   ShellCommand, TaskOptions, Term,
@@ -19,8 +19,8 @@ use crate::core::monitor::native::FollowFrom;
 use crate::core::monitor::persisted::MonitorTaskOptions;
 use crate::core::monitor::{EntryMode, Registration};
 use crate::core::persist::link::read_cursor;
-use crate::core::persist::{self, Found, TaskKind, TaskRecord};
-use crate::core::persist::{renewer, EndView, KeeperLink};
+use crate::core::persist::{self, TaskKind, TaskRecord};
+use crate::core::persist::{EndView, KeeperLink};
 use crate::core::text::sanitize_monitor_line;
 
 /// The raw log of a persisted monitor is capped like a shell's output file.
@@ -117,15 +117,58 @@ impl MonitorRegistry {
     self.commit_native(env, &id, now_wall, launched, reading);
     Ok(args::out(env, &object))
   }
+}
 
-  /// Registers a recorded monitor as running: the entry object.
+impl Recovering for MonitorRegistry {
+  const KIND: TaskKind = TaskKind::Monitor;
+  type Registered<'a> = MonitorTaskOptions;
+
   fn register_recorded<'a>(
     &'a self,
     env: &'a Env,
     record: &TaskRecord,
-    o: &MonitorTaskOptions,
-  ) -> Result<Object<'a>> {
-    self.register_native(env, o.registration(record), js::mono_ms(), false)
+  ) -> Result<(Object<'a>, MonitorTaskOptions)> {
+    let o = MonitorTaskOptions::of_record(record);
+    let object = self.register_native(env, o.registration(record), js::mono_ms(), false)?;
+    Ok((object, o))
+  }
+
+  fn settle_recorded(
+    &self,
+    env: &Env,
+    record: &TaskRecord,
+    _: MonitorTaskOptions,
+    end: &EndView,
+  ) -> Result<()> {
+    self
+      .hub
+      .apply(|r| r.settle_from_record(&record.id, &end.end, false, end.end_time));
+    self.drain_for(env, &record.id);
+    Ok(())
+  }
+
+  fn adopt(
+    &self,
+    env: &Env,
+    record: &TaskRecord,
+    o: MonitorTaskOptions,
+    link: Arc<KeeperLink>,
+  ) -> Result<()> {
+    let offset = read_cursor(&link.files.cursor, &record.id).unwrap_or(0);
+    let size = std::fs::metadata(&link.files.log).map_or(0, |m| m.len());
+    let from = FollowFrom {
+      offset: offset.min(size),
+      missed_until: size,
+    };
+    let reading = Reading {
+      throttle: self.throttle,
+      signal: o.signal_config(),
+      max_events: o.max_events,
+      screen_settle_ms: None,
+    };
+    let followed = follow_monitor(&self.hub, &record.id, link, from, reading, RealClock);
+    self.started_native(env, &record.id, js::wall_ms(), followed);
+    Ok(())
   }
 }
 
@@ -144,65 +187,6 @@ impl MonitorRegistry {
     ts_return_type = "{ adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }"
   )]
   pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
-    let state_dir = recover_state_dir(&env, &options)?;
-    let found = persist::scan(&state_dir, TaskKind::Monitor).map_err(|e| {
-      Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display()))
-    })?;
-    let mut out = RecoverOut::new(&env)?;
-    for finding in found {
-      match finding {
-        Found::Corrupt { file, error } => out.corrupt(&file.to_string_lossy(), &error)?,
-        Found::Busy { id } => out.busy(&id)?,
-        Found::Lost { record, reason, .. } => out.lost(&record.id, &record.command, &reason)?,
-        Found::Ended { record, end, lock } => {
-          let o = MonitorTaskOptions::of_record(&record);
-          let object = match self.register_recorded(&env, &record, &o) {
-            Ok(object) => object,
-            Err(error) => {
-              out.busy_because(&record.id, &error.reason)?;
-              continue;
-            }
-          };
-          let view = EndView::from_record(&end);
-          self
-            .hub
-            .apply(|r| r.settle_from_record(&record.id, &view.end, false, view.end_time));
-          self.drain_for(&env, &record.id);
-          let _ = persist::forget(&state_dir, &record.id);
-          drop(lock);
-          out.settled(object)?;
-        }
-        Found::Running { record, lock } => {
-          let o = MonitorTaskOptions::of_record(&record);
-          let object = match self.register_recorded(&env, &record, &o) {
-            Ok(object) => object,
-            Err(error) => {
-              out.busy_because(&record.id, &error.reason)?;
-              continue;
-            }
-          };
-          let link = Arc::new(KeeperLink::new(&state_dir, &record.id, lock));
-          link.set_keeper(record.keeper.clone());
-          renewer::attach(&state_dir, record.lease_ms);
-          let offset = read_cursor(&link.files.cursor, &record.id).unwrap_or(0);
-          let size = std::fs::metadata(&link.files.log).map_or(0, |m| m.len());
-          let from = FollowFrom {
-            offset: offset.min(size),
-            missed_until: size,
-          };
-          let id = record.id.as_str();
-          let reading = Reading {
-            throttle: self.throttle,
-            signal: o.signal_config(),
-            max_events: o.max_events,
-            screen_settle_ms: None,
-          };
-          let followed = follow_monitor(&self.hub, id, link, from, reading, RealClock);
-          self.started_native(&env, id, js::wall_ms(), followed);
-          out.adopted(object)?;
-        }
-      }
-    }
-    Ok(args::out(&env, &out.finish()?))
+    host_persist::recover(&env, self, &options)
   }
 }

@@ -3,11 +3,13 @@
 //! anything starts.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 
 use super::args;
-use crate::core::persist::ensure_state_dir;
+use crate::core::persist::{self, ensure_state_dir, renewer, EndView, Found, KeeperLink};
+use crate::core::persist::{TaskKind, TaskRecord};
 
 /// The lease's bounds and default (ms).
 pub const LEASE_MS_MIN: u64 = 1000;
@@ -67,23 +69,95 @@ pub(crate) fn parse_persist_option(
   }))
 }
 
-pub(crate) use launch::*;
+/// The state directory is checked and the task's lock taken: nothing has
+/// started yet, and a failure here is thrown.
+pub(crate) fn prepare(persist: &PersistOptions, id: &str) -> Result<Arc<KeeperLink>> {
+  crate::core::launch::prepare_kept(persist, id).map_err(Error::from_reason)
+}
 
-mod launch {
-  use std::sync::Arc;
+/// How one registry takes over its persisted tasks in [`recover`].
+pub(crate) trait Recovering {
+  /// Which records are this registry's.
+  const KIND: TaskKind;
+  /// What registering a recorded task leaves for its settle or adoption.
+  type Registered<'a>
+  where
+    Self: 'a;
+  /// Registers the recorded task as running: its entry object, and what
+  /// follows. An error leaves the task alone (listed in `busy`).
+  fn register_recorded<'a>(
+    &'a self,
+    env: &'a Env,
+    record: &TaskRecord,
+  ) -> Result<(Object<'a>, Self::Registered<'a>)>;
+  /// Settles a registered task with its recorded end (one terminal notification).
+  fn settle_recorded(
+    &self,
+    env: &Env,
+    record: &TaskRecord,
+    registered: Self::Registered<'_>,
+    end: &EndView,
+  ) -> Result<()>;
+  /// Follows a registered task whose keeper lives, through `link` (its lease renewed).
+  fn adopt(
+    &self,
+    env: &Env,
+    record: &TaskRecord,
+    registered: Self::Registered<'_>,
+    link: Arc<KeeperLink>,
+  ) -> Result<()>;
+}
 
-  use napi::bindgen_prelude::*;
-
-  use super::PersistOptions;
-  use crate::core::launch::prepare_kept;
-
-  use crate::core::persist::KeeperLink;
-
-  /// The state directory is checked and the task's lock taken: nothing has
-  /// started yet, and a failure here is thrown.
-  pub(crate) fn prepare(persist: &PersistOptions, id: &str) -> Result<Arc<KeeperLink>> {
-    prepare_kept(persist, id).map_err(Error::from_reason)
+/// `recover({ stateDir })` of either registry (docs/persistence.md): every
+/// finding of the scan, in order, into the object `recover()` returns.
+pub(crate) fn recover<R: Recovering>(
+  env: &Env,
+  registry: &R,
+  options: &Unknown,
+) -> Result<Unknown<'static>> {
+  let state_dir = recover_state_dir(env, options)?;
+  let found = persist::scan(&state_dir, R::KIND).map_err(|e| {
+    Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display()))
+  })?;
+  let mut out = RecoverOut::new(env)?;
+  for finding in found {
+    let (record, end, lock) = match finding {
+      Found::Corrupt { file, error } => {
+        out.corrupt(&file.to_string_lossy(), &error)?;
+        continue;
+      }
+      Found::Busy { id } => {
+        out.busy(&id)?;
+        continue;
+      }
+      Found::Lost { record, reason, .. } => {
+        out.lost(&record.id, &record.command, &reason)?;
+        continue;
+      }
+      Found::Ended { record, end, lock } => (record, Some(end), lock),
+      Found::Running { record, lock } => (record, None, lock),
+    };
+    let (object, registered) = match registry.register_recorded(env, &record) {
+      Ok(registered) => registered,
+      Err(error) => {
+        out.busy_because(&record.id, &error.reason)?;
+        continue;
+      }
+    };
+    if let Some(end) = end {
+      registry.settle_recorded(env, &record, registered, &EndView::from_record(&end))?;
+      let _ = persist::forget(&state_dir, &record.id);
+      drop(lock);
+      out.settled(object)?;
+    } else {
+      let link = Arc::new(KeeperLink::new(&state_dir, &record.id, lock));
+      link.set_keeper(record.keeper.clone());
+      renewer::attach(&state_dir, record.lease_ms);
+      registry.adopt(env, &record, registered, link)?;
+      out.adopted(object)?;
+    }
   }
+  Ok(args::out(env, &out.finish()?))
 }
 
 /// `options.stateDir`: absolute, then created or checked as `persist.stateDir` is.

@@ -262,3 +262,101 @@ pub(crate) fn begin_wait<'a, F: Fn(&Env) + 'static>(
     spec: options.spec,
   })
 }
+
+/// What a registry class lends the JavaScript methods both registries share
+/// ([`registry_surface!`]).
+pub(crate) trait RegistrySurface {
+  /// Every entry's id, in insertion order.
+  fn entry_ids(&self) -> Vec<String>;
+  /// The entry object of `id`, brought up to date from the registry.
+  fn synced_entry<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>>;
+  /// The notification, register and status-change callbacks.
+  fn task_callbacks(&self) -> std::cell::RefMut<'_, TaskCallbacks>;
+}
+
+/// The entry objects of `ids` (those still held), as an array.
+pub(crate) fn entries_array<'a>(
+  env: &'a Env,
+  surface: &'a impl RegistrySurface,
+  ids: Vec<String>,
+) -> Result<Unknown<'static>> {
+  let mut array = env.create_array(0)?;
+  let mut i = 0;
+  for id in ids {
+    if let Some(object) = surface.synced_entry(env, &id) {
+      array.set(i, object)?;
+      i += 1;
+    }
+  }
+  Ok(super::args::out(env, &array))
+}
+
+/// `get(id)`: the entry object, kept up to date, or `undefined`.
+pub(crate) fn surface_get(
+  env: &Env,
+  surface: &impl RegistrySurface,
+  id: &Unknown,
+  field: &str,
+) -> Result<Unknown<'static>> {
+  let id = super::args::string(env, id, field)?;
+  match surface.synced_entry(env, &id) {
+    Some(object) => Ok(super::args::out(env, &object)),
+    None => super::args::undefined(env),
+  }
+}
+
+/// The JavaScript methods both registries have, written once: `get`, `getAll`
+/// and the register and status-change callbacks. `$class` implements
+/// [`RegistrySurface`]; the strings are its id argument's name and the types
+/// `index.d.ts` gives each method.
+macro_rules! registry_surface {
+  (
+    $class:ident,
+    id = $id:tt,
+    get_args = $get_args:tt,
+    get_return = $get_return:tt,
+    all_return = $all_return:tt,
+    register_cb = $register_cb:tt,
+    status_cb = $status_cb:tt,
+    clear_cb = $clear_cb:tt $(,)?
+  ) => {
+    #[napi]
+    impl $class {
+      /// The entry object (the same one each time, kept up to date), or `undefined`.
+      #[napi(catch_unwind, ts_args_type = $get_args, ts_return_type = $get_return)]
+      pub fn get(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
+        $crate::binding::registry::surface_get(&env, self, &id, $id)
+      }
+
+      /// Every entry, in insertion order.
+      #[napi(catch_unwind, ts_return_type = $all_return)]
+      pub fn get_all(&self, env: Env) -> Result<Unknown<'static>> {
+        let ids = $crate::binding::registry::RegistrySurface::entry_ids(self);
+        $crate::binding::registry::entries_array(&env, self, ids)
+      }
+
+      /// Called with each new entry that has no owner; `undefined` clears it.
+      #[napi(catch_unwind, ts_args_type = $register_cb)]
+      pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
+        let mut callbacks = $crate::binding::registry::RegistrySurface::task_callbacks(self);
+        $crate::binding::js::set_callback_slot(&env, &mut callbacks.register, &cb)
+      }
+
+      /// Called on register, on every settle, and (with no argument) on a reset;
+      /// `undefined` clears it.
+      #[napi(catch_unwind, ts_args_type = $status_cb)]
+      pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
+        let mut callbacks = $crate::binding::registry::RegistrySurface::task_callbacks(self);
+        $crate::binding::js::set_callback_slot(&env, &mut callbacks.status_change, &cb)
+      }
+
+      /// Clears the status-change callback only if `cb` is the one installed.
+      #[napi(catch_unwind, ts_args_type = $clear_cb)]
+      pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
+        let mut callbacks = $crate::binding::registry::RegistrySurface::task_callbacks(self);
+        $crate::binding::js::clear_slot_if_installed(&env, &mut callbacks.status_change, &cb)
+      }
+    }
+  };
+}
+pub(crate) use registry_surface;

@@ -7,6 +7,7 @@
 //! thread queued earlier. Native threads wake the JavaScript thread through a
 //! weak threadsafe function, which never keeps Node alive.
 
+use std::cell::RefMut;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, Weak};
@@ -18,11 +19,14 @@ use napi_derive::napi;
 use super::anchor::Anchor;
 use super::args;
 use super::js::{
-  self, clear_slot_if_installed, optional_callback, persist_object, release, replace_keyed,
-  set_callback_slot, Persistent, RealClock,
+  self, optional_callback, persist_object, release, replace_keyed, set_callback_slot, Persistent,
+  RealClock,
 };
 use super::pending::KeepAlive;
-use super::registry::{begin_wait, controller_aborted, EntryObjects, WaitStart};
+use super::registry::{
+  begin_wait, controller_aborted, entries_array, registry_surface, EntryObjects, RegistrySurface,
+  TaskCallbacks, WaitStart,
+};
 use super::wait::parse_wait_options;
 use crate::core::end::EndVia;
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
@@ -83,6 +87,20 @@ fn parse_cancel_notify(env: &Env, options: &Unknown) -> Result<bool> {
   }
 }
 
+impl RegistrySurface for MonitorRegistry {
+  fn entry_ids(&self) -> Vec<String> {
+    self.hub.registry().ids()
+  }
+
+  fn synced_entry<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>> {
+    JsHost::new(env, &self.js).synced(&self.hub, id)
+  }
+
+  fn task_callbacks(&self) -> RefMut<'_, TaskCallbacks> {
+    RefMut::map(self.js.callbacks.borrow_mut(), |c| &mut c.task)
+  }
+}
+
 impl MonitorRegistry {
   pub(crate) fn host<'a>(&'a self, env: &'a Env) -> HostWithHub<'a> {
     HostWithHub::new(env, &self.js, &self.hub)
@@ -92,22 +110,6 @@ impl MonitorRegistry {
   pub(crate) fn drain_for(&self, env: &Env, id: &str) {
     let mut host = self.host(env);
     self.hub.drain_for(&mut host, id);
-  }
-
-  fn entry_object<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>> {
-    JsHost::new(env, &self.js).synced(&self.hub, id)
-  }
-
-  fn objects<'a>(&'a self, env: &'a Env, ids: Vec<String>) -> Result<Array<'a>> {
-    let mut array = env.create_array(0)?;
-    let mut i = 0;
-    for id in ids {
-      if let Some(object) = self.entry_object(env, &id) {
-        array.set(i, object)?;
-        i += 1;
-      }
-    }
-    Ok(array)
   }
 
   pub(crate) fn insert_js_entry(
@@ -436,32 +438,11 @@ impl MonitorRegistry {
     Ok(())
   }
 
-  /// The entry object, or `undefined`.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "monitorId: string",
-    ts_return_type = "MonitorTask | undefined"
-  )]
-  pub fn get(&self, env: Env, monitor_id: Unknown) -> Result<Unknown<'static>> {
-    let id = args::string(&env, &monitor_id, "monitorId")?;
-    match self.entry_object(&env, &id) {
-      Some(object) => Ok(args::out(&env, &object)),
-      None => args::undefined(&env),
-    }
-  }
-
-  /// Every entry, in insertion order.
-  #[napi(catch_unwind, ts_return_type = "MonitorTask[]")]
-  pub fn get_all(&self, env: Env) -> Result<Unknown<'static>> {
-    let ids = self.hub.registry().ids();
-    Ok(args::out(&env, &self.objects(&env, ids)?))
-  }
-
   /// The running entries, in insertion order.
   #[napi(catch_unwind, ts_return_type = "MonitorTask[]")]
   pub fn get_running(&self, env: Env) -> Result<Unknown<'static>> {
     let ids = self.hub.registry().running_ids();
-    Ok(args::out(&env, &self.objects(&env, ids)?))
+    entries_array(&env, self, ids)
   }
 
   #[napi(catch_unwind, ts_args_type = "ownerAgentId: string")]
@@ -558,33 +539,18 @@ impl MonitorRegistry {
   ) -> Result<()> {
     self.set_agent_callback(&env, &agent_id, &cb, |c| &mut c.agent_lifecycle)
   }
-
-  /// Called with each new entry that has no owner.
-  #[napi(catch_unwind, ts_args_type = "cb?: (entry: MonitorTask) => void")]
-  pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(&env, &mut self.js.callbacks.borrow_mut().task.register, &cb)
-  }
-
-  /// Called on register, on every settle, and (with no argument) on a reset.
-  #[napi(catch_unwind, ts_args_type = "cb?: (entry?: MonitorTask) => void")]
-  pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(
-      &env,
-      &mut self.js.callbacks.borrow_mut().task.status_change,
-      &cb,
-    )
-  }
-
-  /// Clears the status-change callback only if `cb` is the one installed.
-  #[napi(catch_unwind, ts_args_type = "cb: (entry?: MonitorTask) => void")]
-  pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    clear_slot_if_installed(
-      &env,
-      &mut self.js.callbacks.borrow_mut().task.status_change,
-      &cb,
-    )
-  }
 }
+
+registry_surface!(
+  MonitorRegistry,
+  id = "monitorId",
+  get_args = "monitorId: string",
+  get_return = "MonitorTask | undefined",
+  all_return = "MonitorTask[]",
+  register_cb = "cb?: (entry: MonitorTask) => void",
+  status_cb = "cb?: (entry?: MonitorTask) => void",
+  clear_cb = "cb: (entry?: MonitorTask) => void",
+);
 
 fn parse_throttle(env: &Env, value: &Unknown) -> Result<Option<ThrottleConfig>> {
   match value.get_type()? {

@@ -6,7 +6,7 @@
 //! threadsafe function), so its state sits in a `RefCell` next to the
 //! JavaScript objects. No borrow is held across a call into JavaScript.
 
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -15,13 +15,10 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::args;
-use super::js::{
-  self, clear_slot_if_installed, optional_callback, persist_object, replace_slot,
-  set_callback_slot, set_opt, Persistent,
-};
+use super::js::{self, optional_callback, persist_object, replace_slot, set_opt, Persistent};
 use super::registry::{
   abort_controller, begin_wait, call_notification, call_register, call_status_change, end_object,
-  set_unref_timeout, EntryObjects, TaskCallbacks, WaitStart,
+  registry_surface, set_unref_timeout, EntryObjects, RegistrySurface, TaskCallbacks, WaitStart,
 };
 use super::wait::{parse_wait_options, JsWaits};
 use crate::core::end::TaskEnd;
@@ -290,10 +287,6 @@ impl ShellInner {
     self.carry_out(env, out);
     settled
   }
-
-  pub(crate) fn entry_value(&self, env: &Env, id: &str) -> Option<Unknown<'static>> {
-    self.synced(env, id).map(|o| args::out(env, &o))
-  }
 }
 
 /// Copies registry state onto a shell entry object.
@@ -318,6 +311,20 @@ fn write_shell_entry(env: &Env, object: &mut Object, e: &ShellEntry) -> Result<(
 #[napi]
 pub struct BackgroundShellRegistry {
   pub(crate) inner: Rc<ShellInner>,
+}
+
+impl RegistrySurface for BackgroundShellRegistry {
+  fn entry_ids(&self) -> Vec<String> {
+    self.inner.hub.borrow().registry().ids()
+  }
+
+  fn synced_entry<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>> {
+    self.inner.synced(env, id)
+  }
+
+  fn task_callbacks(&self) -> RefMut<'_, TaskCallbacks> {
+    self.inner.callbacks.borrow_mut()
+  }
 }
 
 impl BackgroundShellRegistry {
@@ -387,35 +394,6 @@ impl BackgroundShellRegistry {
     let controller = persist_object(&args::field(&object, "abortController")?)?;
     self.inner.register(&env, &object, reg, controller)?;
     Ok(args::out(&env, &registration))
-  }
-
-  /// The entry object, or `undefined`.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "id: string",
-    ts_return_type = "ShellTask | undefined"
-  )]
-  pub fn get(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
-    let id = args::string(&env, &id, "id")?;
-    match self.inner.entry_value(&env, &id) {
-      Some(value) => Ok(value),
-      None => args::undefined(&env),
-    }
-  }
-
-  /// Every entry, in insertion order.
-  #[napi(catch_unwind, ts_return_type = "ShellTask[]")]
-  pub fn get_all(&self, env: Env) -> Result<Unknown<'static>> {
-    let mut array = env.create_array(0)?;
-    let ids = self.inner.hub.borrow().registry().ids();
-    let mut i = 0;
-    for id in ids {
-      if let Some(object) = self.inner.synced(&env, &id) {
-        array.set(i, object)?;
-        i += 1;
-      }
-    }
-    Ok(args::out(&env, &array))
   }
 
   #[napi(catch_unwind)]
@@ -582,31 +560,18 @@ impl BackgroundShellRegistry {
     }
     Ok(())
   }
-
-  #[napi(catch_unwind, ts_args_type = "cb?: (entry: ShellTask) => void")]
-  pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(&env, &mut self.inner.callbacks.borrow_mut().register, &cb)
-  }
-
-  #[napi(catch_unwind, ts_args_type = "cb?: (entry?: ShellTask) => void")]
-  pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(
-      &env,
-      &mut self.inner.callbacks.borrow_mut().status_change,
-      &cb,
-    )
-  }
-
-  /// Clears the status-change callback only if `cb` is the one installed.
-  #[napi(catch_unwind, ts_args_type = "cb: (entry?: ShellTask) => void")]
-  pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    clear_slot_if_installed(
-      &env,
-      &mut self.inner.callbacks.borrow_mut().status_change,
-      &cb,
-    )
-  }
 }
+
+registry_surface!(
+  BackgroundShellRegistry,
+  id = "id",
+  get_args = "id: string",
+  get_return = "ShellTask | undefined",
+  all_return = "ShellTask[]",
+  register_cb = "cb?: (entry: ShellTask) => void",
+  status_cb = "cb?: (entry?: ShellTask) => void",
+  clear_cb = "cb: (entry?: ShellTask) => void",
+);
 
 pub(crate) mod restarts;
 mod terminal;

@@ -2,10 +2,9 @@
 //! (docs/persistence.md).
 
 use super::*;
-use crate::binding::persist::{recover_state_dir, RecoverOut};
+use crate::binding::persist::Recovering;
 use crate::core::launch::follow_shell;
-use crate::core::persist::{self, Found, TaskKind, TaskRecord};
-use crate::core::persist::{renewer, EndView, KeeperLink};
+use crate::core::persist::{EndView, KeeperLink, TaskKind, TaskRecord};
 use crate::core::shell::persisted::ShellTaskOptions;
 
 /// A recorded shell registered as running: its entry object, its
@@ -70,6 +69,91 @@ fn register_recorded<'a>(
   ))
 }
 
+/// A recorded shell, registered: its controller's signal and the settle of its run.
+pub(crate) struct RegisteredShell<'a> {
+  controller_signal: Object<'a>,
+  settle: Rc<RefCell<Option<Settle>>>,
+}
+
+impl Recovering for BackgroundShellRegistry {
+  const KIND: TaskKind = TaskKind::Shell;
+  type Registered<'a> = RegisteredShell<'a>;
+
+  fn register_recorded<'a>(
+    &'a self,
+    env: &'a Env,
+    record: &TaskRecord,
+  ) -> Result<(Object<'a>, RegisteredShell<'a>)> {
+    let (object, controller_signal, settle) = register_recorded(env, &self.inner, record)?;
+    let registered = RegisteredShell {
+      controller_signal,
+      settle,
+    };
+    Ok((object, registered))
+  }
+
+  fn settle_recorded(
+    &self,
+    env: &Env,
+    _: &TaskRecord,
+    registered: RegisteredShell<'_>,
+    end: &EndView,
+  ) -> Result<()> {
+    let outcome = ShellOutcome::from_record(end, false, None);
+    if let Some(settle) = registered.settle.borrow_mut().take() {
+      settle.settled_at(env, outcome, end.end_time);
+    }
+    Ok(())
+  }
+
+  fn adopt(
+    &self,
+    env: &Env,
+    record: &TaskRecord,
+    registered: RegisteredShell<'_>,
+    link: Arc<KeeperLink>,
+  ) -> Result<()> {
+    let (inner, id) = (&self.inner, record.id.as_str());
+    let RegisteredShell {
+      controller_signal,
+      settle,
+    } = registered;
+    let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
+    let listener = on_abort(env, &controller_signal, {
+      let run_slot = Rc::clone(&run_slot);
+      let (inner, id) = (Rc::downgrade(inner), id.to_owned());
+      move |_env| {
+        if let Some(run) = run_slot.borrow().upgrade() {
+          cancel_run(&run, &inner, &id);
+        }
+      }
+    })?;
+    release(env, listener);
+    let settle_ms = ShellTaskOptions::of_record(record).settle_ms;
+    // Waits judge output from now on: what was written meanwhile is in the file.
+    let offset = std::fs::metadata(&record.output_path).map_or(0, |m| m.len());
+    let run = follow_shell(
+      record.task.pid,
+      link,
+      record.output_path.clone().into(),
+      offset,
+      settle_ms,
+      || run_callbacks(env, &settle, inner, id),
+    );
+    attach_run(
+      env,
+      inner,
+      id,
+      &settle,
+      &run_slot,
+      &controller_signal,
+      run,
+      js::wall_ms(),
+    );
+    Ok(())
+  }
+}
+
 #[napi]
 impl BackgroundShellRegistry {
   /// Takes over the persisted shells in `stateDir` (docs/persistence.md):
@@ -85,82 +169,6 @@ impl BackgroundShellRegistry {
     ts_return_type = "{ adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }"
   )]
   pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
-    let state_dir = recover_state_dir(&env, &options)?;
-    let found = persist::scan(&state_dir, TaskKind::Shell).map_err(|e| {
-      Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display()))
-    })?;
-    let inner = &self.inner;
-    let mut out = RecoverOut::new(&env)?;
-    for finding in found {
-      match finding {
-        Found::Corrupt { file, error } => out.corrupt(&file.to_string_lossy(), &error)?,
-        Found::Busy { id } => out.busy(&id)?,
-        Found::Lost { record, reason, .. } => out.lost(&record.id, &record.command, &reason)?,
-        Found::Ended { record, end, lock } => {
-          let (object, _, settle) = match register_recorded(&env, inner, &record) {
-            Ok(registered) => registered,
-            Err(error) => {
-              out.busy_because(&record.id, &error.reason)?;
-              continue;
-            }
-          };
-          let view = EndView::from_record(&end);
-          let outcome = ShellOutcome::from_record(&view, false, None);
-          if let Some(settle) = settle.borrow_mut().take() {
-            settle.settled_at(&env, outcome, view.end_time);
-          }
-          let _ = persist::forget(&state_dir, &record.id);
-          drop(lock);
-          out.settled(object)?;
-        }
-        Found::Running { record, lock } => {
-          let (object, controller_signal, settle) = match register_recorded(&env, inner, &record) {
-            Ok(registered) => registered,
-            Err(error) => {
-              out.busy_because(&record.id, &error.reason)?;
-              continue;
-            }
-          };
-          let id = record.id.clone();
-          let link = Arc::new(KeeperLink::new(&state_dir, &id, lock));
-          link.set_keeper(record.keeper.clone());
-          renewer::attach(&state_dir, record.lease_ms);
-          let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
-          let listener = on_abort(&env, &controller_signal, {
-            let run_slot = Rc::clone(&run_slot);
-            let (inner, id) = (Rc::downgrade(inner), record.id.clone());
-            move |_env| {
-              if let Some(run) = run_slot.borrow().upgrade() {
-                cancel_run(&run, &inner, &id);
-              }
-            }
-          })?;
-          release(&env, listener);
-          let settle_ms = ShellTaskOptions::of_record(&record).settle_ms;
-          // Waits judge output from now on: what was written meanwhile is in the file.
-          let offset = std::fs::metadata(&record.output_path).map_or(0, |m| m.len());
-          let run = follow_shell(
-            record.task.pid,
-            link,
-            record.output_path.clone().into(),
-            offset,
-            settle_ms,
-            || run_callbacks(&env, &settle, inner, &id),
-          );
-          attach_run(
-            &env,
-            inner,
-            &id,
-            &settle,
-            &run_slot,
-            &controller_signal,
-            run,
-            js::wall_ms(),
-          );
-          out.adopted(object)?;
-        }
-      }
-    }
-    Ok(args::out(&env, &out.finish()?))
+    crate::binding::persist::recover(&env, self, &options)
   }
 }
