@@ -24,12 +24,6 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare class BackgroundShellRegistry {
   constructor()
-  /**
-   * Registers a shell and returns the very object given (with `id`, `kind`,
-   * `description`, `outputFile`, `outputOffset` and `notified` filled in);
-   * writes its status sidecar. A duplicate id throws and changes nothing.
-   */
-  register(registration: ShellTaskRegistration): ShellTask
   hasRunningEntries(): boolean
   /** Settles a running shell `completed`. */
   complete(id: string, exitCode: number, endTime: number): void
@@ -60,6 +54,12 @@ export declare class BackgroundShellRegistry {
    * terminal entries that were never notified, oldest first.
    */
   setNotificationCallback(cb?: (displayText: string, modelText: string, meta: ShellNotificationMeta) => void): void
+  /**
+   * Registers a task fed from JavaScript and returns the very object
+   * given, filled in (API.md §3, §4). A duplicate id throws and changes
+   * nothing.
+   */
+  register(registration: ShellTaskRegistration): ShellTask
   /** The entry object (the same one each time, kept up to date), or `undefined`. */
   get(id: string): ShellTask | undefined
   /** Every entry, in insertion order. */
@@ -74,13 +74,14 @@ export declare class BackgroundShellRegistry {
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: ShellTask) => void): void
   /**
-   * The screen of a shell started with `terminal` (also after it ended,
-   * until its entry is pruned); `undefined` for any other shell.
+   * The screen of a task started with `terminal` (also after it ended,
+   * until its entry is pruned); `undefined` for any other task.
    */
   screen(shellId: string): ScreenSnapshot | undefined
   /**
-   * Sends `data` (a string, as UTF-8, or bytes) to the terminal's input;
-   * never blocks (a bounded 1 MiB queue; past it the write is refused whole).
+   * Sends `data` (a string, as UTF-8, or bytes) to the terminal's input.
+   * Never blocks: bytes the terminal cannot take yet wait in a bounded
+   * queue (1 MiB); past it the write is refused whole with an `Error`.
    */
   write(shellId: string, data: string | Uint8Array): void
   /** Resizes the terminal (the program gets SIGWINCH) and its screen. */
@@ -131,11 +132,6 @@ export declare class LineBuffer {
 export declare class MonitorRegistry {
   constructor(options?: MonitorRegistryOptions)
   /**
-   * Registers a monitor fed from JavaScript and returns the very object given
-   * (with `id`, `kind`, `outputOffset` and `notified` filled in).
-   */
-  register(registration: MonitorRegistration): MonitorTask
-  /**
    * Resolves when the first condition is met (API.md §6.1): a line matching
    * `match` (tested in Rust on every sanitised line, throttled-out ones
    * included), `quietMs` without output, `timeoutMs`, the settle (`exit`),
@@ -176,6 +172,12 @@ export declare class MonitorRegistry {
   setAgentNotificationCallback(agentId: string, cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void): void
   /** Lifecycle wake of one owner agent (called on a silent cancel of its monitor). */
   setAgentLifecycleCallback(agentId: string, cb?: () => void): void
+  /**
+   * Registers a task fed from JavaScript and returns the very object
+   * given, filled in (API.md §3, §4). A duplicate id throws and changes
+   * nothing.
+   */
+  register(registration: MonitorRegistration): MonitorTask
   /** The entry object (the same one each time, kept up to date), or `undefined`. */
   get(monitorId: string): MonitorTask | undefined
   /** Every entry, in insertion order. */
@@ -215,14 +217,14 @@ export declare class MonitorRegistry {
    */
   recover(options: RecoverOptions): { adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
   /**
-   * The screen of a monitor started with `terminal` (also after it ended,
-   * until its entry is pruned); `undefined` for any other monitor.
+   * The screen of a task started with `terminal` (also after it ended,
+   * until its entry is pruned); `undefined` for any other task.
    */
   screen(monitorId: string): ScreenSnapshot | undefined
   /**
    * Sends `data` (a string, as UTF-8, or bytes) to the terminal's input.
-   * Never blocks: bytes the terminal cannot take yet wait in a bounded queue
-   * (1 MiB); past it the write is refused whole with an `Error`.
+   * Never blocks: bytes the terminal cannot take yet wait in a bounded
+   * queue (1 MiB); past it the write is refused whole with an `Error`.
    */
   write(monitorId: string, data: string | Uint8Array): void
   /** Resizes the terminal (the program gets SIGWINCH) and its screen. */

@@ -272,6 +272,9 @@ pub(crate) trait RegistrySurface {
   fn synced_entry<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>>;
   /// The notification, register and status-change callbacks.
   fn task_callbacks(&self) -> std::cell::RefMut<'_, TaskCallbacks>;
+  /// Reads a caller's registration object and registers it, filled in; a
+  /// refusal changes nothing.
+  fn register_object(&self, env: &Env, object: &Object) -> Result<()>;
 }
 
 /// The entry objects of `ids` (those still held), as an array.
@@ -305,13 +308,15 @@ pub(crate) fn surface_get(
   }
 }
 
-/// The JavaScript methods both registries have, written once: `get`, `getAll`
-/// and the register and status-change callbacks. `$class` implements
+/// The JavaScript methods both registries have, written once: `register`,
+/// `get`, `getAll` and the register and status-change callbacks. `$class` implements
 /// [`RegistrySurface`]; the strings are its id argument's name and the types
 /// `index.d.ts` gives each method.
 macro_rules! registry_surface {
   (
     $class:ident,
+    register_args = $register_args:tt,
+    register_return = $register_return:tt,
     id = $id:tt,
     get_args = $get_args:tt,
     get_return = $get_return:tt,
@@ -322,6 +327,16 @@ macro_rules! registry_surface {
   ) => {
     #[napi]
     impl $class {
+      /// Registers a task fed from JavaScript and returns the very object
+      /// given, filled in (API.md §3, §4). A duplicate id throws and changes
+      /// nothing.
+      #[napi(catch_unwind, ts_args_type = $register_args, ts_return_type = $register_return)]
+      pub fn register(&self, env: Env, registration: Unknown) -> Result<Unknown<'static>> {
+        let object = $crate::binding::args::object(&env, &registration, "registration")?;
+        $crate::binding::registry::RegistrySurface::register_object(self, &env, &object)?;
+        Ok($crate::binding::args::out(&env, &registration))
+      }
+
       /// The entry object (the same one each time, kept up to date), or `undefined`.
       #[napi(catch_unwind, ts_args_type = $get_args, ts_return_type = $get_return)]
       pub fn get(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {

@@ -106,6 +106,112 @@ pub(crate) fn refusal(what: &str, refusal: &TerminalRefusal) -> Error {
   }
 }
 
+/// Input for a task's live terminal: `write()`'s bytes or `resize()`'s size.
+pub(crate) enum TerminalInput {
+  Write(Vec<u8>),
+  Resize(TerminalSize),
+}
+
+/// What a registry lends the terminal methods both registries share
+/// ([`terminal_surface!`]).
+pub(crate) trait TerminalSurface {
+  /// How errors name a task of this kind (`Monitor`, `Background shell`).
+  const KIND_NAME: &'static str;
+  /// The screen of `id`'s terminal (also after it ended, until its entry is
+  /// pruned); `None` for a task without one.
+  fn screen(&self, id: &str) -> std::result::Result<Option<ScreenSnapshot>, TerminalRefusal>;
+  /// Hands `input` to the live terminal of `id`: `None` when it has none.
+  fn terminal_input(
+    &self,
+    id: &str,
+    input: TerminalInput,
+  ) -> std::result::Result<Option<std::result::Result<(), TerminalError>>, TerminalRefusal>;
+}
+
+/// `screen(id)`: the snapshot, or `undefined` for a task without a terminal.
+pub(crate) fn screen_value<T: TerminalSurface>(
+  env: &Env,
+  surface: &T,
+  id: &Unknown,
+  field: &str,
+) -> Result<Unknown<'static>> {
+  let id = args::string(env, id, field)?;
+  let what = format!("{} \"{id}\"", T::KIND_NAME);
+  match surface.screen(&id).map_err(|r| refusal(&what, &r))? {
+    Some(snapshot) => Ok(args::out(env, &screen_object(env, &snapshot)?)),
+    None => args::undefined(env),
+  }
+}
+
+/// `write(id, data)` and `resize(id, cols, rows)`: the input reaches the
+/// terminal, or the call throws why not.
+pub(crate) fn send_input<T: TerminalSurface>(
+  env: &Env,
+  surface: &T,
+  id: &Unknown,
+  field: &str,
+  input: impl FnOnce() -> Result<TerminalInput>,
+) -> Result<()> {
+  let id = args::string(env, id, field)?;
+  let input = input()?;
+  let what = format!("{} \"{id}\"", T::KIND_NAME);
+  match surface
+    .terminal_input(&id, input)
+    .map_err(|r| refusal(&what, &r))?
+  {
+    Some(result) => result.map_err(|e| terminal_error(&what, &e)),
+    None => Err(refusal(&what, &TerminalRefusal::NoTerminal)),
+  }
+}
+
+/// `screen()`, `write()` and `resize()` (API.md §6.5), written once for both
+/// registries. `$class` implements [`TerminalSurface`]; `$id` names the id
+/// argument and the strings are the argument types `index.d.ts` gives.
+macro_rules! terminal_surface {
+  (
+    $class:ident,
+    id = $id:tt,
+    screen_args = $screen_args:tt,
+    write_args = $write_args:tt,
+    resize_args = $resize_args:tt $(,)?
+  ) => {
+    #[napi]
+    impl $class {
+      /// The screen of a task started with `terminal` (also after it ended,
+      /// until its entry is pruned); `undefined` for any other task.
+      #[napi(
+            catch_unwind,
+            ts_args_type = $screen_args,
+            ts_return_type = "ScreenSnapshot | undefined"
+          )]
+      pub fn screen(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
+        $crate::binding::terminal::screen_value(&env, self, &id, $id)
+      }
+
+      /// Sends `data` (a string, as UTF-8, or bytes) to the terminal's input.
+      /// Never blocks: bytes the terminal cannot take yet wait in a bounded
+      /// queue (1 MiB); past it the write is refused whole with an `Error`.
+      #[napi(catch_unwind, ts_args_type = $write_args)]
+      pub fn write(&self, env: Env, id: Unknown, data: Unknown) -> Result<()> {
+        $crate::binding::terminal::send_input(&env, self, &id, $id, || {
+          let data = $crate::binding::terminal::data_arg(&env, &data)?;
+          Ok($crate::binding::terminal::TerminalInput::Write(data))
+        })
+      }
+
+      /// Resizes the terminal (the program gets SIGWINCH) and its screen.
+      #[napi(catch_unwind, ts_args_type = $resize_args)]
+      pub fn resize(&self, env: Env, id: Unknown, cols: Unknown, rows: Unknown) -> Result<()> {
+        $crate::binding::terminal::send_input(&env, self, &id, $id, || {
+          let size = $crate::binding::terminal::size_args(&env, &cols, &rows)?;
+          Ok($crate::binding::terminal::TerminalInput::Resize(size))
+        })
+      }
+    }
+  };
+}
+pub(crate) use terminal_surface;
+
 /// `ScreenSnapshot` as a JavaScript object.
 pub(crate) fn screen_object<'a>(env: &'a Env, s: &ScreenSnapshot) -> Result<Object<'a>> {
   let mut object = Object::new(env)?;

@@ -99,6 +99,43 @@ impl RegistrySurface for MonitorRegistry {
   fn task_callbacks(&self) -> RefMut<'_, TaskCallbacks> {
     RefMut::map(self.js.callbacks.borrow_mut(), |c| &mut c.task)
   }
+
+  fn register_object(&self, env: &Env, object: &Object) -> Result<()> {
+    let reg = read_registration(env, object)?;
+    let controller = persist_object(&args::field(object, "abortController")?)?;
+    let id = reg.monitor_id.clone();
+    // Checks first, so nothing changes when register refuses.
+    self
+      .hub
+      .registry()
+      .check_can_register(&id)
+      .map_err(|e| Error::from_reason(e.to_string()))?;
+    let mut object = *object;
+    object.set_named_property("id", id.as_str())?;
+    object.set_named_property("kind", "monitor")?;
+    object.set_named_property("outputOffset", 0)?;
+    object.set_named_property("notified", false)?;
+    let persistent = object.create_ref::<false>()?;
+    let generation = self.js.next_generation();
+    self.insert_js_entry(
+      &id,
+      persistent,
+      controller,
+      EntryMode::Fed,
+      None,
+      generation,
+    );
+    let idle_timeout_ms = reg.idle_timeout_ms;
+    if let Err(error) = self.hub.register(reg, js::mono_ms()) {
+      self.forget_js_entry(env, &id);
+      return Err(Error::from_reason(error.to_string()));
+    }
+    if let Err(error) = arm_idle_timer(env, &self.hub, &self.js, &id, idle_timeout_ms) {
+      tracing::warn!(%error, id, "taskstream: could not arm a monitor's idle timer");
+    }
+    self.drain_for(env, &id);
+    Ok(())
+  }
 }
 
 impl MonitorRegistry {
@@ -241,51 +278,6 @@ impl MonitorRegistry {
       throttle,
       remove_env,
     })
-  }
-
-  /// Registers a monitor fed from JavaScript and returns the very object given
-  /// (with `id`, `kind`, `outputOffset` and `notified` filled in).
-  #[napi(
-    catch_unwind,
-    ts_args_type = "registration: MonitorRegistration",
-    ts_return_type = "MonitorTask"
-  )]
-  pub fn register(&self, env: Env, registration: Unknown) -> Result<Unknown<'static>> {
-    let object = args::object(&env, &registration, "registration")?;
-    let reg = read_registration(&env, &object)?;
-    let controller = persist_object(&args::field(&object, "abortController")?)?;
-    let id = reg.monitor_id.clone();
-    // Checks first, so nothing changes when register refuses.
-    self
-      .hub
-      .registry()
-      .check_can_register(&id)
-      .map_err(|e| Error::from_reason(e.to_string()))?;
-    let mut object = object;
-    object.set_named_property("id", id.as_str())?;
-    object.set_named_property("kind", "monitor")?;
-    object.set_named_property("outputOffset", 0)?;
-    object.set_named_property("notified", false)?;
-    let persistent = object.create_ref::<false>()?;
-    let generation = self.js.next_generation();
-    self.insert_js_entry(
-      &id,
-      persistent,
-      controller,
-      EntryMode::Fed,
-      None,
-      generation,
-    );
-    let idle_timeout_ms = reg.idle_timeout_ms;
-    if let Err(error) = self.hub.register(reg, js::mono_ms()) {
-      self.forget_js_entry(&env, &id);
-      return Err(Error::from_reason(error.to_string()));
-    }
-    if let Err(error) = arm_idle_timer(&env, &self.hub, &self.js, &id, idle_timeout_ms) {
-      tracing::warn!(%error, id, "taskstream: could not arm a monitor's idle timer");
-    }
-    self.drain_for(&env, &id);
-    Ok(args::out(&env, &registration))
   }
 
   /// Resolves when the first condition is met (API.md §6.1): a line matching
@@ -543,6 +535,8 @@ impl MonitorRegistry {
 
 registry_surface!(
   MonitorRegistry,
+  register_args = "registration: MonitorRegistration",
+  register_return = "MonitorTask",
   id = "monitorId",
   get_args = "monitorId: string",
   get_return = "MonitorTask | undefined",

@@ -9,7 +9,6 @@
 use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -24,7 +23,7 @@ use super::wait::{parse_wait_options, JsWaits};
 use crate::core::end::TaskEnd;
 use crate::core::shell::{
   shell_settled_notification, ShellEffect, ShellEntry, ShellHub, ShellNotification, ShellOutgoing,
-  ShellRegistration, ShellRegistry, ShellRun, ShellSettled, ShellStatus, ShellVerdict, WaitPlan,
+  ShellRegistration, ShellRegistry, ShellSettled, ShellStatus, ShellVerdict, WaitPlan,
   MAX_RETAINED_TERMINAL_SHELLS,
 };
 use crate::core::terminal::TerminalRefusal;
@@ -325,6 +324,13 @@ impl RegistrySurface for BackgroundShellRegistry {
   fn task_callbacks(&self) -> RefMut<'_, TaskCallbacks> {
     self.inner.callbacks.borrow_mut()
   }
+
+  /// Also writes the shell's status sidecar.
+  fn register_object(&self, env: &Env, object: &Object) -> Result<()> {
+    let reg = read_shell_registration(env, object)?;
+    let controller = persist_object(&args::field(object, "abortController")?)?;
+    self.inner.register(env, object, reg, controller)
+  }
 }
 
 impl BackgroundShellRegistry {
@@ -378,22 +384,6 @@ impl BackgroundShellRegistry {
   pub fn new(env: Env, this: This<Unknown>) -> Result<Self> {
     args::require_new::<&BackgroundShellRegistry>(&env, &this, "BackgroundShellRegistry")?;
     Ok(Self::create())
-  }
-
-  /// Registers a shell and returns the very object given (with `id`, `kind`,
-  /// `description`, `outputFile`, `outputOffset` and `notified` filled in);
-  /// writes its status sidecar. A duplicate id throws and changes nothing.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "registration: ShellTaskRegistration",
-    ts_return_type = "ShellTask"
-  )]
-  pub fn register(&self, env: Env, registration: Unknown) -> Result<Unknown<'static>> {
-    let object = args::object(&env, &registration, "registration")?;
-    let reg = read_shell_registration(&env, &object)?;
-    let controller = persist_object(&args::field(&object, "abortController")?)?;
-    self.inner.register(&env, &object, reg, controller)?;
-    Ok(args::out(&env, &registration))
   }
 
   #[napi(catch_unwind)]
@@ -564,6 +554,8 @@ impl BackgroundShellRegistry {
 
 registry_surface!(
   BackgroundShellRegistry,
+  register_args = "registration: ShellTaskRegistration",
+  register_return = "ShellTask",
   id = "id",
   get_args = "id: string",
   get_return = "ShellTask | undefined",
