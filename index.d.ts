@@ -31,15 +31,6 @@ export declare class BackgroundShellRegistry {
   fail(id: string, error: string, endTime: number): void
   /** Settles a running shell `cancelled` (sidecar first, then the abort). */
   cancel(id: string, endTime: number): void
-  /**
-   * Resolves when the first condition is met (API.md §6.1). For a shell
-   * `executeBackground` started, `match` (every sanitised line of its
-   * output), `quietMs` and `timeoutMs` are judged in Rust where its output is
-   * read; `exit` follows the settle. A shell registered from JavaScript has
-   * no output through taskstream: `match` never fires and `quietMs` counts
-   * from the call. A pending wait keeps Node alive.
-   */
-  waitFor(shellId: string, options?: WaitForOptions): Promise<WaitResult>
   /** Only aborts a running shell; its spawn's settle path records the outcome. */
   requestCancel(id: string): void
   /** Shutdown: cancels every running shell, notifications suppressed. */
@@ -60,6 +51,16 @@ export declare class BackgroundShellRegistry {
    * nothing.
    */
   register(registration: ShellTaskRegistration): ShellTask
+  /**
+   * Resolves when the first condition is met (API.md §6.1): a line
+   * matching `match` (every sanitised output line, tested in Rust, lines
+   * the throttle drops included; a fed monitor's emitted lines),
+   * `quietMs` without output, `timeoutMs`, the settle (`exit`), or an
+   * abort of `signal`. A shell registered from JavaScript has no output
+   * through taskstream: `match` never fires for it and `quietMs` counts
+   * from the call. A pending wait keeps Node alive.
+   */
+  waitFor(shellId: string, options?: WaitForOptions): Promise<WaitResult>
   /** The entry object (the same one each time, kept up to date), or `undefined`. */
   get(id: string): ShellTask | undefined
   /** Every entry, in insertion order. */
@@ -131,13 +132,6 @@ export declare class LineBuffer {
  */
 export declare class MonitorRegistry {
   constructor(options?: MonitorRegistryOptions)
-  /**
-   * Resolves when the first condition is met (API.md §6.1): a line matching
-   * `match` (tested in Rust on every sanitised line, throttled-out ones
-   * included), `quietMs` without output, `timeoutMs`, the settle (`exit`),
-   * or an abort of `signal`. A pending wait keeps Node alive.
-   */
-  waitFor(monitorId: string, options?: WaitForOptions): Promise<WaitResult>
   /** Accepts one event line for a running monitor (CONTRACT.md §2.1 emitEvent). */
   emitEvent(monitorId: string, line: string): void
   /** Settles a running monitor `completed`; a numeric code is stored and shown. */
@@ -178,6 +172,16 @@ export declare class MonitorRegistry {
    * nothing.
    */
   register(registration: MonitorRegistration): MonitorTask
+  /**
+   * Resolves when the first condition is met (API.md §6.1): a line
+   * matching `match` (every sanitised output line, tested in Rust, lines
+   * the throttle drops included; a fed monitor's emitted lines),
+   * `quietMs` without output, `timeoutMs`, the settle (`exit`), or an
+   * abort of `signal`. A shell registered from JavaScript has no output
+   * through taskstream: `match` never fires for it and `quietMs` counts
+   * from the call. A pending wait keeps Node alive.
+   */
+  waitFor(monitorId: string, options?: WaitForOptions): Promise<WaitResult>
   /** The entry object (the same one each time, kept up to date), or `undefined`. */
   get(monitorId: string): MonitorTask | undefined
   /** Every entry, in insertion order. */

@@ -7,7 +7,8 @@
 use napi::bindgen_prelude::*;
 
 use super::js::{call_method_guarded, call_value, release, set_opt, Persistent};
-use super::wait::{resolved_promise, signal_aborted, JsWaits, WaitOptions};
+use super::terminal::TerminalSurface;
+use super::wait::{parse_wait_options, resolved_promise, signal_aborted, JsWaits, WaitOptions};
 use crate::core::end::TaskEnd;
 use crate::core::task::TaskStatus;
 use crate::core::wait::{WaitOutcome, WaitReason, WaitSpec};
@@ -265,7 +266,7 @@ pub(crate) fn begin_wait<'a, F: Fn(&Env) + 'static>(
 
 /// What a registry class lends the JavaScript methods both registries share
 /// ([`registry_surface!`]).
-pub(crate) trait RegistrySurface {
+pub(crate) trait RegistrySurface: TerminalSurface {
   /// Every entry's id, in insertion order.
   fn entry_ids(&self) -> Vec<String>;
   /// The entry object of `id`, brought up to date from the registry.
@@ -275,6 +276,44 @@ pub(crate) trait RegistrySurface {
   /// Reads a caller's registration object and registers it, filled in; a
   /// refusal changes nothing.
   fn register_object(&self, env: &Env, object: &Object) -> Result<()>;
+  /// The status of `id` and whether it has settled; `None` when it is not registered.
+  fn wait_target(&self, id: &str) -> Option<(TaskStatus, bool)>;
+  /// The registry's pending `waitFor` promises.
+  fn js_waits(&self) -> &JsWaits;
+  /// What an abort of wait `wait`'s signal does.
+  fn on_wait_abort(&self, id: &str, wait: u64) -> Box<dyn Fn(&Env)>;
+  /// Hands a pending wait to the registry, which ends it.
+  fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()>;
+}
+
+/// `waitFor(id, options)` (API.md §6.1) of either registry.
+pub(crate) fn surface_wait_for<T: RegistrySurface>(
+  env: &Env,
+  surface: &T,
+  id: &Unknown,
+  field: &str,
+  options: &Unknown,
+) -> Result<Unknown<'static>> {
+  let id = super::args::string(env, id, field)?;
+  let options = parse_wait_options(env, options)?;
+  let Some((status, settled)) = surface.wait_target(&id) else {
+    return Err(Error::from_reason(format!(
+      "{} \"{id}\" is not registered.",
+      T::KIND_NAME
+    )));
+  };
+  let on_abort = |wait| surface.on_wait_abort(&id, wait);
+  match begin_wait(env, surface.js_waits(), options, status, settled, on_abort)? {
+    WaitStart::Resolved(promise) => Ok(super::args::out(env, &promise)),
+    WaitStart::Pending {
+      wait,
+      promise,
+      spec,
+    } => {
+      surface.add_wait(env, &id, wait, spec)?;
+      Ok(super::args::out(env, &promise))
+    }
+  }
 }
 
 /// The entry objects of `ids` (those still held), as an array.
@@ -309,7 +348,7 @@ pub(crate) fn surface_get(
 }
 
 /// The JavaScript methods both registries have, written once: `register`,
-/// `get`, `getAll` and the register and status-change callbacks. `$class` implements
+/// `waitFor`, `get`, `getAll` and the register and status-change callbacks. `$class` implements
 /// [`RegistrySurface`]; the strings are its id argument's name and the types
 /// `index.d.ts` gives each method.
 macro_rules! registry_surface {
@@ -317,6 +356,8 @@ macro_rules! registry_surface {
     $class:ident,
     register_args = $register_args:tt,
     register_return = $register_return:tt,
+    wait_args = $wait_args:tt,
+    wait_id = $wait_id:tt,
     id = $id:tt,
     get_args = $get_args:tt,
     get_return = $get_return:tt,
@@ -335,6 +376,18 @@ macro_rules! registry_surface {
         let object = $crate::binding::args::object(&env, &registration, "registration")?;
         $crate::binding::registry::RegistrySurface::register_object(self, &env, &object)?;
         Ok($crate::binding::args::out(&env, &registration))
+      }
+
+      /// Resolves when the first condition is met (API.md §6.1): a line
+      /// matching `match` (every sanitised output line, tested in Rust, lines
+      /// the throttle drops included; a fed monitor's emitted lines),
+      /// `quietMs` without output, `timeoutMs`, the settle (`exit`), or an
+      /// abort of `signal`. A shell registered from JavaScript has no output
+      /// through taskstream: `match` never fires for it and `quietMs` counts
+      /// from the call. A pending wait keeps Node alive.
+      #[napi(catch_unwind, ts_args_type = $wait_args, ts_return_type = "Promise<WaitResult>")]
+      pub fn wait_for(&self, env: Env, id: Unknown, options: Unknown) -> Result<Unknown<'static>> {
+        $crate::binding::registry::surface_wait_for(&env, self, &id, $wait_id, &options)
       }
 
       /// The entry object (the same one each time, kept up to date), or `undefined`.

@@ -24,15 +24,15 @@ use super::js::{
 };
 use super::pending::KeepAlive;
 use super::registry::{
-  begin_wait, controller_aborted, entries_array, registry_surface, EntryObjects, RegistrySurface,
-  TaskCallbacks, WaitStart,
+  controller_aborted, entries_array, registry_surface, EntryObjects, RegistrySurface, TaskCallbacks,
 };
-use super::wait::parse_wait_options;
+use super::wait::JsWaits;
 use crate::core::end::EndVia;
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
 use crate::core::monitor::{AbortKind, EntryMode, Registration, RegistryConfig};
-use crate::core::wait::{WaitOutcome, WaitReason};
+use crate::core::task::TaskStatus;
+use crate::core::wait::{WaitOutcome, WaitReason, WaitSpec};
 
 /// Items one wake-up of the JavaScript thread delivers before yielding to the event loop.
 const DRAIN_BUDGET: usize = 256;
@@ -134,6 +134,49 @@ impl RegistrySurface for MonitorRegistry {
       tracing::warn!(%error, id, "taskstream: could not arm a monitor's idle timer");
     }
     self.drain_for(env, &id);
+    Ok(())
+  }
+
+  fn wait_target(&self, id: &str) -> Option<(TaskStatus, bool)> {
+    self.hub.registry().get(id).map(|e| (e.status, false))
+  }
+
+  fn js_waits(&self) -> &JsWaits {
+    &self.js.waits
+  }
+
+  fn on_wait_abort(&self, id: &str, wait: u64) -> Box<dyn Fn(&Env)> {
+    let (hub, js_side, id) = (
+      Arc::downgrade(&self.hub),
+      Rc::clone(&self.js),
+      id.to_owned(),
+    );
+    Box::new(move |env: &Env| {
+      if let Some(hub) = hub.upgrade() {
+        hub.abort_wait(&id, wait, js::mono_ms());
+        let mut host = HostWithHub::new(env, &js_side, &hub);
+        hub.drain_for(&mut host, &id);
+      }
+    })
+  }
+
+  /// A wait on an entry the hub no longer follows ends as `exit`, `cancelled`.
+  fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()> {
+    match self.hub.add_wait(id, wait, spec, js::mono_ms()) {
+      Ok(None) => {}
+      Ok(Some(outcome)) => self.js.waits.resolve(env, wait, &outcome),
+      Err(_) => {
+        let outcome = WaitOutcome {
+          reason: WaitReason::Exit,
+          line: None,
+          port: None,
+          status: TaskStatus::Cancelled,
+          elapsed_ms: 0.0,
+        };
+        self.js.waits.resolve(env, wait, &outcome);
+      }
+    }
+    self.js.hold_while_busy(env, &self.hub);
     Ok(())
   }
 }
@@ -278,69 +321,6 @@ impl MonitorRegistry {
       throttle,
       remove_env,
     })
-  }
-
-  /// Resolves when the first condition is met (API.md §6.1): a line matching
-  /// `match` (tested in Rust on every sanitised line, throttled-out ones
-  /// included), `quietMs` without output, `timeoutMs`, the settle (`exit`),
-  /// or an abort of `signal`. A pending wait keeps Node alive.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "monitorId: string, options?: WaitForOptions",
-    ts_return_type = "Promise<WaitResult>"
-  )]
-  pub fn wait_for(
-    &self,
-    env: Env,
-    monitor_id: Unknown,
-    options: Unknown,
-  ) -> Result<Unknown<'static>> {
-    let id = args::string(&env, &monitor_id, "monitorId")?;
-    let options = parse_wait_options(&env, &options)?;
-    let status = match self.hub.registry().get(&id) {
-      Some(entry) => entry.status,
-      None => {
-        return Err(Error::from_reason(format!(
-          "Monitor \"{id}\" is not registered."
-        )))
-      }
-    };
-    let now = js::mono_ms();
-    let on_abort = |wait: u64| {
-      let (hub, js_side, id) = (Arc::downgrade(&self.hub), Rc::clone(&self.js), id.clone());
-      move |env: &Env| {
-        if let Some(hub) = hub.upgrade() {
-          hub.abort_wait(&id, wait, js::mono_ms());
-          let mut host = HostWithHub::new(env, &js_side, &hub);
-          hub.drain_for(&mut host, &id);
-        }
-      }
-    };
-    let (wait, promise, spec) =
-      match begin_wait(&env, &self.js.waits, options, status, false, on_abort)? {
-        WaitStart::Resolved(promise) => return Ok(args::out(&env, &promise)),
-        WaitStart::Pending {
-          wait,
-          promise,
-          spec,
-        } => (wait, promise, spec),
-      };
-    match self.hub.add_wait(&id, wait, spec, now) {
-      Ok(None) => {}
-      Ok(Some(outcome)) => self.js.waits.resolve(&env, wait, &outcome),
-      Err(_) => {
-        let outcome = WaitOutcome {
-          reason: WaitReason::Exit,
-          line: None,
-          port: None,
-          status: crate::core::task::TaskStatus::Cancelled,
-          elapsed_ms: 0.0,
-        };
-        self.js.waits.resolve(&env, wait, &outcome);
-      }
-    }
-    self.js.hold_while_busy(&env, &self.hub);
-    Ok(args::out(&env, &promise))
   }
 
   /// Accepts one event line for a running monitor (CONTRACT.md §2.1 emitEvent).
@@ -537,6 +517,8 @@ registry_surface!(
   MonitorRegistry,
   register_args = "registration: MonitorRegistration",
   register_return = "MonitorTask",
+  wait_args = "monitorId: string, options?: WaitForOptions",
+  wait_id = "monitorId",
   id = "monitorId",
   get_args = "monitorId: string",
   get_return = "MonitorTask | undefined",

@@ -16,10 +16,10 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, optional_callback, persist_object, replace_slot, set_opt, Persistent};
 use super::registry::{
-  abort_controller, begin_wait, call_notification, call_register, call_status_change, end_object,
-  registry_surface, set_unref_timeout, EntryObjects, RegistrySurface, TaskCallbacks, WaitStart,
+  abort_controller, call_notification, call_register, call_status_change, end_object,
+  registry_surface, set_unref_timeout, EntryObjects, RegistrySurface, TaskCallbacks,
 };
-use super::wait::{parse_wait_options, JsWaits};
+use super::wait::JsWaits;
 use crate::core::end::TaskEnd;
 use crate::core::shell::{
   shell_settled_notification, ShellEffect, ShellEntry, ShellHub, ShellNotification, ShellOutgoing,
@@ -27,7 +27,7 @@ use crate::core::shell::{
   MAX_RETAINED_TERMINAL_SHELLS,
 };
 use crate::core::terminal::TerminalRefusal;
-use crate::core::wait::WaitOutcome;
+use crate::core::wait::{WaitOutcome, WaitSpec};
 
 /// The registry's hub (core `shell::hub`) and the JavaScript objects it hands out.
 pub(crate) struct ShellInner {
@@ -331,6 +331,43 @@ impl RegistrySurface for BackgroundShellRegistry {
     let controller = persist_object(&args::field(object, "abortController")?)?;
     self.inner.register(env, object, reg, controller)
   }
+
+  fn wait_target(&self, id: &str) -> Option<(ShellStatus, bool)> {
+    self.inner.entry(id).map(|e| (e.status, !e.is_running()))
+  }
+
+  fn js_waits(&self) -> &JsWaits {
+    &self.inner.waits
+  }
+
+  fn on_wait_abort(&self, id: &str, wait: u64) -> Box<dyn Fn(&Env)> {
+    let (inner, id) = (Rc::clone(&self.inner), id.to_owned());
+    Box::new(move |env: &Env| {
+      let outcome = inner.hub.borrow_mut().abort_wait(&id, wait);
+      inner.waits.resolve_timed(env, wait, &outcome);
+    })
+  }
+
+  /// A wait on a shell with no run of ours ends by its earlier clock (core `ShellHub`).
+  fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()> {
+    let inner = &self.inner;
+    let plan = inner.hub.borrow_mut().add_wait(id, wait, spec);
+    if let WaitPlan::Timer(ms, reason) = plan {
+      let (inner, id) = (Rc::clone(inner), id.to_owned());
+      set_unref_timeout(env, "taskstreamWaitTimer", ms, move |env| {
+        let outcome = WaitOutcome {
+          reason,
+          line: None,
+          port: None,
+          status: ShellStatus::Running,
+          elapsed_ms: 0.0,
+        };
+        inner.hub.borrow_mut().forget_wait(&id, wait);
+        inner.waits.resolve_timed(env, wait, &outcome);
+      })?;
+    }
+    Ok(())
+  }
 }
 
 impl BackgroundShellRegistry {
@@ -445,66 +482,6 @@ impl BackgroundShellRegistry {
     Ok(())
   }
 
-  /// Resolves when the first condition is met (API.md §6.1). For a shell
-  /// `executeBackground` started, `match` (every sanitised line of its
-  /// output), `quietMs` and `timeoutMs` are judged in Rust where its output is
-  /// read; `exit` follows the settle. A shell registered from JavaScript has
-  /// no output through taskstream: `match` never fires and `quietMs` counts
-  /// from the call. A pending wait keeps Node alive.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "shellId: string, options?: WaitForOptions",
-    ts_return_type = "Promise<WaitResult>"
-  )]
-  pub fn wait_for(
-    &self,
-    env: Env,
-    shell_id: Unknown,
-    options: Unknown,
-  ) -> Result<Unknown<'static>> {
-    let id = args::string(&env, &shell_id, "shellId")?;
-    let options = parse_wait_options(&env, &options)?;
-    let Some(entry) = self.inner.entry(&id) else {
-      return Err(Error::from_reason(format!(
-        "Background shell \"{id}\" is not registered."
-      )));
-    };
-    let inner = &self.inner;
-    let on_abort = |wait: u64| {
-      let (inner, id) = (Rc::clone(inner), id.clone());
-      move |env: &Env| {
-        let outcome = inner.hub.borrow_mut().abort_wait(&id, wait);
-        inner.waits.resolve_timed(env, wait, &outcome);
-      }
-    };
-    let settled = !entry.is_running();
-    let (wait, promise, spec) =
-      match begin_wait(&env, &inner.waits, options, entry.status, settled, on_abort)? {
-        WaitStart::Resolved(promise) => return Ok(args::out(&env, &promise)),
-        WaitStart::Pending {
-          wait,
-          promise,
-          spec,
-        } => (wait, promise, spec),
-      };
-    let plan = inner.hub.borrow_mut().add_wait(&id, wait, spec);
-    if let WaitPlan::Timer(ms, reason) = plan {
-      let (inner, id) = (Rc::clone(inner), id.clone());
-      set_unref_timeout(&env, "taskstreamWaitTimer", ms, move |env| {
-        let outcome = WaitOutcome {
-          reason,
-          line: None,
-          port: None,
-          status: ShellStatus::Running,
-          elapsed_ms: 0.0,
-        };
-        inner.hub.borrow_mut().forget_wait(&id, wait);
-        inner.waits.resolve_timed(env, wait, &outcome);
-      })?;
-    }
-    Ok(args::out(&env, &promise))
-  }
-
   /// Only aborts a running shell; its spawn's settle path records the outcome.
   #[napi(catch_unwind, ts_args_type = "id: string")]
   pub fn request_cancel(&self, env: Env, id: Unknown) -> Result<()> {
@@ -556,6 +533,8 @@ registry_surface!(
   BackgroundShellRegistry,
   register_args = "registration: ShellTaskRegistration",
   register_return = "ShellTask",
+  wait_args = "shellId: string, options?: WaitForOptions",
+  wait_id = "shellId",
   id = "id",
   get_args = "id: string",
   get_return = "ShellTask | undefined",
