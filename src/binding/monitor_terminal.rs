@@ -5,26 +5,13 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::monitor::MonitorRegistry;
-use super::terminal::{terminal_surface, TerminalInput, TerminalSurface};
-use crate::core::terminal::{ScreenSnapshot, TerminalError, TerminalRefusal};
+use super::terminal::{terminal_surface, TerminalSurface};
+use crate::core::terminal::TerminalTasks;
 
 impl TerminalSurface for MonitorRegistry {
   const KIND_NAME: &'static str = "Monitor";
-
-  fn screen(&self, id: &str) -> std::result::Result<Option<ScreenSnapshot>, TerminalRefusal> {
-    self.hub.screen(id)
-  }
-
-  fn terminal_input(
-    &self,
-    id: &str,
-    input: TerminalInput,
-  ) -> std::result::Result<Option<std::result::Result<(), TerminalError>>, TerminalRefusal> {
-    let task = self.hub.live_terminal(id)?;
-    Ok(match input {
-      TerminalInput::Write(data) => task.write_terminal(&data),
-      TerminalInput::Resize(size) => task.resize_terminal(size),
-    })
+  fn with_terminals<R>(&self, call: impl FnOnce(&dyn TerminalTasks) -> R) -> R {
+    call(&*self.hub)
   }
 }
 

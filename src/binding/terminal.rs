@@ -6,7 +6,10 @@ use napi::bindgen_prelude::*;
 
 use super::args;
 use super::js::set_opt;
-use crate::core::terminal::{ScreenSnapshot, TerminalError, TerminalRefusal, TerminalSize};
+use crate::core::terminal::{
+  InputError, ScreenSnapshot, TerminalError, TerminalInput, TerminalRefusal, TerminalSize,
+  TerminalTasks,
+};
 
 /// `terminal: true | { cols, rows }` (false or absent: no terminal).
 pub(crate) fn parse_terminal_option(env: &Env, o: &Object) -> Result<Option<TerminalSize>> {
@@ -106,26 +109,13 @@ pub(crate) fn refusal(what: &str, refusal: &TerminalRefusal) -> Error {
   }
 }
 
-/// Input for a task's live terminal: `write()`'s bytes or `resize()`'s size.
-pub(crate) enum TerminalInput {
-  Write(Vec<u8>),
-  Resize(TerminalSize),
-}
-
 /// What a registry lends the terminal methods both registries share
 /// ([`terminal_surface!`]).
 pub(crate) trait TerminalSurface {
   /// How errors name a task of this kind (`Monitor`, `Background shell`).
   const KIND_NAME: &'static str;
-  /// The screen of `id`'s terminal (also after it ended, until its entry is
-  /// pruned); `None` for a task without one.
-  fn screen(&self, id: &str) -> std::result::Result<Option<ScreenSnapshot>, TerminalRefusal>;
-  /// Hands `input` to the live terminal of `id`: `None` when it has none.
-  fn terminal_input(
-    &self,
-    id: &str,
-    input: TerminalInput,
-  ) -> std::result::Result<Option<std::result::Result<(), TerminalError>>, TerminalRefusal>;
+  /// Runs `call` with the hub that answers terminal calls.
+  fn with_terminals<R>(&self, call: impl FnOnce(&dyn TerminalTasks) -> R) -> R;
 }
 
 /// `screen(id)`: the snapshot, or `undefined` for a task without a terminal.
@@ -137,7 +127,10 @@ pub(crate) fn screen_value<T: TerminalSurface>(
 ) -> Result<Unknown<'static>> {
   let id = args::string(env, id, field)?;
   let what = format!("{} \"{id}\"", T::KIND_NAME);
-  match surface.screen(&id).map_err(|r| refusal(&what, &r))? {
+  match surface
+    .with_terminals(|t| t.screen(&id))
+    .map_err(|r| refusal(&what, &r))?
+  {
     Some(snapshot) => Ok(args::out(env, &screen_object(env, &snapshot)?)),
     None => args::undefined(env),
   }
@@ -155,12 +148,10 @@ pub(crate) fn send_input<T: TerminalSurface>(
   let id = args::string(env, id, field)?;
   let input = input()?;
   let what = format!("{} \"{id}\"", T::KIND_NAME);
-  match surface
-    .terminal_input(&id, input)
-    .map_err(|r| refusal(&what, &r))?
-  {
-    Some(result) => result.map_err(|e| terminal_error(&what, &e)),
-    None => Err(refusal(&what, &TerminalRefusal::NoTerminal)),
+  match surface.with_terminals(|t| t.send_input(&id, input)) {
+    Ok(()) => Ok(()),
+    Err(InputError::Refused(r)) => Err(refusal(&what, &r)),
+    Err(InputError::Failed(e)) => Err(terminal_error(&what, &e)),
   }
 }
 
@@ -180,10 +171,10 @@ macro_rules! terminal_surface {
       /// The screen of a task started with `terminal` (also after it ended,
       /// until its entry is pruned); `undefined` for any other task.
       #[napi(
-                catch_unwind,
-                ts_args_type = $screen_args,
-                ts_return_type = "ScreenSnapshot | undefined"
-              )]
+                    catch_unwind,
+                    ts_args_type = $screen_args,
+                    ts_return_type = "ScreenSnapshot | undefined"
+                  )]
       pub fn screen(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
         $crate::binding::terminal::screen_value(&env, self, &id, $id)
       }
@@ -195,7 +186,7 @@ macro_rules! terminal_surface {
       pub fn write(&self, env: Env, id: Unknown, data: Unknown) -> Result<()> {
         $crate::binding::terminal::send_input(&env, self, &id, $id, || {
           let data = $crate::binding::terminal::data_arg(&env, &data)?;
-          Ok($crate::binding::terminal::TerminalInput::Write(data))
+          Ok($crate::core::terminal::TerminalInput::Write(data))
         })
       }
 
@@ -204,7 +195,7 @@ macro_rules! terminal_surface {
       pub fn resize(&self, env: Env, id: Unknown, cols: Unknown, rows: Unknown) -> Result<()> {
         $crate::binding::terminal::send_input(&env, self, &id, $id, || {
           let size = $crate::binding::terminal::size_args(&env, &cols, &rows)?;
-          Ok($crate::binding::terminal::TerminalInput::Resize(size))
+          Ok($crate::core::terminal::TerminalInput::Resize(size))
         })
       }
     }

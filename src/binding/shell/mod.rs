@@ -26,7 +26,6 @@ use crate::core::shell::{
   ShellRegistration, ShellRegistry, ShellSettled, ShellStatus, ShellVerdict, WaitPlan,
   MAX_RETAINED_TERMINAL_SHELLS,
 };
-use crate::core::terminal::TerminalRefusal;
 use crate::core::wait::{WaitOutcome, WaitSpec};
 
 /// The registry's hub (core `shell::hub`) and the JavaScript objects it hands out.

@@ -2,26 +2,13 @@
 //! §6.5): a terminal shell's screen and input (the rule is core `ShellHub`'s).
 
 use super::*;
-use crate::binding::terminal::{terminal_surface, TerminalInput, TerminalSurface};
-use crate::core::terminal::{ScreenSnapshot, TerminalError};
+use crate::binding::terminal::{terminal_surface, TerminalSurface};
+use crate::core::terminal::TerminalTasks;
 
 impl TerminalSurface for BackgroundShellRegistry {
   const KIND_NAME: &'static str = "Background shell";
-
-  fn screen(&self, id: &str) -> std::result::Result<Option<ScreenSnapshot>, TerminalRefusal> {
-    self.inner.hub.borrow().screen(id)
-  }
-
-  fn terminal_input(
-    &self,
-    id: &str,
-    input: TerminalInput,
-  ) -> std::result::Result<Option<std::result::Result<(), TerminalError>>, TerminalRefusal> {
-    let run = self.inner.hub.borrow().live_terminal(id)?;
-    Ok(match input {
-      TerminalInput::Write(data) => run.write_terminal(&data),
-      TerminalInput::Resize(size) => run.resize_terminal(size),
-    })
+  fn with_terminals<R>(&self, call: impl FnOnce(&dyn TerminalTasks) -> R) -> R {
+    call(&*self.inner.hub.borrow())
   }
 }
 

@@ -32,7 +32,7 @@ use super::registry::{
 };
 use crate::end::EndVia;
 use crate::sync::lock;
-use crate::terminal::{ScreenSnapshot, TerminalRefusal};
+use crate::terminal::{InputError, ScreenSnapshot, TerminalInput, TerminalRefusal, TerminalTasks};
 use crate::wait::{WaitOutcome, WaitSpec};
 
 /// How many deliveries may nest on one thread before further ones are
@@ -486,14 +486,6 @@ impl MonitorHub {
     }
   }
 
-  /// The screen of a terminal monitor (also after it ended, until its entry leaves).
-  pub fn screen(&self, id: &str) -> Result<Option<ScreenSnapshot>, TerminalRefusal> {
-    if self.registry().get(id).is_none() {
-      return Err(TerminalRefusal::Unknown);
-    }
-    Ok(self.native(id).and_then(|task| task.screen()))
-  }
-
   /// The task whose terminal takes `write()`/`resize()`, or why there is none (the rule of
   /// `shell::ShellHub::live_terminal`).
   pub fn live_terminal(&self, id: &str) -> Result<Arc<dyn NativeTask>, TerminalRefusal> {
@@ -676,5 +668,20 @@ fn idle_watch_loop<C: Clock>(weak: Weak<MonitorHub>, clock: C) {
     *poked = false;
     drop(poked);
     drop(hub);
+  }
+}
+
+impl TerminalTasks for MonitorHub {
+  /// The screen of a terminal monitor (also after it ended, until its entry leaves).
+  fn screen(&self, id: &str) -> Result<Option<ScreenSnapshot>, TerminalRefusal> {
+    if self.registry().get(id).is_none() {
+      return Err(TerminalRefusal::Unknown);
+    }
+    Ok(self.native(id).and_then(|task| task.screen()))
+  }
+
+  fn send_input(&self, id: &str, input: TerminalInput) -> Result<(), InputError> {
+    let task = self.live_terminal(id).map_err(InputError::Refused)?;
+    input.deliver(|b| task.write_terminal(b), |s| task.resize_terminal(s))
   }
 }

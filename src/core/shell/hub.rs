@@ -19,7 +19,7 @@ use std::sync::Arc;
 use super::entry::{ShellEntry, ShellStatus};
 use super::registry::{ShellEffect, ShellRegistry};
 use super::runner::ShellRun;
-use crate::terminal::{ScreenSnapshot, TerminalRefusal};
+use crate::terminal::{InputError, ScreenSnapshot, TerminalInput, TerminalRefusal, TerminalTasks};
 use crate::wait::{WaitOutcome, WaitReason, WaitSpec};
 
 /// What the host does after a transition, in order.
@@ -234,15 +234,6 @@ impl ShellHub {
     }
   }
 
-  /// The screen of a terminal shell: live, or the last one once it ended.
-  pub fn screen(&self, id: &str) -> Result<Option<ScreenSnapshot>, TerminalRefusal> {
-    if self.entry(id).is_none() {
-      return Err(TerminalRefusal::Unknown);
-    }
-    let live = self.runs.get(id).and_then(|run| run.screen());
-    Ok(live.or_else(|| self.last_screens.get(id).cloned()))
-  }
-
   /// The run whose terminal takes `write()`/`resize()`, or why there is none.
   pub fn live_terminal(&self, id: &str) -> Result<Arc<ShellRun>, TerminalRefusal> {
     if self.entry(id).is_none() {
@@ -256,5 +247,21 @@ impl ShellHub {
       None if self.last_screens.contains_key(id) => Err(TerminalRefusal::Ended),
       None => Err(TerminalRefusal::NoTerminal),
     }
+  }
+}
+
+impl TerminalTasks for ShellHub {
+  /// The screen of a terminal shell: live, or the last one once it ended.
+  fn screen(&self, id: &str) -> Result<Option<ScreenSnapshot>, TerminalRefusal> {
+    if self.entry(id).is_none() {
+      return Err(TerminalRefusal::Unknown);
+    }
+    let live = self.runs.get(id).and_then(|run| run.screen());
+    Ok(live.or_else(|| self.last_screens.get(id).cloned()))
+  }
+
+  fn send_input(&self, id: &str, input: TerminalInput) -> Result<(), InputError> {
+    let run = self.live_terminal(id).map_err(InputError::Refused)?;
+    input.deliver(|b| run.write_terminal(b), |s| run.resize_terminal(s))
   }
 }

@@ -65,5 +65,49 @@ pub enum TerminalRefusal {
   NoTerminal,
 }
 
+/// Input for a task's terminal (API.md §6.5): `write()`'s bytes or `resize()`'s size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TerminalInput {
+  Write(Vec<u8>),
+  Resize(TerminalSize),
+}
+
+/// Why input did not reach a task's terminal.
+#[derive(Debug)]
+pub enum InputError {
+  /// The call cannot reach a terminal (the rule of [`TerminalRefusal`]).
+  Refused(TerminalRefusal),
+  /// The terminal refused it (closed, or its input queue is full).
+  Failed(TerminalError),
+}
+
+impl TerminalInput {
+  /// Hands the input to a live terminal through `write` or `resize`, each
+  /// `None` when the task has no terminal after all.
+  pub fn deliver(
+    self,
+    write: impl FnOnce(&[u8]) -> Option<Result<(), TerminalError>>,
+    resize: impl FnOnce(TerminalSize) -> Option<Result<(), TerminalError>>,
+  ) -> Result<(), InputError> {
+    let sent = match self {
+      Self::Write(bytes) => write(&bytes),
+      Self::Resize(size) => resize(size),
+    };
+    match sent {
+      Some(result) => result.map_err(InputError::Failed),
+      None => Err(InputError::Refused(TerminalRefusal::NoTerminal)),
+    }
+  }
+}
+
+/// The terminal calls a hub answers (API.md §6.5), one rule for monitors and shells.
+pub trait TerminalTasks {
+  /// The screen of `id`'s terminal, kept after it ended until its entry
+  /// leaves; `None` for a task without one.
+  fn screen(&self, id: &str) -> Result<Option<ScreenSnapshot>, TerminalRefusal>;
+  /// Hands `input` to the live terminal of `id`.
+  fn send_input(&self, id: &str, input: TerminalInput) -> Result<(), InputError>;
+}
+
 /// `TERM` of a terminal-mode child unless the caller's `env` sets it.
 pub const TERMINAL_TERM: &str = "xterm-256color";

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::shell::hub::{ShellHub, ShellOutgoing, WaitPlan};
 use crate::shell::test_support::TempDir;
 use crate::shell::*;
-use crate::terminal::TerminalRefusal;
+use crate::terminal::{InputError, TerminalInput, TerminalRefusal, TerminalTasks};
 use crate::wait::{WaitOutcome, WaitReason, WaitSpec};
 
 fn hub_with(dir: &TempDir, ids: &[&str]) -> ShellHub {
@@ -156,6 +156,15 @@ fn terminal_calls_are_refused_by_one_rule() {
     hub.live_terminal("a").err(),
     Some(TerminalRefusal::NoTerminal)
   );
+  let write = || TerminalInput::Write(b"x".to_vec());
+  assert!(matches!(
+    hub.send_input("nope", write()),
+    Err(InputError::Refused(TerminalRefusal::Unknown))
+  ));
+  assert!(matches!(
+    hub.send_input("a", write()),
+    Err(InputError::Refused(TerminalRefusal::NoTerminal))
+  ));
 }
 
 #[cfg(target_os = "linux")]
@@ -261,6 +270,13 @@ mod with_runs {
         .is_some_and(|s| s.text.contains("last words"))
     });
     assert!(shown, "the live screen shows the output");
+    let size = TerminalSize { cols: 30, rows: 4 };
+    hub.send_input("a", TerminalInput::Resize(size)).expect("resized");
+    let screen = hub.screen("a").expect("known").expect("a screen");
+    assert_eq!((screen.cols, screen.rows), (30, 4), "the screen takes the new size");
+    hub
+      .send_input("a", TerminalInput::Write(b"typed".to_vec()))
+      .expect("written");
     let effects = hub.registry_mut().request_cancel("a");
     hub.outgoing(effects);
     run.cancel();
@@ -268,6 +284,10 @@ mod with_runs {
     let effects = hub.registry_mut().cancel("a", 2000.0);
     hub.outgoing(effects);
     assert_eq!(hub.live_terminal("a").err(), Some(TerminalRefusal::Ended));
+    assert!(matches!(
+      hub.send_input("a", TerminalInput::Resize(size)),
+      Err(InputError::Refused(TerminalRefusal::Ended))
+    ));
     hub.detach_run("a", &run);
     let screen = hub.screen("a").expect("known").expect("the last screen");
     assert!(screen.text.contains("last words"), "{:?}", screen.text);
