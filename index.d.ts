@@ -330,39 +330,39 @@ export declare function escapeXml(text: string): string
  */
 export declare function executeBackground<O extends ExecuteBackgroundOptions>(options: O): O extends { yieldMs: number } ? Promise<BackgroundShellHandle> : BackgroundShellHandle
 
-/** Options of `executeBackground()`. */
+/** r" Options of `executeBackground()`. */
 export interface ExecuteBackgroundOptions {
-  /** A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept. */
+  /** r" A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept." */
   command: string
-  /** Absolute. */
+  /** r" Absolute. */
   cwd: string
-  /** `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it. */
+  /** r" `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it. */
   outputDir: string
-  /** Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`). */
+  /** r" Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`). */
   registry?: BackgroundShellRegistry
-  /** Added to the inherited environment, last. */
-  env?: Record<string, string>
-  /** Aborting it cancels the shell. Do not pass a turn signal here. */
+  /** r" Aborting it cancels the shell. Do not pass a turn signal here. */
   signal?: AbortSignal
-  /** Cap on the output file (default 1 GiB); past it bytes are counted, not written. */
+  /** r" Cap on the output file (default 1 GiB); past it bytes are counted, not written. */
   maxOutputBytes?: number
   /**
-   * What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
-   * default) keeps the task running and counts the rest; `'stop'` stops the
-   * tree as a cancel does and fails the shell with `output limit of <n> bytes
-   * reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
+   * r" What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
+   * r" default) keeps the task running and counts the rest; `'stop'` stops the
+   * r" tree as a cancel does and fails the shell with `output limit of <n> bytes
+   * r" reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
    */
   onOutputCap?: 'truncate' | 'stop'
   /**
-   * 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
-   * handle instead, resolved when the command ends (`foreground: true`,
-   * `outputTail`, `done` settled) or after this many ms (`foreground:
-   * false`), whichever comes first: one call for "run this, and background
-   * it if it takes long".
+   * r" 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
+   * r" handle instead, resolved when the command ends (`foreground: true`,
+   * r" `outputTail`, `done` settled) or after this many ms (`foreground:
+   * r#" false`), whichever comes first: one call for "run this, and background"#
+   * r#" it if it takes long"."#
    */
   yieldMs?: number
-  /** Default `bg_` + 8 hex characters. */
+  /** r" Default `bg_` + 8 hex characters. */
   shellId?: string
+  /** Added to the inherited environment, last (may override anything). */
+  env?: Record<string, string>
   /**
    * 100..3600000: after output, once no byte arrived for this long, one
    * notification with `meta.type === 'settled'` (re-armed by the next byte).
@@ -370,8 +370,8 @@ export interface ExecuteBackgroundOptions {
   settleMs?: number
   /**
    * 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
-   * tree is stopped as a cancel stops it and the shell fails with `timed out
-   * after <ms> ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
+   * task is stopped as a cancel stops it and fails with a "timed out after
+   * <ms> ms" error (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
    * `persist`.
    */
   timeoutMs?: number
@@ -386,7 +386,7 @@ export interface ExecuteBackgroundOptions {
    */
   terminal?: TerminalOptions | boolean
   /**
-   * Run the shell under a detached keeper that outlives this host on a lease
+   * Run the task under a detached keeper that outlives this host on a lease
    * (docs/persistence.md). Not with `terminal`.
    */
   persist?: PersistOptions
@@ -482,24 +482,77 @@ export interface MonitorRegistryOptions {
   removeEnv?: Array<string>
 }
 
-/** Options of `start()` (API.md §3). */
+/** r" Options of `start()` (API.md §3). */
 export interface MonitorStartOptions {
   command: string
-  /** The label; defaults to the command. */
+  /** r" The label; defaults to the command. */
   description?: string
-  /** 1..10000, default 1000; out of range is a RangeError, never clamped. */
+  /** r" 1..10000, default 1000; out of range is a RangeError, never clamped. */
   maxEvents?: number
-  /** 1..600000, default 300000; stops after this long with no output byte at all. */
+  /** r" 1..600000, default 300000; stops after this long with no output byte at all. */
   idleTimeoutMs?: number
-  /** Absolute; default `process.cwd()`. */
+  /** r" Absolute; default `process.cwd()`. */
   cwd?: string
-  /** Added to the inherited environment, last (may override anything). */
-  env?: Record<string, string>
   toolUseId?: string
   ownerAgentId?: string
   todoWorkChainId?: string
-  /** Default `mon_` + 16 hex characters. */
+  /** r" Default `mon_` + 16 hex characters. */
   monitorId?: string
+  /** r" Hold Node's event loop while the monitor runs (default false). */
+  keepAlive?: boolean
+  /**
+   * r" 10..10000: accepted lines leave in windows: the first accepted line opens
+   * r" one; it closes after this many ms, at `maxBatchLines` lines, or when the
+   * r" task stops (before a settled notification; at the end it rides in the terminal one), and its lines
+   * r" leave as one notification (`meta.lines`, `eventCount` counting each line,
+   * r" summary `emitted events #a–b.`). The throttle then spends one token per
+   * r" window, taken when it opens; a window opened on an empty bucket is
+   * r" dropped whole. Default: one notification per line.
+   */
+  batchMs?: number
+  /** r" 1..1000, default 20: a window closes when it holds this many lines. */
+  maxBatchLines?: number
+  /**
+   * r" A regex (Rust `regex` syntax, linear time), tested on the sanitised line
+   * r" before the throttle: a matching line is never dropped by the throttle and
+   * r" costs no extra notification. With a token (or an open delivered window) it
+   * r" goes out as any line; when the bucket is empty it is held (at most
+   * r" `maxBatchLines`, one more is dropped and counted) and the bucket's next
+   * r" token is spent on the held lines the moment it refills: one notification
+   * r" (`meta.lines`), or with `batchMs` a window that starts with them. Held
+   * r" lines leave before a settled notification and ride in the terminal one.
+   * r" An invalid one is a SyntaxError.
+   */
+  important?: string
+  /**
+   * r" When lines were dropped since the previous notification, the next one
+   * r" (event, settled or terminal) carries `meta.droppedSince` and its
+   * r" `<result>` ends with `[N lines dropped since the last notification;
+   * r" first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
+   * r" b× <template>; +k more]` (lines differing only in numbers, ids or hashes
+   * r" share a template).
+   */
+  digest?: boolean | 'templates'
+  /**
+   * r" 0..1000, with `batchMs`: a window carries at most this many ordinary lines
+   * r" (the rest are dropped and counted); an ordinary line opens a window only
+   * r" when the bucket is full, so its tokens are kept for important lines.
+   */
+  sampleLines?: number
+  /**
+   * r" 0..100, with `important` and `sampleLines`: up to this many lines before an
+   * r" important line travel with it (`meta.lines`), back to the last line that
+   * r" repeats the stream's recent templates or a blank line.
+   */
+  contextBefore?: number
+  /**
+   * r" 0..100, with `important` and `sampleLines`: up to this many lines after an
+   * r" important line join it, until a line repeats the stream's recent
+   * r" templates, a blank line, or its window closes.
+   */
+  contextAfter?: number
+  /** Added to the inherited environment, last (may override anything). */
+  env?: Record<string, string>
   /**
    * 100..3600000: after output, once no byte arrived for this long, one
    * notification with `meta.type === 'settled'` (re-armed by the next byte).
@@ -507,8 +560,9 @@ export interface MonitorStartOptions {
   settleMs?: number
   /**
    * 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
-   * task is stopped as a cancel stops it and fails with `Timed out after <ms>
-   * ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with `persist`.
+   * task is stopped as a cancel stops it and fails with a "timed out after
+   * <ms> ms" error (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
+   * `persist`.
    */
   timeoutMs?: number
   /**
@@ -516,64 +570,11 @@ export interface MonitorStartOptions {
    * `persist`.
    */
   limits?: TaskLimits
-  /** Hold Node's event loop while the monitor runs (default false). */
-  keepAlive?: boolean
   /**
    * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
    * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
    */
   terminal?: TerminalOptions | boolean
-  /**
-   * 10..10000: accepted lines leave in windows: the first accepted line opens
-   * one; it closes after this many ms, at `maxBatchLines` lines, or when the
-   * task stops (before a settled notification; at the end it rides in the terminal one), and its lines
-   * leave as one notification (`meta.lines`, `eventCount` counting each line,
-   * summary `emitted events #a–b.`). The throttle then spends one token per
-   * window, taken when it opens; a window opened on an empty bucket is
-   * dropped whole. Default: one notification per line.
-   */
-  batchMs?: number
-  /** 1..1000, default 20: a window closes when it holds this many lines. */
-  maxBatchLines?: number
-  /**
-   * A regex (Rust `regex` syntax, linear time), tested on the sanitised line
-   * before the throttle: a matching line is never dropped by the throttle and
-   * costs no extra notification. With a token (or an open delivered window) it
-   * goes out as any line; when the bucket is empty it is held (at most
-   * `maxBatchLines`, one more is dropped and counted) and the bucket's next
-   * token is spent on the held lines the moment it refills: one notification
-   * (`meta.lines`), or with `batchMs` a window that starts with them. Held
-   * lines leave before a settled notification and ride in the terminal one.
-   * An invalid one is a SyntaxError.
-   */
-  important?: string
-  /**
-   * When lines were dropped since the previous notification, the next one
-   * (event, settled or terminal) carries `meta.droppedSince` and its
-   * `<result>` ends with `[N lines dropped since the last notification;
-   * first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
-   * b× <template>; +k more]` (lines differing only in numbers, ids or hashes
-   * share a template).
-   */
-  digest?: boolean | 'templates'
-  /**
-   * 0..1000, with `batchMs`: a window carries at most this many ordinary lines
-   * (the rest are dropped and counted); an ordinary line opens a window only
-   * when the bucket is full, so its tokens are kept for important lines.
-   */
-  sampleLines?: number
-  /**
-   * 0..100, with `important` and `sampleLines`: up to this many lines before an
-   * important line travel with it (`meta.lines`), back to the last line that
-   * repeats the stream's recent templates or a blank line.
-   */
-  contextBefore?: number
-  /**
-   * 0..100, with `important` and `sampleLines`: up to this many lines after an
-   * important line join it, until a line repeats the stream's recent
-   * templates, a blank line, or its window closes.
-   */
-  contextAfter?: number
   /**
    * Run the task under a detached keeper that outlives this host on a lease
    * (docs/persistence.md). Not with `terminal`.
@@ -585,52 +586,53 @@ export interface MonitorStartOptions {
 export type MonitorStatus = 'running' | 'completed' | 'failed' | 'cancelled'
 
 /**
- * A monitor entry. `register()` returns the caller's own object, `start()` one
- * object per monitor; `get()` returns that same object, kept up to date.
+ * r" A monitor entry. `register()` returns the caller's own object, `start()` one
+ * r" object per monitor; `get()` returns that same object, kept up to date. Its
+ * r" `end` is also set on entries `reset()` removed.
  */
 export interface MonitorTask {
   id: string
-  /** Equals `id`; a deprecated alias kept for callers. */
+  /** r" Equals `id`; a deprecated alias kept for callers. */
   monitorId: string
   kind: 'monitor'
-  /** Native mode: the normalised `spawnCommand`. */
+  /** r" Native mode: the normalised `spawnCommand`. */
   command: string
   description: string
   status: MonitorStatus
-  /** Callers may write it (fed mode). */
+  /** r" Callers may write it (fed mode). */
   pid?: number
   toolUseId?: string
   ownerAgentId?: string
-  todoWorkChainId?: string
-  /** Accepted events. */
+  /** r" Accepted events. */
   eventCount: number
-  /** Lines lost to throttling; callers may write it (fed mode). */
+  /** r" Lines lost to throttling; callers may write it (fed mode). */
   droppedLines: number
   lastEventTime: number
-  startTime: number
-  endTime?: number
-  exitCode?: number
-  /** Also `Max events reached` and `Idle timeout`. */
+  /** r" Also `Max events reached` and `Idle timeout`. */
   error?: string
   maxEvents: number
   idleTimeoutMs: number
-  /** Reserved, never written; `''` for native monitors. */
+  /** r" Reserved, never written; `''` for native monitors. */
   outputFile: string
-  /** Always 0 for monitors. */
+  /** r" Always 0 for monitors. */
   outputOffset: number
-  /** The terminal notification was emitted (or suppressed by a silent cancel). */
+  /** r" The terminal notification was emitted (or suppressed by a silent cancel). */
   notified: boolean
-  abortController: AbortController
-  /** Native mode: bytes read from both pipes (0 in fed mode). */
+  /** r" Native mode: bytes read from both pipes (0 in fed mode). */
   bytesRead: number
-  /** Native mode: lines produced by the splitters before trimming, sanitising or throttling. */
+  /** r" Native mode: lines produced by the splitters before trimming, sanitising or throttling. */
   linesSeen: number
   /**
-   * Native mode: bytes of over-long lines that no event carries: what follows
-   * the 4096-unit cut, up to the line's newline (0 in fed mode).
+   * r" Native mode: bytes of over-long lines that no event carries: what follows
+   * r" the 4096-unit cut, up to the line's newline (0 in fed mode).
    */
   truncatedBytes: number
-  /** Who ended it, once settled (also on entries `reset()` removed). */
+  exitCode?: number
+  startTime: number
+  endTime?: number
+  abortController: AbortController
+  todoWorkChainId?: string
+  /** Who ended it (API.md §6.3), once settled. */
   end?: TaskEnd
   /**
    * The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
@@ -810,32 +812,32 @@ export interface ShellNotificationMeta {
   todoWorkChainId?: string
 }
 
-/** A background shell entry: the caller's registration object, filled in. */
+/** r" A background shell entry: the caller's registration object, filled in. */
 export interface ShellTask {
   id: string
-  /** Equals `id`. */
+  /** r" Equals `id`. */
   shellId: string
   kind: 'shell'
   command: string
-  /** Equals `command`. */
+  /** r" Equals `command`. */
   description: string
   cwd: string
   status: BackgroundShellStatus
   pid?: number
-  exitCode?: number
   error?: string
-  startTime: number
-  endTime?: number
-  /** The output file. */
+  /** r" The output file. */
   outputFile: string
-  /** Equals `outputFile`; a deprecated alias. */
+  /** r" Equals `outputFile`; a deprecated alias. */
   outputPath: string
   outputOffset: number
-  /** The terminal notification was consumed (or suppressed by `abortAll`). */
+  /** r" The terminal notification was consumed (or suppressed by `abortAll`). */
   notified: boolean
+  exitCode?: number
+  startTime: number
+  endTime?: number
   abortController: AbortController
   todoWorkChainId?: string
-  /** Who ended it, once settled. */
+  /** Who ended it (API.md §6.3), once settled. */
   end?: TaskEnd
   /**
    * The TCP ports the running task's tree listens on (API.md §6.8), sorted; a

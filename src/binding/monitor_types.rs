@@ -6,6 +6,8 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use super::task_types::task_shape;
+
 /// `running` leads to exactly one of the other three.
 #[napi(string_enum = "lowercase")]
 pub enum MonitorStatus {
@@ -15,65 +17,50 @@ pub enum MonitorStatus {
   Cancelled,
 }
 
-/// A monitor entry. `register()` returns the caller's own object, `start()` one
-/// object per monitor; `get()` returns that same object, kept up to date.
-#[napi(object, object_to_js = false)]
-pub struct MonitorTask {
-  pub id: String,
-  /// Equals `id`; a deprecated alias kept for callers.
-  pub monitor_id: String,
-  #[napi(ts_type = "'monitor'")]
-  pub kind: String,
-  /// Native mode: the normalised `spawnCommand`.
-  pub command: String,
-  pub description: String,
-  #[napi(ts_type = "MonitorStatus")]
-  pub status: String,
-  /// Callers may write it (fed mode).
-  pub pid: Option<u32>,
-  pub tool_use_id: Option<String>,
-  pub owner_agent_id: Option<String>,
-  pub todo_work_chain_id: Option<String>,
-  /// Accepted events.
-  pub event_count: f64,
-  /// Lines lost to throttling; callers may write it (fed mode).
-  pub dropped_lines: f64,
-  pub last_event_time: f64,
-  pub start_time: f64,
-  pub end_time: Option<f64>,
-  pub exit_code: Option<i32>,
-  /// Also `Max events reached` and `Idle timeout`.
-  pub error: Option<String>,
-  pub max_events: f64,
-  pub idle_timeout_ms: f64,
-  /// Reserved, never written; `''` for native monitors.
-  pub output_file: String,
-  /// Always 0 for monitors.
-  pub output_offset: f64,
-  /// The terminal notification was emitted (or suppressed by a silent cancel).
-  pub notified: bool,
-  #[napi(ts_type = "AbortController")]
-  pub abort_controller: ObjectRef<false>,
-  /// Native mode: bytes read from both pipes (0 in fed mode).
-  pub bytes_read: f64,
-  /// Native mode: lines produced by the splitters before trimming, sanitising or throttling.
-  pub lines_seen: f64,
-  /// Native mode: bytes of over-long lines that no event carries: what follows
-  /// the 4096-unit cut, up to the line's newline (0 in fed mode).
-  pub truncated_bytes: f64,
-  /// Who ended it, once settled (also on entries `reset()` removed).
-  #[napi(ts_type = "TaskEnd")]
-  pub end: Option<Object<'static>>,
-  /// The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
-  /// live, non-enumerable accessor read on each access; `undefined` once the
-  /// task ended, for an entry fed from JavaScript, and where the ports cannot
-  /// be read (macOS and Windows for now).
-  pub ports: Option<Vec<u32>>,
-  /// What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
-  /// accessor, live while the task runs and final once it ended; `undefined` without limits.
-  #[napi(ts_type = "TaskUsage")]
-  pub usage: Option<Object<'static>>,
-}
+task_shape!(
+  entry,
+  /// A monitor entry. `register()` returns the caller's own object, `start()` one
+  /// object per monitor; `get()` returns that same object, kept up to date. Its
+  /// `end` is also set on entries `reset()` removed.
+  pub struct MonitorTask {
+    pub id: String,
+    /// Equals `id`; a deprecated alias kept for callers.
+    pub monitor_id: String,
+    #[napi(ts_type = "'monitor'")]
+    pub kind: String,
+    /// Native mode: the normalised `spawnCommand`.
+    pub command: String,
+    pub description: String,
+    #[napi(ts_type = "MonitorStatus")]
+    pub status: String,
+    /// Callers may write it (fed mode).
+    pub pid: Option<u32>,
+    pub tool_use_id: Option<String>,
+    pub owner_agent_id: Option<String>,
+    /// Accepted events.
+    pub event_count: f64,
+    /// Lines lost to throttling; callers may write it (fed mode).
+    pub dropped_lines: f64,
+    pub last_event_time: f64,
+    /// Also `Max events reached` and `Idle timeout`.
+    pub error: Option<String>,
+    pub max_events: f64,
+    pub idle_timeout_ms: f64,
+    /// Reserved, never written; `''` for native monitors.
+    pub output_file: String,
+    /// Always 0 for monitors.
+    pub output_offset: f64,
+    /// The terminal notification was emitted (or suppressed by a silent cancel).
+    pub notified: bool,
+    /// Native mode: bytes read from both pipes (0 in fed mode).
+    pub bytes_read: f64,
+    /// Native mode: lines produced by the splitters before trimming, sanitising or throttling.
+    pub lines_seen: f64,
+    /// Native mode: bytes of over-long lines that no event carries: what follows
+    /// the 4096-unit cut, up to the line's newline (0 in fed mode).
+    pub truncated_bytes: f64,
+  }
+);
 
 /// What the fed-mode `register()` takes: the TypeScript registration shape.
 #[napi(object, object_to_js = false)]
@@ -145,87 +132,68 @@ pub struct MonitorRegistryOptions {
   pub remove_env: Option<Vec<String>>,
 }
 
-/// Options of `start()` (API.md §3).
-#[napi(object, object_to_js = false)]
-pub struct MonitorStartOptions {
-  pub command: String,
-  /// The label; defaults to the command.
-  pub description: Option<String>,
-  /// 1..10000, default 1000; out of range is a RangeError, never clamped.
-  pub max_events: Option<u32>,
-  /// 1..600000, default 300000; stops after this long with no output byte at all.
-  pub idle_timeout_ms: Option<u32>,
-  /// Absolute; default `process.cwd()`.
-  pub cwd: Option<String>,
-  /// Added to the inherited environment, last (may override anything).
-  pub env: Option<std::collections::HashMap<String, String>>,
-  pub tool_use_id: Option<String>,
-  pub owner_agent_id: Option<String>,
-  pub todo_work_chain_id: Option<String>,
-  /// Default `mon_` + 16 hex characters.
-  pub monitor_id: Option<String>,
-  /// 100..3600000: after output, once no byte arrived for this long, one
-  /// notification with `meta.type === 'settled'` (re-armed by the next byte).
-  pub settle_ms: Option<u32>,
-  /// 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
-  /// task is stopped as a cancel stops it and fails with `Timed out after <ms>
-  /// ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with `persist`.
-  pub timeout_ms: Option<u32>,
-  /// Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
-  /// `persist`.
-  #[napi(ts_type = "TaskLimits")]
-  pub limits: Option<Object<'static>>,
-  /// Hold Node's event loop while the monitor runs (default false).
-  pub keep_alive: Option<bool>,
-  /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
-  /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
-  #[napi(ts_type = "TerminalOptions | boolean")]
-  pub terminal: Option<bool>,
-  /// 10..10000: accepted lines leave in windows: the first accepted line opens
-  /// one; it closes after this many ms, at `maxBatchLines` lines, or when the
-  /// task stops (before a settled notification; at the end it rides in the terminal one), and its lines
-  /// leave as one notification (`meta.lines`, `eventCount` counting each line,
-  /// summary `emitted events #a–b.`). The throttle then spends one token per
-  /// window, taken when it opens; a window opened on an empty bucket is
-  /// dropped whole. Default: one notification per line.
-  pub batch_ms: Option<u32>,
-  /// 1..1000, default 20: a window closes when it holds this many lines.
-  pub max_batch_lines: Option<u32>,
-  /// A regex (Rust `regex` syntax, linear time), tested on the sanitised line
-  /// before the throttle: a matching line is never dropped by the throttle and
-  /// costs no extra notification. With a token (or an open delivered window) it
-  /// goes out as any line; when the bucket is empty it is held (at most
-  /// `maxBatchLines`, one more is dropped and counted) and the bucket's next
-  /// token is spent on the held lines the moment it refills: one notification
-  /// (`meta.lines`), or with `batchMs` a window that starts with them. Held
-  /// lines leave before a settled notification and ride in the terminal one.
-  /// An invalid one is a SyntaxError.
-  pub important: Option<String>,
-  /// When lines were dropped since the previous notification, the next one
-  /// (event, settled or terminal) carries `meta.droppedSince` and its
-  /// `<result>` ends with `[N lines dropped since the last notification;
-  /// first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
-  /// b× <template>; +k more]` (lines differing only in numbers, ids or hashes
-  /// share a template).
-  #[napi(ts_type = "boolean | 'templates'")]
-  pub digest: Option<String>,
-  /// 0..1000, with `batchMs`: a window carries at most this many ordinary lines
-  /// (the rest are dropped and counted); an ordinary line opens a window only
-  /// when the bucket is full, so its tokens are kept for important lines.
-  pub sample_lines: Option<u32>,
-  /// 0..100, with `important` and `sampleLines`: up to this many lines before an
-  /// important line travel with it (`meta.lines`), back to the last line that
-  /// repeats the stream's recent templates or a blank line.
-  pub context_before: Option<u32>,
-  /// 0..100, with `important` and `sampleLines`: up to this many lines after an
-  /// important line join it, until a line repeats the stream's recent
-  /// templates, a blank line, or its window closes.
-  pub context_after: Option<u32>,
-  /// Run the task under a detached keeper that outlives this host on a lease
-  /// (docs/persistence.md). Not with `terminal`.
-  #[napi(ts_type = "PersistOptions")]
-  pub persist: Option<ObjectRef<false>>,
-}
+task_shape!(
+  start,
+  /// Options of `start()` (API.md §3).
+  pub struct MonitorStartOptions {
+    pub command: String,
+    /// The label; defaults to the command.
+    pub description: Option<String>,
+    /// 1..10000, default 1000; out of range is a RangeError, never clamped.
+    pub max_events: Option<u32>,
+    /// 1..600000, default 300000; stops after this long with no output byte at all.
+    pub idle_timeout_ms: Option<u32>,
+    /// Absolute; default `process.cwd()`.
+    pub cwd: Option<String>,
+    pub tool_use_id: Option<String>,
+    pub owner_agent_id: Option<String>,
+    pub todo_work_chain_id: Option<String>,
+    /// Default `mon_` + 16 hex characters.
+    pub monitor_id: Option<String>,
+    /// Hold Node's event loop while the monitor runs (default false).
+    pub keep_alive: Option<bool>,
+    /// 10..10000: accepted lines leave in windows: the first accepted line opens
+    /// one; it closes after this many ms, at `maxBatchLines` lines, or when the
+    /// task stops (before a settled notification; at the end it rides in the terminal one), and its lines
+    /// leave as one notification (`meta.lines`, `eventCount` counting each line,
+    /// summary `emitted events #a–b.`). The throttle then spends one token per
+    /// window, taken when it opens; a window opened on an empty bucket is
+    /// dropped whole. Default: one notification per line.
+    pub batch_ms: Option<u32>,
+    /// 1..1000, default 20: a window closes when it holds this many lines.
+    pub max_batch_lines: Option<u32>,
+    /// A regex (Rust `regex` syntax, linear time), tested on the sanitised line
+    /// before the throttle: a matching line is never dropped by the throttle and
+    /// costs no extra notification. With a token (or an open delivered window) it
+    /// goes out as any line; when the bucket is empty it is held (at most
+    /// `maxBatchLines`, one more is dropped and counted) and the bucket's next
+    /// token is spent on the held lines the moment it refills: one notification
+    /// (`meta.lines`), or with `batchMs` a window that starts with them. Held
+    /// lines leave before a settled notification and ride in the terminal one.
+    /// An invalid one is a SyntaxError.
+    pub important: Option<String>,
+    /// When lines were dropped since the previous notification, the next one
+    /// (event, settled or terminal) carries `meta.droppedSince` and its
+    /// `<result>` ends with `[N lines dropped since the last notification;
+    /// first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
+    /// b× <template>; +k more]` (lines differing only in numbers, ids or hashes
+    /// share a template).
+    #[napi(ts_type = "boolean | 'templates'")]
+    pub digest: Option<String>,
+    /// 0..1000, with `batchMs`: a window carries at most this many ordinary lines
+    /// (the rest are dropped and counted); an ordinary line opens a window only
+    /// when the bucket is full, so its tokens are kept for important lines.
+    pub sample_lines: Option<u32>,
+    /// 0..100, with `important` and `sampleLines`: up to this many lines before an
+    /// important line travel with it (`meta.lines`), back to the last line that
+    /// repeats the stream's recent templates or a blank line.
+    pub context_before: Option<u32>,
+    /// 0..100, with `important` and `sampleLines`: up to this many lines after an
+    /// important line join it, until a line repeats the stream's recent
+    /// templates, a blank line, or its window closes.
+    pub context_after: Option<u32>,
+  }
+);
 
 /// `{ notify?: boolean }`; `notify` defaults to true.
 #[napi(object)]

@@ -6,6 +6,8 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use super::task_types::task_shape;
+
 /// `running` leads to exactly one of the other three.
 #[napi(string_enum = "lowercase")]
 pub enum BackgroundShellStatus {
@@ -15,48 +17,32 @@ pub enum BackgroundShellStatus {
   Cancelled,
 }
 
-/// A background shell entry: the caller's registration object, filled in.
-#[napi(object, object_to_js = false)]
-pub struct ShellTask {
-  pub id: String,
-  /// Equals `id`.
-  pub shell_id: String,
-  #[napi(ts_type = "'shell'")]
-  pub kind: String,
-  pub command: String,
-  /// Equals `command`.
-  pub description: String,
-  pub cwd: String,
-  #[napi(ts_type = "BackgroundShellStatus")]
-  pub status: String,
-  pub pid: Option<u32>,
-  pub exit_code: Option<i32>,
-  pub error: Option<String>,
-  pub start_time: f64,
-  pub end_time: Option<f64>,
-  /// The output file.
-  pub output_file: String,
-  /// Equals `outputFile`; a deprecated alias.
-  pub output_path: String,
-  pub output_offset: f64,
-  /// The terminal notification was consumed (or suppressed by `abortAll`).
-  pub notified: bool,
-  #[napi(ts_type = "AbortController")]
-  pub abort_controller: ObjectRef<false>,
-  pub todo_work_chain_id: Option<String>,
-  /// Who ended it, once settled.
-  #[napi(ts_type = "TaskEnd")]
-  pub end: Option<Object<'static>>,
-  /// The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
-  /// live, non-enumerable accessor read on each access; `undefined` once the
-  /// task ended, for an entry fed from JavaScript, and where the ports cannot
-  /// be read (macOS and Windows for now).
-  pub ports: Option<Vec<u32>>,
-  /// What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
-  /// accessor, live while the task runs and final once it ended; `undefined` without limits.
-  #[napi(ts_type = "TaskUsage")]
-  pub usage: Option<Object<'static>>,
-}
+task_shape!(
+  entry,
+  /// A background shell entry: the caller's registration object, filled in.
+  pub struct ShellTask {
+    pub id: String,
+    /// Equals `id`.
+    pub shell_id: String,
+    #[napi(ts_type = "'shell'")]
+    pub kind: String,
+    pub command: String,
+    /// Equals `command`.
+    pub description: String,
+    pub cwd: String,
+    #[napi(ts_type = "BackgroundShellStatus")]
+    pub status: String,
+    pub pid: Option<u32>,
+    pub error: Option<String>,
+    /// The output file.
+    pub output_file: String,
+    /// Equals `outputFile`; a deprecated alias.
+    pub output_path: String,
+    pub output_offset: f64,
+    /// The terminal notification was consumed (or suppressed by `abortAll`).
+    pub notified: bool,
+  }
+);
 
 /// What `BackgroundShellRegistry.register()` takes.
 #[napi(object, object_to_js = false)]
@@ -90,60 +76,40 @@ pub struct ShellNotificationMeta {
   pub todo_work_chain_id: Option<String>,
 }
 
-/// Options of `executeBackground()`.
-#[napi(object, object_to_js = false)]
-pub struct ExecuteBackgroundOptions {
-  /// A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept.
-  pub command: String,
-  /// Absolute.
-  pub cwd: String,
-  /// `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it.
-  pub output_dir: String,
-  /// Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`).
-  #[napi(ts_type = "BackgroundShellRegistry")]
-  pub registry: Option<ObjectRef<false>>,
-  /// Added to the inherited environment, last.
-  pub env: Option<std::collections::HashMap<String, String>>,
-  /// Aborting it cancels the shell. Do not pass a turn signal here.
-  #[napi(ts_type = "AbortSignal")]
-  pub signal: Option<ObjectRef<false>>,
-  /// Cap on the output file (default 1 GiB); past it bytes are counted, not written.
-  pub max_output_bytes: Option<f64>,
-  /// What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
-  /// default) keeps the task running and counts the rest; `'stop'` stops the
-  /// tree as a cancel does and fails the shell with `output limit of <n> bytes
-  /// reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
-  #[napi(ts_type = "'truncate' | 'stop'")]
-  pub on_output_cap: Option<String>,
-  /// 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
-  /// handle instead, resolved when the command ends (`foreground: true`,
-  /// `outputTail`, `done` settled) or after this many ms (`foreground:
-  /// false`), whichever comes first: one call for "run this, and background
-  /// it if it takes long".
-  pub yield_ms: Option<u32>,
-  /// Default `bg_` + 8 hex characters.
-  pub shell_id: Option<String>,
-  /// 100..3600000: after output, once no byte arrived for this long, one
-  /// notification with `meta.type === 'settled'` (re-armed by the next byte).
-  pub settle_ms: Option<u32>,
-  /// 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
-  /// tree is stopped as a cancel stops it and the shell fails with `timed out
-  /// after <ms> ms` (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
-  /// `persist`.
-  pub timeout_ms: Option<u32>,
-  /// Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
-  /// `persist`.
-  #[napi(ts_type = "TaskLimits")]
-  pub limits: Option<Object<'static>>,
-  /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
-  /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
-  #[napi(ts_type = "TerminalOptions | boolean")]
-  pub terminal: Option<bool>,
-  /// Run the shell under a detached keeper that outlives this host on a lease
-  /// (docs/persistence.md). Not with `terminal`.
-  #[napi(ts_type = "PersistOptions")]
-  pub persist: Option<ObjectRef<false>>,
-}
+task_shape!(
+  start,
+  /// Options of `executeBackground()`.
+  pub struct ExecuteBackgroundOptions {
+    /// A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept.
+    pub command: String,
+    /// Absolute.
+    pub cwd: String,
+    /// `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it.
+    pub output_dir: String,
+    /// Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`).
+    #[napi(ts_type = "BackgroundShellRegistry")]
+    pub registry: Option<ObjectRef<false>>,
+    /// Aborting it cancels the shell. Do not pass a turn signal here.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<ObjectRef<false>>,
+    /// Cap on the output file (default 1 GiB); past it bytes are counted, not written.
+    pub max_output_bytes: Option<f64>,
+    /// What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
+    /// default) keeps the task running and counts the rest; `'stop'` stops the
+    /// tree as a cancel does and fails the shell with `output limit of <n> bytes
+    /// reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
+    #[napi(ts_type = "'truncate' | 'stop'")]
+    pub on_output_cap: Option<String>,
+    /// 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
+    /// handle instead, resolved when the command ends (`foreground: true`,
+    /// `outputTail`, `done` settled) or after this many ms (`foreground:
+    /// false`), whichever comes first: one call for "run this, and background
+    /// it if it takes long".
+    pub yield_ms: Option<u32>,
+    /// Default `bg_` + 8 hex characters.
+    pub shell_id: Option<String>,
+  }
+);
 
 /// What `done` resolves with, once the output file is flushed and closed.
 #[napi(object)]

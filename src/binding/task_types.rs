@@ -6,6 +6,68 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+/// A `#[napi(object)]` shape of `index.d.ts` whose last fields are the ones
+/// every task kind shares, written once: `entry` appends an entry object's
+/// (its times, its end, its controller, `ports`, `usage`), `start` the
+/// options both `start()` and `executeBackground()` take.
+macro_rules! task_shape {
+  (entry, $(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+    $(#[$meta])*
+    #[napi(object, object_to_js = false)]
+    pub struct $name {
+      $($fields)*
+      pub exit_code: Option<i32>,
+      pub start_time: f64,
+      pub end_time: Option<f64>,
+      #[napi(ts_type = "AbortController")]
+      pub abort_controller: ObjectRef<false>,
+      pub todo_work_chain_id: Option<String>,
+      /// Who ended it (API.md §6.3), once settled.
+      #[napi(ts_type = "TaskEnd")]
+      pub end: Option<Object<'static>>,
+      /// The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
+      /// live, non-enumerable accessor read on each access; `undefined` once the
+      /// task ended, for an entry fed from JavaScript, and where the ports cannot
+      /// be read (macOS and Windows for now).
+      pub ports: Option<Vec<u32>>,
+      /// What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
+      /// accessor, live while the task runs and final once it ended; `undefined` without limits.
+      #[napi(ts_type = "TaskUsage")]
+      pub usage: Option<Object<'static>>,
+    }
+  };
+  (start, $(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+    $(#[$meta])*
+    #[napi(object, object_to_js = false)]
+    pub struct $name {
+      $($fields)*
+      /// Added to the inherited environment, last (may override anything).
+      pub env: Option<std::collections::HashMap<String, String>>,
+      /// 100..3600000: after output, once no byte arrived for this long, one
+      /// notification with `meta.type === 'settled'` (re-armed by the next byte).
+      pub settle_ms: Option<u32>,
+      /// 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
+      /// task is stopped as a cancel stops it and fails with a "timed out after
+      /// <ms> ms" error (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
+      /// `persist`.
+      pub timeout_ms: Option<u32>,
+      /// Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
+      /// `persist`.
+      #[napi(ts_type = "TaskLimits")]
+      pub limits: Option<Object<'static>>,
+      /// Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+      /// `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+      #[napi(ts_type = "TerminalOptions | boolean")]
+      pub terminal: Option<bool>,
+      /// Run the task under a detached keeper that outlives this host on a lease
+      /// (docs/persistence.md). Not with `terminal`.
+      #[napi(ts_type = "PersistOptions")]
+      pub persist: Option<ObjectRef<false>>,
+    }
+  };
+}
+pub(crate) use task_shape;
+
 /// Why a `waitFor` resolved.
 #[napi(string_enum = "lowercase")]
 pub enum WaitReason {

@@ -271,9 +271,15 @@ mod with_runs {
     });
     assert!(shown, "the live screen shows the output");
     let size = TerminalSize { cols: 30, rows: 4 };
-    hub.send_input("a", TerminalInput::Resize(size)).expect("resized");
+    hub
+      .send_input("a", TerminalInput::Resize(size))
+      .expect("resized");
     let screen = hub.screen("a").expect("known").expect("a screen");
-    assert_eq!((screen.cols, screen.rows), (30, 4), "the screen takes the new size");
+    assert_eq!(
+      (screen.cols, screen.rows),
+      (30, 4),
+      "the screen takes the new size"
+    );
     hub
       .send_input("a", TerminalInput::Write(b"typed".to_vec()))
       .expect("written");
