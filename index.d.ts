@@ -448,23 +448,23 @@ export interface MonitorNotificationMeta {
   droppedSince?: number
 }
 
-/** What the fed-mode `register()` takes: the TypeScript registration shape. */
+/** r" What the fed-mode `register()` takes: the TypeScript registration shape. */
 export interface MonitorRegistration {
   monitorId: string
   command: string
   description: string
-  status: 'running'
-  startTime: number
   eventCount: number
   lastEventTime: number
   maxEvents: number
   idleTimeoutMs: number
   droppedLines: number
   outputFile: string
-  abortController: AbortController
-  pid?: number
   toolUseId?: string
   ownerAgentId?: string
+  status: 'running'
+  startTime: number
+  abortController: AbortController
+  pid?: number
   todoWorkChainId?: string
 }
 
@@ -853,14 +853,14 @@ export interface ShellTask {
   usage?: TaskUsage
 }
 
-/** What `BackgroundShellRegistry.register()` takes. */
+/** r" What `BackgroundShellRegistry.register()` takes. */
 export interface ShellTaskRegistration {
   shellId: string
   command: string
   cwd: string
+  outputPath: string
   status: 'running'
   startTime: number
-  outputPath: string
   abortController: AbortController
   pid?: number
   todoWorkChainId?: string

@@ -668,6 +668,27 @@ pub(crate) fn string_list(env: &Env, value: &Unknown, path: &str) -> Result<Vec<
   Ok(out)
 }
 
+/// An `exitCode` argument: an integer in the range of an `i32`.
+pub fn exit_code(env: &Env, value: &Unknown) -> Result<i32> {
+  let (min, max) = (i32::MIN as f64, i32::MAX as f64);
+  integer_in_range(env, value, "exitCode", "argument", min, max).map(|n| n as i32)
+}
+
+/// `exitCode: number | null` (`undefined` counts as `null`): `None` for no code.
+pub fn nullable_exit_code(env: &Env, value: &Unknown) -> Result<Option<i32>> {
+  match value.get_type()? {
+    ValueType::Null | ValueType::Undefined => Ok(None),
+    ValueType::Number => exit_code(env, value).map(Some),
+    _ => Err(type_error(
+      env,
+      format!(
+        "The \"exitCode\" argument must be a number or null. {}",
+        received(value)
+      ),
+    )),
+  }
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;

@@ -62,28 +62,23 @@ task_shape!(
   }
 );
 
-/// What the fed-mode `register()` takes: the TypeScript registration shape.
-#[napi(object, object_to_js = false)]
-pub struct MonitorRegistration {
-  pub monitor_id: String,
-  pub command: String,
-  pub description: String,
-  #[napi(ts_type = "'running'")]
-  pub status: String,
-  pub start_time: f64,
-  pub event_count: f64,
-  pub last_event_time: f64,
-  pub max_events: f64,
-  pub idle_timeout_ms: f64,
-  pub dropped_lines: f64,
-  pub output_file: String,
-  #[napi(ts_type = "AbortController")]
-  pub abort_controller: ObjectRef<false>,
-  pub pid: Option<u32>,
-  pub tool_use_id: Option<String>,
-  pub owner_agent_id: Option<String>,
-  pub todo_work_chain_id: Option<String>,
-}
+task_shape!(
+  registration,
+  /// What the fed-mode `register()` takes: the TypeScript registration shape.
+  pub struct MonitorRegistration {
+    pub monitor_id: String,
+    pub command: String,
+    pub description: String,
+    pub event_count: f64,
+    pub last_event_time: f64,
+    pub max_events: f64,
+    pub idle_timeout_ms: f64,
+    pub dropped_lines: f64,
+    pub output_file: String,
+    pub tool_use_id: Option<String>,
+    pub owner_agent_id: Option<String>,
+  }
+);
 
 /// The third argument of a monitor notification callback.
 #[napi(object)]

@@ -44,21 +44,16 @@ task_shape!(
   }
 );
 
-/// What `BackgroundShellRegistry.register()` takes.
-#[napi(object, object_to_js = false)]
-pub struct ShellTaskRegistration {
-  pub shell_id: String,
-  pub command: String,
-  pub cwd: String,
-  #[napi(ts_type = "'running'")]
-  pub status: String,
-  pub start_time: f64,
-  pub output_path: String,
-  #[napi(ts_type = "AbortController")]
-  pub abort_controller: ObjectRef<false>,
-  pub pid: Option<u32>,
-  pub todo_work_chain_id: Option<String>,
-}
+task_shape!(
+  registration,
+  /// What `BackgroundShellRegistry.register()` takes.
+  pub struct ShellTaskRegistration {
+    pub shell_id: String,
+    pub command: String,
+    pub cwd: String,
+    pub output_path: String,
+  }
+);
 
 /// The third argument of a shell notification callback.
 #[napi(object)]

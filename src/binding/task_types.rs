@@ -8,7 +8,8 @@ use napi_derive::napi;
 
 /// A `#[napi(object)]` shape of `index.d.ts` whose last fields are the ones
 /// every task kind shares, written once: `entry` appends an entry object's
-/// (its times, its end, its controller, `ports`, `usage`), `start` the
+/// (its times, its end, its controller, `ports`, `usage`), `registration` a
+/// `register()` argument's, `start` the
 /// options both `start()` and `executeBackground()` take.
 macro_rules! task_shape {
   (entry, $(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
@@ -34,6 +35,20 @@ macro_rules! task_shape {
       /// accessor, live while the task runs and final once it ended; `undefined` without limits.
       #[napi(ts_type = "TaskUsage")]
       pub usage: Option<Object<'static>>,
+    }
+  };
+  (registration, $(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+    $(#[$meta])*
+    #[napi(object, object_to_js = false)]
+    pub struct $name {
+      $($fields)*
+      #[napi(ts_type = "'running'")]
+      pub status: String,
+      pub start_time: f64,
+      #[napi(ts_type = "AbortController")]
+      pub abort_controller: ObjectRef<false>,
+      pub pid: Option<u32>,
+      pub todo_work_chain_id: Option<String>,
     }
   };
   (start, $(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {

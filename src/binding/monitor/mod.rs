@@ -354,26 +354,7 @@ impl MonitorRegistry {
   )]
   pub fn complete(&self, env: Env, monitor_id: Unknown, exit_code: Unknown) -> Result<()> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
-    let code = match exit_code.get_type()? {
-      ValueType::Null | ValueType::Undefined => None,
-      ValueType::Number => Some(args::integer_in_range(
-        &env,
-        &exit_code,
-        "exitCode",
-        "argument",
-        i32::MIN as f64,
-        i32::MAX as f64,
-      )? as i32),
-      _ => {
-        return Err(args::type_error(
-          &env,
-          format!(
-            "The \"exitCode\" argument must be a number or null. {}",
-            args::received(&exit_code)
-          ),
-        ))
-      }
-    };
+    let code = args::nullable_exit_code(&env, &exit_code)?;
     let wall = js::wall_ms();
     self.hub.apply(|r| r.complete(&id, code, wall));
     // A native task settled from JavaScript is stopped, not lost.

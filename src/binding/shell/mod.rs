@@ -440,14 +440,7 @@ impl BackgroundShellRegistry {
     end_time: Unknown,
   ) -> Result<()> {
     let id = args::string(&env, &id, "id")?;
-    let code = args::integer_in_range(
-      &env,
-      &exit_code,
-      "exitCode",
-      "argument",
-      i32::MIN as f64,
-      i32::MAX as f64,
-    )? as i32;
+    let code = args::exit_code(&env, &exit_code)?;
     let end_time = end_time_arg(&env, &end_time)?;
     self
       .inner
