@@ -16,16 +16,15 @@ use super::js::{self, release, Persistent};
 use super::pending::{new_promise, new_promise_with_reject, on_abort, KeepAlive};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use super::wait::signal_aborted;
-use crate::core::guards::strip_trailing_background_amp;
-use crate::core::ids::random_hex;
 use crate::core::launch::{
   default_remove_env, Kept, LaunchError, LaunchKind, LaunchRequest, Launched, LaunchedShell,
   ShellCallbacks, ShellCommand, TaskOptions, Term,
 };
 use crate::core::shell::persisted::ShellTaskOptions;
 use crate::core::shell::RunSignal;
-use crate::core::shell::{ShellOutcome, ShellRegistration, ShellRun};
-use crate::core::text::{ecma_trim, status_file_path_for};
+use crate::core::shell::{
+  plan_shell, ShellAsk, ShellOutcome, ShellPlan, ShellRegistration, ShellRun,
+};
 use options::parse_options;
 pub(crate) use options::Options;
 
@@ -141,46 +140,17 @@ fn start_shell<'a>(
   signal: Option<Object<'a>>,
   resume: Option<crate::core::shell::Resume>,
 ) -> Result<(Object<'a>, String)> {
-  let trimmed = ecma_trim(&opts.command);
-  let command = strip_trailing_background_amp(trimmed);
-  let stripped_trailing_amp = command != trimmed;
-  if stripped_trailing_amp {
-    tracing::debug!(
-      "Stripped trailing & from background command — the shell registry handles backgrounding"
-    );
-  }
-  let shell_id = opts
-    .shell_id
-    .clone()
-    .unwrap_or_else(|| format!("bg_{}", random_hex(8)));
-  if inner.entry(&shell_id).is_some() {
-    return Err(Error::from_reason(format!(
-      "Background shell \"{shell_id}\" is already registered."
-    )));
-  }
-  crate::core::shell::check_output_dir(&opts.output_dir).map_err(Error::from_reason)?;
-  // A persisted shell: its state directory checked and its lock taken
-  // before anything starts (a failure throws).
-  let persisted = match &opts.persist {
-    Some(persist) => {
-      crate::core::persist::records::check_task_id(&shell_id)
-        .map_err(|e| Error::from_reason(e.to_string()))?;
-      Some(super::persist::prepare(persist, &shell_id)?)
-    }
-    None => None,
+  let ask = ShellAsk {
+    command: &opts.command,
+    shell_id: opts.shell_id.as_deref(),
+    output_dir: &opts.output_dir,
+    persisted: opts.persist.is_some(),
   };
-  let output_path = Path::new(&opts.output_dir)
-    .join(format!("shell-{shell_id}.output"))
-    .to_string_lossy()
-    .into_owned();
-  let status_path = status_file_path_for(&output_path);
-  let facts = ShellFacts {
-    shell_id: &shell_id,
-    command: &command,
-    cwd: &opts.cwd,
-    output_path: &output_path,
-    status_path: &status_path,
-    stripped_trailing_amp,
+  let facts = plan_shell(&ask, |id| inner.entry(id).is_some()).map_err(Error::from_reason)?;
+  // A persisted shell: its lock taken before anything starts (a failure throws).
+  let persisted = match &opts.persist {
+    Some(persist) => Some(super::persist::prepare(persist, &facts.shell_id)?),
+    None => None,
   };
 
   // Every JavaScript object the shell needs comes before any process: a
@@ -196,7 +166,7 @@ fn start_shell<'a>(
     caller_signal,
     run_slot,
     final_usage,
-  } = shell_objects(env, inner, signal, &facts)?;
+  } = shell_objects(env, inner, signal, &facts, &opts.cwd)?;
 
   let now = js::wall_ms();
   let launched = launch(&opts, &facts, persisted, now, resume.as_ref());
@@ -222,11 +192,11 @@ fn start_shell<'a>(
     return Err(error);
   }
   let reg = ShellRegistration {
-    shell_id: shell_id.clone(),
-    command: command.clone(),
+    shell_id: facts.shell_id.clone(),
+    command: facts.command.clone(),
     cwd: opts.cwd.clone(),
     start_time: now,
-    output_path: output_path.clone(),
+    output_path: facts.output_path.clone(),
     pid,
     todo_work_chain_id: None,
   };
@@ -236,13 +206,13 @@ fn start_shell<'a>(
   }
   if opts.persist.is_none() {
     let signal = caller_signal.as_ref().map(|caller| &caller.signal);
-    inner.restarts.keep(env, &opts, &shell_id, signal);
+    inner.restarts.keep(env, &opts, &facts.shell_id, signal);
   }
 
   let settle = Settle {
     inner: Rc::clone(inner),
-    run: inner.track_run(&shell_id),
-    shell_id: shell_id.clone(),
+    run: inner.track_run(&facts.shell_id),
+    shell_id: facts.shell_id.clone(),
     resolve,
     keep_alive: keep_alive.clone(),
     signal: caller_signal,
@@ -254,7 +224,7 @@ fn start_shell<'a>(
     Ok(launched) => {
       let settle = Rc::new(RefCell::new(Some(settle)));
       let run = launched.start(opts.settle_ms, || {
-        run_callbacks(env, &settle, inner, &shell_id)
+        run_callbacks(env, &settle, inner, &facts.shell_id)
       });
       if let Ok(run) = &run {
         if let Some(timeout_ms) = opts.timeout_ms {
@@ -267,7 +237,7 @@ fn start_shell<'a>(
       attach_run(
         env,
         inner,
-        &shell_id,
+        &facts.shell_id,
         &settle,
         &run_slot,
         &controller_signal,
@@ -276,20 +246,10 @@ fn start_shell<'a>(
       );
     }
   }
-  Ok((handle, output_path))
+  Ok((handle, facts.output_path))
 }
 
 type KeeperLink = Arc<crate::core::persist::KeeperLink>;
-
-/// What names a background shell, for its objects and its launch.
-struct ShellFacts<'s> {
-  shell_id: &'s str,
-  command: &'s str,
-  cwd: &'s str,
-  output_path: &'s str,
-  status_path: &'s str,
-  stripped_trailing_amp: bool,
-}
 
 /// Starts the shell's command (see `core::launch`): the output file is
 /// opened first, and when it cannot be (a symlink, a FIFO or a directory at
@@ -298,14 +258,14 @@ struct ShellFacts<'s> {
 /// (and fails its handshake if it cannot).
 fn launch(
   opts: &Options,
-  facts: &ShellFacts,
+  facts: &ShellPlan,
   persisted: Option<KeeperLink>,
   now: f64,
   resume: Option<&crate::core::shell::Resume>,
 ) -> std::result::Result<LaunchedShell, LaunchError> {
   let remove_env = default_remove_env();
   let request = ShellCommand {
-    command: facts.command,
+    command: &facts.command,
     cwd: Path::new(&opts.cwd),
     env: &opts.env,
     remove_env: &remove_env,
@@ -319,8 +279,8 @@ fn launch(
     .map(|(link, persist)| Kept {
       persist,
       link,
-      id: facts.shell_id,
-      description: facts.command,
+      id: &facts.shell_id,
+      description: &facts.command,
       start_time: now,
       max_output_bytes: opts.max_output_bytes,
       options: TaskOptions::Shell(ShellTaskOptions {
@@ -332,8 +292,8 @@ fn launch(
   crate::core::launch::launch(LaunchRequest {
     command: request,
     kind: LaunchKind::Shell {
-      output_path: Path::new(facts.output_path),
-      status_path: facts.status_path,
+      output_path: Path::new(&facts.output_path),
+      status_path: &facts.status_path,
       max_output_bytes: opts.max_output_bytes,
       resume,
     },
@@ -367,23 +327,24 @@ fn shell_objects<'a>(
   env: &'a Env,
   inner: &Rc<ShellInner>,
   signal: Option<Object<'a>>,
-  facts: &ShellFacts,
+  facts: &ShellPlan,
+  cwd: &str,
 ) -> Result<ShellObjects<'a>> {
   let controller = new_abort_controller(env)?;
   let controller_signal: Object = controller.get_named_property("signal")?;
   let (done, resolve) = new_promise(env)?;
   let mut registration = Object::new(env)?;
-  registration.set_named_property("shellId", facts.shell_id)?;
-  registration.set_named_property("command", facts.command)?;
-  registration.set_named_property("cwd", facts.cwd)?;
+  registration.set_named_property("shellId", facts.shell_id.as_str())?;
+  registration.set_named_property("command", facts.command.as_str())?;
+  registration.set_named_property("cwd", cwd)?;
   registration.set_named_property("status", "running")?;
-  registration.set_named_property("outputPath", facts.output_path)?;
+  registration.set_named_property("outputPath", facts.output_path.as_str())?;
   registration.set_named_property("abortController", controller)?;
   let mut handle = Object::new(env)?;
-  handle.set_named_property("shellId", facts.shell_id)?;
-  handle.set_named_property("outputPath", facts.output_path)?;
-  handle.set_named_property("statusPath", facts.status_path)?;
-  handle.set_named_property("command", facts.command)?;
+  handle.set_named_property("shellId", facts.shell_id.as_str())?;
+  handle.set_named_property("outputPath", facts.output_path.as_str())?;
+  handle.set_named_property("statusPath", facts.status_path.as_str())?;
+  handle.set_named_property("command", facts.command.as_str())?;
   handle.set_named_property("strippedTrailingAmp", facts.stripped_trailing_amp)?;
   handle.set_named_property("done", done)?;
   // Aborting our controller cancels the run once there is one (an abort

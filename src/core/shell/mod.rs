@@ -10,6 +10,7 @@ mod iso_time;
 pub mod notification;
 pub mod output;
 pub mod persisted;
+mod plan;
 pub mod registry;
 #[cfg(any(unix, windows))]
 pub mod runner;
@@ -33,6 +34,7 @@ pub use output::{
   check_output_dir, OutputCounters, OutputWriter, Resume, Stream, DEFAULT_MAX_OUTPUT_BYTES,
   MAX_SNIFF_SIZE,
 };
+pub use plan::{plan_shell, ShellAsk, ShellPlan};
 pub use registry::{ShellEffect, ShellRegistry, MAX_RETAINED_TERMINAL_SHELLS};
 #[cfg(any(unix, windows))]
 pub use runner::{RunLimit, ShellOutcome, ShellRun};
