@@ -21,11 +21,11 @@ use crate::core::launch::{
   launch, Contained, LaunchError, LaunchKind, LaunchRequest, Launched, Reading, ShellCommand, Term,
 };
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
+use crate::core::monitor::persisted::monitor_description;
 use crate::core::monitor::signal::config::RECOMMENDED;
 use crate::core::monitor::RunCounters;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
 use crate::core::process::PORTS_SUPPORTED;
-use crate::core::text::sanitize_monitor_line;
 
 /// `RECOMMENDED_SIGNAL` (API.md §6.7): the options of the recommended setting, to spread into
 /// `start()`. The loader exports it frozen; the values are the core's
@@ -177,32 +177,13 @@ impl MonitorRegistry {
       super::environment_tasks::adopt(group);
     }
     let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
-    let description = sanitize_monitor_line(
-      opts
-        .description
-        .as_deref()
-        .filter(|d| !d.is_empty())
-        .unwrap_or(&normalized.spawn_command),
-    );
-    let registration = Registration {
-      monitor_id: id.clone(),
-      command: normalized.spawn_command.clone(),
-      description,
-      start_time: now_wall,
-      last_event_time: now_wall,
-      event_count: 0,
-      max_events: opts.max_events,
-      idle_timeout_ms: opts.idle_timeout_ms,
-      dropped_lines: 0,
-      output_file: String::new(),
-      pid: launched.as_ref().ok().map(Contained::pid),
-      tool_use_id: opts.tool_use_id,
-      owner_agent_id: opts.owner_agent_id,
-      todo_work_chain_id: opts.todo_work_chain_id,
-      mode: EntryMode::Native,
-      // A terminal's settle is judged on its screen, by the native monitor.
-      settle_ms: opts.settle_ms.filter(|_| opts.terminal.is_none()),
-    };
+    let mut options = opts.task_options();
+    // A terminal's settle is judged on its screen, by the native monitor.
+    options.settle_ms = opts.settle_ms.filter(|_| opts.terminal.is_none());
+    let description = monitor_description(opts.description.as_deref(), &normalized.spawn_command);
+    let pid = launched.as_ref().ok().map(Contained::pid);
+    let registration =
+      options.native_registration(&id, &normalized.spawn_command, &description, now_wall, pid);
     let reading = Reading {
       throttle: self.throttle,
       signal: opts.signal,

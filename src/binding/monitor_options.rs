@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use napi::bindgen_prelude::*;
 
+use crate::core::monitor::persisted::MonitorTaskOptions;
+
 use super::args;
 use crate::core::monitor::persisted::{DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENTS};
 use crate::core::monitor::signal::config::{
@@ -44,6 +46,21 @@ pub(crate) struct StartOptions {
   pub(crate) signal_settings: SignalSettings,
   /// `persist` (docs/persistence.md).
   pub(crate) persist: Option<super::persist::PersistOptions>,
+}
+
+impl StartOptions {
+  /// What a registration (and a persisted task's record) takes from these options.
+  pub(crate) fn task_options(&self) -> MonitorTaskOptions {
+    MonitorTaskOptions {
+      max_events: self.max_events,
+      idle_timeout_ms: self.idle_timeout_ms,
+      tool_use_id: self.tool_use_id.clone(),
+      owner_agent_id: self.owner_agent_id.clone(),
+      todo_work_chain_id: self.todo_work_chain_id.clone(),
+      settle_ms: self.settle_ms,
+      signal: self.signal_settings.clone(),
+    }
+  }
 }
 
 /// The §6.7 options: a wrong type is a `TypeError` naming `options.<field>`,

@@ -16,28 +16,14 @@ use crate::core::launch::{
   ShellCommand, TaskOptions, Term,
 };
 use crate::core::monitor::native::FollowFrom;
+use crate::core::monitor::persisted::monitor_description;
 use crate::core::monitor::persisted::MonitorTaskOptions;
-use crate::core::monitor::{EntryMode, Registration};
 use crate::core::persist::link::read_cursor;
 use crate::core::persist::{self, TaskKind, TaskRecord};
 use crate::core::persist::{EndView, KeeperLink};
-use crate::core::text::sanitize_monitor_line;
 
 /// The raw log of a persisted monitor is capped like a shell's output file.
 const LOG_CAP_BYTES: u64 = 1 << 30;
-
-/// A monitor's options a later host needs to re-register it.
-fn task_options(opts: &StartOptions) -> MonitorTaskOptions {
-  MonitorTaskOptions {
-    max_events: opts.max_events,
-    idle_timeout_ms: opts.idle_timeout_ms,
-    tool_use_id: opts.tool_use_id.clone(),
-    owner_agent_id: opts.owner_agent_id.clone(),
-    todo_work_chain_id: opts.todo_work_chain_id.clone(),
-    settle_ms: opts.settle_ms,
-    signal: opts.signal_settings.clone(),
-  }
-}
 
 impl MonitorRegistry {
   /// `start()` with `persist`: the state directory is checked and the lock
@@ -59,13 +45,7 @@ impl MonitorRegistry {
     })?;
     let link = host_persist::prepare(&persist, &id)?;
     let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
-    let description = sanitize_monitor_line(
-      opts
-        .description
-        .as_deref()
-        .filter(|d| !d.is_empty())
-        .unwrap_or(&command),
-    );
+    let description = monitor_description(opts.description.as_deref(), &command);
     let request = ShellCommand {
       command: &command,
       cwd: &opts.cwd,
@@ -85,28 +65,15 @@ impl MonitorRegistry {
         description: &description,
         start_time: now_wall,
         max_output_bytes: LOG_CAP_BYTES,
-        options: TaskOptions::Monitor(task_options(&opts)),
+        options: TaskOptions::Monitor(opts.task_options()),
       }),
     })
     .map(Launched::into_monitor);
-    let registration = Registration {
-      monitor_id: id.clone(),
-      command: command.clone(),
-      description,
-      start_time: now_wall,
-      last_event_time: now_wall,
-      event_count: 0,
-      max_events: opts.max_events,
-      idle_timeout_ms: opts.idle_timeout_ms,
-      dropped_lines: 0,
-      output_file: String::new(),
-      pid: launched.as_ref().ok().map(Contained::pid),
-      tool_use_id: opts.tool_use_id.clone(),
-      owner_agent_id: opts.owner_agent_id.clone(),
-      todo_work_chain_id: opts.todo_work_chain_id.clone(),
-      mode: EntryMode::Native,
-      settle_ms: opts.settle_ms,
-    };
+    let pid = launched.as_ref().ok().map(Contained::pid);
+    let registration =
+      opts
+        .task_options()
+        .native_registration(&id, &command, &description, now_wall, pid);
     let reading = Reading {
       throttle: self.throttle,
       signal: opts.signal,

@@ -53,18 +53,32 @@ impl MonitorTaskOptions {
   /// The registration of the recorded monitor `record`, as a running native entry.
   pub fn registration(&self, record: &TaskRecord) -> Registration {
     let start = record.start_time as f64;
+    let pid = Some(record.task.pid);
+    self.native_registration(&record.id, &record.command, &record.description, start, pid)
+  }
+
+  /// A running native entry: `id` runs `command`, labelled `description`, since
+  /// `start_time` (epoch ms), as `pid` (`None` when it did not start).
+  pub fn native_registration(
+    &self,
+    id: &str,
+    command: &str,
+    description: &str,
+    start_time: f64,
+    pid: Option<u32>,
+  ) -> Registration {
     Registration {
-      monitor_id: record.id.clone(),
-      command: record.command.clone(),
-      description: record.description.clone(),
-      start_time: start,
-      last_event_time: start,
+      monitor_id: id.to_owned(),
+      command: command.to_owned(),
+      description: description.to_owned(),
+      start_time,
+      last_event_time: start_time,
       event_count: 0,
       max_events: self.max_events,
       idle_timeout_ms: self.idle_timeout_ms,
       dropped_lines: 0,
       output_file: String::new(),
-      pid: Some(record.task.pid),
+      pid,
       tool_use_id: self.tool_use_id.clone(),
       owner_agent_id: self.owner_agent_id.clone(),
       todo_work_chain_id: self.todo_work_chain_id.clone(),
@@ -72,4 +86,10 @@ impl MonitorTaskOptions {
       settle_ms: self.settle_ms,
     }
   }
+}
+
+/// A native monitor's label: its `description` when given and not empty, else
+/// its command, sanitised as an event line is (CONTRACT.md §2.10).
+pub fn monitor_description(description: Option<&str>, command: &str) -> String {
+  crate::text::sanitize_monitor_line(description.filter(|d| !d.is_empty()).unwrap_or(command))
 }

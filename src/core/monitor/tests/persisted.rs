@@ -162,3 +162,39 @@ fn launch_writes_each_kind_with_its_own_schema() {
     serde_json::json!({ "cwd": "/a", "outputDir": "/b", "settleMs": 9 })
   );
 }
+
+#[test]
+fn a_started_monitor_registers_with_its_options_and_its_label() {
+  let options = MonitorTaskOptions {
+    max_events: 7,
+    settle_ms: Some(250),
+    tool_use_id: Some("tool".to_owned()),
+    ..MonitorTaskOptions::default()
+  };
+  let reg = options.native_registration("mon_a", "npm test", "tests", 42.0, None);
+  assert_eq!(
+    (
+      reg.monitor_id.as_str(),
+      reg.command.as_str(),
+      reg.description.as_str()
+    ),
+    ("mon_a", "npm test", "tests")
+  );
+  assert_eq!(
+    (reg.start_time, reg.last_event_time, reg.pid),
+    (42.0, 42.0, None)
+  );
+  assert_eq!((reg.max_events, reg.settle_ms), (7, Some(250)));
+  assert_eq!(reg.tool_use_id.as_deref(), Some("tool"));
+  assert_eq!(reg.mode, EntryMode::Native);
+  assert_eq!(reg.event_count, 0);
+}
+
+#[test]
+fn a_monitor_without_a_label_is_labelled_by_its_command_sanitised() {
+  use crate::monitor::persisted::monitor_description;
+  assert_eq!(monitor_description(Some("dev"), "npm run dev"), "dev");
+  assert_eq!(monitor_description(Some(""), "npm run dev"), "npm run dev");
+  let sanitised = monitor_description(None, "a\u{1b}[31mb");
+  assert!(sanitised.starts_with('a') && !sanitised.contains('\u{1b}'), "{sanitised:?}");
+}
