@@ -16,12 +16,13 @@ use super::monitor_options::parse_start_options;
 pub(crate) use super::monitor_options::StartOptions;
 use super::pending::KeepAlive;
 use crate::core::end::EndVia;
-use crate::core::guards::{has_unsafe_monitor_background_operator, normalize_monitor_command};
+use crate::core::guards::normalize_monitor_command;
 use crate::core::launch::{
   launch, Contained, LaunchError, LaunchKind, LaunchRequest, Launched, Reading, ShellCommand, Term,
 };
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::persisted::monitor_description;
+use crate::core::monitor::plan_monitor;
 use crate::core::monitor::signal::config::RECOMMENDED;
 use crate::core::monitor::RunCounters;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
@@ -55,11 +56,6 @@ pub fn recommended_signal() -> RecommendedSignal {
   }
 }
 
-/// `mon_` + 16 hex characters.
-fn new_monitor_id() -> String {
-  format!("mon_{}", crate::core::ids::random_hex(16))
-}
-
 #[napi]
 impl MonitorRegistry {
   /// Spawns `bash -c <command>` in its own process group and streams its
@@ -73,28 +69,16 @@ impl MonitorRegistry {
   )]
   pub fn start(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
     let opts = parse_start_options(&env, &options)?;
-    let normalized = normalize_monitor_command(&opts.command);
-    if normalized.analysis_command.trim().is_empty() {
-      return Err(args::type_error(
-        &env,
-        "The \"options.command\" property must be a non-empty command".into(),
-      ));
-    }
-    // A process backgrounded inside the command would escape the monitor's lifecycle.
-    if has_unsafe_monitor_background_operator(&opts.command) {
-      return Err(args::type_error(
-        &env,
-        "The \"options.command\" property must not contain non-final top-level background operators (\"&\")".into(),
-      ));
-    }
-    let id = opts.monitor_id.clone().unwrap_or_else(new_monitor_id);
+    let plan = plan_monitor(&opts.command, opts.monitor_id.as_deref())
+      .map_err(|refusal| args::type_error(&env, refusal.message().into()))?;
+    let id = plan.id;
     self
       .hub
       .registry()
       .check_can_register(&id)
       .map_err(|e| Error::from_reason(e.to_string()))?;
     if opts.persist.is_some() {
-      return self.start_persisted(&env, opts, normalized.spawn_command, id);
+      return self.start_persisted(&env, opts, plan.spawn_command, id);
     }
 
     self.start_native(&env, opts, id, RunCounters::default())

@@ -10,6 +10,7 @@ pub mod native;
 pub mod notification;
 pub mod persisted;
 pub mod pipeline;
+mod plan;
 pub mod reader;
 pub mod registry;
 pub mod signal;
@@ -20,6 +21,7 @@ mod tests;
 
 pub use entry::{EntryMode, MonitorEntry, MonitorStatus, Registration};
 pub use notification::{Notification, NotificationMeta, Route};
+pub use plan::{plan_monitor, CommandRefusal, MonitorPlan};
 pub use registry::{
   AbortKind, Effect, ExitInfo, MonitorRegistry, RegisterError, RegistryConfig, RunCounters,
 };

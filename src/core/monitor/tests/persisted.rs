@@ -196,5 +196,8 @@ fn a_monitor_without_a_label_is_labelled_by_its_command_sanitised() {
   assert_eq!(monitor_description(Some("dev"), "npm run dev"), "dev");
   assert_eq!(monitor_description(Some(""), "npm run dev"), "npm run dev");
   let sanitised = monitor_description(None, "a\u{1b}[31mb");
-  assert!(sanitised.starts_with('a') && !sanitised.contains('\u{1b}'), "{sanitised:?}");
+  assert!(
+    sanitised.starts_with('a') && !sanitised.contains('\u{1b}'),
+    "{sanitised:?}"
+  );
 }
