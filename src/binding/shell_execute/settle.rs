@@ -12,7 +12,6 @@ use crate::binding::js::{self, release, Persistent};
 use crate::binding::pending::{remove_abort_listener, KeepAlive};
 use crate::binding::shell::ShellInner;
 use crate::core::end::TaskEnd;
-use crate::core::process;
 use crate::core::shell::{ShellOutcome, ShellRun, ShellSettled, ShellVerdict};
 
 /// What the JavaScript thread needs when the shell settles.
@@ -65,19 +64,7 @@ impl Settle {
       end,
       now,
     );
-    let outcome = ShellOutcome {
-      exit: process::ExitStatusInfo {
-        code: None,
-        signal: None,
-      },
-      aborted: false,
-      cancelled_via: None,
-      stopped_by: None,
-      spawn_or_io_error: Some(error.to_owned()),
-      counters: Default::default(),
-      recorded_end: None,
-      recorded_end_time: None,
-    };
+    let outcome = ShellOutcome::failed_to_start(error);
     self.finish(env, &outcome, &settled);
   }
 

@@ -55,6 +55,21 @@ pub struct ShellOutcome {
 }
 
 impl ShellOutcome {
+  /// The outcome of a shell that never started (its spawn, keeper or output
+  /// file failed with `error`): no exit status, nothing read.
+  pub fn failed_to_start(error: &str) -> Self {
+    ShellOutcome {
+      exit: NO_EXIT,
+      aborted: false,
+      cancelled_via: None,
+      stopped_by: None,
+      spawn_or_io_error: Some(error.to_owned()),
+      counters: Default::default(),
+      recorded_end: None,
+      recorded_end_time: None,
+    }
+  }
+
   /// How this end settles the entry (§2.15 step 9, items 3–5): aborted →
   /// cancelled; else a spawn or I/O error, then a signal
   /// (`terminated by signal <n>`), then a non-zero code

@@ -322,3 +322,14 @@ fn a_runs_waits_are_timed_on_its_injected_clock() {
   assert_eq!(aborted.elapsed_ms, 250_000.0);
   run.cancel();
 }
+
+#[test]
+fn a_shell_that_never_started_fails_with_its_error_and_no_status() {
+  let outcome = ShellOutcome::failed_to_start("Cannot open output file /x: EISDIR");
+  assert_eq!(
+    outcome.verdict(),
+    ShellVerdict::Failed("Cannot open output file /x: EISDIR".into())
+  );
+  assert_eq!((outcome.exit.code, outcome.exit.signal), (None, None));
+  assert!(!outcome.aborted);
+}
