@@ -170,11 +170,7 @@ macro_rules! terminal_surface {
     impl $class {
       /// The screen of a task started with `terminal` (also after it ended,
       /// until its entry is pruned); `undefined` for any other task.
-      #[napi(
-                                                    catch_unwind,
-                                                    ts_args_type = $screen_args,
-                                                    ts_return_type = "ScreenSnapshot | undefined"
-                                                  )]
+      #[napi(catch_unwind, ts_args_type = $screen_args, ts_return_type = "ScreenSnapshot | undefined")]
       pub fn screen(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
         $crate::binding::terminal::screen_value(&env, self, &id, $id)
       }

@@ -13,7 +13,7 @@ fn register_recorded<'a>(
   env: &'a Env,
   inner: &Rc<ShellInner>,
   record: &TaskRecord,
-) -> Result<(Object<'a>, Object<'a>, Rc<RefCell<Option<Settle>>>)> {
+) -> Result<(Object<'a>, RegisteredShell<'a>)> {
   let id = record.id.as_str();
   let cwd = ShellTaskOptions::of_record(record).cwd(record).to_owned();
   let start = record.start_time as f64;
@@ -62,11 +62,11 @@ fn register_recorded<'a>(
     process: None,
     final_usage: None,
   };
-  Ok((
-    registration,
+  let registered = RegisteredShell {
     controller_signal,
-    Rc::new(RefCell::new(Some(settle))),
-  ))
+    settle: Rc::new(RefCell::new(Some(settle))),
+  };
+  Ok((registration, registered))
 }
 
 /// A recorded shell, registered: its controller's signal and the settle of its run.
@@ -84,12 +84,7 @@ impl Recovering for BackgroundShellRegistry {
     env: &'a Env,
     record: &TaskRecord,
   ) -> Result<(Object<'a>, RegisteredShell<'a>)> {
-    let (object, controller_signal, settle) = register_recorded(env, &self.inner, record)?;
-    let registered = RegisteredShell {
-      controller_signal,
-      settle,
-    };
-    Ok((object, registered))
+    register_recorded(env, &self.inner, record)
   }
 
   fn settle_recorded(
