@@ -4,10 +4,12 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(target_os = "linux")]
 use std::sync::{Mutex, MutexGuard};
 
 /// Tests that run real shells take turns: they spawn trees, and fewer
 /// descriptors open at once keeps the descriptor-counting tests stable.
+#[cfg(target_os = "linux")]
 pub(super) fn serial() -> MutexGuard<'static, ()> {
   static SERIAL: Mutex<()> = Mutex::new(());
   SERIAL.lock().unwrap_or_else(|e| e.into_inner())
