@@ -293,7 +293,7 @@ impl Contained {
   /// Commits a monitor: its reader threads start (a persisted monitor
   /// follows its keeper's log from the start). When they cannot, the task is
   /// stopped (a persisted one is left on its lease) and the error says why.
-  pub fn start_monitor<C: Clock + Send + Sync + 'static>(
+  pub fn start_monitor<C: Clock + Clone + Send + Sync + 'static>(
     self,
     hub: &Arc<MonitorHub>,
     id: &str,
@@ -351,7 +351,7 @@ impl Drop for Contained {
 
 /// Follows a persisted monitor's log from `from`; when that cannot start,
 /// the task keeps running on its lease for a later host.
-pub fn follow_monitor<C: Clock + Send + Sync + 'static>(
+pub fn follow_monitor<C: Clock + Clone + Send + Sync + 'static>(
   hub: &Arc<MonitorHub>,
   id: &str,
   link: Arc<crate::persist::KeeperLink>,

@@ -15,6 +15,7 @@
 //! It sits above `monitor/` and `shell/` (it writes a shell's output file
 //! with the shell's own writer); nothing in the core uses it.
 
+mod pace;
 mod run;
 #[cfg(unix)]
 mod unix;

@@ -7,7 +7,9 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::clock::{Clock, SharedClock};
 
 use crate::end::{EndVia, TaskEnd};
 use crate::persist::lease::last_renewal;
@@ -27,18 +29,15 @@ use crate::shell::{
 };
 use crate::sync::lock;
 
+use super::pace::{lease_expired, AfterStop, Pace, STOP_DEADLINE_MS};
 use super::platform;
 
 // ---------------------------------------------------------------- keeper
 
 /// How often the keeper looks at its signals, the cancel file and the lease.
 const STEP: Duration = Duration::from_millis(100);
-/// How long a monitor's pipes are drained after its leader exited.
-const DRAIN: Duration = Duration::from_millis(1000);
-/// While a stop is under way, the tree is killed again this often.
-const KILL_AGAIN: Duration = Duration::from_secs(1);
-/// A stopped task that does not finish within this is recorded anyway.
-const STOP_DEADLINE: Duration = Duration::from_secs(10);
+/// While the tree is ended after the task, it is killed again this often (ms).
+const END_TREE_KILL_EVERY_MS: i64 = 500;
 /// Largest config read from stdin.
 const MAX_CONFIG_BYTES: u64 = 64 << 20;
 
@@ -47,7 +46,8 @@ const MAX_CONFIG_BYTES: u64 = 64 << 20;
 /// the task or its end failed, 2 for a bad config). The caller exits with it
 /// at once.
 pub fn keeper_main() -> i32 {
-  let started = SystemTime::now();
+  let clock = SharedClock::default();
+  let started = clock.wall_ms();
   if let Err(error) = platform::detach() {
     answer(&format!(
       "err the keeper cannot leave its host's session: {error}"
@@ -68,7 +68,7 @@ pub fn keeper_main() -> i32 {
     config.kind.as_str(),
     config.id
   );
-  let code = match Keeper::start(config, started) {
+  let code = match Keeper::start(config, clock, started) {
     Ok(keeper) => keeper.run(),
     Err(error) => {
       answer(&format!("err {}", one_line(&error.to_string())));
@@ -114,10 +114,10 @@ fn answer(line: &str) {
   platform::close_stdio();
 }
 
-fn wall_ms(time: SystemTime) -> u64 {
+fn wall_ms(time: SystemTime) -> f64 {
   time
     .duration_since(UNIX_EPOCH)
-    .map_or(0, |d| d.as_millis() as u64)
+    .map_or(0.0, |d| d.as_millis() as f64)
 }
 
 /// What the readers and the exit watcher tell the keeper's loop.
@@ -227,13 +227,16 @@ struct Keeper {
   group: ProcessGroup,
   run: Run,
   events: mpsc::Receiver<Event>,
-  started: SystemTime,
+  /// Every time the keeper reads (the real clock; see `pace.rs` for its decisions).
+  clock: SharedClock,
+  /// When the keeper started (the clock's wall ms).
+  started: f64,
 }
 
 impl Keeper {
   /// Opens the output, spawns the task, writes the task record and answers
   /// `ok`. An error before the answer is the caller's `err` line.
-  fn start(config: KeeperConfig, started: SystemTime) -> io::Result<Keeper> {
+  fn start(config: KeeperConfig, clock: SharedClock, started: f64) -> io::Result<Keeper> {
     check_task_id(&config.id)?;
     let state_dir = PathBuf::from(&config.state_dir);
     validate_state_dir(&state_dir)?;
@@ -337,7 +340,7 @@ impl Keeper {
     eprintln!(
       "taskstream keeper {me}: task {} runs as pid {pid} (answered {:.1} ms after the keeper started)",
       config.id,
-      started.elapsed().unwrap_or_default().as_secs_f64() * 1000.0
+      clock.wall_ms() - started
     );
     Ok(Keeper {
       config,
@@ -347,6 +350,7 @@ impl Keeper {
       group,
       run,
       events,
+      clock,
       started,
     })
   }
@@ -354,15 +358,12 @@ impl Keeper {
   /// The loop: until the task finished (or a stop gave up waiting), then
   /// the end record. Returns the exit code.
   fn run(self) -> i32 {
-    let lease = Duration::from_millis(self.config.lease_ms);
     let mut lease_seen = self.started;
     let mut exit: Option<Option<ExitStatusInfo>> = None;
-    let mut exited_at: Option<Instant> = None;
+    let mut pace = Pace::default();
     let mut pipes_open = 2u8;
     let mut outcome: Option<ShellOutcome> = None;
     let mut stop: Option<TaskEnd> = None;
-    let mut stopped_at: Option<Instant> = None;
-    let mut killed_at: Option<Instant> = None;
     loop {
       match self.events.recv_timeout(STEP) {
         Ok(event) => {
@@ -371,7 +372,7 @@ impl Keeper {
             match event {
               Event::Exited(status) => {
                 exit = Some(status);
-                exited_at = Some(Instant::now());
+                pace.exited(self.clock.mono_ms());
               }
               Event::PipeClosed => pipes_open = pipes_open.saturating_sub(1),
               Event::Settled(settled) => outcome = Some(settled),
@@ -386,13 +387,13 @@ impl Keeper {
       }
       let finished = match &self.run {
         Run::Shell(_) => outcome.is_some(),
-        Run::Monitor { .. } => exited_at.is_some_and(|at| pipes_open == 0 || at.elapsed() >= DRAIN),
+        Run::Monitor { .. } => pace.monitor_finished(self.clock.mono_ms(), pipes_open),
       };
       if finished {
         break;
       }
       if stop.is_none() {
-        if let Some(end) = self.stop_requested(&mut lease_seen, lease) {
+        if let Some(end) = self.stop_requested(&mut lease_seen) {
           eprintln!(
             "taskstream keeper {}: stopping the task: {} {}",
             std::process::id(),
@@ -401,18 +402,18 @@ impl Keeper {
           );
           self.stop(&end);
           stop = Some(end);
-          stopped_at = Some(Instant::now());
-          killed_at = Some(Instant::now());
+          pace.stopped(self.clock.mono_ms());
         }
       } else {
-        let now = Instant::now();
-        if stopped_at.is_some_and(|at| now.duration_since(at) >= STOP_DEADLINE) {
-          eprintln!("taskstream keeper: the stopped task did not finish; recording its end anyway");
-          break;
-        }
-        if killed_at.is_some_and(|at| now.duration_since(at) >= KILL_AGAIN) {
-          kill_now(&self.group);
-          killed_at = Some(now);
+        match pace.after_stop(self.clock.mono_ms()) {
+          AfterStop::Wait => {}
+          AfterStop::KillAgain => kill_now(&self.group),
+          AfterStop::GiveUp => {
+            eprintln!(
+              "taskstream keeper: the stopped task did not finish; recording its end anyway"
+            );
+            break;
+          }
         }
       }
     }
@@ -420,7 +421,7 @@ impl Keeper {
   }
 
   /// A signal, a cancel request or an expired lease: the end to record.
-  fn stop_requested(&self, lease_seen: &mut SystemTime, lease: Duration) -> Option<TaskEnd> {
+  fn stop_requested(&self, lease_seen: &mut f64) -> Option<TaskEnd> {
     if let Some(signal) = platform::received_signal() {
       return Some(TaskEnd {
         detail: Some(format!("keeper received {signal}")),
@@ -431,12 +432,9 @@ impl Keeper {
       return Some(TaskEnd::cancelled(request.via));
     }
     if let Some(renewed) = last_renewal(&self.state_dir) {
-      *lease_seen = (*lease_seen).max(renewed);
+      *lease_seen = lease_seen.max(wall_ms(renewed));
     }
-    let idle = SystemTime::now()
-      .duration_since(*lease_seen)
-      .unwrap_or_default();
-    if idle > lease {
+    if lease_expired(self.clock.wall_ms(), *lease_seen, self.config.lease_ms) {
       return Some(TaskEnd {
         detail: Some(format!("lease of {} ms expired", self.config.lease_ms)),
         ..TaskEnd::host_exit()
@@ -483,7 +481,7 @@ impl Keeper {
     };
     self.end_tree();
     let exit = outcome.as_ref().map(|o| o.exit).or(exit);
-    let end_time = wall_ms(SystemTime::now());
+    let end_time = self.clock.wall_ms() as u64;
     let end = match (&self.run, &stop, &outcome) {
       (_, Some(stop), _) => stop.clone(),
       (Run::Shell(_), None, Some(outcome)) => outcome.end(),
@@ -519,19 +517,19 @@ impl Keeper {
 
   /// Waits until nothing of the tree is alive (whatever a task left behind
   /// dies with it, as for a host's own tasks): SIGTERM, then SIGKILL again
-  /// every half second, for at most [`STOP_DEADLINE`].
+  /// every half second, for at most [`STOP_DEADLINE_MS`].
   fn end_tree(&self) {
     if !tree_alive(&self.group) {
       return;
     }
     terminate(&self.group);
-    let deadline = Instant::now() + STOP_DEADLINE;
-    let mut next_kill = Instant::now() + Duration::from_millis(500);
-    while tree_alive(&self.group) && Instant::now() < deadline {
+    let deadline = self.clock.mono_ms() + STOP_DEADLINE_MS;
+    let mut next_kill = self.clock.mono_ms() + END_TREE_KILL_EVERY_MS;
+    while tree_alive(&self.group) && self.clock.mono_ms() < deadline {
       std::thread::sleep(Duration::from_millis(50));
-      if Instant::now() >= next_kill {
+      if self.clock.mono_ms() >= next_kill {
         kill_now(&self.group);
-        next_kill = Instant::now() + Duration::from_millis(500);
+        next_kill = self.clock.mono_ms() + END_TREE_KILL_EVERY_MS;
       }
     }
   }

@@ -11,9 +11,10 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::end_view::EndView;
+use crate::clock::{Clock, SharedClock};
 use crate::reactor::Reactor;
 use crate::sync::{lock, SelfRef};
 
@@ -46,8 +47,20 @@ pub type WriteCursor = fn(&std::path::Path, &str, u64) -> io::Result<()>;
 /// Whether the keeper still runs (checked about once a second while no end is recorded).
 pub type KeeperAlive = Box<dyn Fn() -> bool + Send + Sync>;
 
-/// How often a quiet follower checks that the keeper still runs.
-const KEEPER_CHECK: Duration = Duration::from_secs(1);
+/// How often a quiet follower checks that the keeper still runs (monotonic ms).
+const KEEPER_CHECK_MS: i64 = 1000;
+/// How often a moving cursor is written at most (monotonic ms).
+const CURSOR_EVERY_MS: i64 = 1000;
+
+/// How a follower reads its task's records and the time: the keeper's end record, the cursor
+/// writer, the keeper's liveness, and the clock its once-a-second checks run on (the real one
+/// in a host; a [`crate::clock::ManualClock`] in tests).
+pub struct FollowHooks {
+  pub read_end: ReadEnd,
+  pub write_cursor: WriteCursor,
+  pub keeper_alive: KeeperAlive,
+  pub clock: SharedClock,
+}
 
 /// What a follower needs to know about its task's files.
 pub struct FollowPaths {
@@ -67,8 +80,10 @@ struct State {
   caught_up: bool,
   quiet: Duration,
   cursor_written: u64,
-  cursor_at: Instant,
-  keeper_checked: Instant,
+  /// When the cursor was last written (the clock's monotonic ms).
+  cursor_at: i64,
+  /// When the keeper was last checked (the clock's monotonic ms).
+  keeper_checked: i64,
   done: bool,
 }
 
@@ -80,6 +95,7 @@ pub struct Follower {
   read_end: ReadEnd,
   write_cursor: WriteCursor,
   keeper_alive: KeeperAlive,
+  clock: SharedClock,
   state: Mutex<State>,
   /// The sink, held strongly once its task is being stopped, so the end is
   /// still read and its state forgotten after the owner let go (a reset, a
@@ -97,11 +113,16 @@ impl Follower {
     offset: u64,
     missed_until: u64,
     sink: Weak<dyn FollowSink>,
-    read_end: ReadEnd,
-    write_cursor: WriteCursor,
-    keeper_alive: KeeperAlive,
+    hooks: FollowHooks,
   ) -> io::Result<Arc<Self>> {
     let reactor = Reactor::pick()?;
+    let FollowHooks {
+      read_end,
+      write_cursor,
+      keeper_alive,
+      clock,
+    } = hooks;
+    let now = clock.mono_ms();
     let follower = Arc::new_cyclic(|me| Self {
       me: SelfRef::new(me),
       paths,
@@ -110,6 +131,7 @@ impl Follower {
       read_end,
       write_cursor,
       keeper_alive,
+      clock,
       held: Mutex::new(None),
       finished: AtomicBool::new(false),
       state: Mutex::new(State {
@@ -119,8 +141,8 @@ impl Follower {
         caught_up: missed_until <= offset,
         quiet: BUSY_POLL,
         cursor_written: offset,
-        cursor_at: Instant::now(),
-        keeper_checked: Instant::now(),
+        cursor_at: now,
+        keeper_checked: now,
         done: false,
       }),
     });
@@ -228,8 +250,9 @@ impl Follower {
       return;
     }
     let mut end = (self.read_end)(&self.paths.end);
-    if matches!(end, Ok(None)) && state.keeper_checked.elapsed() >= KEEPER_CHECK {
-      state.keeper_checked = Instant::now();
+    let now = self.clock.mono_ms();
+    if matches!(end, Ok(None)) && now - state.keeper_checked >= KEEPER_CHECK_MS {
+      state.keeper_checked = now;
       // A keeper that died without an end record (SIGKILL, a crash) took
       // its task along: settle rather than follow forever. Its end record
       // may have landed meanwhile.
@@ -271,7 +294,8 @@ impl Follower {
     if state.offset == state.cursor_written {
       return;
     }
-    if !force && state.cursor_at.elapsed() < Duration::from_secs(1) {
+    let now = self.clock.mono_ms();
+    if !force && now - state.cursor_at < CURSOR_EVERY_MS {
       return;
     }
     if let Err(error) = (self.write_cursor)(path, &self.paths.id, state.offset) {
@@ -279,6 +303,6 @@ impl Follower {
       return;
     }
     state.cursor_written = state.offset;
-    state.cursor_at = Instant::now();
+    state.cursor_at = now;
   }
 }

@@ -5,7 +5,6 @@
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
@@ -94,7 +93,7 @@ fn render(entry: &ShellEntry, owner_pid: u32) -> io::Result<String> {
     command: &entry.command,
     cwd: &entry.cwd,
     start_time: iso(entry.start_time)?,
-    updated_at: iso(now_ms())?,
+    updated_at: iso(crate::clock::wall_ms())?,
     pid: entry.pid,
     end_time: entry.end_time.map(iso).transpose()?,
     exit_code: entry.exit_code,
@@ -110,12 +109,6 @@ fn render(entry: &ShellEntry, owner_pid: u32) -> io::Result<String> {
 /// `toISOString`, or the `RangeError` JavaScript would throw.
 fn iso(ms: f64) -> io::Result<String> {
   iso_8601(ms).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "Invalid time value"))
-}
-
-fn now_ms() -> f64 {
-  SystemTime::now()
-    .duration_since(UNIX_EPOCH)
-    .map_or(0.0, |d| d.as_millis() as f64)
 }
 
 /// Writes `bytes` to a fresh temporary file beside `path`, with `room` more

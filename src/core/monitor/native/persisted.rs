@@ -13,7 +13,7 @@ use crate::monitor::hub::{Clock, MonitorHub};
 use crate::monitor::reader::Reader;
 use crate::monitor::signal::{DropDigest, SignalConfig};
 use crate::monitor::throttle::ThrottleConfig;
-use crate::persist::follow::{FollowPaths, FollowSink, Follower};
+use crate::persist::follow::{FollowHooks, FollowPaths, FollowSink, Follower};
 use crate::persist::link::{self, KeeperLink};
 
 use crate::persist::EndView;
@@ -90,9 +90,13 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
     signal: SignalConfig,
     max_events: u64,
     clock: C,
-  ) -> std::io::Result<Arc<Self>> {
+  ) -> std::io::Result<Arc<Self>>
+  where
+    C: Clone,
+  {
     let observing = hub.registry().observation(id);
     let reader = Reader::new(id, throttle, signal, max_events, clock.mono_ms());
+    let clock_for_follower = clock.clone();
     if reader.has_lane() {
       hub.registry().set_signal_lane(id);
     }
@@ -134,9 +138,12 @@ impl<C: Clock + Send + Sync + 'static> NativeMonitor<C> {
       from.offset,
       from.missed_until,
       Arc::downgrade(&sink),
-      crate::persist::link::read_end,
-      link::write_cursor,
-      keeper_alive,
+      FollowHooks {
+        read_end: crate::persist::link::read_end,
+        write_cursor: link::write_cursor,
+        keeper_alive,
+        clock: crate::clock::SharedClock::new(Arc::new(clock_for_follower)),
+      },
     )?;
     if let Some(p) = &monitor.persisted {
       *lock(&p.follower) = Some(follower);

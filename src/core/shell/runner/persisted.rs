@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use super::{OnSignal, RunState, ShellOutcome, ShellRun, NO_EXIT, PARTS};
 use crate::clock::Clock;
 use crate::end::{EndReason, EndVia};
-use crate::persist::follow::{FollowPaths, FollowSink, Follower};
+use crate::persist::follow::{FollowHooks, FollowPaths, FollowSink, Follower};
 use crate::persist::{EndView, KeeperLink};
 use crate::process::ExitStatusInfo;
 use crate::shell::output::{OutputCounters, Stream};
@@ -78,9 +78,12 @@ impl ShellRun {
       offset,
       offset,
       Arc::downgrade(&sink),
-      crate::persist::link::read_end,
-      crate::persist::link::write_cursor,
-      keeper_alive,
+      FollowHooks {
+        read_end: crate::persist::link::read_end,
+        write_cursor: crate::persist::link::write_cursor,
+        keeper_alive,
+        clock: run.clock.clone(),
+      },
     )?;
     *lock(&run.reactor) = Some(follower.reactor());
     if let Some(p) = &run.persisted {
