@@ -139,14 +139,17 @@ async function measure(name, settingName) {
   // The lines each event delivered: a batch's meta.lines, or the event's own line
   // (its display text after `: `, without a digest line).
   const linesOf = (n) => n.meta.lines ?? [n.display.slice(n.display.indexOf(': ') + 2).split('\n')[0]]
-  const delivered = events.flatMap(linesOf)
+  // Lines the lane let out when the task stopped ride in the terminal notification's
+  // meta.lines (API.md §6.7, "The end rides in the terminal notification"): delivered too.
+  const carrying = seen.filter((n) => n.meta.type === 'event' || (n.meta.type === 'terminal' && n.meta.lines))
+  const delivered = carrying.flatMap(linesOf)
   const bytes = seen.reduce((a, n) => a + n.bytes, 0)
   // Latency of every delivered error line; `held`: those in a notification of
   // held lines (known only without batchMs: there, such a notification is the
   // only one with meta.lines).
   const latencies = []
   const heldLatencies = []
-  for (const n of events) {
+  for (const n of carrying) {
     for (const line of linesOf(n)) {
       if (!scenario.isError(line) || !stamps.has(line)) continue
       const ms = n.at - stamps.get(line)
@@ -268,13 +271,12 @@ async function runParent() {
     }),
     `- held lines alone (\`unbatched\`, the recommended setting without \`batchMs\`, where a notification of held lines is the only kind with \`meta.lines\`): ${held.heldLatency.n} held error lines, latency p50 ${ms(held.heldLatency.p50)}, p99 ${ms(held.heldLatency.p99)}, max ${ms(held.heldLatency.max)} (p99 ≤ refillMs + 50 = ${budget} ms: ${yes(held.heldLatency.p99 <= budget)}); error lines ${held.errorsDelivered}/${held.errorsWritten}; notifications ${held.notifications} against the default's ${results['held/default'].notifications}.`,
     `- firehose (medians of ${CFG.firehoseRuns} interleaved rounds): notifications ${base.notifications} → ${results['firehose/recommended'].notifications}; JS-thread CPU ${fmt(base.jsThreadCpuMs)} → ${fmt(results['firehose/recommended'].jsThreadCpuMs)} ms; ingest ${fmt(firehoseRatio('recommended'), 2)}× of the default (≥ 0.90×: ${yes(firehoseRatio('recommended') >= 0.9)}), ${fmt(firehoseRatio('batch'), 2)}× with \`batchMs\` alone (the counting fast path stays).`,
-    '- Where the recommended setting sends one notification more than the default, it is the held lines at the end of the stream: error lines held after the last refill the default\'s stream meets take the next refill (a token the default has no line left for) or leave before the terminal notification (§6.7 flushes them). The build log\'s two errors are its last lines.',
   ].join('\n')
   const markdown = [
     '## Signal per token (`bench/signal.mjs`)',
     '',
-    'API.md §6.7. Replayable outputs under a native monitor (default registry throttle: burst 5, one token per second), each with no §6.7 option (`default`) and with the README\'s agent setting (`recommended`: `important: \'(?i)error|fail|exception|panic|listening|ready\'`, `batchMs: 200`, `digest: true`); the held-lines output also without `batchMs` (`unbatched`); the firehose also with `batchMs: 200` alone (`batch`). Important lines that find the bucket empty are held and leave on the bucket\'s next token, the moment it refills (no second bucket). One fresh Node process per run, timed from `start()` to the terminal notification (the firehose is cancelled after ' +
-      `${CFG.firehoseMs / 1000} s). "Error lines to the model": distinct error lines inside delivered events (digest quotes not counted). Model text: UTF-8 bytes of every notification's model text, the terminal one included. Latency: from the error line's write (the fixture's \`$EPOCHREALTIME\` just before it) to its notification in the callback. The firehose rows are medians of ${CFG.firehoseRuns} interleaved rounds; "Ingest vs default" is the median of the per-round ratios.`,
+    'API.md §6.7. Replayable outputs under a native monitor (default registry throttle: burst 5, one token per second), each with no §6.7 option (`default`) and with the README\'s agent setting (`recommended`: `RECOMMENDED_SIGNAL`, the addon\'s export); the held-lines output also without `batchMs` (`unbatched`); the firehose also with `batchMs: 200` alone (`batch`). Important lines that find the bucket empty are held and leave on the bucket\'s next token, the moment it refills (no second bucket). One fresh Node process per run, timed from `start()` to the terminal notification (the firehose is cancelled after ' +
+      `${CFG.firehoseMs / 1000} s). "Error lines to the model": distinct error lines inside delivered events or the terminal notification's \`meta.lines\` (digest quotes not counted). Model text: UTF-8 bytes of every notification's model text, the terminal one included. Latency: from the error line's write (the fixture's \`$EPOCHREALTIME\` just before it) to its notification in the callback. The firehose rows are medians of ${CFG.firehoseRuns} interleaved rounds; "Ingest vs default" is the median of the per-round ratios.`,
     '',
     factsMarkdown(facts, { 'Binary': binaryFacts(), 'Machine before the run': quiet }),
     '',
