@@ -48,7 +48,9 @@ describe('a pseudo-terminal as stdin, stdout and stderr', () => {
     const { registry, events } = monitors()
     const byDefault = registry.start({ command: 'stty size; sleep 30', terminal: true })
     const sized = registry.start({
-      command: "stty size; trap 'stty size' WINCH; while :; do sleep 0.05; done",
+      // The trap is set before the first size is printed: the test resizes as soon as it sees
+      // that line, and a SIGWINCH that came before the trap would be ignored.
+      command: "trap 'stty size' WINCH; stty size; while :; do sleep 0.05; done",
       terminal: { cols: 80, rows: 24 },
     })
     await waitFor(() => events(byDefault.id).length === 1 && events(sized.id).length === 1, 10_000, 'sizes')
