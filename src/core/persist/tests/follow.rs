@@ -79,12 +79,7 @@ fn follows_from_the_cursor_counts_what_was_missed_then_reads_live_bytes_to_the_e
   let sink: Arc<Sink> = Arc::default();
   let dyn_sink: Arc<dyn FollowSink> = sink.clone();
   let follower = Follower::start(
-    FollowPaths {
-      id: "t".into(),
-      data: log.clone(),
-      end: end.clone(),
-      cursor: Some(cursor.clone()),
-    },
+    paths_of(&dir, "t", true),
     9,
     27,
     Arc::downgrade(&dyn_sink),
@@ -144,12 +139,7 @@ fn a_quiet_follower_checks_its_keeper_once_a_second_of_its_clock_and_settles_whe
   let checks = Arc::new(AtomicUsize::new(0));
   let keeper_checks = Arc::clone(&checks);
   let _follower = Follower::start(
-    FollowPaths {
-      id: "k".into(),
-      data: log,
-      end: dir.join("k.end.json"),
-      cursor: None,
-    },
+    paths_of(&dir, "k", false),
     0,
     0,
     Arc::downgrade(&dyn_sink),
@@ -217,12 +207,7 @@ fn a_moving_cursor_is_written_at_most_once_a_second_of_the_clock_and_always_at_t
   let dyn_sink: Arc<dyn FollowSink> = sink.clone();
   let clock = ManualClock::new(1_000_000);
   let _follower = Follower::start(
-    FollowPaths {
-      id: "c".into(),
-      data: log.clone(),
-      end: end.clone(),
-      cursor: Some(cursor.clone()),
-    },
+    paths_of(&dir, "c", true),
     0,
     0,
     Arc::downgrade(&dyn_sink),
@@ -258,6 +243,16 @@ fn a_moving_cursor_is_written_at_most_once_a_second_of_the_clock_and_always_at_t
   assert_eq!(CURSOR_TEST_WRITES.load(Ordering::SeqCst), 2);
   assert_eq!(read_cursor(&cursor, "c"), Some(4));
   let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The paths of task `id` in `dir` (`<id>.log`, `<id>.end.json`, and `<id>.cursor` when `cursor`).
+fn paths_of(dir: &std::path::Path, id: &str, cursor: bool) -> FollowPaths {
+  FollowPaths {
+    id: id.into(),
+    data: dir.join(format!("{id}.log")),
+    end: dir.join(format!("{id}.end.json")),
+    cursor: cursor.then(|| dir.join(format!("{id}.cursor"))),
+  }
 }
 
 fn tempfile_dir() -> std::path::PathBuf {
