@@ -163,7 +163,11 @@ mod unix {
     let bytes = env_number("BYTES", 2_000_000_000);
     let recommended = RECOMMENDED.options();
     let default = SignalOptions::default();
-    let names = ["default", "recommended, one thread", "recommended, lane thread"];
+    let names = [
+      "default",
+      "recommended, one thread",
+      "recommended, lane thread",
+    ];
     let mut all: [Vec<Result>; 3] = Default::default();
     for round in 0..rounds {
       // The order turns each round, so no way always runs first.

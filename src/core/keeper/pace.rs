@@ -7,6 +7,8 @@
 pub const DRAIN_MS: i64 = 1000;
 /// While a stop is under way, the tree is killed again this often (ms).
 pub const KILL_AGAIN_MS: i64 = 1000;
+/// While the tree is ended after the task, it is killed again this often (ms).
+pub const END_TREE_KILL_AGAIN_MS: i64 = 500;
 /// A stopped task that does not finish within this is recorded anyway (ms).
 pub const STOP_DEADLINE_MS: i64 = 10_000;
 
@@ -16,6 +18,8 @@ pub struct Pace {
   exited_at: Option<i64>,
   stopped_at: Option<i64>,
   killed_at: Option<i64>,
+  /// How often a stop kills again: [`KILL_AGAIN_MS`] unless [`Self::stopped_every`] said.
+  kill_every: Option<i64>,
 }
 
 /// What a loop turn under a stop does.
@@ -45,8 +49,15 @@ impl Pace {
 
   /// A stop began at `now` (and killed the tree).
   pub fn stopped(&mut self, now: i64) {
+    self.stopped_every(now, KILL_AGAIN_MS);
+  }
+
+  /// [`Self::stopped`], killing again every `kill_every` ms (the end of a tree after its task:
+  /// [`END_TREE_KILL_AGAIN_MS`]).
+  pub fn stopped_every(&mut self, now: i64, kill_every: i64) {
     self.stopped_at = Some(now);
     self.killed_at = Some(now);
+    self.kill_every = Some(kill_every);
   }
 
   /// A turn of the loop at `now` while a stop is under way.
@@ -57,7 +68,8 @@ impl Pace {
     {
       return AfterStop::GiveUp;
     }
-    if self.killed_at.is_some_and(|at| now - at >= KILL_AGAIN_MS) {
+    let every = self.kill_every.unwrap_or(KILL_AGAIN_MS);
+    if self.killed_at.is_some_and(|at| now - at >= every) {
       self.killed_at = Some(now);
       return AfterStop::KillAgain;
     }
@@ -99,6 +111,18 @@ mod tests {
     assert_eq!(pace.after_stop(2_150), AfterStop::KillAgain);
     assert_eq!(pace.after_stop(10_099), AfterStop::KillAgain);
     assert_eq!(pace.after_stop(10_100), AfterStop::GiveUp);
+  }
+
+  #[test]
+  fn the_end_of_a_tree_kills_again_every_half_second_and_gives_up_after_ten() {
+    let mut pace = Pace::default();
+    pace.stopped_every(0, END_TREE_KILL_AGAIN_MS);
+    assert_eq!(pace.after_stop(499), AfterStop::Wait);
+    assert_eq!(pace.after_stop(500), AfterStop::KillAgain);
+    assert_eq!(pace.after_stop(999), AfterStop::Wait);
+    assert_eq!(pace.after_stop(1_000), AfterStop::KillAgain);
+    assert_eq!(pace.after_stop(9_999), AfterStop::KillAgain);
+    assert_eq!(pace.after_stop(10_000), AfterStop::GiveUp);
   }
 
   #[test]

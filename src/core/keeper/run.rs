@@ -29,15 +29,13 @@ use crate::shell::{
 };
 use crate::sync::lock;
 
-use super::pace::{lease_expired, AfterStop, Pace, STOP_DEADLINE_MS};
+use super::pace::{lease_expired, AfterStop, Pace, END_TREE_KILL_AGAIN_MS};
 use super::platform;
 
 // ---------------------------------------------------------------- keeper
 
 /// How often the keeper looks at its signals, the cancel file and the lease.
 const STEP: Duration = Duration::from_millis(100);
-/// While the tree is ended after the task, it is killed again this often (ms).
-const END_TREE_KILL_EVERY_MS: i64 = 500;
 /// Largest config read from stdin.
 const MAX_CONFIG_BYTES: u64 = 64 << 20;
 
@@ -517,19 +515,19 @@ impl Keeper {
 
   /// Waits until nothing of the tree is alive (whatever a task left behind
   /// dies with it, as for a host's own tasks): SIGTERM, then SIGKILL again
-  /// every half second, for at most [`STOP_DEADLINE_MS`].
+  /// every half second, for at most [`super::pace::STOP_DEADLINE_MS`].
   fn end_tree(&self) {
     if !tree_alive(&self.group) {
       return;
     }
     terminate(&self.group);
-    let deadline = self.clock.mono_ms() + STOP_DEADLINE_MS;
-    let mut next_kill = self.clock.mono_ms() + END_TREE_KILL_EVERY_MS;
-    while tree_alive(&self.group) && self.clock.mono_ms() < deadline {
-      std::thread::sleep(Duration::from_millis(50));
-      if self.clock.mono_ms() >= next_kill {
-        kill_now(&self.group);
-        next_kill = self.clock.mono_ms() + END_TREE_KILL_EVERY_MS;
+    let mut pace = Pace::default();
+    pace.stopped_every(self.clock.mono_ms(), END_TREE_KILL_AGAIN_MS);
+    while tree_alive(&self.group) {
+      match pace.after_stop(self.clock.mono_ms()) {
+        AfterStop::Wait => std::thread::sleep(Duration::from_millis(50)),
+        AfterStop::KillAgain => kill_now(&self.group),
+        AfterStop::GiveUp => return,
       }
     }
   }
