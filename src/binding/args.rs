@@ -4,6 +4,9 @@
 use napi::bindgen_prelude::*;
 use napi::sys;
 
+pub use crate::core::process::env_name_problem;
+pub use crate::core::text::{js_number, property_path, quoted};
+
 /// Throws a JavaScript `TypeError` and returns the error that tells napi-rs it is pending.
 pub fn type_error(env: &Env, message: String) -> Error {
   let _ = env.throw_type_error(&message, Some("ERR_INVALID_ARG_TYPE"));
@@ -36,41 +39,6 @@ pub fn syntax_error(env: &Env, message: String) -> Error {
     let _ = env.throw_error(&message, None);
   }
   Error::new(Status::PendingException, message)
-}
-
-/// A number as JavaScript prints it in a message (`NaN`, `Infinity`, `-Infinity`, `42`).
-pub fn js_number(n: f64) -> String {
-  if n.is_nan() {
-    "NaN".to_owned()
-  } else if n.is_infinite() {
-    if n > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
-  } else {
-    format!("{n}")
-  }
-}
-
-/// A received string for a message, in Node's `'…'` style: control characters
-/// escaped (`\x00`), at most 60 characters shown.
-pub fn quoted(s: &str) -> String {
-  const SHOWN: usize = 60;
-  let mut out = String::from("'");
-  for (i, c) in s.chars().enumerate() {
-    if i == SHOWN {
-      out.push_str("'...");
-      return out;
-    }
-    match c {
-      '\'' => out.push_str("\\'"),
-      '\\' => out.push_str("\\\\"),
-      '\n' => out.push_str("\\n"),
-      '\t' => out.push_str("\\t"),
-      '\r' => out.push_str("\\r"),
-      c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02X}", c as u32)),
-      c => out.push(c),
-    }
-  }
-  out.push('\'');
-  out
 }
 
 /// A NUL byte cannot cross into the OS (paths, argv, the environment): a
@@ -273,13 +241,77 @@ pub fn field<'env>(obj: &Object<'env>, key: &str) -> Result<Unknown<'env>> {
   obj.get_named_property::<Unknown>(key)
 }
 
+/// An options object read field by field: every error names the field's path, `<base>.<key>`
+/// (`options.maxEvents`, `options.limits.cpuPercent`). Each option bag of the API is read through
+/// one, in one place.
+#[derive(Clone, Copy)]
+pub struct Bag<'a, 'env> {
+  pub env: &'a Env,
+  pub object: Object<'env>,
+  base: &'a str,
+}
+
+impl<'a, 'env> Bag<'a, 'env> {
+  pub fn new(env: &'a Env, object: &Object<'env>, base: &'a str) -> Self {
+    Self {
+      env,
+      object: *object,
+      base,
+    }
+  }
+
+  /// `<base>.<key>`.
+  pub fn path(&self, key: &str) -> String {
+    format!("{}.{key}", self.base)
+  }
+
+  /// The property as it is (`undefined` when absent).
+  pub fn get(&self, key: &str) -> Result<Unknown<'env>> {
+    field(&self.object, key)
+  }
+
+  /// A required string.
+  pub fn string(&self, key: &str) -> Result<String> {
+    string(self.env, &self.get(key)?, &self.path(key))
+  }
+
+  /// An optional string: absent or `undefined` gives `None`.
+  pub fn opt_string(&self, key: &str) -> Result<Option<String>> {
+    optional_string_field(self.env, &self.object, key, &self.path(key))
+  }
+
+  /// An optional boolean.
+  pub fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+    optional_bool_field(self.env, &self.object, key, &self.path(key))
+  }
+
+  /// An optional integer in `min..=max` (a `TypeError`, or a `RangeError`; never clamped).
+  pub fn opt_int(&self, key: &str, min: f64, max: f64) -> Result<Option<f64>> {
+    optional_integer_field(self.env, &self.object, key, &self.path(key), min, max)
+  }
+
+  /// [`Self::opt_int`] as a `u64` (bounds up to `Number.MAX_SAFE_INTEGER`).
+  pub fn opt_u64(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>> {
+    Ok(self.opt_int(key, min as f64, max as f64)?.map(|n| n as u64))
+  }
+
+  /// [`Self::opt_int`] as a `u32`.
+  pub fn opt_u32(&self, key: &str, min: u32, max: u32) -> Result<Option<u32>> {
+    Ok(
+      self
+        .opt_int(key, f64::from(min), f64::from(max))?
+        .map(|n| n as u32),
+    )
+  }
+
+  /// An optional regular expression (a `SyntaxError` quoting the parser).
+  pub fn opt_regex(&self, key: &str) -> Result<Option<crate::core::wait::Regex>> {
+    optional_regex_field(self.env, &self.object, key, &self.path(key))
+  }
+}
+
 /// An optional string property: absent or `undefined` gives `None`.
-pub fn optional_string_field(
-  env: &Env,
-  obj: &Object,
-  key: &str,
-  path: &str,
-) -> Result<Option<String>> {
+fn optional_string_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result<Option<String>> {
   let value = field(obj, key)?;
   if is_undefined(&value) {
     return Ok(None);
@@ -298,7 +330,7 @@ pub fn optional_string_field(
 
 /// An optional integer property within `min..=max`: wrong type is a `TypeError`,
 /// a non-integer or out-of-range number a `RangeError`. Never clamped.
-pub fn optional_integer_field(
+fn optional_integer_field(
   env: &Env,
   obj: &Object,
   key: &str,
@@ -368,21 +400,6 @@ pub fn out<'a>(env: &Env, value: &impl JsValue<'a>) -> Unknown<'static> {
   unsafe { Unknown::from_raw_unchecked(env.raw(), value.raw()) }
 }
 
-/// `base.key` for an identifier key, `base["key"]` (JSON-quoted) otherwise.
-pub fn property_path(base: &str, key: &str) -> String {
-  let mut chars = key.chars();
-  let identifier = chars
-    .next()
-    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-    && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-  if identifier {
-    format!("{base}.{key}")
-  } else {
-    let quoted = serde_json::to_string(key).unwrap_or_else(|_| format!("{key:?}"));
-    format!("{base}[{quoted}]")
-  }
-}
-
 /// An optional `Record<string, string>`.
 pub fn string_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(String, String)>> {
   if is_undefined(value) {
@@ -406,19 +423,6 @@ pub fn string_record(env: &Env, value: &Unknown, path: &str) -> Result<Vec<(Stri
     out.push((key, unsafe { v.cast::<String>() }?));
   }
   Ok(out)
-}
-
-/// Why `key` cannot name an environment variable (empty, `=` or NUL), or `None`.
-pub fn env_name_problem(key: &str) -> Option<&'static str> {
-  if key.is_empty() {
-    Some("must not be empty")
-  } else if key.contains('=') {
-    Some("must not contain \"=\"")
-  } else if key.contains('\0') {
-    Some("must not contain null bytes")
-  } else {
-    None
-  }
 }
 
 /// An optional environment `Record<string, string>` for a child process: every
@@ -518,7 +522,7 @@ fn is_wrapped(env: &Env, value: &Unknown) -> bool {
 
 /// An optional string property compiled as a Rust `regex` (linear time); a
 /// pattern that does not compile is a `SyntaxError` quoting the parser.
-pub fn optional_regex_field(
+fn optional_regex_field(
   env: &Env,
   obj: &Object,
   key: &str,
@@ -539,34 +543,24 @@ pub fn optional_regex_field(
 
 /// `timeoutMs` (API.md §6.8): an optional integer 1..2147483647 (ms); refused with `persist`
 /// (the deadline is kept by the host, and a persisted task outlives it).
-pub fn parse_timeout_ms(env: &Env, obj: &Object, persisted: bool) -> Result<Option<u64>> {
-  let timeout = optional_integer_field(
-    env,
-    obj,
-    "timeoutMs",
-    "options.timeoutMs",
-    1.0,
-    f64::from(i32::MAX),
-  )?;
+pub fn parse_timeout_ms(bag: &Bag, persisted: bool) -> Result<Option<u64>> {
+  let timeout = bag.opt_u64("timeoutMs", 1, i32::MAX as u64)?;
   if timeout.is_some() && persisted {
     return Err(type_error(
-      env,
+      bag.env,
       "The \"options.timeoutMs\" option cannot be used with \"options.persist\": a persisted task outlives the host that keeps the deadline".into(),
     ));
   }
-  Ok(timeout.map(|ms| ms as u64))
+  Ok(timeout)
 }
 
 /// `limits` (API.md §6.8): `{ memoryBytes?, cpuPercent?, maxProcesses? }`, each an integer in
 /// its range; refused with `persist`. Limits this host cannot enforce are an `Error` saying why
 /// (`process::check_limits`), before anything starts. An empty object is no limit.
-pub fn parse_limits(
-  env: &Env,
-  obj: &Object,
-  persisted: bool,
-) -> Result<Option<crate::core::process::Limits>> {
+pub fn parse_limits(bag: &Bag, persisted: bool) -> Result<Option<crate::core::process::Limits>> {
   use crate::core::process::Limits;
-  let value = field(obj, "limits")?;
+  let env = bag.env;
+  let value = bag.get("limits")?;
   if is_undefined(&value) {
     return Ok(None);
   }
@@ -579,35 +573,16 @@ pub fn parse_limits(
       ),
     ));
   }
-  let limits_obj = unsafe { value.cast::<Object>() }?;
+  let path = bag.path("limits");
+  let limits_bag = Bag::new(env, &unsafe { value.cast::<Object>() }?, &path);
   let limits = Limits {
-    memory_bytes: optional_integer_field(
-      env,
-      &limits_obj,
+    memory_bytes: limits_bag.opt_u64(
       "memoryBytes",
-      "options.limits.memoryBytes",
-      Limits::MIN_MEMORY_BYTES as f64,
-      Limits::MAX_MEMORY_BYTES as f64,
-    )?
-    .map(|n| n as u64),
-    cpu_percent: optional_integer_field(
-      env,
-      &limits_obj,
-      "cpuPercent",
-      "options.limits.cpuPercent",
-      1.0,
-      f64::from(Limits::MAX_CPU_PERCENT),
-    )?
-    .map(|n| n as u32),
-    max_processes: optional_integer_field(
-      env,
-      &limits_obj,
-      "maxProcesses",
-      "options.limits.maxProcesses",
-      1.0,
-      f64::from(Limits::MAX_PROCESSES),
-    )?
-    .map(|n| n as u32),
+      Limits::MIN_MEMORY_BYTES,
+      Limits::MAX_MEMORY_BYTES,
+    )?,
+    cpu_percent: limits_bag.opt_u32("cpuPercent", 1, Limits::MAX_CPU_PERCENT)?,
+    max_processes: limits_bag.opt_u32("maxProcesses", 1, Limits::MAX_PROCESSES)?,
   };
   if limits.is_empty() {
     return Ok(None);
@@ -625,7 +600,7 @@ pub fn parse_limits(
 }
 
 /// An optional boolean property.
-pub fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result<Option<bool>> {
+fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result<Option<bool>> {
   let value = field(obj, key)?;
   match value.get_type()? {
     ValueType::Undefined => Ok(None),
@@ -686,44 +661,5 @@ pub fn nullable_exit_code(env: &Env, value: &Unknown) -> Result<Option<i32>> {
         received(value)
       ),
     )),
-  }
-}
-
-#[cfg(test)]
-mod tests {
-  use super::*;
-
-  #[test]
-  fn property_paths_quote_what_is_not_an_identifier() {
-    assert_eq!(property_path("options.env", "PATH"), "options.env.PATH");
-    assert_eq!(property_path("options.env", "_a$1"), "options.env._a$1");
-    assert_eq!(property_path("options.env", "A=B"), "options.env[\"A=B\"]");
-    assert_eq!(property_path("options.env", ""), "options.env[\"\"]");
-    assert_eq!(property_path("options.env", "1A"), "options.env[\"1A\"]");
-    assert_eq!(
-      property_path("options.env", "A\0B"),
-      "options.env[\"A\\u0000B\"]"
-    );
-  }
-
-  #[test]
-  fn environment_names() {
-    assert_eq!(env_name_problem("PATH"), None);
-    assert_eq!(env_name_problem("weird name-1.x"), None);
-    assert_eq!(env_name_problem(""), Some("must not be empty"));
-    assert_eq!(env_name_problem("A=B"), Some("must not contain \"=\""));
-    assert_eq!(env_name_problem("=C:"), Some("must not contain \"=\""));
-    assert_eq!(env_name_problem("A\0"), Some("must not contain null bytes"));
-  }
-
-  #[test]
-  fn received_strings_and_numbers_print_as_node_does() {
-    assert_eq!(quoted("a\0b"), "'a\\x00b'");
-    assert_eq!(quoted("it's\n"), "'it\\'s\\n'");
-    assert_eq!(quoted(&"x".repeat(61)), format!("'{}'...", "x".repeat(60)));
-    assert_eq!(js_number(f64::NAN), "NaN");
-    assert_eq!(js_number(f64::NEG_INFINITY), "-Infinity");
-    assert_eq!(js_number(1.5), "1.5");
-    assert_eq!(js_number(MAX_TIME_MS), "8640000000000000");
   }
 }

@@ -8,7 +8,7 @@ use napi::bindgen_prelude::*;
 
 use crate::core::monitor::persisted::MonitorTaskOptions;
 
-use super::args;
+use super::args::{self, Bag};
 use crate::core::monitor::persisted::{DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENTS};
 use crate::core::monitor::signal::config::{
   BATCH_MS_MAX, BATCH_MS_MIN, CONTEXT_LINES_MAX, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
@@ -66,28 +66,17 @@ impl StartOptions {
 /// The §6.7 options: a wrong type is a `TypeError` naming `options.<field>`,
 /// a number out of range a `RangeError`, an `important` the regex parser
 /// refuses a `SyntaxError` quoting it. The regex is compiled here, once.
-fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, SignalSettings)> {
-  let batch_ms = args::optional_integer_field(
-    env,
-    o,
-    "batchMs",
-    "options.batchMs",
-    BATCH_MS_MIN as f64,
-    BATCH_MS_MAX as f64,
-  )?;
-  let max_batch_lines = args::optional_integer_field(
-    env,
-    o,
+fn parse_signal_options(bag: &Bag) -> Result<(SignalConfig, SignalSettings)> {
+  let env = bag.env;
+  let batch_ms = bag.opt_int("batchMs", BATCH_MS_MIN as f64, BATCH_MS_MAX as f64)?;
+  let max_batch_lines = bag.opt_int(
     "maxBatchLines",
-    "options.maxBatchLines",
     f64::from(MAX_BATCH_LINES_MIN),
     f64::from(MAX_BATCH_LINES_MAX),
   )?;
-  let important = args::optional_string_field(env, o, "important", "options.important")?;
-  let digest = parse_digest(env, o)?;
-  let lines = |key: &str, max: u32| {
-    args::optional_integer_field(env, o, key, &format!("options.{key}"), 0.0, f64::from(max))
-  };
+  let important = bag.opt_string("important")?;
+  let digest = parse_digest(bag)?;
+  let lines = |key: &str, max: u32| bag.opt_int(key, 0.0, f64::from(max));
   let sample_lines = lines("sampleLines", SAMPLE_LINES_MAX)?;
   let context_before = lines("contextBefore", CONTEXT_LINES_MAX)?;
   let context_after = lines("contextAfter", CONTEXT_LINES_MAX)?;
@@ -115,44 +104,35 @@ fn parse_signal_options(env: &Env, o: &Object) -> Result<(SignalConfig, SignalSe
 }
 
 /// `digest`: `true`, `false` or `'templates'`.
-fn parse_digest(env: &Env, o: &Object) -> Result<DigestSetting> {
-  let value = args::field(o, "digest")?;
-  if args::is_undefined(&value) {
-    return Ok(DigestSetting::Off);
-  }
-  match value.get_type()? {
-    ValueType::Boolean => {
-      let on = args::optional_bool_field(env, o, "digest", "options.digest")? == Some(true);
-      Ok(if on {
-        DigestSetting::On
-      } else {
-        DigestSetting::Off
-      })
+fn parse_digest(bag: &Bag) -> Result<DigestSetting> {
+  let value = bag.get("digest")?;
+  Ok(match value.get_type()? {
+    ValueType::Undefined => DigestSetting::Off,
+    ValueType::Boolean if bag.opt_bool("digest")? == Some(true) => DigestSetting::On,
+    ValueType::Boolean => DigestSetting::Off,
+    ValueType::String if bag.opt_string("digest")?.as_deref() == Some("templates") => {
+      DigestSetting::Templates
     }
-    ValueType::String
-      if args::optional_string_field(env, o, "digest", "options.digest")?.as_deref()
-        == Some("templates") =>
-    {
-      Ok(DigestSetting::Templates)
+    _ => {
+      return Err(args::type_error(
+        bag.env,
+        format!(
+          "The \"options.digest\" property must be a boolean or 'templates'. {}",
+          args::received(&value)
+        ),
+      ))
     }
-    _ => Err(args::type_error(
-      env,
-      format!(
-        "The \"options.digest\" property must be a boolean or 'templates'. {}",
-        args::received(&value)
-      ),
-    )),
-  }
+  })
 }
 
 /// The §6.7 options as JavaScript gave them (checked for type and range), kept as they are
 /// for a persisted task's record.
 pub(crate) fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
   let o = args::object(env, options, "options")?;
-  let command = args::string(env, &args::field(&o, "command")?, "options.command")?;
+  let bag = Bag::new(env, &o, "options");
+  let command = bag.string("command")?;
   args::no_nul(env, &command, "options.command")?;
-  let opt_string = |key: &str| args::optional_string_field(env, &o, key, &format!("options.{key}"));
-  let cwd = match opt_string("cwd")? {
+  let cwd = match bag.opt_string("cwd")? {
     Some(cwd) if Path::new(&cwd).is_absolute() => {
       args::no_nul(env, &cwd, "options.cwd")?;
       PathBuf::from(cwd)
@@ -166,58 +146,35 @@ pub(crate) fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartO
     None => std::env::current_dir()
       .map_err(|e| Error::from_reason(format!("process.cwd() failed: {e}")))?,
   };
-  let monitor_id = opt_string("monitorId")?;
+  let monitor_id = bag.opt_string("monitorId")?;
   if monitor_id.as_deref() == Some("") {
     return Err(args::value_error(
       env,
       "The \"options.monitorId\" property must be a non-empty string. Received ''".into(),
     ));
   }
-  let (signal, signal_settings) = parse_signal_options(env, &o)?;
-  let terminal = super::terminal::parse_terminal_option(env, &o)?;
-  let persist = super::persist::parse_persist_option(env, &o, terminal.is_some())?;
-  let timeout_ms = args::parse_timeout_ms(env, &o, persist.is_some())?;
-  let limits = args::parse_limits(env, &o, persist.is_some())?;
+  let (signal, signal_settings) = parse_signal_options(&bag)?;
+  let terminal = super::terminal::parse_terminal_option(&bag)?;
+  let persist = super::persist::parse_persist_option(&bag, terminal.is_some())?;
   Ok(StartOptions {
     command,
-    limits,
-    description: opt_string("description")?,
-    max_events: args::optional_integer_field(
-      env,
-      &o,
-      "maxEvents",
-      "options.maxEvents",
-      1.0,
-      10_000.0,
-    )?
-    .map_or(DEFAULT_MAX_EVENTS, |n| n as u64),
-    idle_timeout_ms: args::optional_integer_field(
-      env,
-      &o,
-      "idleTimeoutMs",
-      "options.idleTimeoutMs",
-      1.0,
-      600_000.0,
-    )?
-    .map_or(DEFAULT_IDLE_TIMEOUT_MS, |n| n as u64),
+    timeout_ms: args::parse_timeout_ms(&bag, persist.is_some())?,
+    limits: args::parse_limits(&bag, persist.is_some())?,
+    description: bag.opt_string("description")?,
+    max_events: bag
+      .opt_u64("maxEvents", 1, 10_000)?
+      .unwrap_or(DEFAULT_MAX_EVENTS),
+    idle_timeout_ms: bag
+      .opt_u64("idleTimeoutMs", 1, 600_000)?
+      .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
     cwd,
-    env: args::env_record(env, &args::field(&o, "env")?, "options.env")?,
-    tool_use_id: opt_string("toolUseId")?,
-    owner_agent_id: opt_string("ownerAgentId")?,
-    todo_work_chain_id: opt_string("todoWorkChainId")?,
+    env: args::env_record(env, &bag.get("env")?, "options.env")?,
+    tool_use_id: bag.opt_string("toolUseId")?,
+    owner_agent_id: bag.opt_string("ownerAgentId")?,
+    todo_work_chain_id: bag.opt_string("todoWorkChainId")?,
     monitor_id,
-    settle_ms: args::optional_integer_field(
-      env,
-      &o,
-      "settleMs",
-      "options.settleMs",
-      MIN_SETTLE_MS as f64,
-      MAX_SETTLE_MS as f64,
-    )?
-    .map(|n| n as u64),
-    timeout_ms,
-    keep_alive: args::optional_bool_field(env, &o, "keepAlive", "options.keepAlive")?
-      .unwrap_or(false),
+    settle_ms: bag.opt_u64("settleMs", MIN_SETTLE_MS, MAX_SETTLE_MS)?,
+    keep_alive: bag.opt_bool("keepAlive")?.unwrap_or(false),
     signal,
     signal_settings,
     terminal,

@@ -24,20 +24,17 @@ pub use crate::core::launch::Persist as PersistOptions;
 /// With `terminal` it is refused (a terminal cannot be followed through a
 /// file yet), and on Windows it is refused with an Error.
 pub(crate) fn parse_persist_option(
-  env: &Env,
-  o: &Object,
+  bag: &args::Bag,
   terminal: bool,
 ) -> Result<Option<PersistOptions>> {
-  let value = args::field(o, "persist")?;
+  let env = bag.env;
+  let value = bag.get("persist")?;
   if args::is_undefined(&value) {
     return Ok(None);
   }
-  let p = args::object(env, &value, "options.persist")?;
-  let state_dir = args::string(
-    env,
-    &args::field(&p, "stateDir")?,
-    "options.persist.stateDir",
-  )?;
+  let path = bag.path("persist");
+  let p = args::Bag::new(env, &args::object(env, &value, &path)?, &path);
+  let state_dir = p.string("stateDir")?;
   args::no_nul(env, &state_dir, "options.persist.stateDir")?;
   if !std::path::Path::new(&state_dir).is_absolute() {
     return Err(args::type_error(
@@ -48,15 +45,9 @@ pub(crate) fn parse_persist_option(
       ),
     ));
   }
-  let lease_ms = args::optional_integer_field(
-    env,
-    &p,
-    "leaseMs",
-    "options.persist.leaseMs",
-    LEASE_MS_MIN as f64,
-    LEASE_MS_MAX as f64,
-  )?
-  .map_or(LEASE_MS_DEFAULT, |n| n as u64);
+  let lease_ms = p
+    .opt_u64("leaseMs", LEASE_MS_MIN, LEASE_MS_MAX)?
+    .unwrap_or(LEASE_MS_DEFAULT);
   if terminal {
     return Err(args::type_error(
       env,

@@ -61,25 +61,18 @@ pub fn read_task_output(
 ) -> Result<Either<TaskOutputRead, OutputTailError>> {
   let output_file = args::string(&env, &output_file, "outputFile")?;
   let (offset, max_bytes, grep) = match args::optional_object(&env, &options, "options")? {
-    Some(options) => (
-      args::optional_integer_field(
-        &env,
-        &options,
-        "offset",
-        "options.offset",
-        0.0,
-        args::MAX_SAFE_INTEGER,
-      )?,
-      args::optional_integer_field(
-        &env,
-        &options,
-        "maxBytes",
-        "options.maxBytes",
-        core::MIN_READ_OUTPUT_MAX_BYTES as f64,
-        core::MAX_READ_OUTPUT_MAX_BYTES as f64,
-      )?,
-      args::optional_string_field(&env, &options, "grep", "options.grep")?,
-    ),
+    Some(options) => {
+      let bag = args::Bag::new(&env, &options, "options");
+      (
+        bag.opt_u64("offset", 0, args::MAX_SAFE_INTEGER as u64)?,
+        bag.opt_u64(
+          "maxBytes",
+          core::MIN_READ_OUTPUT_MAX_BYTES as u64,
+          core::MAX_READ_OUTPUT_MAX_BYTES as u64,
+        )?,
+        bag.opt_string("grep")?,
+      )
+    }
     None => (None, None, None),
   };
   let grep = match grep {
@@ -93,7 +86,7 @@ pub fn read_task_output(
   };
   let read = core::read_task_output(
     std::path::Path::new(&output_file),
-    offset.map_or(0, |n| n as u64),
+    offset.unwrap_or(0),
     max_bytes.map_or(core::DEFAULT_READ_OUTPUT_MAX_BYTES, |n| n as usize),
     grep.as_ref(),
   );
@@ -128,7 +121,7 @@ impl ToNapiValue for ReadText {
       UTF16.with(|units| {
         let mut units = units.borrow_mut();
         units.clear();
-        push_utf16(&text.0, &mut units);
+        core::push_utf16(&text.0, &mut units);
         // SAFETY: as above; V8 copies the units before the call returns.
         let status = unsafe {
           sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut value)
@@ -157,83 +150,3 @@ thread_local! {
 
 /// The largest UTF-16 buffer kept between reads (units): 2 MiB.
 const KEPT_UTF16_UNITS: usize = 1 << 20;
-
-/// Appends `text.encode_utf16()` to `units`, fast: runs of ASCII are widened as blocks (which
-/// the compiler vectorises), the characters between them decoded in place.
-fn push_utf16(text: &str, units: &mut Vec<u16>) {
-  let bytes = text.as_bytes();
-  units.reserve(bytes.len());
-  let continuation = |at: usize| u32::from(bytes[at] & 0x3F);
-  let mut at = 0;
-  while at < bytes.len() {
-    let run = ascii_run(&bytes[at..]);
-    units.extend(bytes[at..at + run].iter().map(|&b| u16::from(b)));
-    at += run;
-    // `text` is valid UTF-8: each lead byte says how many continuation bytes follow.
-    while let Some(&lead) = bytes.get(at).filter(|b| !b.is_ascii()) {
-      let lead = u32::from(lead);
-      if lead < 0xE0 {
-        units.push(((lead & 0x1F) << 6 | continuation(at + 1)) as u16);
-        at += 2;
-      } else if lead < 0xF0 {
-        units.push(((lead & 0x0F) << 12 | continuation(at + 1) << 6 | continuation(at + 2)) as u16);
-        at += 3;
-      } else {
-        let c = ((lead & 0x07) << 18
-          | continuation(at + 1) << 12
-          | continuation(at + 2) << 6
-          | continuation(at + 3))
-          - 0x1_0000;
-        units.push(0xD800 | (c >> 10) as u16);
-        units.push(0xDC00 | (c & 0x3FF) as u16);
-        at += 4;
-      }
-    }
-  }
-}
-
-/// How many bytes at the start of `bytes` are ASCII, 16 at a time.
-fn ascii_run(bytes: &[u8]) -> usize {
-  let mut run = 0;
-  for block in bytes.chunks_exact(16) {
-    if block.iter().fold(0, |any, &b| any | b) & 0x80 != 0 {
-      break;
-    }
-    run += 16;
-  }
-  run
-    + bytes[run..]
-      .iter()
-      .position(|b| !b.is_ascii())
-      .unwrap_or(bytes.len() - run)
-}
-
-#[cfg(test)]
-mod tests {
-  use super::push_utf16;
-
-  fn utf16_units(text: &str) -> Vec<u16> {
-    let mut units = vec![0xFFFF];
-    push_utf16(text, &mut units);
-    units.split_off(1)
-  }
-
-  #[test]
-  fn utf16_units_are_the_standard_ones() {
-    for text in [
-      "",
-      "plain ascii, longer than eight bytes",
-      "é",
-      "ab€cdefghijk𝄞lmnop你好qrstuvwx",
-      "𝄞𝄞𝄞𝄞𝄞𝄞𝄞𝄞𝄞",
-      "12345678é12345678\u{FFFD}",
-      "\u{7F}\u{80}\u{7FF}\u{800}\u{FFFF}\u{10000}\u{10FFFF}",
-    ] {
-      assert_eq!(
-        utf16_units(text),
-        text.encode_utf16().collect::<Vec<_>>(),
-        "{text:?}"
-      );
-    }
-  }
-}

@@ -12,8 +12,9 @@ use crate::core::terminal::{
 };
 
 /// `terminal: true | { cols, rows }` (false or absent: no terminal).
-pub(crate) fn parse_terminal_option(env: &Env, o: &Object) -> Result<Option<TerminalSize>> {
-  let value = args::field(o, "terminal")?;
+pub(crate) fn parse_terminal_option(bag: &args::Bag) -> Result<Option<TerminalSize>> {
+  let env = bag.env;
+  let value = bag.get("terminal")?;
   let size = match value.get_type()? {
     ValueType::Undefined => return Ok(None),
     ValueType::Boolean => {
@@ -23,10 +24,10 @@ pub(crate) fn parse_terminal_option(env: &Env, o: &Object) -> Result<Option<Term
       TerminalSize::DEFAULT
     }
     ValueType::Object => {
-      let t: Object = unsafe { value.cast() }?;
+      let path = bag.path("terminal");
+      let t = args::Bag::new(env, &unsafe { value.cast() }?, &path);
       let side = |key: &str, max: u16, default: u16| -> Result<u32> {
-        let path = format!("options.terminal.{key}");
-        Ok(args::optional_integer_field(env, &t, key, &path, 1.0, max as f64)?.map_or(default as u32, |n| n as u32))
+        Ok(t.opt_u32(key, 1, max.into())?.unwrap_or(default.into()))
       };
       let cols = side("cols", TerminalSize::MAX_COLS, TerminalSize::DEFAULT.cols)?;
       let rows = side("rows", TerminalSize::MAX_ROWS, TerminalSize::DEFAULT.rows)?;

@@ -107,22 +107,13 @@ impl LineBuffer {
     args::require_new::<&LineBuffer>(&env, &this, "LineBuffer")?;
     let options = args::optional_object(&env, &options, "options")?;
     let (max, marker) = match options {
-      Some(options) => (
-        args::optional_integer_field(
-          &env,
-          &options,
-          "maxLineCodePoints",
-          "options.maxLineCodePoints",
-          1.0,
-          u32::MAX as f64,
-        )?,
-        args::optional_string_field(
-          &env,
-          &options,
-          "truncationMarker",
-          "options.truncationMarker",
-        )?,
-      ),
+      Some(options) => {
+        let bag = args::Bag::new(&env, &options, "options");
+        (
+          bag.opt_u64("maxLineCodePoints", 1, u64::from(u32::MAX))?,
+          bag.opt_string("truncationMarker")?,
+        )
+      }
       None => (None, None),
     };
     let max = max.map_or(core::DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, |n| n as usize);

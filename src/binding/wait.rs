@@ -28,14 +28,10 @@ pub(crate) fn parse_wait_options<'a>(env: &Env, options: &Unknown<'a>) -> Result
       signal: None,
     });
   };
-  let ms = |key: &str| -> Result<Option<u64>> {
-    let path = format!("options.{key}");
-    Ok(
-      args::optional_integer_field(env, &o, key, &path, 1.0, MAX_WAIT_MS as f64)?.map(|n| n as u64),
-    )
-  };
+  let bag = args::Bag::new(env, &o, "options");
+  let ms = |key: &str| bag.opt_u64(key, 1, MAX_WAIT_MS);
   let spec = WaitSpec {
-    matcher: args::optional_regex_field(env, &o, "match", "options.match")?,
+    matcher: bag.opt_regex("match")?,
     quiet_ms: ms("quietMs")?,
     timeout_ms: ms("timeoutMs")?,
     port: parse_port(env, &o)?,

@@ -17,7 +17,7 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
 use super::anchor::Anchor;
-use super::args;
+use super::args::{self, Bag};
 use super::js::{
   self, optional_callback, persist_object, release, replace_keyed, set_callback_slot, Persistent,
   RealClock,
@@ -283,28 +283,15 @@ impl MonitorRegistry {
     let mut throttle = Some(ThrottleConfig::default());
     let mut remove_env = crate::core::launch::default_remove_env();
     if let Some(options) = args::optional_object(&env, &options, "options")? {
-      if let Some(n) = args::optional_integer_field(
-        &env,
-        &options,
-        "maxConcurrent",
-        "options.maxConcurrent",
-        1.0,
-        1_000_000.0,
-      )? {
+      let bag = Bag::new(&env, &options, "options");
+      if let Some(n) = bag.opt_u64("maxConcurrent", 1, 1_000_000)? {
         config.max_concurrent = n as usize;
       }
-      if let Some(n) = args::optional_integer_field(
-        &env,
-        &options,
-        "maxRetainedTerminal",
-        "options.maxRetainedTerminal",
-        1.0,
-        1_000_000.0,
-      )? {
+      if let Some(n) = bag.opt_u64("maxRetainedTerminal", 1, 1_000_000)? {
         config.max_retained_terminal = n as usize;
       }
-      throttle = parse_throttle(&env, &args::field(&options, "throttle")?)?;
-      let remove = args::field(&options, "removeEnv")?;
+      throttle = parse_throttle(&env, &bag.get("throttle")?)?;
+      let remove = bag.get("removeEnv")?;
       if !args::is_undefined(&remove) {
         remove_env = args::string_list(&env, &remove, "options.removeEnv")?;
       }
@@ -515,24 +502,12 @@ fn parse_throttle(env: &Env, value: &Unknown) -> Result<Option<ThrottleConfig>> 
     ValueType::Boolean if !unsafe { value.cast::<bool>() }? => Ok(None),
     ValueType::Object => {
       let object: Object = unsafe { value.cast() }?;
-      let burst = args::field(&object, "burst")?;
-      let refill = args::field(&object, "refillMs")?;
-      let burst = args::integer_in_range(
-        env,
-        &burst,
-        "options.throttle.burst",
-        "property",
-        1.0,
-        1_000_000.0,
-      )?;
-      let refill = args::integer_in_range(
-        env,
-        &refill,
-        "options.throttle.refillMs",
-        "property",
-        1.0,
-        86_400_000.0,
-      )?;
+      let bag = Bag::new(env, &object, "options.throttle");
+      let int = |key: &str, max: f64| {
+        args::integer_in_range(env, &bag.get(key)?, &bag.path(key), "property", 1.0, max)
+      };
+      let burst = int("burst", 1_000_000.0)?;
+      let refill = int("refillMs", 86_400_000.0)?;
       Ok(Some(ThrottleConfig {
         burst: burst as u32,
         refill_ms: refill as u64,
@@ -567,28 +542,26 @@ const MAX_FED_IDLE_TIMEOUT_MS: f64 = 2_147_483_647.0;
 /// The TypeScript registry stored any number; NaN, infinities, negatives and
 /// fractions there gave a monitor that stopped at once or never.
 fn read_registration(env: &Env, object: &Object) -> Result<Registration> {
-  let required_string = |key: &str| -> Result<String> {
-    let value = args::field(object, key)?;
-    args::string(env, &value, &format!("registration.{key}"))
-  };
-  let optional_string =
-    |key: &str| args::optional_string_field(env, object, key, &format!("registration.{key}"));
+  let bag = Bag::new(env, object, "registration");
   let time = |key: &str, default: f64| -> Result<f64> {
-    let value = args::field(object, key)?;
+    let value = bag.get(key)?;
     if args::is_undefined(&value) {
       return Ok(default);
     }
-    args::time_ms(env, &value, &format!("registration.{key}"), "property")
+    args::time_ms(env, &value, &bag.path(key), "property")
   };
-  let count = |key: &str, default: u64, min: f64, max: f64| -> Result<u64> {
+  let count = |key: &str, default: u64, min: u64, max: f64| -> Result<u64> {
     Ok(
-      args::optional_integer_field(env, object, key, &format!("registration.{key}"), min, max)?
+      bag
+        .opt_int(key, min as f64, max)?
         .map_or(default, |n| n as u64),
     )
   };
-  let monitor_id = required_string("monitorId")?;
-  let command = required_string("command")?;
-  let description = optional_string("description")?.unwrap_or_else(|| command.clone());
+  let monitor_id = bag.string("monitorId")?;
+  let command = bag.string("command")?;
+  let description = bag
+    .opt_string("description")?
+    .unwrap_or_else(|| command.clone());
   let start_time = time("startTime", js::wall_ms())?;
   let pid = args::optional_pid_field(env, object, "registration.pid")?;
   Ok(Registration {
@@ -597,15 +570,15 @@ fn read_registration(env: &Env, object: &Object) -> Result<Registration> {
     description,
     start_time,
     last_event_time: time("lastEventTime", start_time)?,
-    event_count: count("eventCount", 0, 0.0, args::MAX_SAFE_INTEGER)?,
-    max_events: count("maxEvents", 1000, 1.0, args::MAX_SAFE_INTEGER)?,
-    idle_timeout_ms: count("idleTimeoutMs", 300_000, 1.0, MAX_FED_IDLE_TIMEOUT_MS)?,
-    dropped_lines: count("droppedLines", 0, 0.0, args::MAX_SAFE_INTEGER)?,
-    output_file: optional_string("outputFile")?.unwrap_or_default(),
+    event_count: count("eventCount", 0, 0, args::MAX_SAFE_INTEGER)?,
+    max_events: count("maxEvents", 1000, 1, args::MAX_SAFE_INTEGER)?,
+    idle_timeout_ms: count("idleTimeoutMs", 300_000, 1, MAX_FED_IDLE_TIMEOUT_MS)?,
+    dropped_lines: count("droppedLines", 0, 0, args::MAX_SAFE_INTEGER)?,
+    output_file: bag.opt_string("outputFile")?.unwrap_or_default(),
     pid,
-    tool_use_id: optional_string("toolUseId")?,
-    owner_agent_id: optional_string("ownerAgentId")?,
-    todo_work_chain_id: optional_string("todoWorkChainId")?,
+    tool_use_id: bag.opt_string("toolUseId")?,
+    owner_agent_id: bag.opt_string("ownerAgentId")?,
+    todo_work_chain_id: bag.opt_string("todoWorkChainId")?,
     mode: EntryMode::Fed,
     settle_ms: None,
   })

@@ -380,15 +380,13 @@ impl BackgroundShellRegistry {
 }
 
 fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistration> {
-  let string = |key: &str| {
-    args::string(
-      env,
-      &args::field(object, key)?,
-      &format!("registration.{key}"),
-    )
-  };
-  let (shell_id, command, cwd) = (string("shellId")?, string("command")?, string("cwd")?);
-  let start_time = match args::field(object, "startTime")? {
+  let bag = args::Bag::new(env, object, "registration");
+  let (shell_id, command, cwd) = (
+    bag.string("shellId")?,
+    bag.string("command")?,
+    bag.string("cwd")?,
+  );
+  let start_time = match bag.get("startTime")? {
     value if matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) => js::wall_ms(),
     value => args::time_ms(env, &value, "registration.startTime", "property")?,
   };
@@ -397,14 +395,9 @@ fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistrati
     command,
     cwd,
     start_time,
-    output_path: string("outputPath")?,
+    output_path: bag.string("outputPath")?,
     pid: args::optional_pid_field(env, object, "registration.pid")?,
-    todo_work_chain_id: args::optional_string_field(
-      env,
-      object,
-      "todoWorkChainId",
-      "registration.todoWorkChainId",
-    )?,
+    todo_work_chain_id: bag.opt_string("todoWorkChainId")?,
   })
 }
 

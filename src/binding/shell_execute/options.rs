@@ -5,7 +5,7 @@ use std::path::Path;
 
 use napi::bindgen_prelude::*;
 
-use crate::binding::args;
+use crate::binding::args::{self, Bag};
 use crate::core::ids::shell_id_problem;
 use crate::core::shell::DEFAULT_MAX_OUTPUT_BYTES;
 use crate::core::text::ecma_trim;
@@ -36,7 +36,8 @@ pub(crate) struct Options {
 }
 
 pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
-  let command = args::string(env, &args::field(o, "command")?, "options.command")?;
+  let bag = Bag::new(env, o, "options");
+  let command = bag.string("command")?;
   if ecma_trim(&command).is_empty() {
     return Err(args::type_error(
       env,
@@ -44,7 +45,7 @@ pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     ));
   }
   args::no_nul(env, &command, "options.command")?;
-  let cwd = args::string(env, &args::field(o, "cwd")?, "options.cwd")?;
+  let cwd = bag.string("cwd")?;
   if !Path::new(&cwd).is_absolute() {
     return Err(args::type_error(
       env,
@@ -52,7 +53,7 @@ pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     ));
   }
   args::no_nul(env, &cwd, "options.cwd")?;
-  let shell_id = args::optional_string_field(env, o, "shellId", "options.shellId")?;
+  let shell_id = bag.opt_string("shellId")?;
   if let Some(problem) = shell_id.as_deref().and_then(shell_id_problem) {
     return Err(args::value_error(
       env,
@@ -62,7 +63,7 @@ pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
       ),
     ));
   }
-  let output_dir = args::string(env, &args::field(o, "outputDir")?, "options.outputDir")?;
+  let output_dir = bag.string("outputDir")?;
   if output_dir.is_empty() {
     return Err(args::value_error(
       env,
@@ -70,46 +71,32 @@ pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     ));
   }
   args::no_nul(env, &output_dir, "options.outputDir")?;
-  let terminal = crate::binding::terminal::parse_terminal_option(env, o)?;
-  let persist = crate::binding::persist::parse_persist_option(env, o, terminal.is_some())?;
+  let terminal = crate::binding::terminal::parse_terminal_option(&bag)?;
+  let persist = crate::binding::persist::parse_persist_option(&bag, terminal.is_some())?;
   Ok(Options {
     command,
     cwd,
     output_dir,
-    env: args::env_record(env, &args::field(o, "env")?, "options.env")?,
-    max_output_bytes: args::optional_integer_field(
-      env,
-      o,
-      "maxOutputBytes",
-      "options.maxOutputBytes",
-      1.0,
-      9_007_199_254_740_991.0,
-    )?
-    .map_or(DEFAULT_MAX_OUTPUT_BYTES, |n| n as u64),
+    env: args::env_record(env, &bag.get("env")?, "options.env")?,
+    max_output_bytes: bag
+      .opt_u64("maxOutputBytes", 1, args::MAX_SAFE_INTEGER as u64)?
+      .unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
     shell_id,
     terminal,
-    timeout_ms: args::parse_timeout_ms(env, o, persist.is_some())?,
-    limits: args::parse_limits(env, o, persist.is_some())?,
-    stop_at_cap: parse_on_output_cap(env, o, persist.is_some())?,
-    yield_ms: args::optional_integer_field(env, o, "yieldMs", "options.yieldMs", 1.0, 600_000.0)?
-      .map(|n| n as u64),
+    timeout_ms: args::parse_timeout_ms(&bag, persist.is_some())?,
+    limits: args::parse_limits(&bag, persist.is_some())?,
+    stop_at_cap: parse_on_output_cap(&bag, persist.is_some())?,
+    yield_ms: bag.opt_u64("yieldMs", 1, 600_000)?,
     persist,
-    settle_ms: args::optional_integer_field(
-      env,
-      o,
-      "settleMs",
-      "options.settleMs",
-      MIN_SETTLE_MS as f64,
-      MAX_SETTLE_MS as f64,
-    )?
-    .map(|n| n as u64),
+    settle_ms: bag.opt_u64("settleMs", MIN_SETTLE_MS, MAX_SETTLE_MS)?,
   })
 }
 
 /// `onOutputCap`: `'truncate'` (the default) or `'stop'`; `'stop'` is refused with `persist`
 /// (the keeper writes a persisted shell's file).
-fn parse_on_output_cap(env: &Env, o: &Object, persisted: bool) -> Result<bool> {
-  let value = args::optional_string_field(env, o, "onOutputCap", "options.onOutputCap")?;
+fn parse_on_output_cap(bag: &Bag, persisted: bool) -> Result<bool> {
+  let env = bag.env;
+  let value = bag.opt_string("onOutputCap")?;
   match value.as_deref() {
     None | Some("truncate") => Ok(false),
     Some("stop") if persisted => Err(args::type_error(

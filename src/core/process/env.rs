@@ -60,3 +60,31 @@ fn same_name(a: &OsStr, b: &OsStr) -> bool {
     a == b
   }
 }
+
+/// Why `key` cannot name an environment variable (empty, `=` or NUL), or `None`.
+pub fn env_name_problem(key: &str) -> Option<&'static str> {
+  if key.is_empty() {
+    Some("must not be empty")
+  } else if key.contains('=') {
+    Some("must not contain \"=\"")
+  } else if key.contains('\0') {
+    Some("must not contain null bytes")
+  } else {
+    None
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn environment_names() {
+    assert_eq!(env_name_problem("PATH"), None);
+    assert_eq!(env_name_problem("weird name-1.x"), None);
+    assert_eq!(env_name_problem(""), Some("must not be empty"));
+    assert_eq!(env_name_problem("A=B"), Some("must not contain \"=\""));
+    assert_eq!(env_name_problem("=C:"), Some("must not contain \"=\""));
+    assert_eq!(env_name_problem("A\0"), Some("must not contain null bytes"));
+  }
+}

@@ -62,7 +62,7 @@ pub use controls::LIMITS_UNSUPPORTED;
 pub use controls::{
   check_limits, listening_ports, memory_limit_hit, memory_limit_of, tree_usage, PORTS_SUPPORTED,
 };
-pub use env::{child_env, EnvOptions, DEFAULT_REMOVE_ENV};
+pub use env::{child_env, env_name_problem, EnvOptions, DEFAULT_REMOVE_ENV};
 pub use exit::{signal_name, signal_number, ExitStatusInfo};
 pub use limits::{Limits, Usage, MEMORY_LIMIT_POLL};
 pub use liveness::Liveness;

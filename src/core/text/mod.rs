@@ -13,6 +13,7 @@ mod frames;
 mod length;
 mod line_buffer;
 mod line_splitter;
+mod node_style;
 mod output_file;
 mod output_text;
 mod paths;
@@ -24,6 +25,7 @@ mod tail;
 pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
+mod utf16;
 mod utf8;
 mod whitespace;
 mod xml;
@@ -46,6 +48,7 @@ pub use frames::{FrameCollapser, FramePiece};
 pub use length::{truncate_code_points, truncate_utf16, utf16_len};
 pub use line_buffer::{LineBuffer, DEFAULT_LINE_BUFFER_MAX_CODE_POINTS, LINE_TRUNCATION_MARKER};
 pub use line_splitter::{LineSplitter, PARTIAL_LINE_CAP_UNITS};
+pub use node_style::{js_number, property_path, quoted};
 pub use paths::{get_monitor_output_path, sanitize_filename_component, status_file_path_for};
 pub use plain::{
   first_and_last, plain_line_texts, plain_line_texts_rev, plain_lines_counted, PlainImportant,
@@ -58,6 +61,7 @@ pub use tail::{
   clean_output_tail, clean_output_text, read_task_output_tail, OutputTail,
   MAX_TASK_OUTPUT_TAIL_BYTES,
 };
+pub use utf16::push_utf16;
 pub use utf8::Utf8StreamDecoder;
 pub use whitespace::{ecma_trim, ecma_trim_end, ecma_trim_start, is_ecma_whitespace};
 pub use xml::escape_xml;
