@@ -247,7 +247,7 @@ pub fn field<'env>(obj: &Object<'env>, key: &str) -> Result<Unknown<'env>> {
 #[derive(Clone, Copy)]
 pub struct Bag<'a, 'env> {
   pub env: &'a Env,
-  pub object: Object<'env>,
+  object: Object<'env>,
   base: &'a str,
 }
 
@@ -260,9 +260,9 @@ impl<'a, 'env> Bag<'a, 'env> {
     }
   }
 
-  /// `<base>.<key>`.
+  /// `<base>.<key>` ([`property_path`]).
   pub fn path(&self, key: &str) -> String {
-    format!("{}.{key}", self.base)
+    property_path(self.base, key)
   }
 
   /// The property as it is (`undefined` when absent).

@@ -18,8 +18,8 @@ pub struct Pace {
   exited_at: Option<i64>,
   stopped_at: Option<i64>,
   killed_at: Option<i64>,
-  /// How often a stop kills again: [`KILL_AGAIN_MS`] unless [`Self::stopped_every`] said.
-  kill_every: Option<i64>,
+  /// How often a stop kills again (set with the stop).
+  kill_every: i64,
 }
 
 /// What a loop turn under a stop does.
@@ -57,7 +57,7 @@ impl Pace {
   pub fn stopped_every(&mut self, now: i64, kill_every: i64) {
     self.stopped_at = Some(now);
     self.killed_at = Some(now);
-    self.kill_every = Some(kill_every);
+    self.kill_every = kill_every;
   }
 
   /// A turn of the loop at `now` while a stop is under way.
@@ -68,8 +68,7 @@ impl Pace {
     {
       return AfterStop::GiveUp;
     }
-    let every = self.kill_every.unwrap_or(KILL_AGAIN_MS);
-    if self.killed_at.is_some_and(|at| now - at >= every) {
+    if self.killed_at.is_some_and(|at| now - at >= self.kill_every) {
       self.killed_at = Some(now);
       return AfterStop::KillAgain;
     }
