@@ -21,15 +21,19 @@
 //   unwinder every Rust cdylib needs), so a link-only directory holding a
 //   symlink to it is added to the final link.
 //
-// Both use Debian's rustc-web toolchain with -Zbuild-std (as test:targets
-// does) and build into target/cross, kept between runs, with warnings
-// denied (so .ci/run does not also type-check these two targets in
-// test:targets). Missing packages are installed with apt-get.
+// Both use Debian's rustc-web toolchain and build into target/cross, kept
+// between runs, with warnings denied (so .ci/run does not also type-check
+// these two targets in test:targets). arm64 links Debian's own arm64 build
+// of the standard library, unpacked from its package (scripts/lib/debian.mjs,
+// arm64StandardLibrary), and builds it from source with -Zbuild-std only where
+// that package cannot be fetched; musl, which Debian has no standard library
+// for, always builds it from source. Missing packages are installed with
+// apt-get.
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { LINUX_CROSS, TOOLCHAIN } from './lib/debian.mjs'
+import { arm64StandardLibrary, LINUX_CROSS, TOOLCHAIN } from './lib/debian.mjs'
 import { ensureDebianPackages, main, MIN, output, run } from './lib/run.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -74,13 +78,16 @@ const seconds = (started) => `${((Date.now() - started) / 1000).toFixed(0)} s`
 
 async function arm64Tests() {
   const started = Date.now()
+  // Debian's own arm64 build of the standard library where it can be had, else one from source.
+  const sysroot = await arm64StandardLibrary(join(cross, 'arm64-std'))
+  const std = sysroot === null ? ['-Zbuild-std=std,panic_unwind'] : []
   const built = await output(
     'the arm64 test build (cargo test --no-run, aarch64-unknown-linux-gnu)',
     CARGO,
     [
       // The pure core's tests (the crate taskstream-core): nothing in src/binding/ differs by
       // architecture, and the host runs its tests.
-      'test', '--locked', '--no-run', '-p', 'taskstream-core', '--lib', '-Zbuild-std=std,panic_unwind',
+      'test', '--locked', '--no-run', '-p', 'taskstream-core', '--lib', ...std,
       '--target', 'aarch64-unknown-linux-gnu', '--message-format=json-render-diagnostics',
     ],
     {
@@ -91,7 +98,9 @@ async function arm64Tests() {
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER: ARM_GCC,
         // Warnings denied, as test:targets does for the targets it only type-checks (.ci/run
         // leaves this one to this build).
-        RUSTFLAGS: '-D warnings',
+        // (With --target, RUSTFLAGS reach only the units built for the target, not build scripts
+        // or proc macros.)
+        RUSTFLAGS: sysroot === null ? '-D warnings' : `-D warnings --sysroot ${sysroot}`,
         // Optimised: every instruction is emulated.
         CARGO_PROFILE_DEV_OPT_LEVEL: '2',
         CARGO_PROFILE_DEV_DEBUG: '0',
@@ -143,49 +152,39 @@ async function muslLink() {
   const muslEnv = {
     ...baseEnv,
     CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: MUSL_GCC,
-    RUSTFLAGS: '-D warnings -C target-feature=-crt-static',
+    // The link-only directory reaches every unit built for the target; only the two links use it.
+    RUSTFLAGS: `-D warnings -C target-feature=-crt-static -C link-arg=-L${libgcc}`,
     // Only the link is checked here: no debug info to make and write.
     CARGO_PROFILE_DEV_DEBUG: '0',
   }
+  // The cdylib and the keeper executable the musl package ships beside it, in one build: the core
+  // and its dependencies are compiled once, with the features both packages unify to (built one
+  // after the other, the keeper alone compiled regex, serde and the core again).
   const build = await run(
-    'the musl cdylib build (cargo rustc, x86_64-unknown-linux-musl)',
+    'the musl cdylib and keeper build (cargo build -p taskstream -p taskstream-keeper, x86_64-unknown-linux-musl)',
     CARGO,
     [
-      'rustc', '--locked', '-p', 'taskstream', '--lib', '-Zbuild-std=std,panic_unwind', '--target', 'x86_64-unknown-linux-musl',
-      '--', '-C', `link-arg=-L${libgcc}`,
+      'build', '--locked', '-p', 'taskstream', '-p', 'taskstream-keeper', '-Zbuild-std=std,panic_unwind',
+      '--target', 'x86_64-unknown-linux-musl',
     ],
     { cwd: root, check: false, timeoutMs: 30 * MIN, env: muslEnv },
   )
   const library = join(cross, 'x86_64-unknown-linux-musl', 'debug', 'libtaskstream.so')
-  let ok = build.status === 0 && existsSync(library)
+  const exe = join(cross, 'x86_64-unknown-linux-musl', 'debug', 'taskstream-keeper')
+  let ok = build.status === 0 && existsSync(library) && existsSync(exe)
   if (ok) {
     const dynamic = await output('readelf -d on the musl cdylib', 'readelf', ['-d', library], { timeoutMs: 1 * MIN })
     // Linked against musl's libc (`libc.so`), not glibc's (`libc.so.6`).
     ok = /NEEDED.*\[libc\.so\]/.test(dynamic) && !/libc\.so\.6/.test(dynamic)
     if (!ok) console.log(dynamic)
   }
-  // The keeper executable the musl package ships beside the addon, linked with the same flags (so
-  // the core built for the cdylib serves it).
   if (ok) {
-    const keeper = await run(
-      'the musl keeper build (cargo rustc -p taskstream-keeper, x86_64-unknown-linux-musl)',
-      CARGO,
-      [
-        'rustc', '--locked', '-p', 'taskstream-keeper', '--bin', 'taskstream-keeper', '-Zbuild-std=std,panic_unwind',
-        '--target', 'x86_64-unknown-linux-musl', '--', '-C', `link-arg=-L${libgcc}`,
-      ],
-      { cwd: root, check: false, timeoutMs: 30 * MIN, env: muslEnv },
-    )
-    const exe = join(cross, 'x86_64-unknown-linux-musl', 'debug', 'taskstream-keeper')
-    ok = keeper.status === 0 && existsSync(exe)
-    if (ok) {
-      // A musl executable: musl's loader, musl's libc. (It is not run here: like every
-      // dynamically linked Rust program for musl it loads libgcc_s, the unwinder, and this
-      // machine has only glibc's, which musl cannot load.)
-      const headers = await output('readelf -l -d on the musl keeper', 'readelf', ['-l', '-d', exe], { timeoutMs: 1 * MIN })
-      ok = headers.includes('/lib/ld-musl-x86_64.so.1') && /NEEDED.*\[libc\.so\]/.test(headers) && !/libc\.so\.6/.test(headers)
-      if (!ok) console.log(headers)
-    }
+    // A musl executable: musl's loader, musl's libc. (It is not run here: like every
+    // dynamically linked Rust program for musl it loads libgcc_s, the unwinder, and this
+    // machine has only glibc's, which musl cannot load.)
+    const headers = await output('readelf -l -d on the musl keeper', 'readelf', ['-l', '-d', exe], { timeoutMs: 1 * MIN })
+    ok = headers.includes('/lib/ld-musl-x86_64.so.1') && /NEEDED.*\[libc\.so\]/.test(headers) && !/libc\.so\.6/.test(headers)
+    if (!ok) console.log(headers)
   }
   console.log(`${ok ? 'ok  ' : 'FAIL'} x86_64-unknown-linux-musl cdylib and keeper linked (${seconds(started)})`)
   return ok
