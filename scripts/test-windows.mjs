@@ -88,10 +88,14 @@ async function buildTests() {
     'the Windows test build (cargo test --no-run, x86_64-pc-windows-gnu)',
     CARGO,
     [
-      // The pure core's tests (the crate taskstream-core): the binding is built for Windows by
-      // buildAddon() below and exercised by vitest under Wine; its few unit tests are plain logic
-      // that every host run covers.
-      'test', '--locked', '--no-run', '-p', 'taskstream-core', '--lib', '-Zbuild-std=std,panic_unwind',
+      // The pure core's tests (the crate taskstream-core; the binding and the keeper have no Rust
+      // tests: the binding is built for Windows by buildAddon() below and exercised by vitest
+      // under Wine). The three packages are named so that cargo unifies their dependencies'
+      // features as buildAddon()'s build does (tracing-subscriber asks more of regex-automata
+      // than the core alone): named alone, the core's dependencies differed, and the addon build
+      // compiled regex, serde, syn and the core's dependents a second time.
+      'test', '--locked', '--no-run', '-p', 'taskstream-core', '-p', 'taskstream', '-p', 'taskstream-keeper',
+      '-Zbuild-std=std,panic_unwind',
       '--target', TARGET, '--message-format=json-render-diagnostics',
     ],
     { cwd: root, env: { ...crossEnv, ...profileEnv }, timeoutMs: 40 * MIN },
