@@ -16,7 +16,7 @@
 // the test harnesses at opt-level 1 with line tables (debug assertions and overflow checks stay
 // on): the core's property, split and linearity tests then do the same work in a fifth of the CPU
 // (docs/development.md, "npm test"). The list is named rather than `package."*"`, which would also
-// optimise the proc macros (syn twice, serde_derive, napi-derive: 85 s more of a cold build on two
+// optimise the proc macros (syn, then built twice, serde_derive, napi-derive: 85 s more of a cold build on two
 // cores, for tests no faster). Given as `--config` here, so a plain `cargo test` keeps the default
 // profile, and both builds are cached side by side.
 //
