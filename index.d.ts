@@ -9,6 +9,579 @@
  */
 export declare const RECOMMENDED_SIGNAL: Readonly<RecommendedSignal>
 
+// The shapes of the options, entries and results the API takes and returns (docs/API.md):
+// TypeScript only. The binding reads and writes them field by field (src/binding/args.rs and the
+// object writers), so no Rust type stands for them.
+
+/** What `executeBackground()` returns at once. */
+export interface BackgroundShellHandle {
+  shellId: string
+  /** `undefined` when the spawn failed (never 0 or -1). */
+  pid?: number
+  outputPath: string
+  statusPath: string
+  /** The command as run (a trailing `&` stripped). */
+  command: string
+  strippedTrailingAmp: boolean
+  done: Promise<BackgroundShellResult>
+  /** Lets Node exit while the shell runs (like `ChildProcess.unref()`). */
+  unref: () => void
+  /** Keeps Node alive while the shell runs again. */
+  ref: () => void
+  /**
+   * With `yieldMs` (API.md §6.8): `true` when the command ended within it
+   * (`done` is then settled), `false` when it went on in the background.
+   */
+  foreground?: boolean
+  /**
+   * With `yieldMs`, when `foreground`: the cleaned tail of the output file
+   * (as `readTaskOutputTail`, `''` when there was none).
+   */
+  outputTail?: string
+}
+
+/** What `done` resolves with, once the output file is flushed and closed. */
+export interface BackgroundShellResult {
+  shellId: string
+  /**
+   * The status the registry settled the shell with (`cancelled` after
+   * `abortAll()` or `cancel()`, even once the entry was pruned or reset
+   * away). A shell `reset()` removed while running is settled by its own
+   * end instead. `error` goes with it.
+   */
+  status: BackgroundShellStatus
+  exitCode?: number | null
+  /** The numeric signal that ended the shell (e.g. 15). */
+  signal?: number | null
+  error?: string
+  aborted: boolean
+  /** Raw bytes read from both pipes. */
+  bytesRead: number
+  /** Bytes written to the output file, marker lines excluded. */
+  bytesWritten: number
+  /**
+   * Bytes read after the cap was reached, after binary was detected on their
+   * stream, or after a write error.
+   */
+  bytesNotWritten: number
+  binaryDetected: boolean
+  /** Who ended the shell (API.md §6.3). */
+  end: TaskEnd
+}
+
+/** 0-based. */
+export interface CursorPosition {
+  row: number
+  col: number
+}
+
+/** r" Options of `executeBackground()`. */
+export interface ExecuteBackgroundOptions {
+  /** r" A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept." */
+  command: string
+  /** r" Absolute. */
+  cwd: string
+  /** r" `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it. */
+  outputDir: string
+  /** r" Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`). */
+  registry?: BackgroundShellRegistry
+  /** r" Aborting it cancels the shell. Do not pass a turn signal here. */
+  signal?: AbortSignal
+  /** r" Cap on the output file (default 1 GiB); past it bytes are counted, not written. */
+  maxOutputBytes?: number
+  /**
+   * r" What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
+   * r" default) keeps the task running and counts the rest; `'stop'` stops the
+   * r" tree as a cancel does and fails the shell with `output limit of <n> bytes
+   * r" reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
+   */
+  onOutputCap?: 'truncate' | 'stop'
+  /**
+   * r" 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
+   * r" handle instead, resolved when the command ends (`foreground: true`,
+   * r" `outputTail`, `done` settled) or after this many ms (`foreground:
+   * r#" false`), whichever comes first: one call for "run this, and background"#
+   * r#" it if it takes long"."#
+   */
+  yieldMs?: number
+  /** r" Default `bg_` + 8 hex characters. */
+  shellId?: string
+  /** Added to the inherited environment, last (may override anything). */
+  env?: Record<string, string>
+  /**
+   * 100..3600000: after output, once no byte arrived for this long, one
+   * notification with `meta.type === 'settled'` (re-armed by the next byte).
+   */
+  settleMs?: number
+  /**
+   * 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
+   * task is stopped as a cancel stops it and fails with a "timed out after
+   * <ms> ms" error (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
+   * `persist`.
+   */
+  timeoutMs?: number
+  /**
+   * Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
+   * `persist`.
+   */
+  limits?: TaskLimits
+  /**
+   * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+   * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+   */
+  terminal?: TerminalOptions | boolean
+  /**
+   * Run the task under a detached keeper that outlives this host on a lease
+   * (docs/persistence.md). Not with `terminal`.
+   */
+  persist?: PersistOptions
+}
+
+/** `{ notify?: boolean }`; `notify` defaults to true. */
+export interface MonitorCancelOptions {
+  notify?: boolean
+}
+
+/** The third argument of a monitor notification callback. */
+export interface MonitorNotificationMeta {
+  /** Which notification this is: an event, a settled notice (`settleMs`) or the terminal one. */
+  type: 'event' | 'settled' | 'terminal'
+  /** Terminal notifications: who ended the task. */
+  end?: TaskEnd
+  monitorId: string
+  status: MonitorStatus
+  eventCount: number
+  toolUseId?: string
+  ownerAgentId?: string
+  todoWorkChainId?: string
+  /**
+   * A batch (`batchMs`): the window's lines, each cut as an event line
+   * (2000 UTF-16 units + `...[truncated]`), not escaped.
+   */
+  lines?: Array<string>
+  /**
+   * `digest`: lines dropped since the previous notification of this monitor
+   * (the `<result>` then ends with the digest line).
+   */
+  droppedSince?: number
+}
+
+/** r" What the fed-mode `register()` takes: the TypeScript registration shape. */
+export interface MonitorRegistration {
+  monitorId: string
+  command: string
+  description: string
+  eventCount: number
+  lastEventTime: number
+  maxEvents: number
+  idleTimeoutMs: number
+  droppedLines: number
+  outputFile: string
+  toolUseId?: string
+  ownerAgentId?: string
+  status: 'running'
+  startTime: number
+  abortController: AbortController
+  pid?: number
+  todoWorkChainId?: string
+}
+
+export interface MonitorRegistryOptions {
+  /** Running monitors allowed at once (default 16). */
+  maxConcurrent?: number
+  /** Terminal entries kept (default 128). */
+  maxRetainedTerminal?: number
+  /** Native line throttle; `false` turns it off. */
+  throttle?: ThrottleOptions | false
+  /**
+   * Variables removed from native children's environment
+   * (default `['QWEN_SERVER_TOKEN', 'QWEN_DAEMON_TOKEN']`).
+   */
+  removeEnv?: Array<string>
+}
+
+/** r" Options of `start()` (API.md §3). */
+export interface MonitorStartOptions {
+  command: string
+  /** r" The label; defaults to the command. */
+  description?: string
+  /** r" 1..10000, default 1000; out of range is a RangeError, never clamped. */
+  maxEvents?: number
+  /** r" 1..600000, default 300000; stops after this long with no output byte at all. */
+  idleTimeoutMs?: number
+  /** r" Absolute; default `process.cwd()`. */
+  cwd?: string
+  toolUseId?: string
+  ownerAgentId?: string
+  todoWorkChainId?: string
+  /** r" Default `mon_` + 16 hex characters. */
+  monitorId?: string
+  /** r" Hold Node's event loop while the monitor runs (default false). */
+  keepAlive?: boolean
+  /**
+   * r" 10..10000: accepted lines leave in windows: the first accepted line opens
+   * r" one; it closes after this many ms, at `maxBatchLines` lines, or when the
+   * r" task stops (before a settled notification; at the end it rides in the terminal one), and its lines
+   * r" leave as one notification (`meta.lines`, `eventCount` counting each line,
+   * r" summary `emitted events #a–b.`). The throttle then spends one token per
+   * r" window, taken when it opens; a window opened on an empty bucket is
+   * r" dropped whole. Default: one notification per line.
+   */
+  batchMs?: number
+  /** r" 1..1000, default 20: a window closes when it holds this many lines. */
+  maxBatchLines?: number
+  /**
+   * r" A regex (Rust `regex` syntax, linear time), tested on the sanitised line
+   * r" before the throttle: a matching line is never dropped by the throttle and
+   * r" costs no extra notification. With a token (or an open delivered window) it
+   * r" goes out as any line; when the bucket is empty it is held (at most
+   * r" `maxBatchLines`, one more is dropped and counted) and the bucket's next
+   * r" token is spent on the held lines the moment it refills: one notification
+   * r" (`meta.lines`), or with `batchMs` a window that starts with them. Held
+   * r" lines leave before a settled notification and ride in the terminal one.
+   * r" An invalid one is a SyntaxError.
+   */
+  important?: string
+  /**
+   * r" When lines were dropped since the previous notification, the next one
+   * r" (event, settled or terminal) carries `meta.droppedSince` and its
+   * r" `<result>` ends with `[N lines dropped since the last notification;
+   * r" first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
+   * r" b× <template>; +k more]` (lines differing only in numbers, ids or hashes
+   * r" share a template).
+   */
+  digest?: boolean | 'templates'
+  /**
+   * r" 0..1000, with `batchMs`: a window carries at most this many ordinary lines
+   * r" (the rest are dropped and counted); an ordinary line opens a window only
+   * r" when the bucket is full, so its tokens are kept for important lines.
+   */
+  sampleLines?: number
+  /**
+   * r" 0..100, with `important` and `sampleLines`: up to this many lines before an
+   * r" important line travel with it (`meta.lines`), back to the last line that
+   * r" repeats the stream's recent templates or a blank line.
+   */
+  contextBefore?: number
+  /**
+   * r" 0..100, with `important` and `sampleLines`: up to this many lines after an
+   * r" important line join it, until a line repeats the stream's recent
+   * r" templates, a blank line, or its window closes.
+   */
+  contextAfter?: number
+  /** Added to the inherited environment, last (may override anything). */
+  env?: Record<string, string>
+  /**
+   * 100..3600000: after output, once no byte arrived for this long, one
+   * notification with `meta.type === 'settled'` (re-armed by the next byte).
+   */
+  settleMs?: number
+  /**
+   * 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
+   * task is stopped as a cancel stops it and fails with a "timed out after
+   * <ms> ms" error (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
+   * `persist`.
+   */
+  timeoutMs?: number
+  /**
+   * Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
+   * `persist`.
+   */
+  limits?: TaskLimits
+  /**
+   * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
+   * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
+   */
+  terminal?: TerminalOptions | boolean
+  /**
+   * Run the task under a detached keeper that outlives this host on a lease
+   * (docs/persistence.md). Not with `terminal`.
+   */
+  persist?: PersistOptions
+}
+
+/**
+ * r" A monitor entry. `register()` returns the caller's own object, `start()` one
+ * r" object per monitor; `get()` returns that same object, kept up to date. Its
+ * r" `end` is also set on entries `reset()` removed.
+ */
+export interface MonitorTask {
+  id: string
+  /** r" Equals `id`; a deprecated alias kept for callers. */
+  monitorId: string
+  kind: 'monitor'
+  /** r" Native mode: the normalised `spawnCommand`. */
+  command: string
+  description: string
+  status: MonitorStatus
+  /** r" Callers may write it (fed mode). */
+  pid?: number
+  toolUseId?: string
+  ownerAgentId?: string
+  /** r" Accepted events. */
+  eventCount: number
+  /** r" Lines lost to throttling; callers may write it (fed mode). */
+  droppedLines: number
+  lastEventTime: number
+  /** r" Also `Max events reached` and `Idle timeout`. */
+  error?: string
+  maxEvents: number
+  idleTimeoutMs: number
+  /** r" Reserved, never written; `''` for native monitors. */
+  outputFile: string
+  /** r" Always 0 for monitors. */
+  outputOffset: number
+  /** r" The terminal notification was emitted (or suppressed by a silent cancel). */
+  notified: boolean
+  /** r" Native mode: bytes read from both pipes (0 in fed mode). */
+  bytesRead: number
+  /** r" Native mode: lines produced by the splitters before trimming, sanitising or throttling. */
+  linesSeen: number
+  /**
+   * r" Native mode: bytes of over-long lines that no event carries: what follows
+   * r" the 4096-unit cut, up to the line's newline (0 in fed mode).
+   */
+  truncatedBytes: number
+  exitCode?: number
+  startTime: number
+  endTime?: number
+  abortController: AbortController
+  todoWorkChainId?: string
+  /** Who ended it (API.md §6.3), once settled. */
+  end?: TaskEnd
+  /**
+   * The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
+   * live, non-enumerable accessor read on each access; `undefined` once the
+   * task ended, for an entry fed from JavaScript, and where the ports cannot
+   * be read (macOS and Windows for now).
+   */
+  ports?: Array<number>
+  /**
+   * What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
+   * accessor, live while the task runs and final once it ended; `undefined` without limits.
+   */
+  usage?: TaskUsage
+}
+
+/**
+ * `persist` (docs/persistence.md): the task runs under a detached keeper
+ * and outlives this host while a host attached to `stateDir` renews its lease.
+ */
+export interface PersistOptions {
+  /**
+   * Absolute; created 0700. A symlink, a directory owned by another user or
+   * one with group/other permission bits is refused.
+   */
+  stateDir: string
+  /**
+   * 1000..604800000, default 600000: with no host renewing the stateDir's
+   * lease for this long, the keeper ends the task's whole tree.
+   */
+  leaseMs?: number
+}
+
+/** A state file `recover()` could not trust (renamed `<name>.corrupt`). */
+export interface RecoverCorrupt {
+  file: string
+  error: string
+}
+
+/**
+ * A persisted task `recover()` could not take over: its keeper is gone, or
+ * a process with its pid is not the same process. Never signalled.
+ */
+export interface RecoverLost {
+  id: string
+  command: string
+  reason: string
+}
+
+/** `recover({ stateDir })`. */
+export interface RecoverOptions {
+  /** The `persist.stateDir` the tasks were started with. */
+  stateDir: string
+}
+
+/** A terminal task's screen (API.md §6.5). */
+export interface ScreenSnapshot {
+  /**
+   * The visible rows joined by `\n`, each row's trailing spaces and the
+   * trailing empty rows trimmed.
+   */
+  text: string
+  cursor: CursorPosition
+  cols: number
+  rows: number
+  /** The last title the program set (OSC 0 or 2). */
+  title?: string
+  /** Epoch ms of the last visible change. */
+  changedAt: number
+}
+
+/** The third argument of a shell notification callback. */
+export interface ShellNotificationMeta {
+  /** `'terminal'`, or `'settled'` for the notice of `settleMs`. */
+  type: 'settled' | 'terminal'
+  /** Terminal notifications: who ended the shell. */
+  end?: TaskEnd
+  shellId: string
+  status: BackgroundShellStatus
+  exitCode?: number
+  todoWorkChainId?: string
+}
+
+/** r" A background shell entry: the caller's registration object, filled in. */
+export interface ShellTask {
+  id: string
+  /** r" Equals `id`. */
+  shellId: string
+  kind: 'shell'
+  command: string
+  /** r" Equals `command`. */
+  description: string
+  cwd: string
+  status: BackgroundShellStatus
+  pid?: number
+  error?: string
+  /** r" The output file. */
+  outputFile: string
+  /** r" Equals `outputFile`; a deprecated alias. */
+  outputPath: string
+  outputOffset: number
+  /** r" The terminal notification was consumed (or suppressed by `abortAll`). */
+  notified: boolean
+  exitCode?: number
+  startTime: number
+  endTime?: number
+  abortController: AbortController
+  todoWorkChainId?: string
+  /** Who ended it (API.md §6.3), once settled. */
+  end?: TaskEnd
+  /**
+   * The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
+   * live, non-enumerable accessor read on each access; `undefined` once the
+   * task ended, for an entry fed from JavaScript, and where the ports cannot
+   * be read (macOS and Windows for now).
+   */
+  ports?: Array<number>
+  /**
+   * What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
+   * accessor, live while the task runs and final once it ended; `undefined` without limits.
+   */
+  usage?: TaskUsage
+}
+
+/** r" What `BackgroundShellRegistry.register()` takes. */
+export interface ShellTaskRegistration {
+  shellId: string
+  command: string
+  cwd: string
+  outputPath: string
+  status: 'running'
+  startTime: number
+  abortController: AbortController
+  pid?: number
+  todoWorkChainId?: string
+}
+
+/** Who ended a task (API.md §6.3). */
+export interface TaskEnd {
+  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout' | 'limit' | 'restarted'
+  by: 'process' | 'caller' | 'limit' | 'host'
+  /** For `by: 'caller'`. */
+  via?: 'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal' | 'restart'
+  exitCode?: number
+  /** `'SIGTERM'`, … */
+  signal?: string
+  /** The OS error text, … */
+  detail?: string
+  /** For `reason: 'limit'` (API.md §6.8): which limit. */
+  limit?: 'output' | 'memory'
+}
+
+/**
+ * `limits` (API.md §6.8): bounds on the whole tree of a task, enforced by its cgroup (Linux:
+ * v2 where the host's cgroup delegates the controllers, else the v1 hierarchies) or its Job
+ * Object (Windows). Limits the host cannot enforce make `start()`/`executeBackground()` throw
+ * an Error saying why, before anything starts; macOS refuses every limit. Not with `persist`.
+ */
+export interface TaskLimits {
+  /**
+   * 1048576..2^53−1: the tree's memory, swap off. An allocation past it gets the task killed:
+   * it fails with `end.reason: 'limit'`, `end.limit: 'memory'`.
+   */
+  memoryBytes?: number
+  /** 1..10000: the tree's CPU time as a percentage of one core (100: a whole core). */
+  cpuPercent?: number
+  /** 1..4194304: how many processes the tree may have at once; a fork past it fails. */
+  maxProcesses?: number
+}
+
+/** `entry.usage` (API.md §6.8): what a task with `limits` used, from its cgroup or Job. */
+export interface TaskUsage {
+  /** CPU time of the whole tree, user and system, in ms. */
+  cpuMs?: number
+  /**
+   * The tree's peak memory in bytes (Linux: `memory.peak` on cgroup v2 ≥ 5.19, or
+   * `memory.max_usage_in_bytes` on v1; Windows: the Job's peak).
+   */
+  peakMemoryBytes?: number
+}
+
+/**
+ * `terminal: true | { cols, rows }` (API.md §6.5): the command gets a
+ * pseudo-terminal as stdin, stdout and stderr.
+ */
+export interface TerminalOptions {
+  /** 1..1000, default 120. */
+  cols?: number
+  /** 1..1000, default 40. */
+  rows?: number
+}
+
+/** The token bucket applied to native monitor lines. */
+export interface ThrottleOptions {
+  /** Tokens at start and at most (default 5). */
+  burst: number
+  /** One token is added per this many milliseconds (default 1000). */
+  refillMs: number
+}
+
+/**
+ * Options of `waitFor` (API.md §6.1). The first condition met wins; with
+ * none, only the settle (`exit`) ends the wait.
+ */
+export interface WaitForOptions {
+  /**
+   * A Rust `regex` (linear time), tested on every sanitised output line from
+   * the call on, lines the throttle drops included.
+   */
+  match?: string
+  /** 1..86400000: no output byte for this long, counted from the call. */
+  quietMs?: number
+  /** 1..86400000. */
+  timeoutMs?: number
+  /**
+   * API.md §6.8 (Linux for now): `true` resolves with `port` when the task's
+   * tree listens on any TCP port, a number (1..65535) when it listens on
+   * that one; the ports are read every 25 ms while the wait is pending.
+   */
+  port?: boolean | number
+  /** Aborting resolves the wait with `aborted`. */
+  signal?: AbortSignal
+}
+
+/** What a `waitFor` promise resolves with. */
+export interface WaitResult {
+  reason: WaitReason
+  /** The matching line, for `match`. */
+  line?: string
+  /** The port, for `port`. */
+  port?: number
+  status: 'running' | 'completed' | 'failed' | 'cancelled'
+  elapsedMs: number
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -235,62 +808,6 @@ export declare class MonitorRegistry {
   resize(monitorId: string, cols: number, rows: number): void
 }
 
-/** What `executeBackground()` returns at once. */
-export interface BackgroundShellHandle {
-  shellId: string
-  /** `undefined` when the spawn failed (never 0 or -1). */
-  pid?: number
-  outputPath: string
-  statusPath: string
-  /** The command as run (a trailing `&` stripped). */
-  command: string
-  strippedTrailingAmp: boolean
-  done: Promise<BackgroundShellResult>
-  /** Lets Node exit while the shell runs (like `ChildProcess.unref()`). */
-  unref: () => void
-  /** Keeps Node alive while the shell runs again. */
-  ref: () => void
-  /**
-   * With `yieldMs` (API.md §6.8): `true` when the command ended within it
-   * (`done` is then settled), `false` when it went on in the background.
-   */
-  foreground?: boolean
-  /**
-   * With `yieldMs`, when `foreground`: the cleaned tail of the output file
-   * (as `readTaskOutputTail`, `''` when there was none).
-   */
-  outputTail?: string
-}
-
-/** What `done` resolves with, once the output file is flushed and closed. */
-export interface BackgroundShellResult {
-  shellId: string
-  /**
-   * The status the registry settled the shell with (`cancelled` after
-   * `abortAll()` or `cancel()`, even once the entry was pruned or reset
-   * away). A shell `reset()` removed while running is settled by its own
-   * end instead. `error` goes with it.
-   */
-  status: BackgroundShellStatus
-  exitCode?: number | null
-  /** The numeric signal that ended the shell (e.g. 15). */
-  signal?: number | null
-  error?: string
-  aborted: boolean
-  /** Raw bytes read from both pipes. */
-  bytesRead: number
-  /** Bytes written to the output file, marker lines excluded. */
-  bytesWritten: number
-  /**
-   * Bytes read after the cap was reached, after binary was detected on their
-   * stream, or after a write error.
-   */
-  bytesNotWritten: number
-  binaryDetected: boolean
-  /** Who ended the shell (API.md §6.3). */
-  end: TaskEnd
-}
-
 /** `running` leads to exactly one of the other three. */
 export type BackgroundShellStatus = 'running' | 'completed' | 'failed' | 'cancelled'
 
@@ -299,12 +816,6 @@ export type BackgroundShellStatus = 'running' | 'completed' | 'failed' | 'cancel
  * the shell tool shows the model (`Blocked: <description>. Run blocking commands …`).
  */
 export declare function blockedSleepMessage(command: string): string | null
-
-/** 0-based. */
-export interface CursorPosition {
-  row: number
-  col: number
-}
 
 /**
  * Returns `null` when the command is allowed; otherwise the description of the
@@ -329,68 +840,6 @@ export declare function escapeXml(text: string): string
  * error>`, as when the spawn fails.
  */
 export declare function executeBackground<O extends ExecuteBackgroundOptions>(options: O): O extends { yieldMs: number } ? Promise<BackgroundShellHandle> : BackgroundShellHandle
-
-/** r" Options of `executeBackground()`. */
-export interface ExecuteBackgroundOptions {
-  /** r" A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept." */
-  command: string
-  /** r" Absolute. */
-  cwd: string
-  /** r" `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it. */
-  outputDir: string
-  /** r" Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`). */
-  registry?: BackgroundShellRegistry
-  /** r" Aborting it cancels the shell. Do not pass a turn signal here. */
-  signal?: AbortSignal
-  /** r" Cap on the output file (default 1 GiB); past it bytes are counted, not written. */
-  maxOutputBytes?: number
-  /**
-   * r" What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
-   * r" default) keeps the task running and counts the rest; `'stop'` stops the
-   * r" tree as a cancel does and fails the shell with `output limit of <n> bytes
-   * r" reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
-   */
-  onOutputCap?: 'truncate' | 'stop'
-  /**
-   * r" 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
-   * r" handle instead, resolved when the command ends (`foreground: true`,
-   * r" `outputTail`, `done` settled) or after this many ms (`foreground:
-   * r#" false`), whichever comes first: one call for "run this, and background"#
-   * r#" it if it takes long"."#
-   */
-  yieldMs?: number
-  /** r" Default `bg_` + 8 hex characters. */
-  shellId?: string
-  /** Added to the inherited environment, last (may override anything). */
-  env?: Record<string, string>
-  /**
-   * 100..3600000: after output, once no byte arrived for this long, one
-   * notification with `meta.type === 'settled'` (re-armed by the next byte).
-   */
-  settleMs?: number
-  /**
-   * 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
-   * task is stopped as a cancel stops it and fails with a "timed out after
-   * <ms> ms" error (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
-   * `persist`.
-   */
-  timeoutMs?: number
-  /**
-   * Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
-   * `persist`.
-   */
-  limits?: TaskLimits
-  /**
-   * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
-   * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
-   */
-  terminal?: TerminalOptions | boolean
-  /**
-   * Run the task under a detached keeper that outlives this host on a lease
-   * (docs/persistence.md). Not with `terminal`.
-   */
-  persist?: PersistOptions
-}
 
 /** The process-wide registry `executeBackground` uses when no `registry` is given. */
 export declare function getDefaultBackgroundShellRegistry(): BackgroundShellRegistry
@@ -419,234 +868,8 @@ export interface LineBufferOptions {
   truncationMarker?: string
 }
 
-/** `{ notify?: boolean }`; `notify` defaults to true. */
-export interface MonitorCancelOptions {
-  notify?: boolean
-}
-
-/** The third argument of a monitor notification callback. */
-export interface MonitorNotificationMeta {
-  /** Which notification this is: an event, a settled notice (`settleMs`) or the terminal one. */
-  type: 'event' | 'settled' | 'terminal'
-  /** Terminal notifications: who ended the task. */
-  end?: TaskEnd
-  monitorId: string
-  status: MonitorStatus
-  eventCount: number
-  toolUseId?: string
-  ownerAgentId?: string
-  todoWorkChainId?: string
-  /**
-   * A batch (`batchMs`): the window's lines, each cut as an event line
-   * (2000 UTF-16 units + `...[truncated]`), not escaped.
-   */
-  lines?: Array<string>
-  /**
-   * `digest`: lines dropped since the previous notification of this monitor
-   * (the `<result>` then ends with the digest line).
-   */
-  droppedSince?: number
-}
-
-/** r" What the fed-mode `register()` takes: the TypeScript registration shape. */
-export interface MonitorRegistration {
-  monitorId: string
-  command: string
-  description: string
-  eventCount: number
-  lastEventTime: number
-  maxEvents: number
-  idleTimeoutMs: number
-  droppedLines: number
-  outputFile: string
-  toolUseId?: string
-  ownerAgentId?: string
-  status: 'running'
-  startTime: number
-  abortController: AbortController
-  pid?: number
-  todoWorkChainId?: string
-}
-
-export interface MonitorRegistryOptions {
-  /** Running monitors allowed at once (default 16). */
-  maxConcurrent?: number
-  /** Terminal entries kept (default 128). */
-  maxRetainedTerminal?: number
-  /** Native line throttle; `false` turns it off. */
-  throttle?: ThrottleOptions | false
-  /**
-   * Variables removed from native children's environment
-   * (default `['QWEN_SERVER_TOKEN', 'QWEN_DAEMON_TOKEN']`).
-   */
-  removeEnv?: Array<string>
-}
-
-/** r" Options of `start()` (API.md §3). */
-export interface MonitorStartOptions {
-  command: string
-  /** r" The label; defaults to the command. */
-  description?: string
-  /** r" 1..10000, default 1000; out of range is a RangeError, never clamped. */
-  maxEvents?: number
-  /** r" 1..600000, default 300000; stops after this long with no output byte at all. */
-  idleTimeoutMs?: number
-  /** r" Absolute; default `process.cwd()`. */
-  cwd?: string
-  toolUseId?: string
-  ownerAgentId?: string
-  todoWorkChainId?: string
-  /** r" Default `mon_` + 16 hex characters. */
-  monitorId?: string
-  /** r" Hold Node's event loop while the monitor runs (default false). */
-  keepAlive?: boolean
-  /**
-   * r" 10..10000: accepted lines leave in windows: the first accepted line opens
-   * r" one; it closes after this many ms, at `maxBatchLines` lines, or when the
-   * r" task stops (before a settled notification; at the end it rides in the terminal one), and its lines
-   * r" leave as one notification (`meta.lines`, `eventCount` counting each line,
-   * r" summary `emitted events #a–b.`). The throttle then spends one token per
-   * r" window, taken when it opens; a window opened on an empty bucket is
-   * r" dropped whole. Default: one notification per line.
-   */
-  batchMs?: number
-  /** r" 1..1000, default 20: a window closes when it holds this many lines. */
-  maxBatchLines?: number
-  /**
-   * r" A regex (Rust `regex` syntax, linear time), tested on the sanitised line
-   * r" before the throttle: a matching line is never dropped by the throttle and
-   * r" costs no extra notification. With a token (or an open delivered window) it
-   * r" goes out as any line; when the bucket is empty it is held (at most
-   * r" `maxBatchLines`, one more is dropped and counted) and the bucket's next
-   * r" token is spent on the held lines the moment it refills: one notification
-   * r" (`meta.lines`), or with `batchMs` a window that starts with them. Held
-   * r" lines leave before a settled notification and ride in the terminal one.
-   * r" An invalid one is a SyntaxError.
-   */
-  important?: string
-  /**
-   * r" When lines were dropped since the previous notification, the next one
-   * r" (event, settled or terminal) carries `meta.droppedSince` and its
-   * r" `<result>` ends with `[N lines dropped since the last notification;
-   * r" first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
-   * r" b× <template>; +k more]` (lines differing only in numbers, ids or hashes
-   * r" share a template).
-   */
-  digest?: boolean | 'templates'
-  /**
-   * r" 0..1000, with `batchMs`: a window carries at most this many ordinary lines
-   * r" (the rest are dropped and counted); an ordinary line opens a window only
-   * r" when the bucket is full, so its tokens are kept for important lines.
-   */
-  sampleLines?: number
-  /**
-   * r" 0..100, with `important` and `sampleLines`: up to this many lines before an
-   * r" important line travel with it (`meta.lines`), back to the last line that
-   * r" repeats the stream's recent templates or a blank line.
-   */
-  contextBefore?: number
-  /**
-   * r" 0..100, with `important` and `sampleLines`: up to this many lines after an
-   * r" important line join it, until a line repeats the stream's recent
-   * r" templates, a blank line, or its window closes.
-   */
-  contextAfter?: number
-  /** Added to the inherited environment, last (may override anything). */
-  env?: Record<string, string>
-  /**
-   * 100..3600000: after output, once no byte arrived for this long, one
-   * notification with `meta.type === 'settled'` (re-armed by the next byte).
-   */
-  settleMs?: number
-  /**
-   * 1..2147483647 (API.md §6.8): a wall-clock deadline. When it passes, the
-   * task is stopped as a cancel stops it and fails with a "timed out after
-   * <ms> ms" error (`end.reason: 'timeout'`, `end.by: 'limit'`). Not with
-   * `persist`.
-   */
-  timeoutMs?: number
-  /**
-   * Bounds on the whole tree (API.md §6.8): memory, CPU share, process count. Not with
-   * `persist`.
-   */
-  limits?: TaskLimits
-  /**
-   * Run the command under a pseudo-terminal (API.md §6.5): `screen()`,
-   * `write()` and `resize()` then work, and `settleMs` is judged on the screen.
-   */
-  terminal?: TerminalOptions | boolean
-  /**
-   * Run the task under a detached keeper that outlives this host on a lease
-   * (docs/persistence.md). Not with `terminal`.
-   */
-  persist?: PersistOptions
-}
-
 /** `running` leads to exactly one of the other three. */
 export type MonitorStatus = 'running' | 'completed' | 'failed' | 'cancelled'
-
-/**
- * r" A monitor entry. `register()` returns the caller's own object, `start()` one
- * r" object per monitor; `get()` returns that same object, kept up to date. Its
- * r" `end` is also set on entries `reset()` removed.
- */
-export interface MonitorTask {
-  id: string
-  /** r" Equals `id`; a deprecated alias kept for callers. */
-  monitorId: string
-  kind: 'monitor'
-  /** r" Native mode: the normalised `spawnCommand`. */
-  command: string
-  description: string
-  status: MonitorStatus
-  /** r" Callers may write it (fed mode). */
-  pid?: number
-  toolUseId?: string
-  ownerAgentId?: string
-  /** r" Accepted events. */
-  eventCount: number
-  /** r" Lines lost to throttling; callers may write it (fed mode). */
-  droppedLines: number
-  lastEventTime: number
-  /** r" Also `Max events reached` and `Idle timeout`. */
-  error?: string
-  maxEvents: number
-  idleTimeoutMs: number
-  /** r" Reserved, never written; `''` for native monitors. */
-  outputFile: string
-  /** r" Always 0 for monitors. */
-  outputOffset: number
-  /** r" The terminal notification was emitted (or suppressed by a silent cancel). */
-  notified: boolean
-  /** r" Native mode: bytes read from both pipes (0 in fed mode). */
-  bytesRead: number
-  /** r" Native mode: lines produced by the splitters before trimming, sanitising or throttling. */
-  linesSeen: number
-  /**
-   * r" Native mode: bytes of over-long lines that no event carries: what follows
-   * r" the 4096-unit cut, up to the line's newline (0 in fed mode).
-   */
-  truncatedBytes: number
-  exitCode?: number
-  startTime: number
-  endTime?: number
-  abortController: AbortController
-  todoWorkChainId?: string
-  /** Who ended it (API.md §6.3), once settled. */
-  end?: TaskEnd
-  /**
-   * The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
-   * live, non-enumerable accessor read on each access; `undefined` once the
-   * task ended, for an entry fed from JavaScript, and where the ports cannot
-   * be read (macOS and Windows for now).
-   */
-  ports?: Array<number>
-  /**
-   * What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
-   * accessor, live while the task runs and final once it ended; `undefined` without limits.
-   */
-  usage?: TaskUsage
-}
 
 /** The model-facing parameters of the `monitor` tool, in its snake_case schema. */
 export interface MonitorToolParams {
@@ -687,23 +910,6 @@ export interface OutputTailError {
 export interface OutputTailText {
   text: string
   truncated: boolean
-}
-
-/**
- * `persist` (docs/persistence.md): the task runs under a detached keeper
- * and outlives this host while a host attached to `stateDir` renews its lease.
- */
-export interface PersistOptions {
-  /**
-   * Absolute; created 0700. A symlink, a directory owned by another user or
-   * one with group/other permission bits is refused.
-   */
-  stateDir: string
-  /**
-   * 1000..604800000, default 600000: with no host renewing the stateDir's
-   * lease for this long, the keeper ends the task's whole tree.
-   */
-  leaseMs?: number
 }
 
 /**
@@ -753,28 +959,6 @@ export interface RecommendedSignal {
   digest: 'templates'
 }
 
-/** A state file `recover()` could not trust (renamed `<name>.corrupt`). */
-export interface RecoverCorrupt {
-  file: string
-  error: string
-}
-
-/**
- * A persisted task `recover()` could not take over: its keeper is gone, or
- * a process with its pid is not the same process. Never signalled.
- */
-export interface RecoverLost {
-  id: string
-  command: string
-  reason: string
-}
-
-/** `recover({ stateDir })`. */
-export interface RecoverOptions {
-  /** The `persist.stateDir` the tasks were started with. */
-  stateDir: string
-}
-
 /** Replaces every UTF-16 unit outside `[a-zA-Z0-9_-]` with `_`. */
 export declare function sanitizeFilenameComponent(value: string): string
 
@@ -783,88 +967,6 @@ export declare function sanitizeFilenameComponent(value: string): string
  * notification envelope's structural tags with U+200B (CONTRACT.md §3.7).
  */
 export declare function sanitizeMonitorLine(line: string): string
-
-/** A terminal task's screen (API.md §6.5). */
-export interface ScreenSnapshot {
-  /**
-   * The visible rows joined by `\n`, each row's trailing spaces and the
-   * trailing empty rows trimmed.
-   */
-  text: string
-  cursor: CursorPosition
-  cols: number
-  rows: number
-  /** The last title the program set (OSC 0 or 2). */
-  title?: string
-  /** Epoch ms of the last visible change. */
-  changedAt: number
-}
-
-/** The third argument of a shell notification callback. */
-export interface ShellNotificationMeta {
-  /** `'terminal'`, or `'settled'` for the notice of `settleMs`. */
-  type: 'settled' | 'terminal'
-  /** Terminal notifications: who ended the shell. */
-  end?: TaskEnd
-  shellId: string
-  status: BackgroundShellStatus
-  exitCode?: number
-  todoWorkChainId?: string
-}
-
-/** r" A background shell entry: the caller's registration object, filled in. */
-export interface ShellTask {
-  id: string
-  /** r" Equals `id`. */
-  shellId: string
-  kind: 'shell'
-  command: string
-  /** r" Equals `command`. */
-  description: string
-  cwd: string
-  status: BackgroundShellStatus
-  pid?: number
-  error?: string
-  /** r" The output file. */
-  outputFile: string
-  /** r" Equals `outputFile`; a deprecated alias. */
-  outputPath: string
-  outputOffset: number
-  /** r" The terminal notification was consumed (or suppressed by `abortAll`). */
-  notified: boolean
-  exitCode?: number
-  startTime: number
-  endTime?: number
-  abortController: AbortController
-  todoWorkChainId?: string
-  /** Who ended it (API.md §6.3), once settled. */
-  end?: TaskEnd
-  /**
-   * The TCP ports the running task's tree listens on (API.md §6.8), sorted; a
-   * live, non-enumerable accessor read on each access; `undefined` once the
-   * task ended, for an entry fed from JavaScript, and where the ports cannot
-   * be read (macOS and Windows for now).
-   */
-  ports?: Array<number>
-  /**
-   * What the tree used (API.md §6.8), for a task started with `limits`: a non-enumerable
-   * accessor, live while the task runs and final once it ended; `undefined` without limits.
-   */
-  usage?: TaskUsage
-}
-
-/** r" What `BackgroundShellRegistry.register()` takes. */
-export interface ShellTaskRegistration {
-  shellId: string
-  command: string
-  cwd: string
-  outputPath: string
-  status: 'running'
-  startTime: number
-  abortController: AbortController
-  pid?: number
-  todoWorkChainId?: string
-}
 
 /**
  * The status sidecar of an output file: `.output` becomes `.status`, any other
@@ -890,39 +992,6 @@ export declare function stripShellWrapper(command: string): string
  */
 export declare function stripTrailingBackgroundAmp(command: string): string
 
-/** Who ended a task (API.md §6.3). */
-export interface TaskEnd {
-  reason: 'exited' | 'signaled' | 'idle-timeout' | 'max-events' | 'cancelled' | 'spawn-failed' | 'io-error' | 'host-exit' | 'timeout' | 'limit' | 'restarted'
-  by: 'process' | 'caller' | 'limit' | 'host'
-  /** For `by: 'caller'`. */
-  via?: 'cancel' | 'abortAll' | 'reset' | 'owner' | 'signal' | 'restart'
-  exitCode?: number
-  /** `'SIGTERM'`, … */
-  signal?: string
-  /** The OS error text, … */
-  detail?: string
-  /** For `reason: 'limit'` (API.md §6.8): which limit. */
-  limit?: 'output' | 'memory'
-}
-
-/**
- * `limits` (API.md §6.8): bounds on the whole tree of a task, enforced by its cgroup (Linux:
- * v2 where the host's cgroup delegates the controllers, else the v1 hierarchies) or its Job
- * Object (Windows). Limits the host cannot enforce make `start()`/`executeBackground()` throw
- * an Error saying why, before anything starts; macOS refuses every limit. Not with `persist`.
- */
-export interface TaskLimits {
-  /**
-   * 1048576..2^53−1: the tree's memory, swap off. An allocation past it gets the task killed:
-   * it fails with `end.reason: 'limit'`, `end.limit: 'memory'`.
-   */
-  memoryBytes?: number
-  /** 1..10000: the tree's CPU time as a percentage of one core (100: a whole core). */
-  cpuPercent?: number
-  /** 1..4194304: how many processes the tree may have at once; a fork past it fails. */
-  maxProcesses?: number
-}
-
 /** One bounded read of an output file. */
 export interface TaskOutputRead {
   /** The sanitised text of `offset..nextOffset` (with `grep`, its matching lines), not trimmed. */
@@ -937,36 +1006,6 @@ export interface TaskOutputRead {
   truncated: boolean
   /** With `grep`: how many lines matched. */
   matchedLines?: number
-}
-
-/** `entry.usage` (API.md §6.8): what a task with `limits` used, from its cgroup or Job. */
-export interface TaskUsage {
-  /** CPU time of the whole tree, user and system, in ms. */
-  cpuMs?: number
-  /**
-   * The tree's peak memory in bytes (Linux: `memory.peak` on cgroup v2 ≥ 5.19, or
-   * `memory.max_usage_in_bytes` on v1; Windows: the Job's peak).
-   */
-  peakMemoryBytes?: number
-}
-
-/**
- * `terminal: true | { cols, rows }` (API.md §6.5): the command gets a
- * pseudo-terminal as stdin, stdout and stderr.
- */
-export interface TerminalOptions {
-  /** 1..1000, default 120. */
-  cols?: number
-  /** 1..1000, default 40. */
-  rows?: number
-}
-
-/** The token bucket applied to native monitor lines. */
-export interface ThrottleOptions {
-  /** Tokens at start and at most (default 5). */
-  burst: number
-  /** One token is added per this many milliseconds (default 1000). */
-  refillMs: number
 }
 
 /** Removes every top-level `# comment` (each up to its line end); later lines are kept. */
@@ -985,40 +1024,5 @@ export declare function truncateNotificationLabel(label: string): string
  */
 export declare function validateMonitorParams(params: MonitorToolParams, ctx: MonitorValidationContext): string | null
 
-/**
- * Options of `waitFor` (API.md §6.1). The first condition met wins; with
- * none, only the settle (`exit`) ends the wait.
- */
-export interface WaitForOptions {
-  /**
-   * A Rust `regex` (linear time), tested on every sanitised output line from
-   * the call on, lines the throttle drops included.
-   */
-  match?: string
-  /** 1..86400000: no output byte for this long, counted from the call. */
-  quietMs?: number
-  /** 1..86400000. */
-  timeoutMs?: number
-  /**
-   * API.md §6.8 (Linux for now): `true` resolves with `port` when the task's
-   * tree listens on any TCP port, a number (1..65535) when it listens on
-   * that one; the ports are read every 25 ms while the wait is pending.
-   */
-  port?: boolean | number
-  /** Aborting resolves the wait with `aborted`. */
-  signal?: AbortSignal
-}
-
 /** Why a `waitFor` resolved. */
 export type WaitReason = 'match' | 'quiet' | 'exit' | 'timeout' | 'aborted' | 'port'
-
-/** What a `waitFor` promise resolves with. */
-export interface WaitResult {
-  reason: WaitReason
-  /** The matching line, for `match`. */
-  line?: string
-  /** The port, for `port`. */
-  port?: number
-  status: 'running' | 'completed' | 'failed' | 'cancelled'
-  elapsedMs: number
-}

@@ -18,7 +18,6 @@ mod monitor_options;
 #[cfg(any(unix, windows))]
 pub mod monitor_persist;
 pub mod monitor_terminal;
-pub mod monitor_types;
 mod pending;
 #[cfg(any(unix, windows))]
 pub mod persist;
@@ -27,8 +26,7 @@ mod registry;
 pub mod shell;
 #[cfg(any(unix, windows))]
 pub mod shell_execute;
-pub mod shell_types;
-pub mod task_types;
+pub mod statuses;
 mod terminal;
 pub mod text;
 mod wait;
