@@ -137,6 +137,17 @@ export interface ExecuteBackgroundOptions {
   persist?: PersistOptions
 }
 
+/** Options of `new LineBuffer()`. */
+export interface LineBufferOptions {
+  /**
+   * Longest line kept, in code points (default 65536); longer lines are cut and
+   * marked with `truncationMarker`, and the rest of that line is discarded.
+   */
+  maxLineCodePoints?: number
+  /** Appended to a cut line (default `'[…truncated]'`); any string, `''` included. */
+  truncationMarker?: string
+}
+
 /** `{ notify?: boolean }`; `notify` defaults to true. */
 export interface MonitorCancelOptions {
   notify?: boolean
@@ -363,6 +374,21 @@ export interface MonitorTask {
   usage?: TaskUsage
 }
 
+/** The model-facing parameters of the `monitor` tool, in its snake_case schema. */
+export interface MonitorToolParams {
+  command: string
+  description?: string
+  max_events?: number
+  idle_timeout_ms?: number
+  directory?: string
+}
+
+/** Where a monitor may run: the workspace roots, and the user-skills directories it must avoid. */
+export interface MonitorValidationContext {
+  workspaceDirs: Array<string>
+  userSkillsDirs?: Array<string>
+}
+
 /**
  * `persist` (docs/persistence.md): the task runs under a detached keeper
  * and outlives this host while a host attached to `stateDir` renews its lease.
@@ -378,6 +404,16 @@ export interface PersistOptions {
    * lease for this long, the keeper ends the task's whole tree.
    */
   leaseMs?: number
+}
+
+/** Options of `readTaskOutput()`. */
+export interface ReadTaskOutputOptions {
+  /** Byte offset to start at (default 0): the `nextOffset` of the previous read. */
+  offset?: number
+  /** Bytes of the file read at most, 4..16 MiB (default 65536). */
+  maxBytes?: number
+  /** Keep only the lines matching this regex (Rust `regex` syntax: linear time). */
+  grep?: string
 }
 
 /** A state file `recover()` could not trust (renamed `<name>.corrupt`). */
@@ -857,34 +893,8 @@ export declare function hasTopLevelTrailingBackgroundOperator(command: string): 
  */
 export declare function isBinary(bytes: Buffer | Uint8Array | Uint8ClampedArray | Int8Array, sampleSize?: number): boolean
 
-/** Options of `new LineBuffer()`. */
-export interface LineBufferOptions {
-  /**
-   * Longest line kept, in code points (default 65536); longer lines are cut and
-   * marked with `truncationMarker`, and the rest of that line is discarded.
-   */
-  maxLineCodePoints?: number
-  /** Appended to a cut line (default `'[…truncated]'`); any string, `''` included. */
-  truncationMarker?: string
-}
-
 /** `running` leads to exactly one of the other three. */
 export type MonitorStatus = 'running' | 'completed' | 'failed' | 'cancelled'
-
-/** The model-facing parameters of the `monitor` tool, in its snake_case schema. */
-export interface MonitorToolParams {
-  command: string
-  description?: string
-  max_events?: number
-  idle_timeout_ms?: number
-  directory?: string
-}
-
-/** Where a monitor may run: the workspace roots, and the user-skills directories it must avoid. */
-export interface MonitorValidationContext {
-  workspaceDirs: Array<string>
-  userSkillsDirs?: Array<string>
-}
 
 /** The three views of a monitor command (CONTRACT.md §2.11). */
 export interface NormalizedMonitorCommand {
@@ -923,16 +933,6 @@ export interface OutputTailText {
  * cannot be read (API.md §6.4).
  */
 export declare function readTaskOutput(outputFile: string, options?: ReadTaskOutputOptions): TaskOutputRead | OutputTailError
-
-/** Options of `readTaskOutput()`. */
-export interface ReadTaskOutputOptions {
-  /** Byte offset to start at (default 0): the `nextOffset` of the previous read. */
-  offset?: number
-  /** Bytes of the file read at most, 4..16 MiB (default 65536). */
-  maxBytes?: number
-  /** Keep only the lines matching this regex (Rust `regex` syntax: linear time). */
-  grep?: string
-}
 
 /**
  * Reads the last `maxBytes` (default 8192, at most 65536) bytes of an output

@@ -94,27 +94,6 @@ pub fn normalize_monitor_command(env: Env, command: Unknown) -> Result<Normalize
   })
 }
 
-/// The model-facing parameters of the `monitor` tool, in its snake_case schema.
-#[allow(dead_code)] // type-only: generates the index.d.ts interface
-#[napi(object)]
-pub struct MonitorToolParams {
-  pub command: String,
-  pub description: Option<String>,
-  #[napi(js_name = "max_events")]
-  pub max_events: Option<f64>,
-  #[napi(js_name = "idle_timeout_ms")]
-  pub idle_timeout_ms: Option<f64>,
-  pub directory: Option<String>,
-}
-
-/// Where a monitor may run: the workspace roots, and the user-skills directories it must avoid.
-#[allow(dead_code)] // type-only: generates the index.d.ts interface
-#[napi(object)]
-pub struct MonitorValidationContext {
-  pub workspace_dirs: Vec<String>,
-  pub user_skills_dirs: Option<Vec<String>>,
-}
-
 fn string_param(value: &Unknown) -> Result<core::StringParam> {
   Ok(match value.get_type()? {
     ValueType::Undefined => core::StringParam::Absent,

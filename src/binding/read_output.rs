@@ -11,18 +11,6 @@ use super::args;
 use super::text::OutputTailError;
 use crate::core::text as core;
 
-/// Options of `readTaskOutput()`.
-#[allow(dead_code)] // type-only: generates the index.d.ts interface
-#[napi(object)]
-pub struct ReadTaskOutputOptions {
-  /// Byte offset to start at (default 0): the `nextOffset` of the previous read.
-  pub offset: Option<f64>,
-  /// Bytes of the file read at most, 4..16 MiB (default 65536).
-  pub max_bytes: Option<u32>,
-  /// Keep only the lines matching this regex (Rust `regex` syntax: linear time).
-  pub grep: Option<String>,
-}
-
 /// One bounded read of an output file.
 #[napi(object, object_from_js = false)]
 pub struct TaskOutputRead {

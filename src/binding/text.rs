@@ -76,17 +76,6 @@ pub fn sanitize_filename_component(env: Env, value: Unknown) -> Result<String> {
   Ok(core::sanitize_filename_component(&value))
 }
 
-/// Options of `new LineBuffer()`.
-#[allow(dead_code)] // type-only: generates the index.d.ts interface
-#[napi(object)]
-pub struct LineBufferOptions {
-  /// Longest line kept, in code points (default 65536); longer lines are cut and
-  /// marked with `truncationMarker`, and the rest of that line is discarded.
-  pub max_line_code_points: Option<u32>,
-  /// Appended to a cut line (default `'[…truncated]'`); any string, `''` included.
-  pub truncation_marker: Option<String>,
-}
-
 /// Splits text chunks into lines for callers that feed their own chunks
 /// (CONTRACT.md §2.18): LF and CRLF (also split across pushes), a lone CR kept,
 /// empty lines kept, long lines capped. A surrogate pair split across two
