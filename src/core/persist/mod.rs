@@ -1,7 +1,7 @@
 //! Tasks that outlive their host, on a lease (docs/persistence.md).
 //!
 //! A persisted task is not the host's child: the host starts a **keeper**
-//! (launch.rs; the keeper's own life is `core::keeper`), a detached process in a session of its own that spawns the
+//! (`launch/`; the keeper's own life is `core::keeper`), a detached process in a session of its own that spawns the
 //! task with the standard containment, writes its output file, records how
 //! it ended, and ends its whole tree when no host renewed the state
 //! directory's lease (lease.rs) in time. Hosts follow the task through files
