@@ -2,10 +2,13 @@
 // two cores allow.
 //
 //   1. `npm run check`: citations, layers and the loader patch (seconds);
-//   2. side by side, since neither needs the other:
+//   2. `npm run build`, the release addon vitest loads (nothing to do after `npm run demo`). It
+//      runs before the Rust tests' build, not beside it: cargo builds one target directory at a
+//      time, so beside it this no-op waited for the test build's lock (74 s of a fresh clone's
+//      run, with vitest not yet started);
+//   3. side by side, since neither needs the other:
 //      - `cargo test --no-run` (the Rust tests built), then `cargo test`;
-//      - `npm run build` (the release addon; nothing to do after `npm run demo`), `npm run
-//        typecheck`, then `vitest run`.
+//      - `npm run typecheck`, then `vitest run`.
 //      Most of both runs waits on real child processes and timers, so they share the two cores.
 //      The Rust tests' output is collected and printed whole when they end, so the two logs do
 //      not interleave. Both branches always run to their end; a failure of either fails the run,
@@ -37,6 +40,7 @@ const rustTestProfile = [
 
 await main(async () => {
   await run('npm run check', npm, ['run', '--silent', 'check'], { timeoutMs: 5 * MIN })
+  await run('npm run build', npm, ['run', 'build'], { timeoutMs: 40 * MIN })
   const rust = (async () => {
     const built = Date.now()
     await run('cargo test --no-run (the Rust tests built)', 'cargo', ['test', '--no-run', ...rustTestProfile], { timeoutMs: 40 * MIN })
@@ -44,7 +48,6 @@ await main(async () => {
     return run('cargo test', 'cargo', ['test', ...rustTestProfile], { timeoutMs: 30 * MIN, capture: true })
   })()
   const js = (async () => {
-    await run('npm run build', npm, ['run', 'build'], { timeoutMs: 40 * MIN })
     await run('npm run typecheck', npm, ['run', '--silent', 'typecheck'], { timeoutMs: 10 * MIN })
     await run('vitest run', npm, ['run', '--silent', 'test:js'], { timeoutMs: 30 * MIN })
   })()
