@@ -75,36 +75,36 @@ export interface CursorPosition {
   col: number
 }
 
-/** r" Options of `executeBackground()`. */
+/** Options of `executeBackground()`. */
 export interface ExecuteBackgroundOptions {
-  /** r" A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept." */
+  /** A trailing bare `&` is stripped (and reported); `&&` and `\&` are kept. */
   command: string
-  /** r" Absolute. */
+  /** Absolute. */
   cwd: string
-  /** r" `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it. */
+  /** `<outputDir>/shell-<shellId>.output` and a `.status` sidecar beside it. */
   outputDir: string
-  /** r" Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`). */
+  /** Default: the process-wide registry (`getDefaultBackgroundShellRegistry()`). */
   registry?: BackgroundShellRegistry
-  /** r" Aborting it cancels the shell. Do not pass a turn signal here. */
+  /** Aborting it cancels the shell. Do not pass a turn signal here. */
   signal?: AbortSignal
-  /** r" Cap on the output file (default 1 GiB); past it bytes are counted, not written. */
+  /** Cap on the output file (default 1 GiB); past it bytes are counted, not written. */
   maxOutputBytes?: number
   /**
-   * r" What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
-   * r" default) keeps the task running and counts the rest; `'stop'` stops the
-   * r" tree as a cancel does and fails the shell with `output limit of <n> bytes
-   * r" reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
+   * What happens at `maxOutputBytes` (API.md §6.8): `'truncate'` (the
+   * default) keeps the task running and counts the rest; `'stop'` stops the
+   * tree as a cancel does and fails the shell with `output limit of <n> bytes
+   * reached` (`end.reason: 'limit'`, `end.limit: 'output'`). Not with `persist`.
    */
   onOutputCap?: 'truncate' | 'stop'
   /**
-   * r" 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
-   * r" handle instead, resolved when the command ends (`foreground: true`,
-   * r" `outputTail`, `done` settled) or after this many ms (`foreground:
-   * r#" false`), whichever comes first: one call for "run this, and background"#
-   * r#" it if it takes long"."#
+   * 1..600000 (API.md §6.8): `executeBackground` returns a promise of the
+   * handle instead, resolved when the command ends (`foreground: true`,
+   * `outputTail`, `done` settled) or after this many ms (`foreground:
+   * false`), whichever comes first: one call for "run this, and background
+   * it if it takes long".
    */
   yieldMs?: number
-  /** r" Default `bg_` + 8 hex characters. */
+  /** Default `bg_` + 8 hex characters. */
   shellId?: string
   /** Added to the inherited environment, last (may override anything). */
   env?: Record<string, string>
@@ -177,7 +177,7 @@ export interface MonitorNotificationMeta {
   droppedSince?: number
 }
 
-/** r" What the fed-mode `register()` takes: the TypeScript registration shape. */
+/** What the fed-mode `register()` takes: the TypeScript registration shape. */
 export interface MonitorRegistration {
   monitorId: string
   command: string
@@ -211,73 +211,73 @@ export interface MonitorRegistryOptions {
   removeEnv?: Array<string>
 }
 
-/** r" Options of `start()` (API.md §3). */
+/** Options of `start()` (API.md §3). */
 export interface MonitorStartOptions {
   command: string
-  /** r" The label; defaults to the command. */
+  /** The label; defaults to the command. */
   description?: string
-  /** r" 1..10000, default 1000; out of range is a RangeError, never clamped. */
+  /** 1..10000, default 1000; out of range is a RangeError, never clamped. */
   maxEvents?: number
-  /** r" 1..600000, default 300000; stops after this long with no output byte at all. */
+  /** 1..600000, default 300000; stops after this long with no output byte at all. */
   idleTimeoutMs?: number
-  /** r" Absolute; default `process.cwd()`. */
+  /** Absolute; default `process.cwd()`. */
   cwd?: string
   toolUseId?: string
   ownerAgentId?: string
   todoWorkChainId?: string
-  /** r" Default `mon_` + 16 hex characters. */
+  /** Default `mon_` + 16 hex characters. */
   monitorId?: string
-  /** r" Hold Node's event loop while the monitor runs (default false). */
+  /** Hold Node's event loop while the monitor runs (default false). */
   keepAlive?: boolean
   /**
-   * r" 10..10000: accepted lines leave in windows: the first accepted line opens
-   * r" one; it closes after this many ms, at `maxBatchLines` lines, or when the
-   * r" task stops (before a settled notification; at the end it rides in the terminal one), and its lines
-   * r" leave as one notification (`meta.lines`, `eventCount` counting each line,
-   * r" summary `emitted events #a–b.`). The throttle then spends one token per
-   * r" window, taken when it opens; a window opened on an empty bucket is
-   * r" dropped whole. Default: one notification per line.
+   * 10..10000: accepted lines leave in windows: the first accepted line opens
+   * one; it closes after this many ms, at `maxBatchLines` lines, or when the
+   * task stops (before a settled notification; at the end it rides in the terminal one), and its lines
+   * leave as one notification (`meta.lines`, `eventCount` counting each line,
+   * summary `emitted events #a–b.`). The throttle then spends one token per
+   * window, taken when it opens; a window opened on an empty bucket is
+   * dropped whole. Default: one notification per line.
    */
   batchMs?: number
-  /** r" 1..1000, default 20: a window closes when it holds this many lines. */
+  /** 1..1000, default 20: a window closes when it holds this many lines. */
   maxBatchLines?: number
   /**
-   * r" A regex (Rust `regex` syntax, linear time), tested on the sanitised line
-   * r" before the throttle: a matching line is never dropped by the throttle and
-   * r" costs no extra notification. With a token (or an open delivered window) it
-   * r" goes out as any line; when the bucket is empty it is held (at most
-   * r" `maxBatchLines`, one more is dropped and counted) and the bucket's next
-   * r" token is spent on the held lines the moment it refills: one notification
-   * r" (`meta.lines`), or with `batchMs` a window that starts with them. Held
-   * r" lines leave before a settled notification and ride in the terminal one.
-   * r" An invalid one is a SyntaxError.
+   * A regex (Rust `regex` syntax, linear time), tested on the sanitised line
+   * before the throttle: a matching line is never dropped by the throttle and
+   * costs no extra notification. With a token (or an open delivered window) it
+   * goes out as any line; when the bucket is empty it is held (at most
+   * `maxBatchLines`, one more is dropped and counted) and the bucket's next
+   * token is spent on the held lines the moment it refills: one notification
+   * (`meta.lines`), or with `batchMs` a window that starts with them. Held
+   * lines leave before a settled notification and ride in the terminal one.
+   * An invalid one is a SyntaxError.
    */
   important?: string
   /**
-   * r" When lines were dropped since the previous notification, the next one
-   * r" (event, settled or terminal) carries `meta.droppedSince` and its
-   * r" `<result>` ends with `[N lines dropped since the last notification;
-   * r" first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
-   * r" b× <template>; +k more]` (lines differing only in numbers, ids or hashes
-   * r" share a template).
+   * When lines were dropped since the previous notification, the next one
+   * (event, settled or terminal) carries `meta.droppedSince` and its
+   * `<result>` ends with `[N lines dropped since the last notification;
+   * first: …; last: …]`; with `'templates'`, `[N lines not shown: a× <template>;
+   * b× <template>; +k more]` (lines differing only in numbers, ids or hashes
+   * share a template).
    */
   digest?: boolean | 'templates'
   /**
-   * r" 0..1000, with `batchMs`: a window carries at most this many ordinary lines
-   * r" (the rest are dropped and counted); an ordinary line opens a window only
-   * r" when the bucket is full, so its tokens are kept for important lines.
+   * 0..1000, with `batchMs`: a window carries at most this many ordinary lines
+   * (the rest are dropped and counted); an ordinary line opens a window only
+   * when the bucket is full, so its tokens are kept for important lines.
    */
   sampleLines?: number
   /**
-   * r" 0..100, with `important` and `sampleLines`: up to this many lines before an
-   * r" important line travel with it (`meta.lines`), back to the last line that
-   * r" repeats the stream's recent templates or a blank line.
+   * 0..100, with `important` and `sampleLines`: up to this many lines before an
+   * important line travel with it (`meta.lines`), back to the last line that
+   * repeats the stream's recent templates or a blank line.
    */
   contextBefore?: number
   /**
-   * r" 0..100, with `important` and `sampleLines`: up to this many lines after an
-   * r" important line join it, until a line repeats the stream's recent
-   * r" templates, a blank line, or its window closes.
+   * 0..100, with `important` and `sampleLines`: up to this many lines after an
+   * important line join it, until a line repeats the stream's recent
+   * templates, a blank line, or its window closes.
    */
   contextAfter?: number
   /** Added to the inherited environment, last (may override anything). */
@@ -312,45 +312,45 @@ export interface MonitorStartOptions {
 }
 
 /**
- * r" A monitor entry. `register()` returns the caller's own object, `start()` one
- * r" object per monitor; `get()` returns that same object, kept up to date. Its
- * r" `end` is also set on entries `reset()` removed.
+ * A monitor entry. `register()` returns the caller's own object, `start()` one
+ * object per monitor; `get()` returns that same object, kept up to date. Its
+ * `end` is also set on entries `reset()` removed.
  */
 export interface MonitorTask {
   id: string
-  /** r" Equals `id`; a deprecated alias kept for callers. */
+  /** Equals `id`; a deprecated alias kept for callers. */
   monitorId: string
   kind: 'monitor'
-  /** r" Native mode: the normalised `spawnCommand`. */
+  /** Native mode: the normalised `spawnCommand`. */
   command: string
   description: string
   status: MonitorStatus
-  /** r" Callers may write it (fed mode). */
+  /** Callers may write it (fed mode). */
   pid?: number
   toolUseId?: string
   ownerAgentId?: string
-  /** r" Accepted events. */
+  /** Accepted events. */
   eventCount: number
-  /** r" Lines lost to throttling; callers may write it (fed mode). */
+  /** Lines lost to throttling; callers may write it (fed mode). */
   droppedLines: number
   lastEventTime: number
-  /** r" Also `Max events reached` and `Idle timeout`. */
+  /** Also `Max events reached` and `Idle timeout`. */
   error?: string
   maxEvents: number
   idleTimeoutMs: number
-  /** r" Reserved, never written; `''` for native monitors. */
+  /** Reserved, never written; `''` for native monitors. */
   outputFile: string
-  /** r" Always 0 for monitors. */
+  /** Always 0 for monitors. */
   outputOffset: number
-  /** r" The terminal notification was emitted (or suppressed by a silent cancel). */
+  /** The terminal notification was emitted (or suppressed by a silent cancel). */
   notified: boolean
-  /** r" Native mode: bytes read from both pipes (0 in fed mode). */
+  /** Native mode: bytes read from both pipes (0 in fed mode). */
   bytesRead: number
-  /** r" Native mode: lines produced by the splitters before trimming, sanitising or throttling. */
+  /** Native mode: lines produced by the splitters before trimming, sanitising or throttling. */
   linesSeen: number
   /**
-   * r" Native mode: bytes of over-long lines that no event carries: what follows
-   * r" the 4096-unit cut, up to the line's newline (0 in fed mode).
+   * Native mode: bytes of over-long lines that no event carries: what follows
+   * the 4096-unit cut, up to the line's newline (0 in fed mode).
    */
   truncatedBytes: number
   exitCode?: number
@@ -466,25 +466,25 @@ export interface ShellNotificationMeta {
   todoWorkChainId?: string
 }
 
-/** r" A background shell entry: the caller's registration object, filled in. */
+/** A background shell entry: the caller's registration object, filled in. */
 export interface ShellTask {
   id: string
-  /** r" Equals `id`. */
+  /** Equals `id`. */
   shellId: string
   kind: 'shell'
   command: string
-  /** r" Equals `command`. */
+  /** Equals `command`. */
   description: string
   cwd: string
   status: BackgroundShellStatus
   pid?: number
   error?: string
-  /** r" The output file. */
+  /** The output file. */
   outputFile: string
-  /** r" Equals `outputFile`; a deprecated alias. */
+  /** Equals `outputFile`; a deprecated alias. */
   outputPath: string
   outputOffset: number
-  /** r" The terminal notification was consumed (or suppressed by `abortAll`). */
+  /** The terminal notification was consumed (or suppressed by `abortAll`). */
   notified: boolean
   exitCode?: number
   startTime: number
@@ -507,7 +507,7 @@ export interface ShellTask {
   usage?: TaskUsage
 }
 
-/** r" What `BackgroundShellRegistry.register()` takes. */
+/** What `BackgroundShellRegistry.register()` takes. */
 export interface ShellTaskRegistration {
   shellId: string
   command: string
