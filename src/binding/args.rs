@@ -357,15 +357,8 @@ pub fn optional_pid_field(env: &Env, obj: &Object, path: &str) -> Result<Option<
   }
 }
 
-/// A number that must be an integer within `min..=max`.
-pub fn integer_in_range(
-  env: &Env,
-  value: &Unknown,
-  path: &str,
-  what: &str,
-  min: f64,
-  max: f64,
-) -> Result<f64> {
+/// A value that must be a number (any number: the caller checks its range).
+fn number(env: &Env, value: &Unknown, path: &str, what: &str) -> Result<f64> {
   if value.get_type()? != ValueType::Number {
     return Err(type_error(
       env,
@@ -375,7 +368,19 @@ pub fn integer_in_range(
       ),
     ));
   }
-  let n = unsafe { value.cast::<f64>() }?;
+  unsafe { value.cast::<f64>() }
+}
+
+/// A number that must be an integer within `min..=max`.
+pub fn integer_in_range(
+  env: &Env,
+  value: &Unknown,
+  path: &str,
+  what: &str,
+  min: f64,
+  max: f64,
+) -> Result<f64> {
+  let n = number(env, value, path, what)?;
   if !n.is_finite() || n.fract() != 0.0 || n < min || n > max {
     let range = if max.is_finite() {
       format!(">= {min} && <= {max}")
@@ -458,16 +463,7 @@ pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 /// `RangeError`. An unusable time cannot be stored (the status sidecar could
 /// not even be written with it).
 pub fn time_ms(env: &Env, value: &Unknown, path: &str, what: &str) -> Result<f64> {
-  if value.get_type()? != ValueType::Number {
-    return Err(type_error(
-      env,
-      format!(
-        "The \"{path}\" {what} must be of type number. {}",
-        received(value)
-      ),
-    ));
-  }
-  let n = unsafe { value.cast::<f64>() }?;
+  let n = number(env, value, path, what)?;
   if !(0.0..=MAX_TIME_MS).contains(&n) {
     return Err(range_error(
       env,

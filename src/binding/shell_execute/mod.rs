@@ -461,11 +461,7 @@ fn run_callbacks(
   let signals = Arc::clone(&tsfn);
   Ok((
     Box::new(move |signal| {
-      let status = signals.call(
-        RunEvent::Signal(signal),
-        ThreadsafeFunctionCallMode::NonBlocking,
-      );
-      if status != Status::Ok {
+      if let Err(status) = send(&signals, RunEvent::Signal(signal)) {
         tracing::debug!(
           ?status,
           "taskstream: a shell signal after its host environment closed"
@@ -473,11 +469,7 @@ fn run_callbacks(
       }
     }),
     Box::new(move |outcome| {
-      let status = tsfn.call(
-        RunEvent::Settled(outcome),
-        ThreadsafeFunctionCallMode::NonBlocking,
-      );
-      if status != Status::Ok {
+      if let Err(status) = send(&tsfn, RunEvent::Settled(outcome)) {
         tracing::warn!(
           ?status,
           "taskstream: a background shell settled after its host environment closed"
@@ -485,6 +477,14 @@ fn run_callbacks(
       }
     }),
   ))
+}
+
+/// Queues `event` for the JavaScript thread, without blocking; the status when it was refused.
+fn send(tsfn: &ShellTsfn, event: RunEvent) -> std::result::Result<(), Status> {
+  match tsfn.call(event, ThreadsafeFunctionCallMode::NonBlocking) {
+    Status::Ok => Ok(()),
+    status => Err(status),
+  }
 }
 
 /// Links a started run to its entry, its controller and its settle; a run
