@@ -37,9 +37,11 @@ export const LINUX_CROSS = [
  * Debian builds rustc-web for every architecture, and its libstd-rust-web-dev is Multi-Arch: same:
  * the arm64 package of the very version the host's rustc-web depends on holds the rlibs that
  * rustc needs for aarch64-unknown-linux-gnu (rustup's `target add`, which this machine cannot
- * use). It is fetched with apt (the archive's signatures checked) and unpacked, not installed: no
- * arm64 package lands on the machine. This saves the arm64 test build its standard library from
- * source (`bench`: 279 s → 177 s of a cold build on two quiet cores).
+ * use). It is fetched with apt (the archive's signatures checked; apt learns of arm64 packages
+ * once dpkg lists arm64 as a foreign architecture, which is added here) and unpacked, not
+ * installed: no arm64 package lands on the machine. This saves the arm64 test build its standard
+ * library from source (279 s → 177 s of a cold build on two quiet cores, 2026-11-29). The host's
+ * libraries (x86_64, for build scripts and proc macros) are linked in beside it.
  */
 export async function arm64StandardLibrary(dir) {
   const target = 'aarch64-unknown-linux-gnu'
