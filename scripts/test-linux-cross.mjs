@@ -21,8 +21,8 @@
 //   unwinder every Rust cdylib needs), so a link-only directory holding a
 //   symlink to it is added to the final link.
 //
-// Both use Debian's rustc-web toolchain and build into target/cross (musl into
-// target/cross-musl, so that it can build beside the others), kept between runs, with warnings denied (so .ci/run does not also type-check
+// Both use Debian's rustc-web toolchain and build into target/cross, kept
+// between runs, with warnings denied (so .ci/run does not also type-check
 // these two targets in test:targets). arm64 links Debian's own arm64 build
 // of the standard library, unpacked from its package (scripts/lib/debian.mjs,
 // arm64StandardLibrary), and builds it from source with -Zbuild-std only where
@@ -146,15 +146,11 @@ async function arm64Tests() {
 
 async function muslLink() {
   const started = Date.now()
-  // A target directory of its own: cargo builds one directory at a time (its host units included),
-  // and .ci/run runs this build beside the arm64 build and the Windows builds of target/cross.
-  const dir = join(root, 'target', 'cross-musl')
-  const libgcc = join(dir, 'musl-libgcc')
+  const libgcc = join(cross, 'musl-libgcc')
   mkdirSync(libgcc, { recursive: true })
   if (!existsSync(join(libgcc, 'libgcc_s.so.1'))) symlinkSync(LIBGCC_S, join(libgcc, 'libgcc_s.so.1'))
   const muslEnv = {
     ...baseEnv,
-    CARGO_TARGET_DIR: dir,
     CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: MUSL_GCC,
     // The link-only directory reaches every unit built for the target; only the two links use it.
     RUSTFLAGS: `-D warnings -C target-feature=-crt-static -C link-arg=-L${libgcc}`,
@@ -173,8 +169,8 @@ async function muslLink() {
     ],
     { cwd: root, check: false, timeoutMs: 30 * MIN, env: muslEnv },
   )
-  const library = join(dir, 'x86_64-unknown-linux-musl', 'debug', 'libtaskstream.so')
-  const exe = join(dir, 'x86_64-unknown-linux-musl', 'debug', 'taskstream-keeper')
+  const library = join(cross, 'x86_64-unknown-linux-musl', 'debug', 'libtaskstream.so')
+  const exe = join(cross, 'x86_64-unknown-linux-musl', 'debug', 'taskstream-keeper')
   let ok = build.status === 0 && existsSync(library) && existsSync(exe)
   if (ok) {
     const dynamic = await output('readelf -d on the musl cdylib', 'readelf', ['-d', library], { timeoutMs: 1 * MIN })
