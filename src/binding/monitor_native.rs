@@ -15,6 +15,7 @@ use super::monitor::MonitorRegistry;
 use super::monitor_options::parse_start_options;
 pub(crate) use super::monitor_options::StartOptions;
 use super::pending::KeepAlive;
+use super::registry;
 use crate::core::end::EndVia;
 use crate::core::guards::normalize_monitor_command;
 use crate::core::launch::{
@@ -353,10 +354,6 @@ fn abort_listener<'a>(
 /// so they are live between notifications (and still show in `Object.keys`
 /// and `JSON.stringify`).
 fn define_live_counters(env: &Env, object: &Object, hub: &Arc<MonitorHub>, id: &str) -> Result<()> {
-  let object_ctor: Unknown = env.get_global()?.get_named_property("Object")?;
-  let object_ctor: Object = unsafe { object_ctor.cast() }?;
-  let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
-    object_ctor.get_named_property("defineProperty")?;
   let counters: [(&str, fn(&MonitorEntry) -> u64); 5] = [
     ("eventCount", |e| e.event_count),
     ("droppedLines", |e| e.dropped_lines),
@@ -374,11 +371,7 @@ fn define_live_counters(env: &Env, object: &Object, hub: &Arc<MonitorHub>, id: &
           .map_or(0.0, |n| n as f64),
       )
     })?;
-    let mut descriptor = Object::new(env)?;
-    descriptor.set_named_property("get", getter)?;
-    descriptor.set_named_property("enumerable", true)?;
-    descriptor.set_named_property("configurable", true)?;
-    define.call(FnArgs::from((*object, key, descriptor)))?;
+    registry::define_getter(env, object, key, getter, true)?;
   }
   Ok(())
 }

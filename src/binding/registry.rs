@@ -130,7 +130,7 @@ pub(crate) fn define_ports(
         None => Either::B(()),
       })
     })?;
-  define_getter(env, object, "ports", getter)
+  define_getter(env, object, "ports", getter, false)
 }
 
 /// `entry.usage` (API.md §6.8): what a task with `limits` used, `{ cpuMs, peakMemoryBytes }`
@@ -155,15 +155,16 @@ pub(crate) fn define_usage(
       )?;
       Ok(Either::A(out))
     })?;
-  define_getter(env, object, "usage", getter)
+  define_getter(env, object, "usage", getter, false)
 }
 
-/// `Object.defineProperty(object, name, { get, enumerable: false, configurable: true })`.
-fn define_getter<R: ToNapiValue>(
+/// `Object.defineProperty(object, name, { get, enumerable, configurable: true })`.
+pub(crate) fn define_getter<R: ToNapiValue>(
   env: &Env,
   object: &Object,
   name: &str,
   getter: Function<(), R>,
+  enumerable: bool,
 ) -> Result<()> {
   let object_ctor: Unknown = env.get_global()?.get_named_property("Object")?;
   let object_ctor: Object = unsafe { object_ctor.cast() }?;
@@ -171,7 +172,7 @@ fn define_getter<R: ToNapiValue>(
     object_ctor.get_named_property("defineProperty")?;
   let mut descriptor = Object::new(env)?;
   descriptor.set_named_property("get", getter)?;
-  descriptor.set_named_property("enumerable", false)?;
+  descriptor.set_named_property("enumerable", enumerable)?;
   descriptor.set_named_property("configurable", true)?;
   define.call(FnArgs::from((*object, name, descriptor)))?;
   Ok(())
