@@ -47,6 +47,10 @@ await main(async () => {
           // A musl cdylib needs a dynamically linked C runtime, or cargo drops it.
           RUSTFLAGS: target.endsWith('-musl') ? '-D warnings -C target-feature=-crt-static' : '-D warnings',
           CARGO_TARGET_DIR: join(root, 'target', 'cross'),
+          // A check makes no debug info; the build scripts and proc macros it compiles for the
+          // host are then the very units the test builds of target/cross (all without debug info)
+          // reuse. With CI's line tables they were compiled again there.
+          CARGO_PROFILE_DEV_DEBUG: '0',
         },
       },
     )

@@ -87,8 +87,11 @@ async function arm64Build() {
     CARGO,
     [
       // The pure core's tests (the crate taskstream-core): nothing in src/binding/ differs by
-      // architecture, and the host runs its tests.
-      'test', '--locked', '--no-run', '-p', 'taskstream-core', '--lib', ...std,
+      // architecture, and the host runs its tests. The binding and the keeper have no Rust tests;
+      // they are named so that cargo unifies the dependencies' features as for the Windows and
+      // musl builds of target/cross: named alone, the core got a leaner `syn`, and the host's
+      // proc-macro2, quote, syn and serde_derive were compiled once more for it.
+      'test', '--locked', '--no-run', '-p', 'taskstream-core', '-p', 'taskstream', '-p', 'taskstream-keeper', ...std,
       '--target', 'aarch64-unknown-linux-gnu', '--message-format=json-render-diagnostics',
     ],
     {
