@@ -684,6 +684,16 @@ export declare class BackgroundShellRegistry {
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: ShellTask) => void): void
   /**
+   * Takes over the persisted shells in `stateDir` (docs/persistence.md):
+   * running ones are adopted (re-registered with their id, command, start
+   * time and pid; waits and `settleMs` follow the output file from now
+   * on, and `cancel()` asks their keeper), ended ones are settled with
+   * their recorded end (one terminal notification) and forgotten, and
+   * those whose keeper is gone or is not the recorded process are `lost`
+   * (never signalled). `busy` lists ids another live host owns.
+   */
+  recover(options: RecoverOptions): { adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
+  /**
    * The screen of a task started with `terminal` (also after it ended,
    * until its entry is pruned); `undefined` for any other task.
    */
@@ -696,16 +706,6 @@ export declare class BackgroundShellRegistry {
   write(shellId: string, data: string | Uint8Array): void
   /** Resizes the terminal (the program gets SIGWINCH) and its screen. */
   resize(shellId: string, cols: number, rows: number): void
-  /**
-   * Takes over the persisted shells in `stateDir` (docs/persistence.md):
-   * running ones are adopted (re-registered with their id, command, start
-   * time and pid; waits and `settleMs` follow the output file from now
-   * on, and `cancel()` asks their keeper), ended ones are settled with
-   * their recorded end (one terminal notification) and forgotten, and
-   * those whose keeper is gone or is not the recorded process are `lost`
-   * (never signalled). `busy` lists ids another live host owns.
-   */
-  recover(options: RecoverOptions): { adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
   /**
    * Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as
    * a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);
@@ -805,6 +805,16 @@ export declare class MonitorRegistry {
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: MonitorTask) => void): void
   /**
+   * Takes over the persisted monitors in `stateDir` (docs/persistence.md):
+   * running ones are adopted (re-registered with their id, command, start
+   * time and pid, followed from where the last host stopped; the lines
+   * missed meanwhile arrive as one digest notification), ended ones are
+   * settled with their recorded end (one terminal notification) and
+   * forgotten, and those whose keeper is gone or is not the recorded process
+   * are `lost` (never signalled). `busy` lists ids another live host owns.
+   */
+  recover(options: RecoverOptions): { adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
+  /**
    * Spawns `bash -c <command>` in its own process group and streams its
    * output from Rust threads; only accepted events reach JavaScript. Returns
    * the entry, whose counters stay live. A spawn failure gives a `failed`
@@ -819,16 +829,6 @@ export declare class MonitorRegistry {
    * JavaScript, or is persisted is an `Error` saying so, and nothing changes.
    */
   restart(monitorId: string): MonitorTask
-  /**
-   * Takes over the persisted monitors in `stateDir` (docs/persistence.md):
-   * running ones are adopted (re-registered with their id, command, start
-   * time and pid, followed from where the last host stopped; the lines
-   * missed meanwhile arrive as one digest notification), ended ones are
-   * settled with their recorded end (one terminal notification) and
-   * forgotten, and those whose keeper is gone or is not the recorded process
-   * are `lost` (never signalled). `busy` lists ids another live host owns.
-   */
-  recover(options: RecoverOptions): { adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
   /**
    * The screen of a task started with `terminal` (also after it ended,
    * until its entry is pruned); `undefined` for any other task.

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi_derive::napi;
 
 use super::args;
 use super::js::{self, RealClock};
@@ -136,24 +135,5 @@ impl Recovering for MonitorRegistry {
     let followed = follow_monitor(&self.hub, &record.id, link, from, reading, RealClock);
     self.started_native(env, &record.id, js::wall_ms(), followed);
     Ok(())
-  }
-}
-
-#[napi]
-impl MonitorRegistry {
-  /// Takes over the persisted monitors in `stateDir` (docs/persistence.md):
-  /// running ones are adopted (re-registered with their id, command, start
-  /// time and pid, followed from where the last host stopped; the lines
-  /// missed meanwhile arrive as one digest notification), ended ones are
-  /// settled with their recorded end (one terminal notification) and
-  /// forgotten, and those whose keeper is gone or is not the recorded process
-  /// are `lost` (never signalled). `busy` lists ids another live host owns.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "options: RecoverOptions",
-    ts_return_type = "{ adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }"
-  )]
-  pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
-    host_persist::recover(&env, self, &options)
   }
 }

@@ -349,7 +349,8 @@ pub(crate) fn surface_get(
 }
 
 /// The JavaScript methods both registries have, written once: `register`,
-/// `waitFor`, `get`, `getAll` and the register and status-change callbacks. `$class` implements
+/// `waitFor`, `get`, `getAll`, the register and status-change callbacks, and `recover`
+/// (through `persist::recover`, `$class` implementing `persist::Recovering`). `$class` implements
 /// [`RegistrySurface`]; the strings are its id argument's name and the types
 /// `index.d.ts` gives each method.
 macro_rules! registry_surface {
@@ -365,7 +366,9 @@ macro_rules! registry_surface {
     all_return = $all_return:tt,
     register_cb = $register_cb:tt,
     status_cb = $status_cb:tt,
-    clear_cb = $clear_cb:tt $(,)?
+    clear_cb = $clear_cb:tt,
+    recover_doc = [$($recover_doc:literal),+ $(,)?],
+    recover_return = $recover_return:tt $(,)?
   ) => {
     #[napi]
     impl $class {
@@ -424,6 +427,12 @@ macro_rules! registry_surface {
       pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
         let mut callbacks = $crate::binding::registry::RegistrySurface::task_callbacks(self);
         $crate::binding::js::clear_slot_if_installed(&env, &mut callbacks.status_change, &cb)
+      }
+
+      $(#[doc = $recover_doc])+
+      #[napi(catch_unwind, ts_args_type = "options: RecoverOptions", ts_return_type = $recover_return)]
+      pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
+        $crate::binding::persist::recover(&env, self, &options)
       }
     }
   };

@@ -494,6 +494,16 @@ registry_surface!(
   register_cb = "cb?: (entry: MonitorTask) => void",
   status_cb = "cb?: (entry?: MonitorTask) => void",
   clear_cb = "cb: (entry?: MonitorTask) => void",
+  recover_doc = [
+    " Takes over the persisted monitors in `stateDir` (docs/persistence.md):",
+    " running ones are adopted (re-registered with their id, command, start",
+    " time and pid, followed from where the last host stopped; the lines",
+    " missed meanwhile arrive as one digest notification), ended ones are",
+    " settled with their recorded end (one terminal notification) and",
+    " forgotten, and those whose keeper is gone or is not the recorded process",
+    " are `lost` (never signalled). `busy` lists ids another live host owns.",
+  ],
+  recover_return = "{ adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }",
 );
 
 fn parse_throttle(env: &Env, value: &Unknown) -> Result<Option<ThrottleConfig>> {

@@ -527,6 +527,16 @@ registry_surface!(
   register_cb = "cb?: (entry: ShellTask) => void",
   status_cb = "cb?: (entry?: ShellTask) => void",
   clear_cb = "cb: (entry?: ShellTask) => void",
+  recover_doc = [
+    " Takes over the persisted shells in `stateDir` (docs/persistence.md):",
+    " running ones are adopted (re-registered with their id, command, start",
+    " time and pid; waits and `settleMs` follow the output file from now",
+    " on, and `cancel()` asks their keeper), ended ones are settled with",
+    " their recorded end (one terminal notification) and forgotten, and",
+    " those whose keeper is gone or is not the recorded process are `lost`",
+    " (never signalled). `busy` lists ids another live host owns.",
+  ],
+  recover_return = "{ adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }",
 );
 
 pub(crate) mod restarts;

@@ -148,22 +148,3 @@ impl Recovering for BackgroundShellRegistry {
     Ok(())
   }
 }
-
-#[napi]
-impl BackgroundShellRegistry {
-  /// Takes over the persisted shells in `stateDir` (docs/persistence.md):
-  /// running ones are adopted (re-registered with their id, command, start
-  /// time and pid; waits and `settleMs` follow the output file from now
-  /// on, and `cancel()` asks their keeper), ended ones are settled with
-  /// their recorded end (one terminal notification) and forgotten, and
-  /// those whose keeper is gone or is not the recorded process are `lost`
-  /// (never signalled). `busy` lists ids another live host owns.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "options: RecoverOptions",
-    ts_return_type = "{ adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }"
-  )]
-  pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
-    crate::binding::persist::recover(&env, self, &options)
-  }
-}
