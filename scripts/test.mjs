@@ -4,12 +4,14 @@
 //   1. `npm run check`: citations, layers and the loader patch (seconds);
 //   2. side by side, since neither needs the other:
 //      - `cargo test --no-run` (the Rust tests built), then `cargo test`;
-//      - `npm run build` (the release addon vitest loads), `npm run typecheck`, then `vitest run`.
-//      Where an addon was built before (after `npm run demo`, say), `npm run build` runs first
-//      instead, alone: cargo builds in one target directory at a time, so beside the Rust tests'
-//      build that near no-op waited for its lock (74 s of a fresh clone's run after the demo,
-//      vitest not yet started). On a clean checkout (CI) it stays in vitest's branch, where a
-//      full CI run measured 1695 s; run first there, two runs took 1840 s and 1798 s.
+//      - `npm run build` (the release addon vitest loads), then `npm run typecheck` beside
+//        `vitest run`.
+//      The two builds do not wait for each other: cargo locks each profile's directory
+//      (target/release, target/debug) on its own, so after `npm run demo` the release build is a
+//      no-op of seconds beside the Rust tests' build. (It once took 74 s there and ran first,
+//      alone, for that: that was the binding compiled again because `napi build` had set
+//      NAPI_FORCE_BUILD_TASKSTREAM on the demo's build and not on this one; .cargo/config.toml now
+//      fixes that variable's value.)
 //      Most of both runs waits on real child processes and timers, so they share the two cores.
 //      The Rust tests' output is collected and printed whole when they end, so the two logs do
 //      not interleave. Both branches always run to their end; a failure of either fails the run,
@@ -26,13 +28,9 @@
 //
 // Each step has a time limit and runs in a process group of its own (scripts/lib/run.mjs): on a
 // timeout its whole tree is killed.
-import { readdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 
 import { main, MIN, run, StepError } from './lib/run.mjs'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 const started = Date.now()
 const seconds = (ms) => `${(ms / 1000).toFixed(0)} s`
@@ -47,13 +45,6 @@ const rustTestProfile = [
 await main(async () => {
   await run('npm run check', npm, ['run', '--silent', 'check'], { timeoutMs: 5 * MIN })
   // A failed release build fails the vitest branch only: the Rust tests still run.
-  const buildRelease = () =>
-    run('npm run build', npm, ['run', 'build'], { timeoutMs: 40 * MIN }).then(
-      () => null,
-      (error) => error,
-    )
-  const builtBefore = readdirSync(root).some((name) => /^taskstream\..+\.node$/.test(name))
-  const early = builtBefore ? await buildRelease() : undefined
   const rust = (async () => {
     const built = Date.now()
     await run('cargo test --no-run (the Rust tests built)', 'cargo', ['test', '--no-run', ...rustTestProfile], { timeoutMs: 40 * MIN })
@@ -61,10 +52,15 @@ await main(async () => {
     return run('cargo test', 'cargo', ['test', ...rustTestProfile], { timeoutMs: 30 * MIN, capture: true })
   })()
   const js = (async () => {
-    const release = early === undefined ? await buildRelease() : early
-    if (release !== null) throw release
-    await run('npm run typecheck', npm, ['run', '--silent', 'typecheck'], { timeoutMs: 10 * MIN })
-    await run('vitest run', npm, ['run', '--silent', 'test:js'], { timeoutMs: 30 * MIN })
+    await run('npm run build', npm, ['run', 'build'], { timeoutMs: 40 * MIN })
+    // The type check needs no test to wait for it, nor any test the check: both run, and either
+    // failing fails this branch.
+    const results = await Promise.allSettled([
+      run('npm run typecheck', npm, ['run', '--silent', 'typecheck'], { timeoutMs: 10 * MIN }),
+      run('vitest run', npm, ['run', '--silent', 'test:js'], { timeoutMs: 30 * MIN }),
+    ])
+    const failed = results.find((r) => r.status === 'rejected')
+    if (failed) throw failed.reason
   })()
   const [rustResult, jsResult] = await Promise.allSettled([rust, js])
 
