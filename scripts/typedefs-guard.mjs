@@ -30,7 +30,8 @@ const list = (dir) => (existsSync(dir) ? readdirSync(dir) : [])
 const cached = list(join(target, 'napi-rs')).some((dir) => existsSync(join(target, 'napi-rs', dir, CRATE)))
 const fingerprints = join(target, profile, '.fingerprint')
 // `taskstream-<hash>` (the library and its build script), not `taskstream-core-…`/`taskstream-keeper-…`.
-const compiled = list(fingerprints).filter((name) => new RegExp(`^${CRATE}-[0-9a-f]{16}$`).test(name))
+const fingerprint = new RegExp(`^${CRATE}-[0-9a-f]{16}$`)
+const compiled = list(fingerprints).filter((name) => fingerprint.test(name))
 if (!cached && compiled.length > 0) {
   for (const name of compiled) rmSync(join(fingerprints, name), { recursive: true, force: true })
   console.log(`typedefs-guard: no type definitions in ${join(target, 'napi-rs')}: the binding is compiled again`)
