@@ -28,6 +28,7 @@ use crate::core::monitor::signal::config::RECOMMENDED;
 use crate::core::monitor::RunCounters;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
 use crate::core::process::PORTS_SUPPORTED;
+use crate::core::restart::Refusal;
 
 /// `RECOMMENDED_SIGNAL` (API.md §6.7): the options of the recommended setting, to spread into
 /// `start()`. The loader exports it frozen; the values are the core's
@@ -97,16 +98,12 @@ impl MonitorRegistry {
   )]
   pub fn restart(&self, env: Env, monitor_id: Unknown) -> Result<Unknown<'static>> {
     let id = args::string(&env, &monitor_id, "monitorId")?;
-    let Some(opts) = self.js.restart_options(&id) else {
-      let why = if self.hub.registry().get(&id).is_some() {
-        "only a monitor start() began, and not persisted, can be restarted"
-      } else {
-        "no such monitor"
-      };
-      return Err(Error::from_reason(format!(
-        "Monitor \"{id}\" cannot be restarted: {why}"
-      )));
+    let opts = {
+      let registered = self.hub.registry().get(&id).is_some();
+      let book = self.js.restarts.borrow();
+      book.options(&id, registered).cloned()
     };
+    let opts = opts.map_err(Error::from_reason)?;
     {
       let mut host = self.host(&env);
       self
@@ -123,9 +120,8 @@ impl MonitorRegistry {
     });
     self.drain_for(&env, &id);
     let Some(counters) = counters else {
-      return Err(Error::from_reason(format!(
-        "Monitor \"{id}\" cannot be restarted: it is still running"
-      )));
+      let refusal = self.js.restarts.borrow().refuse(&id, Refusal::StillRunning);
+      return Err(Error::from_reason(refusal));
     };
     self.start_native(&env, (*opts).clone(), id, counters)
   }
@@ -180,7 +176,7 @@ impl MonitorRegistry {
       r.carry_counters(&id, counters);
       Vec::new()
     });
-    self.js.keep_restart_options(&id, kept);
+    self.js.restarts.borrow_mut().keep(&id, kept);
     if let Some(timeout_ms) = opts.timeout_ms {
       self.hub.apply(|r| {
         r.set_deadline(&id, timeout_ms, now_mono);

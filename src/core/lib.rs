@@ -16,6 +16,7 @@ pub(crate) mod private_file;
 pub mod process;
 #[cfg(any(unix, windows))]
 pub mod reactor;
+pub mod restart;
 pub mod shell;
 pub mod sync;
 pub mod task;

@@ -115,12 +115,7 @@ impl MonitorHost for HostWithHub<'_> {
       clear_idle_timer(self.host.env, self.host.js, id);
       release_keep_alive(self.host.env, self.host.js, id);
     }
-    {
-      let mut options = self.host.js.restart_options.borrow_mut();
-      for id in ids {
-        options.remove(id);
-      }
-    }
+    self.host.js.restarts.borrow_mut().forget(ids);
     let removed: Vec<JsEntry> = {
       let mut entries = self.host.js.entries.borrow_mut();
       ids.iter().filter_map(|id| entries.remove(id)).collect()

@@ -16,6 +16,7 @@ use crate::binding::registry::{EntryObjects, TaskCallbacks};
 use crate::binding::wait::JsWaits;
 use crate::core::monitor::hub::MonitorHub;
 use crate::core::monitor::EntryMode;
+use crate::core::restart::{RestartBook, MONITOR};
 
 /// A monitor's JavaScript objects.
 pub(super) struct JsEntry {
@@ -39,11 +40,10 @@ pub(super) struct Callbacks {
 
 /// State that only the JavaScript thread touches. No borrow is held across a
 /// call into JavaScript.
-#[derive(Default)]
 pub(crate) struct JsSide {
   pub(super) entries: RefCell<HashMap<String, JsEntry>>,
   /// The options of each entry `start()` began (not persisted), for `restart()` (API.md §6.8).
-  pub(super) restart_options: RefCell<HashMap<String, Rc<StartOptions>>>,
+  pub(crate) restarts: RefCell<RestartBook<Rc<StartOptions>, (), ()>>,
   /// Numbers each entry object made, so a listener of a restarted run's controller knows its
   /// id belongs to a newer run.
   pub(super) generations: std::cell::Cell<u64>,
@@ -51,6 +51,19 @@ pub(crate) struct JsSide {
   pub(super) waits: JsWaits,
   /// Keeps the registry's object reachable while it has work (set once, by the constructor).
   pub(super) anchor: OnceCell<Anchor>,
+}
+
+impl Default for JsSide {
+  fn default() -> Self {
+    Self {
+      entries: RefCell::default(),
+      restarts: RefCell::new(RestartBook::new(MONITOR)),
+      generations: std::cell::Cell::default(),
+      callbacks: RefCell::default(),
+      waits: JsWaits::default(),
+      anchor: OnceCell::new(),
+    }
+  }
 }
 
 impl JsSide {
@@ -64,17 +77,6 @@ impl JsSide {
   /// The generation of the entry object `id` names now.
   pub(crate) fn generation_of(&self, id: &str) -> Option<u64> {
     self.entries.borrow().get(id).map(|e| e.generation)
-  }
-
-  pub(crate) fn restart_options(&self, id: &str) -> Option<Rc<StartOptions>> {
-    self.restart_options.borrow().get(id).cloned()
-  }
-
-  pub(crate) fn keep_restart_options(&self, id: &str, options: Rc<StartOptions>) {
-    self
-      .restart_options
-      .borrow_mut()
-      .insert(id.to_owned(), options);
   }
 
   /// Holds the registry's object while a task runs (fed or native), a wait

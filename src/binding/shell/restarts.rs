@@ -1,100 +1,75 @@
-//! What `BackgroundShellRegistry.restart()` (API.md §6.8) needs of each shell
-//! `executeBackground()` started (not persisted), kept until its entry leaves the registry: the
-//! call's options, the caller's `signal`, the counters the last run ended with, and a restart
-//! waiting for that run to settle.
+//! What `BackgroundShellRegistry.restart()` (API.md §6.8) keeps of each shell
+//! `executeBackground()` started (not persisted), until its entry leaves the registry. The rules
+//! are the core's `restart::RestartBook`; what it carries here are the JavaScript values: the
+//! call's options with the caller's `signal`, and a restart waiting for the old run.
 
-use std::cell::{Ref, RefCell, RefMut};
-use std::collections::HashMap;
+use std::cell::RefCell;
 
 use napi::bindgen_prelude::*;
 
 use crate::binding::js::{release, Persistent};
 use crate::binding::shell_execute::options::Options;
+use crate::core::restart::{Forgotten, RestartBook, SHELL};
 use crate::core::shell::OutputCounters;
 
-/// How a restart waiting for the old run learns that it settled (its counters), or that the
-/// entry left the registry first (why it cannot go on).
+/// How a restart waiting for the old run learns that it settled (its counters), or the error
+/// message when it cannot go on.
 pub(crate) type Waiting = Box<dyn FnOnce(&Env, std::result::Result<OutputCounters, String>)>;
 
-/// One shell's restart needs.
-pub(crate) struct RestartSpec {
-  /// The call's options, its shell id filled in.
+/// A shell's start, to start again: its options (its shell id filled in) and the caller's
+/// `signal`, which cancels the new run too.
+pub(crate) struct ShellStart {
   pub(crate) opts: Options,
-  /// The caller's `signal`: the new run is cancelled by it too.
   pub(crate) signal: Option<Persistent>,
-  /// The counters the last run ended with, once it settled.
-  pub(crate) settled: Option<OutputCounters>,
-  /// A restart waiting for the last run to settle.
-  pub(crate) waiting: Option<Waiting>,
 }
 
-impl RestartSpec {
-  pub(crate) fn release(self, env: &Env) {
-    if let Some(signal) = self.signal {
-      release(env, signal);
-    }
-    if let Some(waiting) = self.waiting {
-      waiting(env, Err("it left the registry before its run ended".into()));
-    }
+/// The restartable shells of a registry.
+pub(crate) struct Restarts(pub(crate) RefCell<RestartBook<ShellStart, OutputCounters, Waiting>>);
+
+impl Default for Restarts {
+  fn default() -> Self {
+    Self(RefCell::new(RestartBook::new(SHELL)))
   }
 }
-
-/// The restart needs of a registry's shells, by id.
-#[derive(Default)]
-pub(crate) struct Restarts(RefCell<HashMap<String, RestartSpec>>);
 
 impl Restarts {
-  pub(crate) fn borrow(&self) -> Ref<'_, HashMap<String, RestartSpec>> {
-    self.0.borrow()
-  }
-
-  pub(crate) fn borrow_mut(&self) -> RefMut<'_, HashMap<String, RestartSpec>> {
-    self.0.borrow_mut()
-  }
-
-  /// Keeps what a later `restart(id)` needs (replacing what an earlier run of `id` left).
+  /// Keeps what a later `restart(id)` needs (what an earlier run of `id` left goes).
   pub(crate) fn keep(&self, env: &Env, opts: &Options, id: &str, signal: Option<&Persistent>) {
     let signal = signal
       .and_then(|signal| signal.get_value(env).ok())
       .and_then(|signal| signal.create_ref::<false>().ok());
     let mut opts = opts.clone();
     opts.shell_id = Some(id.to_owned());
-    let spec = RestartSpec {
-      opts,
-      signal,
-      settled: None,
-      waiting: None,
-    };
-    let earlier = self.0.borrow_mut().insert(id.to_owned(), spec);
+    let earlier = self.0.borrow_mut().keep(id, ShellStart { opts, signal });
     if let Some(earlier) = earlier {
-      earlier.release(env);
+      let_go(env, earlier);
     }
   }
 
   /// The run of shell `id` settled with `counters`: a restart waiting for it goes on.
   pub(crate) fn run_settled(&self, env: &Env, id: &str, counters: &OutputCounters) {
-    let waiting = {
-      let mut restarts = self.0.borrow_mut();
-      let Some(spec) = restarts.get_mut(id) else {
-        return;
-      };
-      spec.settled = Some(counters.clone());
-      spec.waiting.take()
-    };
-    if let Some(waiting) = waiting {
-      waiting(env, Ok(counters.clone()));
+    let waiting = self.0.borrow_mut().run_settled(id, counters);
+    if let Some((go_on, counters)) = waiting {
+      go_on(env, Ok(counters));
     }
   }
 
-  /// These entries left the registry: what their restart needed goes (a restart waiting for
-  /// one of them is rejected).
+  /// These entries left the registry: what they kept goes (a restart waiting for one of them
+  /// is refused).
   pub(crate) fn forget(&self, env: &Env, ids: &[String]) {
-    let specs: Vec<RestartSpec> = {
-      let mut restarts = self.0.borrow_mut();
-      ids.iter().filter_map(|id| restarts.remove(id)).collect()
-    };
-    for spec in specs {
-      spec.release(env);
+    let gone = self.0.borrow_mut().forget(ids);
+    for forgotten in gone {
+      let_go(env, forgotten);
     }
+  }
+}
+
+/// Releases a kept start's signal, and refuses a restart that waited for it.
+fn let_go(env: &Env, forgotten: Forgotten<ShellStart, Waiting>) {
+  if let Some(signal) = forgotten.options.signal {
+    release(env, signal);
+  }
+  if let Some(waiting) = forgotten.waiting {
+    waiting(env, Err(forgotten.refusal));
   }
 }

@@ -7,6 +7,7 @@ use napi_derive::napi;
 
 use super::*;
 use crate::binding::shell::restarts::Waiting;
+use crate::core::restart::{Begin, Refusal};
 use crate::core::shell::{OutputCounters, Resume};
 
 #[napi]
@@ -25,55 +26,36 @@ impl BackgroundShellRegistry {
   pub fn restart(&self, env: Env, shell_id: Unknown) -> Result<Unknown<'static>> {
     let id = args::string(&env, &shell_id, "shellId")?;
     let inner = Rc::clone(&self.inner);
-    let refuse = |why: &str| {
-      Err(Error::from_reason(format!(
-        "Background shell \"{id}\" cannot be restarted: {why}"
-      )))
+    let signal = {
+      let book = inner.restarts.0.borrow();
+      let start = book.options(&id, inner.entry(&id).is_some());
+      let start = start.map_err(Error::from_reason)?;
+      start.signal.as_ref().and_then(|s| s.get_value(&env).ok())
     };
-    let settled = {
-      let restarts = inner.restarts.borrow();
-      match restarts.get(&id) {
-        None if inner.entry(&id).is_some() => {
-          return refuse(
-            "only a shell executeBackground() started, and not persisted, can be restarted",
-          )
-        }
-        None => return refuse("no such shell"),
-        Some(spec) if spec.waiting.is_some() => {
-          return refuse("a restart of it is already under way")
-        }
-        Some(spec) => {
-          let signal = spec.signal.as_ref().and_then(|s| s.get_value(&env).ok());
-          if signal.is_some_and(|signal| signal_aborted(&signal)) {
-            return refuse("its signal was aborted");
-          }
-          spec.settled.clone()
-        }
-      }
-    };
+    if signal.is_some_and(|signal| signal_aborted(&signal)) {
+      let refusal = inner
+        .restarts
+        .0
+        .borrow()
+        .refuse(&id, Refusal::SignalAborted);
+      return Err(Error::from_reason(refusal));
+    }
     let (promise, resolve, reject) = new_promise_with_reject(&env)?;
     let go_on: Waiting = {
       let (inner, id) = (Rc::clone(&inner), id.clone());
       Box::new(move |env, counters| {
         let started = counters
-          .map_err(|why| {
-            Error::from_reason(format!(
-              "Background shell \"{id}\" cannot be restarted: {why}"
-            ))
-          })
+          .map_err(Error::from_reason)
           .and_then(|counters| start_again(env, &inner, &id, counters));
         settle_promise(env, resolve, reject, started);
       })
     };
-    match settled {
+    let begun = inner.restarts.0.borrow_mut().begin(&id, go_on);
+    match begun {
       // The last run already ended: the new one starts now.
-      Some(counters) => go_on(&env, Ok(counters)),
-      None => {
-        if let Some(spec) = inner.restarts.borrow_mut().get_mut(&id) {
-          spec.waiting = Some(go_on);
-        }
-        inner.transition(&env, |r| r.request_restart(&id));
-      }
+      Begin::Now(go_on, counters) => go_on(&env, Ok(counters)),
+      Begin::Waiting => inner.transition(&env, |r| r.request_restart(&id)),
+      Begin::Gone(go_on, refusal) => go_on(&env, Err(refusal)),
     }
     Ok(args::out(&env, &promise))
   }
@@ -87,16 +69,15 @@ fn start_again<'a>(
   id: &str,
   counters: OutputCounters,
 ) -> Result<Object<'a>> {
-  let spec = inner.restarts.borrow_mut().remove(id).ok_or_else(|| {
-    Error::from_reason(format!(
-      "Background shell \"{id}\" cannot be restarted: it left the registry"
-    ))
-  })?;
+  let start = inner.restarts.0.borrow_mut().take(id);
+  let start = start.map_err(Error::from_reason)?;
   inner.transition(env, |r| r.remove_ended(id).unwrap_or_default());
-  let signal = spec.signal.as_ref().and_then(|s| s.get_value(env).ok());
+  let signal = start.signal.as_ref().and_then(|s| s.get_value(env).ok());
   let resume = Resume::at(counters, js::wall_ms());
-  let started = start_shell(env, inner, spec.opts.clone(), signal, Some(resume));
-  spec.release(env);
+  let started = start_shell(env, inner, start.opts.clone(), signal, Some(resume));
+  if let Some(signal) = start.signal {
+    release(env, signal);
+  }
   started.map(|(handle, _)| handle)
 }
 
