@@ -684,6 +684,15 @@ export declare class BackgroundShellRegistry {
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: ShellTask) => void): void
   /**
+   * Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as
+   * a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);
+   * once it settled, the same command runs again with the same options under the same id, its
+   * output file continued after a marker line and its counters going on. Resolves with the new
+   * run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is
+   * an `Error` saying so, and nothing changes.
+   */
+  restart(shellId: string): Promise<BackgroundShellHandle>
+  /**
    * Takes over the persisted shells in `stateDir` (docs/persistence.md):
    * running ones are adopted (re-registered with their id, command, start
    * time and pid; waits and `settleMs` follow the output file from now
@@ -706,15 +715,6 @@ export declare class BackgroundShellRegistry {
   write(shellId: string, data: string | Uint8Array): void
   /** Resizes the terminal (the program gets SIGWINCH) and its screen. */
   resize(shellId: string, cols: number, rows: number): void
-  /**
-   * Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as
-   * a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);
-   * once it settled, the same command runs again with the same options under the same id, its
-   * output file continued after a marker line and its counters going on. Resolves with the new
-   * run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is
-   * an `Error` saying so, and nothing changes.
-   */
-  restart(shellId: string): Promise<BackgroundShellHandle>
 }
 
 /**
@@ -805,6 +805,14 @@ export declare class MonitorRegistry {
   /** Clears the status-change callback only if `cb` is the one installed. */
   clearStatusChangeCallback(cb: (entry?: MonitorTask) => void): void
   /**
+   * Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel
+   * stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then
+   * a new run of the same command and options starts under the same id, its counters going on
+   * from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from
+   * JavaScript, or is persisted is an `Error` saying so, and nothing changes.
+   */
+  restart(monitorId: string): MonitorTask
+  /**
    * Takes over the persisted monitors in `stateDir` (docs/persistence.md):
    * running ones are adopted (re-registered with their id, command, start
    * time and pid, followed from where the last host stopped; the lines
@@ -821,14 +829,6 @@ export declare class MonitorRegistry {
    * entry (and its notification) rather than a throw.
    */
   start(options: MonitorStartOptions): MonitorTask
-  /**
-   * Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel
-   * stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then
-   * a new run of the same command and options starts under the same id, its counters going on
-   * from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from
-   * JavaScript, or is persisted is an `Error` saying so, and nothing changes.
-   */
-  restart(monitorId: string): MonitorTask
   /**
    * The screen of a task started with `terminal` (also after it ended,
    * until its entry is pruned); `undefined` for any other task.

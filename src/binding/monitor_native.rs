@@ -85,19 +85,13 @@ impl MonitorRegistry {
 
     self.start_native(&env, opts, id, RunCounters::default())
   }
+}
 
-  /// Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel
-  /// stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then
-  /// a new run of the same command and options starts under the same id, its counters going on
-  /// from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from
-  /// JavaScript, or is persisted is an `Error` saying so, and nothing changes.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "monitorId: string",
-    ts_return_type = "MonitorTask"
-  )]
-  pub fn restart(&self, env: Env, monitor_id: Unknown) -> Result<Unknown<'static>> {
-    let id = args::string(&env, &monitor_id, "monitorId")?;
+impl MonitorRegistry {
+  /// `restart(id)` (API.md §6.8, `registry_surface!`): a running monitor is cancelled with the
+  /// end `restarted`, its settled entry leaves, and a new run of the same options starts
+  /// under its id with the counters the last run ended with.
+  pub(crate) fn restart_native(&self, env: &Env, id: String) -> Result<Unknown<'static>> {
     let opts = {
       let registered = self.hub.registry().get(&id).is_some();
       let book = self.js.restarts.borrow();
@@ -105,7 +99,7 @@ impl MonitorRegistry {
     };
     let opts = opts.map_err(Error::from_reason)?;
     {
-      let mut host = self.host(&env);
+      let mut host = self.host(env);
       self
         .hub
         .cancel(&mut host, &RealClock, &id, true, EndVia::Restart);
@@ -118,16 +112,14 @@ impl MonitorRegistry {
       }
       None => Vec::new(),
     });
-    self.drain_for(&env, &id);
+    self.drain_for(env, &id);
     let Some(counters) = counters else {
       let refusal = self.js.restarts.borrow().refuse(&id, Refusal::StillRunning);
       return Err(Error::from_reason(refusal));
     };
-    self.start_native(&env, (*opts).clone(), id, counters)
+    self.start_native(env, (*opts).clone(), id, counters)
   }
-}
 
-impl MonitorRegistry {
   /// `start()` after its checks, and `restart()`: launches, registers (with the counters a
   /// restarted entry carries), commits; keeps the options for a later `restart()`.
   fn start_native(

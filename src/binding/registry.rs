@@ -285,6 +285,8 @@ pub(crate) trait RegistrySurface: TerminalSurface {
   fn on_wait_abort(&self, id: &str, wait: u64) -> Box<dyn Fn(&Env)>;
   /// Hands a pending wait to the registry, which ends it.
   fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()>;
+  /// `restart(id)` (API.md §6.8): what this kind returns for the new run.
+  fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>>;
 }
 
 /// `waitFor(id, options)` (API.md §6.1) of either registry.
@@ -349,7 +351,7 @@ pub(crate) fn surface_get(
 }
 
 /// The JavaScript methods both registries have, written once: `register`,
-/// `waitFor`, `get`, `getAll`, the register and status-change callbacks, and `recover`
+/// `waitFor`, `get`, `getAll`, the register and status-change callbacks, `restart`, and `recover`
 /// (through `persist::recover`, `$class` implementing `persist::Recovering`). `$class` implements
 /// [`RegistrySurface`]; the strings are its id argument's name and the types
 /// `index.d.ts` gives each method.
@@ -367,6 +369,9 @@ macro_rules! registry_surface {
     register_cb = $register_cb:tt,
     status_cb = $status_cb:tt,
     clear_cb = $clear_cb:tt,
+    restart_args = $restart_args:tt,
+    restart_return = $restart_return:tt,
+    restart_doc = [$($restart_doc:literal),+ $(,)?],
     recover_doc = [$($recover_doc:literal),+ $(,)?],
     recover_return = $recover_return:tt $(,)?
   ) => {
@@ -427,6 +432,13 @@ macro_rules! registry_surface {
       pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
         let mut callbacks = $crate::binding::registry::RegistrySurface::task_callbacks(self);
         $crate::binding::js::clear_slot_if_installed(&env, &mut callbacks.status_change, &cb)
+      }
+
+      $(#[doc = $restart_doc])+
+      #[napi(catch_unwind, ts_args_type = $restart_args, ts_return_type = $restart_return)]
+      pub fn restart(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
+        let id = $crate::binding::args::string(&env, &id, $wait_id)?;
+        $crate::binding::registry::RegistrySurface::restart_task(self, &env, id)
       }
 
       $(#[doc = $recover_doc])+

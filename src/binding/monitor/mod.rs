@@ -161,6 +161,10 @@ impl RegistrySurface for MonitorRegistry {
   }
 
   /// A wait on an entry the hub no longer follows ends as `exit`, `cancelled`.
+  fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>> {
+    self.restart_native(env, id)
+  }
+
   fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()> {
     match self.hub.add_wait(id, wait, spec, js::mono_ms()) {
       Ok(None) => {}
@@ -494,6 +498,15 @@ registry_surface!(
   register_cb = "cb?: (entry: MonitorTask) => void",
   status_cb = "cb?: (entry?: MonitorTask) => void",
   clear_cb = "cb: (entry?: MonitorTask) => void",
+  restart_args = "monitorId: string",
+  restart_return = "MonitorTask",
+  restart_doc = [
+    " Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel",
+    " stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then",
+    " a new run of the same command and options starts under the same id, its counters going on",
+    " from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from",
+    " JavaScript, or is persisted is an `Error` saying so, and nothing changes.",
+  ],
   recover_doc = [
     " Takes over the persisted monitors in `stateDir` (docs/persistence.md):",
     " running ones are adopted (re-registered with their id, command, start",

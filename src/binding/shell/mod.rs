@@ -347,6 +347,10 @@ impl RegistrySurface for BackgroundShellRegistry {
     })
   }
 
+  fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>> {
+    self.restart_shell(env, id)
+  }
+
   /// A wait on a shell with no run of ours ends by its earlier clock (core `ShellHub`).
   fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()> {
     let inner = &self.inner;
@@ -527,6 +531,16 @@ registry_surface!(
   register_cb = "cb?: (entry: ShellTask) => void",
   status_cb = "cb?: (entry?: ShellTask) => void",
   clear_cb = "cb: (entry?: ShellTask) => void",
+  restart_args = "shellId: string",
+  restart_return = "Promise<BackgroundShellHandle>",
+  restart_doc = [
+    " Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as",
+    " a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);",
+    " once it settled, the same command runs again with the same options under the same id, its",
+    " output file continued after a marker line and its counters going on. Resolves with the new",
+    " run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is",
+    " an `Error` saying so, and nothing changes.",
+  ],
   recover_doc = [
     " Takes over the persisted shells in `stateDir` (docs/persistence.md):",
     " running ones are adopted (re-registered with their id, command, start",

@@ -3,34 +3,22 @@
 //! options starts under the same id, writing on in the same output file after a marker line,
 //! its counters going on from the old run's.
 
-use napi_derive::napi;
-
 use super::*;
 use crate::binding::shell::restarts::Waiting;
 use crate::core::restart::{Begin, Refusal};
 use crate::core::shell::{OutputCounters, Resume};
 
-#[napi]
 impl BackgroundShellRegistry {
-  /// Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as
-  /// a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);
-  /// once it settled, the same command runs again with the same options under the same id, its
-  /// output file continued after a marker line and its counters going on. Resolves with the new
-  /// run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is
-  /// an `Error` saying so, and nothing changes.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "shellId: string",
-    ts_return_type = "Promise<BackgroundShellHandle>"
-  )]
-  pub fn restart(&self, env: Env, shell_id: Unknown) -> Result<Unknown<'static>> {
-    let id = args::string(&env, &shell_id, "shellId")?;
+  /// `restart(id)` (API.md §6.8, `registry_surface!`): a running shell is stopped as a cancel
+  /// stops it; once its run settled, a new run of the same options starts under its id,
+  /// writing on in its output file. Resolves with the new run's handle.
+  pub(crate) fn restart_shell(&self, env: &Env, id: String) -> Result<Unknown<'static>> {
     let inner = Rc::clone(&self.inner);
     let signal = {
       let book = inner.restarts.0.borrow();
       let start = book.options(&id, inner.entry(&id).is_some());
       let start = start.map_err(Error::from_reason)?;
-      start.signal.as_ref().and_then(|s| s.get_value(&env).ok())
+      start.signal.as_ref().and_then(|s| s.get_value(env).ok())
     };
     if signal.is_some_and(|signal| signal_aborted(&signal)) {
       let refusal = inner
@@ -40,7 +28,7 @@ impl BackgroundShellRegistry {
         .refuse(&id, Refusal::SignalAborted);
       return Err(Error::from_reason(refusal));
     }
-    let (promise, resolve, reject) = new_promise_with_reject(&env)?;
+    let (promise, resolve, reject) = new_promise_with_reject(env)?;
     let go_on: Waiting = {
       let (inner, id) = (Rc::clone(&inner), id.clone());
       Box::new(move |env, counters| {
@@ -53,11 +41,11 @@ impl BackgroundShellRegistry {
     let begun = inner.restarts.0.borrow_mut().begin(&id, go_on);
     match begun {
       // The last run already ended: the new one starts now.
-      Begin::Now(go_on, counters) => go_on(&env, Ok(counters)),
-      Begin::Waiting => inner.transition(&env, |r| r.request_restart(&id)),
-      Begin::Gone(go_on, refusal) => go_on(&env, Err(refusal)),
+      Begin::Now(go_on, counters) => go_on(env, Ok(counters)),
+      Begin::Waiting => inner.transition(env, |r| r.request_restart(&id)),
+      Begin::Gone(go_on, refusal) => go_on(env, Err(refusal)),
     }
-    Ok(args::out(&env, &promise))
+    Ok(args::out(env, &promise))
   }
 }
 
