@@ -11,13 +11,11 @@ use super::monitor::MonitorRegistry;
 use super::monitor_options::StartOptions;
 use super::persist::{self as host_persist, PersistOptions, Recovering};
 use crate::core::launch::{
-  follow_monitor, launch, Contained, Kept, LaunchKind, LaunchRequest, Launched, Reading,
-  ShellCommand, TaskOptions, Term,
+  adopt, launch, AdoptKind, Adoption, Contained, Kept, LaunchKind, LaunchRequest, Launched,
+  Reading, ShellCommand, TaskOptions, Term,
 };
-use crate::core::monitor::native::FollowFrom;
 use crate::core::monitor::persisted::monitor_description;
 use crate::core::monitor::persisted::MonitorTaskOptions;
-use crate::core::persist::link::read_cursor;
 use crate::core::persist::{self, TaskKind, TaskRecord};
 use crate::core::persist::{EndView, KeeperLink};
 
@@ -120,19 +118,21 @@ impl Recovering for MonitorRegistry {
     o: MonitorTaskOptions,
     link: Arc<KeeperLink>,
   ) -> Result<()> {
-    let offset = read_cursor(&link.files.cursor, &record.id).unwrap_or(0);
-    let size = std::fs::metadata(&link.files.log).map_or(0, |m| m.len());
-    let from = FollowFrom {
-      offset: offset.min(size),
-      missed_until: size,
-    };
     let reading = Reading {
       throttle: self.throttle,
       signal: o.signal_config(),
       max_events: o.max_events,
       screen_settle_ms: None,
     };
-    let followed = follow_monitor(&self.hub, &record.id, link, from, reading, RealClock);
+    let adopted = adopt(Adoption {
+      id: &record.id,
+      pid: record.task.pid,
+      link,
+      kind: AdoptKind::Monitor,
+    });
+    let followed = adopted
+      .into_monitor()
+      .start_monitor(&self.hub, &record.id, reading, RealClock);
     self.started_native(env, &record.id, js::wall_ms(), followed);
     Ok(())
   }

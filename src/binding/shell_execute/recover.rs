@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::binding::persist::Recovering;
-use crate::core::launch::follow_shell;
+use crate::core::launch::{adopt, AdoptKind, Adoption};
 use crate::core::persist::{EndView, KeeperLink, TaskKind, TaskRecord};
 use crate::core::shell::persisted::ShellTaskOptions;
 
@@ -125,16 +125,17 @@ impl Recovering for BackgroundShellRegistry {
     })?;
     release(env, listener);
     let settle_ms = ShellTaskOptions::of_record(record).settle_ms;
-    // Waits judge output from now on: what was written meanwhile is in the file.
-    let offset = std::fs::metadata(&record.output_path).map_or(0, |m| m.len());
-    let run = follow_shell(
-      record.task.pid,
+    let adopted = adopt(Adoption {
+      id,
+      pid: record.task.pid,
       link,
-      record.output_path.clone().into(),
-      offset,
-      settle_ms,
-      || run_callbacks(env, &settle, inner, id),
-    );
+      kind: AdoptKind::Shell {
+        output_path: Path::new(&record.output_path),
+      },
+    });
+    let run = adopted
+      .into_shell()
+      .and_then(|shell| shell.start(settle_ms, || run_callbacks(env, &settle, inner, id)));
     attach_run(
       env,
       inner,

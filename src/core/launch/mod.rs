@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use crate::end::TaskEnd;
 use crate::monitor::hub::{Clock, MonitorHub, NativeTask};
-use crate::monitor::native::NativeMonitor;
+use crate::monitor::native::{FollowFrom, NativeMonitor};
 use crate::monitor::signal::SignalConfig;
 use crate::monitor::throttle::ThrottleConfig;
 use crate::process::{self, EnvOptions, ProcessGroup, SpawnRequest, SpawnedProcess};
@@ -226,6 +226,69 @@ pub fn launch(request: LaunchRequest) -> Result<Launched, LaunchError> {
   }
 }
 
+/// A recorded task a new host takes over (`recover()`, docs/persistence.md): the keeper's
+/// child, the link to its keeper, and the kind.
+pub struct Adoption<'a> {
+  pub id: &'a str,
+  pub pid: u32,
+  pub link: Arc<crate::persist::KeeperLink>,
+  pub kind: AdoptKind<'a>,
+}
+
+/// The kind of task an [`Adoption`] takes over.
+pub enum AdoptKind<'a> {
+  Monitor,
+  /// A background shell whose keeper writes `output_path`.
+  Shell {
+    output_path: &'a Path,
+  },
+}
+
+/// Takes over a recorded task: the same [`Launched`] a launch returns, committed the same way,
+/// whose runner follows the keeper's output from where it stands. A monitor goes on from the
+/// cursor the last host left, and the lines written since (up to the log's size now) are
+/// counted, not replayed (they arrive as one digest); a shell from its file's end (its waits
+/// judge output from now on; what was written meanwhile is in the file). Dropped before it is
+/// committed, or when its runner cannot start, the task stays on its lease for a later host.
+pub fn adopt(adoption: Adoption) -> Launched {
+  let Adoption {
+    id,
+    pid,
+    link,
+    kind,
+  } = adoption;
+  let size = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
+  let kept = |from| {
+    Contained::new(Task::Kept {
+      pid,
+      link: Arc::clone(&link),
+      from,
+      adopted: true,
+    })
+  };
+  match kind {
+    AdoptKind::Monitor => {
+      let log = size(&link.files.log);
+      let cursor = crate::persist::link::read_cursor(&link.files.cursor, id).unwrap_or(0);
+      Launched::Monitor(kept(FollowFrom {
+        offset: cursor.min(log),
+        missed_until: log,
+      }))
+    }
+    AdoptKind::Shell { output_path } => {
+      let from = FollowFrom {
+        offset: size(output_path),
+        missed_until: 0,
+      };
+      Launched::Shell(Box::new(LaunchedShell {
+        task: kept(from),
+        writer: None,
+        output_path: output_path.to_path_buf(),
+      }))
+    }
+  }
+}
+
 /// A task that could not be started, or whose runner could not start: the
 /// message and the end its entry fails with.
 #[derive(Debug)]
@@ -259,9 +322,13 @@ pub struct Contained {
 
 enum Task {
   Spawned(SpawnedProcess),
+  /// Run by a keeper: started here (followed from the start; dropped, the keeper is asked to
+  /// cancel), or adopted from a record (followed from `from`; dropped, it stays on its lease).
   Kept {
     pid: u32,
     link: Arc<crate::persist::KeeperLink>,
+    from: FollowFrom,
+    adopted: bool,
   },
 }
 
@@ -319,13 +386,7 @@ impl Contained {
           LaunchError::io_error(format!("could not start monitor threads: {error}"))
         })
       }
-      Task::Kept { link, .. } => {
-        let from = crate::monitor::native::FollowFrom {
-          offset: 0,
-          missed_until: 0,
-        };
-        follow_monitor(hub, id, link, from, reading, clock)
-      }
+      Task::Kept { link, from, .. } => follow_monitor(hub, id, link, from, reading, clock),
     }
   }
 }
@@ -344,18 +405,23 @@ impl Drop for Contained {
     match self.task.take() {
       None => {}
       Some(Task::Spawned(spawned)) => process::kill_now(&spawned.group),
-      Some(Task::Kept { link, .. }) => link.request_cancel(crate::end::EndVia::Cancel),
+      Some(Task::Kept {
+        link,
+        adopted: false,
+        ..
+      }) => link.request_cancel(crate::end::EndVia::Cancel),
+      Some(Task::Kept { link, .. }) => link.release(),
     }
   }
 }
 
 /// Follows a persisted monitor's log from `from`; when that cannot start,
 /// the task keeps running on its lease for a later host.
-pub fn follow_monitor<C: Clock + Clone + Send + Sync + 'static>(
+fn follow_monitor<C: Clock + Clone + Send + Sync + 'static>(
   hub: &Arc<MonitorHub>,
   id: &str,
   link: Arc<crate::persist::KeeperLink>,
-  from: crate::monitor::native::FollowFrom,
+  from: FollowFrom,
   reading: Reading,
   clock: C,
 ) -> Result<Arc<dyn NativeTask>, LaunchError> {
@@ -433,7 +499,9 @@ impl LaunchedShell {
             LaunchError::io_error(message)
           })
       }
-      Task::Kept { pid, link } => follow_shell(pid, link, output_path, 0, settle_ms, callbacks),
+      Task::Kept {
+        pid, link, from, ..
+      } => follow_shell(pid, link, output_path, from.offset, settle_ms, callbacks),
     }
   }
 }
@@ -441,7 +509,7 @@ impl LaunchedShell {
 /// Follows a persisted shell's output file from `offset`, with the
 /// callbacks `callbacks` makes; when that cannot start, the task keeps
 /// running on its lease for a later host.
-pub fn follow_shell(
+fn follow_shell(
   pid: u32,
   link: Arc<crate::persist::KeeperLink>,
   output_path: PathBuf,
@@ -513,7 +581,9 @@ mod kept {
   use std::path::{Path, PathBuf};
   use std::sync::Arc;
 
-  use super::{shell_program, Contained, LaunchError, LaunchedShell, Persist, ShellCommand, Task};
+  use super::{
+    shell_program, Contained, FollowFrom, LaunchError, LaunchedShell, Persist, ShellCommand, Task,
+  };
   use crate::persist::{
     self, ensure_state_dir, launch_keeper, native_keeper_program, AdoptionLock, KeeperConfig,
     TaskKind, TaskRecord, TryLock, RECORD_VERSION,
@@ -622,6 +692,8 @@ mod kept {
         Ok(Contained::new(Task::Kept {
           pid: task.pid,
           link,
+          from: FollowFrom::default(),
+          adopted: false,
         }))
       }
       Err(error) => {

@@ -176,3 +176,72 @@ fn one_request_starts_either_kind_and_a_persisted_terminal_task_is_refused_with_
   ));
   let _ = std::fs::remove_dir_all(&state);
 }
+
+#[test]
+fn an_adopted_task_follows_from_where_it_stands_and_stays_on_its_lease_when_dropped() {
+  let state = std::env::temp_dir().join(format!("taskstream-launch-adopt-{}", std::process::id()));
+  let _ = std::fs::remove_dir_all(&state);
+  crate::persist::ensure_state_dir(&state).unwrap();
+  let link = |id: &str| {
+    let crate::persist::TryLock::Acquired(lock) =
+      crate::persist::AdoptionLock::try_acquire(&state, id).unwrap()
+    else {
+      panic!("the lock of {id} is free");
+    };
+    Arc::new(crate::persist::KeeperLink::new(&state, id, lock))
+  };
+  let followed_from = |task: &Option<Task>| match task {
+    Some(Task::Kept {
+      from,
+      adopted: true,
+      ..
+    }) => *from,
+    _ => panic!("an adopted keeper's task"),
+  };
+  // A monitor goes on from the last host's cursor; what its keeper logged since is counted up
+  // to the log's size now (a cursor past the log is held to it).
+  let monitor = link("mon_a");
+  std::fs::write(&monitor.files.log, [b'x'; 100]).unwrap();
+  for (cursor, offset) in [(40, 40), (500, 100)] {
+    crate::persist::link::write_cursor(&monitor.files.cursor, "mon_a", cursor).unwrap();
+    let adopted = adopt(Adoption {
+      id: "mon_a",
+      pid: 4242,
+      link: Arc::clone(&monitor),
+      kind: AdoptKind::Monitor,
+    })
+    .into_monitor();
+    assert_eq!((adopted.pid(), adopted.group().is_none()), (4242, true));
+    let expected = FollowFrom {
+      offset,
+      missed_until: 100,
+    };
+    assert_eq!(followed_from(&adopted.task), expected);
+    // Dropped uncommitted: the keeper is not asked to cancel, the task stays for a later host.
+    drop(adopted);
+    assert!(!monitor.files.cancel.exists());
+  }
+  assert!(matches!(
+    crate::persist::AdoptionLock::try_acquire(&state, "mon_a").unwrap(),
+    crate::persist::TryLock::Acquired(_)
+  ));
+  // A shell follows its output file from its end: its waits judge output from now on.
+  let output = state.join("shell-bg_a.output");
+  std::fs::write(&output, "seven b").unwrap();
+  let shell = link("bg_a");
+  let adopted = adopt(Adoption {
+    id: "bg_a",
+    pid: 4343,
+    link: Arc::clone(&shell),
+    kind: AdoptKind::Shell {
+      output_path: &output,
+    },
+  })
+  .into_shell()
+  .expect("a shell");
+  assert_eq!(adopted.pid(), 4343);
+  assert_eq!(followed_from(&adopted.task.task).offset, 7);
+  drop(adopted);
+  assert!(!shell.files.cancel.exists());
+  let _ = std::fs::remove_dir_all(&state);
+}

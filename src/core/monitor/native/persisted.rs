@@ -58,6 +58,7 @@ pub struct Persisted {
 }
 
 /// Where a persisted monitor starts following.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FollowFrom {
   /// The cursor: bytes before it were consumed by an earlier host.
   pub offset: u64,
