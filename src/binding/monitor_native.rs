@@ -8,13 +8,13 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::args;
-use super::js::{self, persist, RealClock};
+use super::js::{self, release, RealClock};
 use super::monitor::host::{write_native_registration, HostWithHub};
 use super::monitor::js_side::JsSide;
 use super::monitor::MonitorRegistry;
 use super::monitor_options::parse_start_options;
 pub(crate) use super::monitor_options::StartOptions;
-use super::pending::KeepAlive;
+use super::pending::{new_abort_controller, on_abort, KeepAlive};
 use super::registry;
 use crate::core::end::EndVia;
 use crate::core::guards::normalize_monitor_command;
@@ -259,29 +259,20 @@ impl MonitorRegistry {
     keep_alive: bool,
   ) -> Result<Object<'a>> {
     let id = entry.id.as_str();
-    let global = env.get_global()?;
-    let constructor: Function<(), Unknown> = global.get_named_property("AbortController")?;
-    let controller = constructor.new_instance(())?;
-    let controller_object: Object = unsafe { controller.cast() }?;
-    let signal: Object = controller_object.get_named_property("signal")?;
+    let controller = new_abort_controller(env)?;
+    let signal: Object = controller.get_named_property("signal")?;
     let generation = self.js.next_generation();
-    let listener = abort_listener(
-      env,
+    let on_abort_action = on_monitor_abort(
       Arc::downgrade(&self.hub),
       Rc::clone(&self.js),
       id.to_owned(),
       generation,
-    )?;
-    let add: Function<FnArgs<(&str, Function<(), ()>, Object)>, Unknown> =
-      signal.get_named_property("addEventListener")?;
-    let mut once = Object::new(env)?;
-    once.set_named_property("once", true)?;
-    add
-      .bind(signal)?
-      .call(FnArgs::from(("abort", listener, once)))?;
+    );
+    // The listener lives as long as the controller: nothing keeps a reference to it.
+    release(env, on_abort(env, &signal, on_abort_action)?);
 
     let mut object = Object::new(env)?;
-    object.set_named_property("abortController", controller_object)?;
+    object.set_named_property("abortController", controller)?;
     write_native_registration(env, &mut object, entry)?;
     define_live_counters(env, &object, &self.hub, id)?;
     let (hub, ports_id) = (Arc::downgrade(&self.hub), id.to_owned());
@@ -304,7 +295,7 @@ impl MonitorRegistry {
     self.insert_js_entry(
       id,
       object.create_ref::<false>()?,
-      Some(persist(&controller)?),
+      Some(controller.create_ref::<false>()?),
       EntryMode::Native,
       keep_alive,
       generation,
@@ -313,29 +304,27 @@ impl MonitorRegistry {
   }
 }
 
-/// The listener on a native entry's signal: aborting from JavaScript flushes
-/// and kills; the supervisor then cancels the entry with a notification.
-fn abort_listener<'a>(
-  env: &'a Env,
+/// What an abort of a native entry's controller does: it flushes and kills; the supervisor
+/// then cancels the entry with a notification.
+fn on_monitor_abort(
   hub: Weak<MonitorHub>,
   js_side: Rc<JsSide>,
   id: String,
   generation: u64,
-) -> Result<Function<'a, (), ()>> {
-  env.create_function_from_closure::<(), (), _>("taskstreamMonitorAbort", move |ctx| {
+) -> impl Fn(&Env) + 'static {
+  move |env| {
     // The controller of a run `restart()` replaced (or of a removed entry) stops nothing.
     if js_side.generation_of(&id) != Some(generation) {
-      return Ok(());
+      return;
     }
     if let Some(hub) = hub.upgrade() {
       if let Some(native) = hub.native(&id) {
         native.abort(&hub, AbortKind::Flush);
       }
-      let mut host = HostWithHub::new(ctx.env, &js_side, &hub);
+      let mut host = HostWithHub::new(env, &js_side, &hub);
       hub.drain_for(&mut host, &id);
     }
-    Ok(())
-  })
+  }
 }
 
 /// The native entry's counters as enumerable accessors that read the registry,

@@ -43,17 +43,25 @@ pub(crate) fn new_promise_with_reject<'a>(
   Ok((unsafe { promise.cast() }?, resolve, reject))
 }
 
+/// A new `AbortController` (the global one, so a stubbed or throwing constructor is the
+/// caller's error, before anything starts).
+pub(crate) fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
+  let constructor: Function<(), Unknown> =
+    env.get_global()?.get_named_property("AbortController")?;
+  let controller = constructor.new_instance(())?;
+  unsafe { controller.cast() }
+}
+
 /// Adds a once-only `abort` listener and returns it (to remove it later).
 pub(crate) fn on_abort(
   env: &Env,
   signal: &Object,
   action: impl Fn(&Env) + 'static,
 ) -> Result<Persistent> {
-  let listener =
-    env.create_function_from_closure::<(), (), _>("taskstreamShellAbort", move |ctx| {
-      action(ctx.env);
-      Ok(())
-    })?;
+  let listener = env.create_function_from_closure::<(), (), _>("taskstreamAbort", move |ctx| {
+    action(ctx.env);
+    Ok(())
+  })?;
   let mut once = Object::new(env)?;
   once.set_named_property("once", true)?;
   let add: Function<FnArgs<(&str, Function<(), ()>, Object)>, Unknown> =

@@ -13,7 +13,9 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{self, release, Persistent};
-use super::pending::{new_promise, new_promise_with_reject, on_abort, KeepAlive};
+use super::pending::{
+  new_abort_controller, new_promise, new_promise_with_reject, on_abort, KeepAlive,
+};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use super::wait::signal_aborted;
 use crate::core::launch::{
@@ -539,13 +541,6 @@ fn cancel_run(run: &ShellRun, inner: &std::rc::Weak<ShellInner>, id: &str) {
     }
   }
   run.cancel();
-}
-
-fn new_abort_controller<'a>(env: &'a Env) -> Result<Object<'a>> {
-  let constructor: Function<(), Unknown> =
-    env.get_global()?.get_named_property("AbortController")?;
-  let controller = constructor.new_instance(())?;
-  unsafe { controller.cast() }
 }
 
 /// What a run hands to the JavaScript thread, in order, through one
