@@ -314,6 +314,19 @@ describe('BackgroundShellRegistry (CONTRACT.md §2.13, §3.12)', () => {
     monitors.abortAll({ notify: false })
   })
 
+  it('a pid the caller writes on its entry later follows the same rule: 0..4294967295 shows, anything else reads as none', () => {
+    const { registry, notes } = setup()
+    for (const [pid, shown] of [[0, '<pid>0</pid>'], [4294967295, '<pid>4294967295</pid>'], [-1, null], [1.5, null], [2 ** 32, null], ['12', null]] as const) {
+      const reg = registration({ shellId: `later-${String(pid)}`, pid: 1234 })
+      registry.register(reg)
+      ;(reg as { pid: unknown }).pid = pid
+      registry.complete(reg.shellId, 0, 2000)
+      const { model } = notes[notes.length - 1]
+      if (shown === null) expect(model, String(pid)).not.toContain('<pid>')
+      else expect(model, String(pid)).toContain(shown)
+    }
+  })
+
   it('register returns the same object, filled in, and writes the sidecar', () => {
     const { registry, log } = setup()
     const reg = registration({ pid: 1234 })

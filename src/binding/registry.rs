@@ -37,6 +37,18 @@ impl EntryObjects {
   }
 }
 
+/// The `pid` a caller wrote on its entry object, by the rule `registration.pid` follows in both
+/// registries (`args::optional_pid_field`: an integer in 0..=4294967295); any other value reads
+/// as none, since it is read while a notification is built, where nothing can throw.
+pub(crate) fn caller_pid(object: &Object) -> Option<u32> {
+  let value: Unknown = object.get_named_property("pid").ok()?;
+  if value.get_type().ok()? != ValueType::Number {
+    return None;
+  }
+  let n = unsafe { value.cast::<f64>() }.ok()?;
+  (n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64).then_some(n as u32)
+}
+
 /// Calls `abort()` on an entry's controller (its listeners run inside).
 pub(crate) fn abort_controller(env: &Env, controller: Option<Object>) {
   let Some(controller) = controller else {

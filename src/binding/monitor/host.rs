@@ -11,7 +11,7 @@ use napi::bindgen_prelude::*;
 use super::js_side::{Callbacks, JsEntry, JsSide};
 use crate::binding::js::{self, call_value, release, set_opt, Persistent, RealClock};
 use crate::binding::registry::{
-  abort_controller, call_notification, call_register, call_status_change, end_object,
+  abort_controller, call_notification, call_register, call_status_change, caller_pid, end_object,
   set_unref_timeout,
 };
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
@@ -139,7 +139,7 @@ impl MonitorHost for HostWithHub<'_> {
       }
     };
     if let Some(object) = object {
-      let pid = read_u32(&object, "pid");
+      let pid = caller_pid(&object);
       let dropped = read_f64(&object, "droppedLines").unwrap_or(0.0).max(0.0) as u64;
       hub.registry().set_caller_fields(id, pid, dropped);
     }
@@ -247,12 +247,6 @@ fn read_f64(object: &Object, key: &str) -> Option<f64> {
     Ok(ValueType::Number) => unsafe { value.cast::<f64>() }.ok(),
     _ => None,
   }
-}
-
-fn read_u32(object: &Object, key: &str) -> Option<u32> {
-  read_f64(object, key)
-    .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= u32::MAX as f64)
-    .map(|n| n as u32)
 }
 
 /// Copies registry state onto an entry object. Fed entries keep the fields

@@ -16,7 +16,7 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, optional_callback, persist_object, replace_slot, set_opt, Persistent};
 use super::registry::{
-  abort_controller, call_notification, call_register, call_status_change, end_object,
+  abort_controller, call_notification, call_register, call_status_change, caller_pid, end_object,
   registry_surface, set_unref_timeout, EntryObjects, RegistrySurface, TaskCallbacks,
 };
 use super::wait::JsWaits;
@@ -144,13 +144,7 @@ impl ShellInner {
     let Some(object) = self.object(env, id) else {
       return;
     };
-    let pid = object
-      .get_named_property::<Unknown>("pid")
-      .ok()
-      .filter(|v| v.get_type().ok() == Some(ValueType::Number))
-      .and_then(|v| unsafe { v.cast::<f64>() }.ok())
-      .filter(|n| *n > 0.0 && n.fract() == 0.0 && *n <= u32::MAX as f64)
-      .map(|n| n as u32);
+    let pid = caller_pid(&object);
     self.hub.borrow_mut().registry_mut().set_pid(id, pid);
   }
 
