@@ -8,7 +8,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 
 use super::args;
-use crate::core::persist::{self, ensure_state_dir, renewer, EndView, Found, KeeperLink};
+use crate::core::persist::{self, ensure_state_dir, EndView, KeeperLink, TakeOver};
 use crate::core::persist::{TaskKind, TaskRecord};
 
 /// The lease's bounds and default (ms).
@@ -110,45 +110,74 @@ pub(crate) fn recover<R: Recovering>(
   let found = persist::scan(&state_dir, R::KIND).map_err(|e| {
     Error::from_reason(format!("recover: cannot read {}: {e}", state_dir.display()))
   })?;
-  let mut out = RecoverOut::new(env)?;
-  for finding in found {
-    let (record, end, lock) = match finding {
-      Found::Corrupt { file, error } => {
-        out.corrupt(&file.to_string_lossy(), &error)?;
-        continue;
-      }
-      Found::Busy { id } => {
-        out.busy(&id)?;
-        continue;
-      }
-      Found::Lost { record, reason, .. } => {
-        out.lost(&record.id, &record.command, &reason)?;
-        continue;
-      }
-      Found::Ended { record, end, lock } => (record, Some(end), lock),
-      Found::Running { record, lock } => (record, None, lock),
-    };
-    let (object, registered) = match registry.register_recorded(env, &record) {
-      Ok(registered) => registered,
-      Err(error) => {
-        out.busy_because(&record.id, &error.reason)?;
-        continue;
-      }
-    };
-    if let Some(end) = end {
-      registry.settle_recorded(env, &record, registered, &EndView::from_record(&end))?;
-      let _ = persist::forget(&state_dir, &record.id);
-      drop(lock);
-      out.settled(object)?;
-    } else {
-      let link = Arc::new(KeeperLink::new(&state_dir, &record.id, lock));
-      link.set_keeper(record.keeper.clone());
-      renewer::attach(&state_dir, record.lease_ms);
-      registry.adopt(env, &record, registered, link)?;
-      out.adopted(object)?;
-    }
+  let mut recovery = Recovery {
+    env,
+    registry,
+    out: RecoverOut::new(env)?,
+  };
+  persist::take_over(&state_dir, found, &mut recovery)?;
+  Ok(args::out(env, &recovery.out.finish()?))
+}
+
+/// A registry's `recover()` under way: what core `take_over` asks of it, and the object it returns.
+struct Recovery<'a, R> {
+  env: &'a Env,
+  registry: &'a R,
+  out: RecoverOut<'a>,
+}
+
+impl<'a, R: Recovering> TakeOver for Recovery<'a, R> {
+  type Registered = (Object<'a>, R::Registered<'a>);
+  type Error = Error;
+
+  fn register(&mut self, record: &TaskRecord) -> std::result::Result<Self::Registered, String> {
+    let registered = self.registry.register_recorded(self.env, record);
+    registered.map_err(|error| error.reason)
   }
-  Ok(args::out(env, &out.finish()?))
+
+  fn settle(
+    &mut self,
+    record: &TaskRecord,
+    (object, registered): Self::Registered,
+    end: &EndView,
+  ) -> Result<()> {
+    self
+      .registry
+      .settle_recorded(self.env, record, registered, end)?;
+    self.out.settled.insert(object)
+  }
+
+  fn adopt(
+    &mut self,
+    record: &TaskRecord,
+    (object, registered): Self::Registered,
+    link: Arc<KeeperLink>,
+  ) -> Result<()> {
+    self.registry.adopt(self.env, record, registered, link)?;
+    self.out.adopted.insert(object)
+  }
+
+  fn corrupt(&mut self, file: &Path, error: &str) -> Result<()> {
+    let mut o = Object::new(self.env)?;
+    o.set_named_property("file", file.to_string_lossy().as_ref())?;
+    o.set_named_property("error", error)?;
+    self.out.corrupt.insert(o)
+  }
+
+  fn busy(&mut self, id: &str, why: Option<&str>) -> Result<()> {
+    if let Some(why) = why {
+      tracing::debug!(%id, %why, "taskstream: recover left a task alone");
+    }
+    self.out.busy.insert(id)
+  }
+
+  fn lost(&mut self, record: &TaskRecord, reason: &str) -> Result<()> {
+    let mut o = Object::new(self.env)?;
+    o.set_named_property("id", record.id.as_str())?;
+    o.set_named_property("command", record.command.as_str())?;
+    o.set_named_property("reason", reason)?;
+    self.out.lost.insert(o)
+  }
 }
 
 /// `options.stateDir`: absolute, then created or checked as `persist.stateDir` is.
@@ -190,34 +219,6 @@ impl<'a> RecoverOut<'a> {
       corrupt: env.create_array(0)?,
       busy: env.create_array(0)?,
     })
-  }
-  pub(crate) fn adopted(&mut self, object: Object) -> Result<()> {
-    self.adopted.insert(object)
-  }
-  pub(crate) fn settled(&mut self, object: Object) -> Result<()> {
-    self.settled.insert(object)
-  }
-  pub(crate) fn lost(&mut self, id: &str, command: &str, reason: &str) -> Result<()> {
-    let mut o = Object::new(self.env)?;
-    o.set_named_property("id", id)?;
-    o.set_named_property("command", command)?;
-    o.set_named_property("reason", reason)?;
-    self.lost.insert(o)
-  }
-  pub(crate) fn corrupt(&mut self, file: &str, error: &str) -> Result<()> {
-    let mut o = Object::new(self.env)?;
-    o.set_named_property("file", file)?;
-    o.set_named_property("error", error)?;
-    self.corrupt.insert(o)
-  }
-  pub(crate) fn busy(&mut self, id: &str) -> Result<()> {
-    self.busy.insert(id)
-  }
-  /// A task this registry could not take (its id is taken, the registry is
-  /// full): left alone, listed in `busy`.
-  pub(crate) fn busy_because(&mut self, id: &str, why: &str) -> Result<()> {
-    tracing::debug!(%id, %why, "taskstream: recover left a task alone");
-    self.busy(id)
   }
   pub(crate) fn finish(self) -> Result<Object<'a>> {
     let mut o = Object::new(self.env)?;

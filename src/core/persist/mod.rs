@@ -28,6 +28,7 @@ pub mod records;
 pub mod renewer;
 pub mod scan;
 pub mod state_dir;
+pub mod take_over;
 
 pub use end_view::EndView;
 pub use follow::{FollowSink, Follower};
@@ -45,6 +46,7 @@ pub use records::{
 };
 pub use scan::{forget, scan, Found};
 pub use state_dir::ensure_state_dir;
+pub use take_over::{take_over, TakeOver};
 
 #[cfg(test)]
 mod tests;
