@@ -82,7 +82,7 @@ impl ShellCommand<'_> {
 }
 
 /// The program, arguments and environment of a [`ShellCommand`].
-pub struct ShellProgram {
+pub(crate) struct ShellProgram {
   pub program: PathBuf,
   pub args: Vec<String>,
   pub env: Vec<(OsString, OsString)>,
@@ -92,7 +92,7 @@ pub struct ShellProgram {
 
 /// The shell looked up on `PATH` (`spawn <shell> ENOENT` when it is not
 /// there), its arguments and the child environment.
-pub fn shell_program(request: &ShellCommand) -> io::Result<ShellProgram> {
+pub(crate) fn shell_program(request: &ShellCommand) -> io::Result<ShellProgram> {
   let shell = process::shell_config();
   let program = process::resolve_program(&shell.program, std::env::var_os("PATH").as_deref())
     .ok_or_else(|| {
@@ -122,7 +122,7 @@ pub fn shell_program(request: &ShellCommand) -> io::Result<ShellProgram> {
 }
 
 /// Spawns a [`ShellCommand`] contained; nothing guards the process.
-pub fn spawn_shell(request: &ShellCommand) -> io::Result<SpawnedProcess> {
+pub(crate) fn spawn_shell(request: &ShellCommand) -> io::Result<SpawnedProcess> {
   let program = shell_program(request)?;
   process::spawn(SpawnRequest {
     program: program.program,
