@@ -19,7 +19,8 @@ use super::registry;
 use crate::core::end::EndVia;
 use crate::core::guards::normalize_monitor_command;
 use crate::core::launch::{
-  launch, Contained, LaunchError, LaunchKind, LaunchRequest, Launched, Reading, ShellCommand, Term,
+  launch, Contained, Kept, LaunchError, LaunchKind, LaunchRequest, Launched, Reading, ShellCommand,
+  TaskOptions, Term,
 };
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::persisted::monitor_description;
@@ -27,6 +28,7 @@ use crate::core::monitor::plan_monitor;
 use crate::core::monitor::signal::config::RECOMMENDED;
 use crate::core::monitor::RunCounters;
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
+use crate::core::persist::records::check_task_id;
 use crate::core::process::PORTS_SUPPORTED;
 use crate::core::restart::Refusal;
 
@@ -58,6 +60,9 @@ pub fn recommended_signal() -> RecommendedSignal {
   }
 }
 
+/// The raw log of a persisted monitor is capped like a shell's output file.
+const LOG_CAP_BYTES: u64 = 1 << 30;
+
 #[napi]
 impl MonitorRegistry {
   /// Spawns `bash -c <command>` in its own process group and streams its
@@ -79,10 +84,6 @@ impl MonitorRegistry {
       .registry()
       .check_can_register(&id)
       .map_err(|e| Error::from_reason(e.to_string()))?;
-    if opts.persist.is_some() {
-      return self.start_persisted(&env, opts, plan.spawn_command, id);
-    }
-
     self.start_native(&env, opts, id, RunCounters::default())
   }
 }
@@ -120,8 +121,10 @@ impl MonitorRegistry {
     self.start_native(env, (*opts).clone(), id, counters)
   }
 
-  /// `start()` after its checks, and `restart()`: launches, registers (with the counters a
-  /// restarted entry carries), commits; keeps the options for a later `restart()`.
+  /// `start()` after its checks, and `restart()`: launches (contained, in a terminal, or by a
+  /// keeper with `persist`: its state directory checked and its lock taken first, a failure
+  /// thrown with nothing started), registers (with the counters a restarted entry carries),
+  /// commits; keeps the options of a task that is not persisted for a later `restart()`.
   fn start_native(
     &self,
     env: &Env,
@@ -129,8 +132,20 @@ impl MonitorRegistry {
     id: String,
     counters: RunCounters,
   ) -> Result<Unknown<'static>> {
-    let kept = Rc::new(opts.clone());
+    let restartable = opts.persist.is_none().then(|| Rc::new(opts.clone()));
+    let link = match &opts.persist {
+      Some(persist) => {
+        check_task_id(&id).map_err(|e| {
+          let why = format!("The \"options.monitorId\" property cannot name a persisted task: {e}");
+          args::value_error(env, why)
+        })?;
+        Some((persist, super::persist::prepare(persist, &id)?))
+      }
+      None => None,
+    };
+    let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
     let normalized = normalize_monitor_command(&opts.command);
+    let description = monitor_description(opts.description.as_deref(), &normalized.spawn_command);
     let request = ShellCommand {
       command: &normalized.spawn_command,
       cwd: &opts.cwd,
@@ -140,20 +155,27 @@ impl MonitorRegistry {
       terminal: opts.terminal,
       limits: opts.limits,
     };
+    let kept = link.map(|(persist, link)| Kept {
+      persist,
+      link,
+      id: &id,
+      description: &description,
+      start_time: now_wall,
+      max_output_bytes: LOG_CAP_BYTES,
+      options: TaskOptions::Monitor(opts.task_options()),
+    });
     let launched = launch(LaunchRequest {
       command: request,
       kind: LaunchKind::Monitor,
-      kept: None,
+      kept,
     })
     .map(Launched::into_monitor);
     if let Some(group) = launched.as_ref().ok().and_then(Contained::group) {
       super::environment_tasks::adopt(group);
     }
-    let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
     let mut options = opts.task_options();
     // A terminal's settle is judged on its screen, by the native monitor.
     options.settle_ms = opts.settle_ms.filter(|_| opts.terminal.is_none());
-    let description = monitor_description(opts.description.as_deref(), &normalized.spawn_command);
     let pid = launched.as_ref().ok().map(Contained::pid);
     let registration =
       options.native_registration(&id, &normalized.spawn_command, &description, now_wall, pid);
@@ -168,7 +190,9 @@ impl MonitorRegistry {
       r.carry_counters(&id, counters);
       Vec::new()
     });
-    self.js.restarts.borrow_mut().keep(&id, kept);
+    if let Some(restartable) = restartable {
+      self.js.restarts.borrow_mut().keep(&id, restartable);
+    }
     if let Some(timeout_ms) = opts.timeout_ms {
       self.hub.apply(|r| {
         r.set_deadline(&id, timeout_ms, now_mono);

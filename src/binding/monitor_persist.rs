@@ -1,87 +1,17 @@
-//! Persisted native monitors (docs/persistence.md): `start()` with
-//! `persist`, and `recover({ stateDir })`.
+//! How `MonitorRegistry.recover({ stateDir })` takes a persisted monitor over
+//! (docs/persistence.md); `start()` with `persist` is `monitor_native.rs`'s start.
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 
-use super::args;
 use super::js::{self, RealClock};
 use super::monitor::MonitorRegistry;
-use super::monitor_options::StartOptions;
-use super::persist::{self as host_persist, PersistOptions, Recovering};
-use crate::core::launch::{
-  adopt, launch, AdoptKind, Adoption, Contained, Kept, LaunchKind, LaunchRequest, Launched,
-  Reading, ShellCommand, TaskOptions, Term,
-};
-use crate::core::monitor::persisted::monitor_description;
+use super::persist::Recovering;
+use crate::core::launch::{adopt, AdoptKind, Adoption, Reading};
 use crate::core::monitor::persisted::MonitorTaskOptions;
-use crate::core::persist::{self, TaskKind, TaskRecord};
 use crate::core::persist::{EndView, KeeperLink};
-
-/// The raw log of a persisted monitor is capped like a shell's output file.
-const LOG_CAP_BYTES: u64 = 1 << 30;
-
-impl MonitorRegistry {
-  /// `start()` with `persist`: the state directory is checked and the lock
-  /// taken (a failure throws, nothing started), then a keeper runs the
-  /// command; a keeper that fails gives a `failed` entry, as a spawn failure.
-  pub(crate) fn start_persisted(
-    &self,
-    env: &Env,
-    opts: StartOptions,
-    command: String,
-    id: String,
-  ) -> Result<Unknown<'static>> {
-    let persist: PersistOptions = opts.persist.clone().expect("persist");
-    persist::records::check_task_id(&id).map_err(|e| {
-      args::value_error(
-        env,
-        format!("The \"options.monitorId\" property cannot name a persisted task: {e}"),
-      )
-    })?;
-    let link = host_persist::prepare(&persist, &id)?;
-    let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
-    let description = monitor_description(opts.description.as_deref(), &command);
-    let request = ShellCommand {
-      command: &command,
-      cwd: &opts.cwd,
-      env: &opts.env,
-      remove_env: &self.remove_env,
-      term: Term::Monitor,
-      terminal: None,
-      limits: None,
-    };
-    let launched = launch(LaunchRequest {
-      command: request,
-      kind: LaunchKind::Monitor,
-      kept: Some(Kept {
-        persist: &persist,
-        link,
-        id: &id,
-        description: &description,
-        start_time: now_wall,
-        max_output_bytes: LOG_CAP_BYTES,
-        options: TaskOptions::Monitor(opts.task_options()),
-      }),
-    })
-    .map(Launched::into_monitor);
-    let pid = launched.as_ref().ok().map(Contained::pid);
-    let registration =
-      opts
-        .task_options()
-        .native_registration(&id, &command, &description, now_wall, pid);
-    let reading = Reading {
-      throttle: self.throttle,
-      signal: opts.signal,
-      max_events: opts.max_events,
-      screen_settle_ms: None,
-    };
-    let object = self.register_native(env, registration, now_mono, opts.keep_alive)?;
-    self.commit_native(env, &id, now_wall, launched, reading);
-    Ok(args::out(env, &object))
-  }
-}
+use crate::core::persist::{TaskKind, TaskRecord};
 
 impl Recovering for MonitorRegistry {
   const KIND: TaskKind = TaskKind::Monitor;
