@@ -27,7 +27,7 @@ use crate::core::monitor::persisted::monitor_description;
 use crate::core::monitor::plan_monitor;
 use crate::core::monitor::signal::config::RECOMMENDED;
 use crate::core::monitor::RunCounters;
-use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Registration};
+use crate::core::monitor::{AbortKind, MonitorEntry, Registration};
 use crate::core::persist::records::check_task_id;
 use crate::core::process::PORTS_SUPPORTED;
 use crate::core::restart::Refusal;
@@ -320,7 +320,6 @@ impl MonitorRegistry {
       id,
       object.create_ref::<false>()?,
       Some(controller.create_ref::<false>()?),
-      EntryMode::Native,
       keep_alive,
       generation,
     );

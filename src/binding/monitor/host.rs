@@ -31,14 +31,13 @@ impl<'a> JsHost<'a> {
 
   /// The entry's object, refreshed from the registry.
   pub(super) fn synced(&self, hub: &MonitorHub, id: &str) -> Option<Object<'a>> {
-    let (object, mode) = {
+    let object = {
       let entries = self.js.entries.borrow();
-      let entry = entries.get(id)?;
-      (entry.objects.object(self.env)?, entry.mode)
+      entries.get(id)?.objects.object(self.env)?
     };
     let snapshot = hub.registry().get(id).cloned()?;
     let mut object = object;
-    if let Err(error) = write_entry(self.env, &mut object, &snapshot, mode) {
+    if let Err(error) = write_entry(self.env, &mut object, &snapshot) {
       tracing::warn!(%error, id, "taskstream: could not update a monitor entry object");
     }
     Some(object)
@@ -131,12 +130,13 @@ impl MonitorHost for HostWithHub<'_> {
   }
 
   fn before_terminal(&mut self, hub: &MonitorHub, id: &str) {
+    let fed = hub.registry().get(id).map(|e| e.mode) == Some(EntryMode::Fed);
     let object = {
       let entries = self.host.js.entries.borrow();
-      match entries.get(id) {
-        Some(e) if e.mode == EntryMode::Fed => e.objects.object(self.host.env),
-        _ => None,
-      }
+      entries
+        .get(id)
+        .filter(|_| fed)
+        .and_then(|e| e.objects.object(self.host.env))
     };
     if let Some(object) = object {
       let pid = caller_pid(&object);
@@ -251,7 +251,7 @@ fn read_f64(object: &Object, key: &str) -> Option<f64> {
 
 /// Copies registry state onto an entry object. Fed entries keep the fields
 /// their caller owns (`pid`, `droppedLines`, and the registration fields).
-fn write_entry(env: &Env, object: &mut Object, e: &MonitorEntry, mode: EntryMode) -> Result<()> {
+fn write_entry(env: &Env, object: &mut Object, e: &MonitorEntry) -> Result<()> {
   object.set_named_property("id", e.id.as_str())?;
   object.set_named_property("kind", "monitor")?;
   object.set_named_property("outputOffset", 0)?;
@@ -267,7 +267,7 @@ fn write_entry(env: &Env, object: &mut Object, e: &MonitorEntry, mode: EntryMode
   if let Some(end) = e.end.as_ref().filter(|_| settled || e.is_running()) {
     object.set_named_property("end", end_object(env, end)?)?;
   }
-  match mode {
+  match e.mode {
     // Native counters are live accessors (see `define_live_counters`).
     EntryMode::Native => set_opt(object, "pid", e.pid)?,
     EntryMode::Fed => {
@@ -296,7 +296,7 @@ pub(crate) fn write_native_registration(
   object.set_named_property("maxEvents", e.max_events as f64)?;
   object.set_named_property("idleTimeoutMs", e.idle_timeout_ms as f64)?;
   object.set_named_property("outputFile", e.output_file.as_str())?;
-  write_entry(env, object, e, EntryMode::Native)
+  write_entry(env, object, e)
 }
 
 fn meta_object<'a>(env: &'a Env, n: &Notification) -> Result<Object<'a>> {

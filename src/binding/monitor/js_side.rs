@@ -15,7 +15,6 @@ use crate::binding::pending::KeepAlive;
 use crate::binding::registry::{EntryObjects, TaskCallbacks};
 use crate::binding::wait::JsWaits;
 use crate::core::monitor::hub::MonitorHub;
-use crate::core::monitor::EntryMode;
 use crate::core::restart::{RestartBook, MONITOR};
 
 /// A monitor's JavaScript objects.
@@ -23,7 +22,6 @@ pub(super) struct JsEntry {
   pub(super) objects: EntryObjects,
   /// See [`JsSide::next_generation`].
   pub(super) generation: u64,
-  pub(super) mode: EntryMode,
   /// A fed entry's idle timer: the value `setTimeout` returned.
   pub(super) idle_timer: Option<Persistent>,
   /// `keepAlive: true` (API.md §6.6): holds Node's event loop while running.

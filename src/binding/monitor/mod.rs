@@ -117,14 +117,7 @@ impl RegistrySurface for MonitorRegistry {
     object.set_named_property("notified", false)?;
     let persistent = object.create_ref::<false>()?;
     let generation = self.js.next_generation();
-    self.insert_js_entry(
-      &id,
-      persistent,
-      controller,
-      EntryMode::Fed,
-      None,
-      generation,
-    );
+    self.insert_js_entry(&id, persistent, controller, None, generation);
     let idle_timeout_ms = reg.idle_timeout_ms;
     if let Err(error) = self.hub.register(reg, js::mono_ms()) {
       self.forget_js_entry(env, &id);
@@ -201,7 +194,6 @@ impl MonitorRegistry {
     id: &str,
     object: Persistent,
     controller: Option<Persistent>,
-    mode: EntryMode,
     keep_alive: Option<KeepAlive>,
     generation: u64,
   ) {
@@ -210,7 +202,6 @@ impl MonitorRegistry {
       JsEntry {
         objects: EntryObjects { object, controller },
         generation,
-        mode,
         idle_timer: None,
         keep_alive,
       },
