@@ -489,19 +489,13 @@ impl MonitorHub {
   /// The task whose terminal takes `write()`/`resize()`, or why there is none (the rule of
   /// `shell::ShellHub::live_terminal`).
   pub fn live_terminal(&self, id: &str) -> Result<Arc<dyn NativeTask>, TerminalRefusal> {
-    let running = {
+    let (known, running) = {
       let registry = self.registry();
-      if registry.get(id).is_none() {
-        return Err(TerminalRefusal::Unknown);
-      }
-      registry.is_running(id)
+      (registry.get(id).is_some(), registry.is_running(id))
     };
-    match self.native(id).filter(|task| task.has_terminal()) {
-      // A settled monitor whose terminal is still closing: it ended.
-      Some(_) if !running => Err(TerminalRefusal::Ended),
-      Some(task) => Ok(task),
-      None => Err(TerminalRefusal::NoTerminal),
-    }
+    let task = self.native(id).filter(|task| task.has_terminal());
+    // A monitor's task stays until its entry leaves, so its ended terminal is still `task`.
+    TerminalRefusal::check(known, running, task, false)
   }
 
   /// Every native task, for a synchronous kill at host exit.

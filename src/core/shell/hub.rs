@@ -236,17 +236,9 @@ impl ShellHub {
 
   /// The run whose terminal takes `write()`/`resize()`, or why there is none.
   pub fn live_terminal(&self, id: &str) -> Result<Arc<ShellRun>, TerminalRefusal> {
-    if self.entry(id).is_none() {
-      return Err(TerminalRefusal::Unknown);
-    }
-    let run = self.runs.get(id).filter(|run| run.has_terminal());
-    match run {
-      // A settled shell whose terminal is still closing: it ended.
-      Some(_) if !self.is_running(id) => Err(TerminalRefusal::Ended),
-      Some(run) => Ok(Arc::clone(run)),
-      None if self.last_screens.contains_key(id) => Err(TerminalRefusal::Ended),
-      None => Err(TerminalRefusal::NoTerminal),
-    }
+    let run = self.runs.get(id).filter(|run| run.has_terminal()).cloned();
+    let (known, running) = (self.entry(id).is_some(), self.is_running(id));
+    TerminalRefusal::check(known, running, run, self.last_screens.contains_key(id))
   }
 }
 

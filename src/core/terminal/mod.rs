@@ -65,6 +65,22 @@ pub enum TerminalRefusal {
   NoTerminal,
 }
 
+impl TerminalRefusal {
+  /// Which task takes `write()`/`resize()`, by the one rule of both hubs: `known`, whether the
+  /// entry exists; `running`, whether it runs; `task`, its task with a live terminal, if any;
+  /// `had_one`, whether it left a screen behind (its terminal ended).
+  pub fn check<T>(known: bool, running: bool, task: Option<T>, had_one: bool) -> Result<T, Self> {
+    match task {
+      _ if !known => Err(Self::Unknown),
+      // A settled task whose terminal is still closing: it ended.
+      Some(_) if !running => Err(Self::Ended),
+      Some(task) => Ok(task),
+      None if had_one => Err(Self::Ended),
+      None => Err(Self::NoTerminal),
+    }
+  }
+}
+
 /// Input for a task's terminal (API.md §6.5): `write()`'s bytes or `resize()`'s size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TerminalInput {

@@ -360,3 +360,18 @@ fn settled_text_keeps_the_bottom_within_2000_units() {
   assert!(crate::text::utf16_len(&text) <= SETTLED_TEXT_MAX_UNITS);
   assert!(text.ends_with("39".to_owned().as_str()) || text.contains("39x"));
 }
+
+#[test]
+fn one_rule_says_which_task_takes_terminal_input() {
+  use crate::terminal::TerminalRefusal::{self, Ended, NoTerminal, Unknown};
+  let check = |known, running, task: Option<u8>, had_one| {
+    TerminalRefusal::check(known, running, task, had_one)
+  };
+  assert_eq!(check(false, false, Some(1), true), Err(Unknown));
+  assert_eq!(check(true, true, Some(1), false), Ok(1));
+  // Settled while its terminal still closes, or ended with its screen kept: it ended.
+  assert_eq!(check(true, false, Some(1), false), Err(Ended));
+  assert_eq!(check(true, false, None, true), Err(Ended));
+  assert_eq!(check(true, true, None, false), Err(NoTerminal));
+  assert_eq!(check(true, false, None, false), Err(NoTerminal));
+}
