@@ -618,6 +618,23 @@ export interface WaitResult {
   elapsedMs: number
 }
 
+// The functions the JavaScript layer makes over the addon (lib/surface.js).
+
+/**
+ * Starts `options.command` as a managed background shell and returns its
+ * handle at once. Output lands, ANSI-stripped, in
+ * `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
+ * the shell settled and the file is flushed and closed. If that file cannot
+ * be opened (a symlink, FIFO or directory at its path), nothing runs: the
+ * shell is registered and fails with `Cannot open output file <path>: <OS
+ * error>`, as when the spawn fails. With `yieldMs`, a promise of the handle
+ * (API.md §6.8).
+ */
+export declare function executeBackground<O extends ExecuteBackgroundOptions>(options: O): O extends { yieldMs: number } ? Promise<BackgroundShellHandle> : BackgroundShellHandle
+
+/** The process-wide registry `executeBackground` uses when no `registry` is given. */
+export declare function getDefaultBackgroundShellRegistry(): BackgroundShellRegistry
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -865,20 +882,6 @@ export declare function detectCommandSubstitution(command: string): boolean
 
 /** Escapes `& < > " '` for XML text and attributes. */
 export declare function escapeXml(text: string): string
-
-/**
- * Starts `options.command` as a managed background shell and returns its
- * handle at once. Output lands, ANSI-stripped, in
- * `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
- * the shell settled and the file is flushed and closed. If that file cannot
- * be opened (a symlink, FIFO or directory at its path), nothing runs: the
- * shell is registered and fails with `Cannot open output file <path>: <OS
- * error>`, as when the spawn fails.
- */
-export declare function executeBackground<O extends ExecuteBackgroundOptions>(options: O): O extends { yieldMs: number } ? Promise<BackgroundShellHandle> : BackgroundShellHandle
-
-/** The process-wide registry `executeBackground` uses when no `registry` is given. */
-export declare function getDefaultBackgroundShellRegistry(): BackgroundShellRegistry
 
 /** True when a top-level `&` is followed by more text (comments count as text). */
 export declare function hasNonFinalTopLevelBackgroundOperator(command: string): boolean

@@ -905,8 +905,6 @@ module.exports.blockedSleepMessage = nativeBinding.blockedSleepMessage
 module.exports.detectBlockedSleepPattern = nativeBinding.detectBlockedSleepPattern
 module.exports.detectCommandSubstitution = nativeBinding.detectCommandSubstitution
 module.exports.escapeXml = nativeBinding.escapeXml
-module.exports.executeBackground = nativeBinding.executeBackground
-module.exports.getDefaultBackgroundShellRegistry = nativeBinding.getDefaultBackgroundShellRegistry
 module.exports.hasNonFinalTopLevelBackgroundOperator = nativeBinding.hasNonFinalTopLevelBackgroundOperator
 module.exports.hasTopLevelTrailingBackgroundOperator = nativeBinding.hasTopLevelTrailingBackgroundOperator
 module.exports.isBinary = nativeBinding.isBinary
@@ -927,5 +925,8 @@ module.exports.truncateNotificationLabel = nativeBinding.truncateNotificationLab
 module.exports.validateMonitorParams = nativeBinding.validateMonitorParams
 module.exports.WaitReason = nativeBinding.WaitReason
 // taskstream:exports begin (added by scripts/patch-loader.mjs; do not edit)
+const __tsSurface = require('./lib/surface.js')(nativeBinding)
+module.exports.executeBackground = __tsSurface.executeBackground
+module.exports.getDefaultBackgroundShellRegistry = __tsSurface.getDefaultBackgroundShellRegistry
 module.exports.RECOMMENDED_SIGNAL = Object.freeze(nativeBinding.recommendedSignal())
 // taskstream:exports end

@@ -28,6 +28,8 @@ function loaderDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'taskstream-loader-'))
   dirs.push(d)
   copyFileSync(join(root, 'index.js'), join(d, 'index.js'))
+  mkdirSync(join(d, 'lib'))
+  copyFileSync(join(root, 'lib', 'surface.js'), join(d, 'lib', 'surface.js'))
   writeFileSync(join(d, 'package.json'), JSON.stringify({ name: 'taskstream', version: '0.1.0', main: 'index.js' }))
   execFileSync(process.execPath, [patchScript, join(d, 'index.js')], { cwd: root, stdio: 'pipe' })
   return d
@@ -93,8 +95,12 @@ describe('patch-loader', () => {
     const tail = once.indexOf('// taskstream:exports begin')
     expect(tail).toBeGreaterThan(end)
     expect(once.indexOf('// taskstream:exports begin', tail + 1)).toBe(-1)
-    // The tail block is the file's end: RECOMMENDED_SIGNAL, frozen, with its own export line.
+    // The tail block is the file's end: the JavaScript layer's exports, and RECOMMENDED_SIGNAL,
+    // frozen, each with its own export line.
     expect(once.slice(tail).split('\n').slice(1)).toEqual([
+      "const __tsSurface = require('./lib/surface.js')(nativeBinding)",
+      'module.exports.executeBackground = __tsSurface.executeBackground',
+      'module.exports.getDefaultBackgroundShellRegistry = __tsSurface.getDefaultBackgroundShellRegistry',
       'module.exports.RECOMMENDED_SIGNAL = Object.freeze(nativeBinding.recommendedSignal())',
       '// taskstream:exports end',
       '',

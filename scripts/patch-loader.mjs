@@ -11,9 +11,11 @@
 //   The loader still ends in the generated `module.exports.X = nativeBinding.X` lines (Node's
 //   CommonJS export detection needs them for `import { X } from 'taskstream'`), and index.d.ts is
 //   never read or written.
-// A second block at the very end exports `RECOMMENDED_SIGNAL` (API.md §6.7): the addon's
-// `recommendedSignal()`, frozen once, with its own `module.exports.X =` line for Node's CommonJS
-// export detection (index.d.ts declares it through the napi config's `dtsHeaderFile`).
+// A second block at the very end exports what the JavaScript layer makes (lib/surface.js, given the
+// native binding: `executeBackground`, `getDefaultBackgroundShellRegistry`) and `RECOMMENDED_SIGNAL`
+// (API.md §6.7: the addon's `recommendedSignal()`, frozen once), each with its own
+// `module.exports.X =` line for Node's CommonJS export detection (index.d.ts declares them through
+// the napi config's `dtsHeaderFile`).
 // When napi's template changes so that the anchor is gone, it fails loudly instead of guessing.
 //
 //   node scripts/patch-loader.mjs [loader ...]   patch in place (default: index.js)
@@ -28,6 +30,9 @@ const END = '// taskstream:loader-error end'
 const TAIL_BEGIN = '// taskstream:exports begin (added by scripts/patch-loader.mjs; do not edit)'
 const TAIL_END = '// taskstream:exports end'
 const TAIL = `${TAIL_BEGIN}
+const __tsSurface = require('./lib/surface.js')(nativeBinding)
+module.exports.executeBackground = __tsSurface.executeBackground
+module.exports.getDefaultBackgroundShellRegistry = __tsSurface.getDefaultBackgroundShellRegistry
 module.exports.RECOMMENDED_SIGNAL = Object.freeze(nativeBinding.recommendedSignal())
 ${TAIL_END}
 `

@@ -106,7 +106,9 @@ async function orphan(ts, dir) {
 }
 
 async function main() {
-  const ts = require(process.env.TASKSTREAM_ADDON)
+  // The addon file itself, with the JavaScript layer's exports added as the package loader adds them.
+  const native = require(process.env.TASKSTREAM_ADDON)
+  const ts = Object.assign(native, require('../../lib/surface.js')(native))
   // Wine maps / to Z:; the addon wants a Windows absolute path.
   const dir = path.resolve(process.env.SMOKE_DIR)
   if (process.env.SMOKE_MODE === 'orphan') await orphan(ts, dir)

@@ -30,11 +30,9 @@ use crate::core::shell::{
 use options::parse_options;
 pub(crate) use options::Options;
 
-/// The registry option, or the process-wide one.
+/// The registry `executeBackground` starts the shell in: `options.registry`, or the
+/// process-wide one, which the JavaScript layer (`lib/surface.js`) keeps and passes.
 fn registry_inner(env: &Env, value: &Unknown) -> Result<Rc<ShellInner>> {
-  if args::is_undefined(value) {
-    return default_registry(env);
-  }
   let instance =
     unsafe { ClassInstance::<BackgroundShellRegistry>::from_napi_value(env.raw(), value.raw()) }
       .map_err(|_| {
@@ -47,38 +45,6 @@ fn registry_inner(env: &Env, value: &Unknown) -> Result<Rc<ShellInner>> {
         )
       })?;
   Ok(Rc::clone(&instance.inner))
-}
-
-thread_local! {
-  /// The process-wide registry of this JavaScript thread.
-  static DEFAULT_REGISTRY: RefCell<Option<(Persistent, Rc<ShellInner>)>> = const { RefCell::new(None) };
-}
-
-fn default_registry_instance<'a>(env: &'a Env) -> Result<(Object<'a>, Rc<ShellInner>)> {
-  if let Some((object, inner)) = DEFAULT_REGISTRY.with(|d| {
-    d.borrow()
-      .as_ref()
-      .and_then(|(object, inner)| object.get_value(env).ok().map(|o| (o, Rc::clone(inner))))
-  }) {
-    return Ok((object, inner));
-  }
-  let instance = BackgroundShellRegistry::create().into_instance(env)?;
-  let inner = Rc::clone(&instance.inner);
-  let object: Object = unsafe { Object::from_napi_value(env.raw(), instance.value) }?;
-  let persistent = object.create_ref::<false>()?;
-  DEFAULT_REGISTRY.with(|d| *d.borrow_mut() = Some((persistent, Rc::clone(&inner))));
-  Ok((object, inner))
-}
-
-fn default_registry(env: &Env) -> Result<Rc<ShellInner>> {
-  default_registry_instance(env).map(|(_, inner)| inner)
-}
-
-/// The process-wide registry `executeBackground` uses when no `registry` is given.
-#[napi(catch_unwind, ts_return_type = "BackgroundShellRegistry")]
-pub fn get_default_background_shell_registry(env: Env) -> Result<Unknown<'static>> {
-  let (object, _) = default_registry_instance(&env)?;
-  Ok(args::out(&env, &object))
 }
 
 /// An optional `AbortSignal`: aborted already → its reason is thrown, as
@@ -103,45 +69,33 @@ fn check_signal<'a>(env: &Env, value: &Unknown<'a>) -> Result<Option<Object<'a>>
   Ok(Some(signal))
 }
 
-/// Starts `options.command` as a managed background shell and returns its
-/// handle at once. Output lands, ANSI-stripped, in
-/// `<outputDir>/shell-<shellId>.output` as it arrives; `done` resolves after
-/// the shell settled and the file is flushed and closed. If that file cannot
-/// be opened (a symlink, FIFO or directory at its path), nothing runs: the
-/// shell is registered and fails with `Cannot open output file <path>: <OS
-/// error>`, as when the spawn fails.
-#[napi(
-  catch_unwind,
-  ts_generic_types = "O extends ExecuteBackgroundOptions",
-  ts_args_type = "options: O",
-  ts_return_type = "O extends { yieldMs: number } ? Promise<BackgroundShellHandle> : BackgroundShellHandle"
-)]
-pub fn execute_background(env: Env, options: Unknown) -> Result<Unknown<'static>> {
+/// `executeBackground(options)` (API.md §4, declared in `header.d.ts`) without `yieldMs`, which
+/// the JavaScript layer (`lib/surface.js`) adds: checks the options, starts the shell in
+/// `registry` (the `options.registry` the layer read, or its process-wide registry) and returns
+/// the handle at once.
+#[napi(catch_unwind, js_name = "__executeBackground", skip_typescript)]
+pub fn execute_background(
+  env: Env,
+  options: Unknown,
+  registry: Unknown,
+) -> Result<Unknown<'static>> {
   let o = args::object(&env, &options, "options")?;
   let opts = parse_options(&env, &o)?;
-  let inner = registry_inner(&env, &args::field(&o, "registry")?)?;
+  let inner = registry_inner(&env, &registry)?;
   let signal = check_signal(&env, &args::field(&o, "signal")?)?;
-  let yield_ms = opts.yield_ms;
-  let (handle, output_path) = start_shell(&env, &inner, opts, signal, None)?;
-  match yield_ms {
-    None => Ok(args::out(&env, &handle)),
-    Some(ms) => {
-      let promise = yield_window::yield_handle(&env, &handle, ms, output_path)?;
-      Ok(args::out(&env, &promise))
-    }
-  }
+  let handle = start_shell(&env, &inner, opts, signal, None)?;
+  Ok(args::out(&env, &handle))
 }
 
 /// `executeBackground()` after its checks, and a restart's new run (`resume`): registers,
-/// launches, attaches; keeps what a later `restart()` needs. Returns the handle and the output
-/// file's path.
+/// launches, attaches; keeps what a later `restart()` needs. Returns the handle.
 fn start_shell<'a>(
   env: &'a Env,
   inner: &Rc<ShellInner>,
   opts: Options,
   signal: Option<Object<'a>>,
   resume: Option<crate::core::shell::Resume>,
-) -> Result<(Object<'a>, String)> {
+) -> Result<Object<'a>> {
   let ask = ShellAsk {
     command: &opts.command,
     shell_id: opts.shell_id.as_deref(),
@@ -248,7 +202,7 @@ fn start_shell<'a>(
       );
     }
   }
-  Ok((handle, facts.output_path))
+  Ok(handle)
 }
 
 type KeeperLink = Arc<crate::core::persist::KeeperLink>;
@@ -587,6 +541,5 @@ pub(crate) mod options;
 mod recover;
 pub(crate) mod restart;
 mod settle;
-mod yield_window;
 
 use settle::{CallerSignal, Settle};

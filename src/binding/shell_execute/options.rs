@@ -27,8 +27,6 @@ pub(crate) struct Options {
   pub(crate) timeout_ms: Option<u64>,
   /// `onOutputCap: 'stop'` (API.md §6.8).
   pub(crate) stop_at_cap: bool,
-  /// `yieldMs` (API.md §6.8): the call returns a promise of the handle.
-  pub(crate) yield_ms: Option<u64>,
   /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
   pub(crate) terminal: Option<crate::core::terminal::TerminalSize>,
   /// `persist` (docs/persistence.md).
@@ -73,6 +71,9 @@ pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
   args::no_nul(env, &output_dir, "options.outputDir")?;
   let terminal = crate::binding::terminal::parse_terminal_option(&bag)?;
   let persist = crate::binding::persist::parse_persist_option(&bag, terminal.is_some())?;
+  // `yieldMs` (API.md §6.8) is checked with the rest; the JavaScript layer (`lib/surface.js`)
+  // acts on it once the handle is back.
+  bag.opt_u64("yieldMs", 1, 600_000)?;
   Ok(Options {
     command,
     cwd,
@@ -86,7 +87,6 @@ pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
     timeout_ms: args::parse_timeout_ms(&bag, persist.is_some())?,
     limits: args::parse_limits(&bag, persist.is_some())?,
     stop_at_cap: parse_on_output_cap(&bag, persist.is_some())?,
-    yield_ms: bag.opt_u64("yieldMs", 1, 600_000)?,
     persist,
     settle_ms: bag.opt_u64("settleMs", MIN_SETTLE_MS, MAX_SETTLE_MS)?,
   })

@@ -66,7 +66,7 @@ fn start_again<'a>(
   if let Some(signal) = start.signal {
     release(env, signal);
   }
-  started.map(|(handle, _)| handle)
+  started
 }
 
 /// Resolves the restart's promise with the new handle, or rejects it with the error.

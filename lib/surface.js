@@ -1,0 +1,67 @@
+// The JavaScript layer of taskstream (ARCHITECTURE.md, "The JavaScript layer"): the parts of the
+// public API that are plain JavaScript over the addon's native surface. What Rust could only build
+// through napi calls one property at a time (promises, timers, a process-wide object) is written
+// here; the checks of every option, all task state and every rule stay in the addon and its core.
+//
+// The loader (index.js, patched by scripts/patch-loader.mjs) calls `install` with the native
+// binding once, before it exports anything, and exports what it returns. The Windows smoke test
+// (scripts/windows/smoke.cjs), which requires the addon file itself, does the same.
+'use strict'
+
+/** The most bytes `readTaskOutputTail` reads (its `maxBytes` ceiling, core `MAX_TASK_OUTPUT_TAIL_BYTES`). */
+const OUTPUT_TAIL_BYTES = 65536
+
+/**
+ * The exports this layer makes from `binding`: `executeBackground` (the native start, plus
+ * `yieldMs`) and `getDefaultBackgroundShellRegistry`.
+ */
+function install(binding) {
+  const { BackgroundShellRegistry, readTaskOutputTail } = binding
+  const start = binding.__executeBackground
+  let defaultRegistry
+
+  /** The process-wide registry `executeBackground` uses when no `registry` is given. */
+  function getDefaultBackgroundShellRegistry() {
+    if (defaultRegistry === undefined) defaultRegistry = new BackgroundShellRegistry()
+    return defaultRegistry
+  }
+
+  /** API.md §4: the handle at once, or with `yieldMs` a promise of it (§6.8). */
+  function executeBackground(options) {
+    // The addon checks `options` (an object first, then each field, `registry` among them).
+    const given = typeof options === 'object' && options !== null ? options.registry : undefined
+    const handle = start(options, given === undefined ? getDefaultBackgroundShellRegistry() : given)
+    const yieldMs = options.yieldMs
+    return yieldMs === undefined ? handle : yieldHandle(handle, yieldMs)
+  }
+
+  /**
+   * `yieldMs` (API.md §6.8): the handle once `done` settles (then `foreground: true` and
+   * `outputTail`, the cleaned tail of its output file, `''` when there is none) or `ms` after the
+   * call (`foreground: false`: a background shell as without the option), whichever comes first.
+   * The timer never keeps Node alive; the shell does, unless its handle is unref'd.
+   */
+  function yieldHandle(handle, ms) {
+    return new Promise((resolve) => {
+      let pending = true
+      const finish = (foreground) => {
+        if (!pending) return
+        pending = false
+        clearTimeout(timer)
+        handle.foreground = foreground
+        if (foreground) {
+          const tail = readTaskOutputTail(handle.outputPath, OUTPUT_TAIL_BYTES)
+          handle.outputTail = tail !== undefined && 'text' in tail ? tail.text : ''
+        }
+        resolve(handle)
+      }
+      const timer = setTimeout(() => finish(false), ms)
+      timer.unref?.()
+      handle.done.then(() => finish(true))
+    })
+  }
+
+  return { executeBackground, getDefaultBackgroundShellRegistry }
+}
+
+module.exports = install
