@@ -35,7 +35,10 @@ interface Field {
 /** `export interface X { … }` → its fields, from the typings. */
 function interfaces(): Map<string, Field[]> {
   const out = new Map<string, Field[]>()
+  // An interface named as a class adds the JavaScript layer's methods to it: not a data shape.
+  const classes = new Set([...dts.matchAll(/^export declare class (\w+)/gm)].map((m) => m[1]))
   for (const [, name, body] of dts.matchAll(/^export interface (\w+) \{\n([\s\S]*?)^\}/gm)) {
+    if (classes.has(name)) continue
     const fields = [...body.matchAll(/^ {2}(\w+)(\??): (.+)$/gm)].map(([, field, q, type]) => ({ name: field, optional: q === '?', type }))
     out.set(name, fields)
   }

@@ -11,12 +11,61 @@
 /** The most bytes `readTaskOutputTail` reads (its `maxBytes` ceiling, core `MAX_TASK_OUTPUT_TAIL_BYTES`). */
 const OUTPUT_TAIL_BYTES = 65536
 
+/** The longest delay Node's timers accept (about 24.8 days): a keep-alive timer never fires. */
+const KEEP_ALIVE_MS = 2147483647
+const noop = () => {}
+
 /**
- * The exports this layer makes from `binding`: `executeBackground` (the native start, plus
- * `yieldMs`) and `getDefaultBackgroundShellRegistry`.
+ * `waitFor(id, options)` of both registries (API.md §6.1) over the native `__waitFor`, which
+ * checks the arguments, evaluates the conditions and settles the wait once, and `__abortWait`.
+ * While the wait is pending a timer keeps Node alive and an abort of `options.signal` ends it.
+ */
+function waitFor(id, options) {
+  let resolve
+  const promise = new Promise((r) => {
+    resolve = r
+  })
+  // Made before the wait exists, so a throwing `setInterval` leaves nothing pending.
+  const keepAlive = setInterval(noop, KEEP_ALIVE_MS)
+  let signal
+  let onAbort
+  const settle = (result) => {
+    clearInterval(keepAlive)
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
+    resolve(result)
+  }
+  let wait
+  try {
+    wait = this.__waitFor(id, options, settle)
+  } catch (error) {
+    clearInterval(keepAlive)
+    throw error
+  }
+  if (wait === undefined) return promise // settled at once: the signal had fired, or the task had settled
+  signal = options?.signal // an AbortSignal: the addon checked it
+  if (signal !== undefined) {
+    const listener = () => this.__abortWait(id, wait)
+    try {
+      signal.addEventListener('abort', listener, { once: true })
+    } catch (error) {
+      this.__abortWait(id, wait)
+      throw error
+    }
+    onAbort = listener
+  }
+  return promise
+}
+
+/**
+ * Installs what this layer makes on `binding` (the methods both registry classes share) and
+ * returns the exports it makes: `executeBackground` (the native start, plus `yieldMs`) and
+ * `getDefaultBackgroundShellRegistry`.
  */
 function install(binding) {
-  const { BackgroundShellRegistry, readTaskOutputTail } = binding
+  const { BackgroundShellRegistry, MonitorRegistry, readTaskOutputTail } = binding
+  for (const Registry of [MonitorRegistry, BackgroundShellRegistry]) {
+    Object.defineProperty(Registry.prototype, 'waitFor', { value: waitFor, writable: true, configurable: true })
+  }
   const start = binding.__executeBackground
   let defaultRegistry
 

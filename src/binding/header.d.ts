@@ -634,3 +634,25 @@ export declare function executeBackground<O extends ExecuteBackgroundOptions>(op
 
 /** The process-wide registry `executeBackground` uses when no `registry` is given. */
 export declare function getDefaultBackgroundShellRegistry(): BackgroundShellRegistry
+
+// Methods both registries get from the JavaScript layer (lib/surface.js), declared by merging
+// into the classes napi generates.
+
+export interface MonitorRegistry {
+  /**
+   * Resolves when the first condition is met (API.md §6.1): a line
+   * matching `match` (every sanitised output line, tested in Rust, lines
+   * the throttle drops included; a fed monitor's emitted lines),
+   * `quietMs` without output, `timeoutMs`, the settle (`exit`), or an
+   * abort of `signal`. A pending wait keeps Node alive.
+   */
+  waitFor(monitorId: string, options?: WaitForOptions): Promise<WaitResult>
+}
+
+export interface BackgroundShellRegistry {
+  /**
+   * `MonitorRegistry.waitFor` for a shell. A shell registered from JavaScript has no output
+   * through taskstream: `match` never fires for it and `quietMs` counts from the call.
+   */
+  waitFor(shellId: string, options?: WaitForOptions): Promise<WaitResult>
+}

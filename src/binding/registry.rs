@@ -1,14 +1,15 @@
 //! What `MonitorRegistry` and `BackgroundShellRegistry` do the same way,
 //! written once: an entry's JavaScript objects and its `AbortController`,
-//! the register, status-change and notification callbacks, the start of a
-//! `waitFor` (API.md §6.1), unref'd timers, and `end` objects. Keep-alive
-//! holds are `pending::KeepAlive`, waits' promises `wait::JsWaits`, for both.
+//! the register, status-change and notification callbacks, the native side of
+//! `waitFor` (API.md §6.1; `lib/surface.js` makes its promise), unref'd timers,
+//! and `end` objects. Keep-alive holds are `pending::KeepAlive`, pending waits
+//! `wait::JsWaits`, for both.
 
 use napi::bindgen_prelude::*;
 
 use super::js::{call_method_guarded, call_value, release, set_opt, Persistent};
 use super::terminal::TerminalSurface;
-use super::wait::{parse_wait_options, resolved_promise, signal_aborted, JsWaits, WaitOptions};
+use super::wait::{parse_wait_options, settle_with, signal_aborted, JsWaits};
 use crate::core::end::TaskEnd;
 use crate::core::task::TaskStatus;
 use crate::core::wait::{WaitOutcome, WaitReason, WaitSpec};
@@ -229,54 +230,6 @@ pub(crate) fn set_unref_timeout<'a>(
   Ok(timer)
 }
 
-/// How `waitFor` starts.
-pub(crate) enum WaitStart<'a> {
-  /// Resolved already (its signal had fired, or the task had settled).
-  Resolved(Object<'a>),
-  /// Pending: the wait's id, its promise and its conditions, for the registry.
-  Pending {
-    wait: u64,
-    promise: Object<'a>,
-    spec: WaitSpec,
-  },
-}
-
-/// The start of `waitFor` on either registry: an already aborted signal
-/// resolves at once with `aborted`, a settled task (`settled`) with `exit`;
-/// otherwise the wait gets an id and a promise that holds Node's event loop,
-/// and an abort of its signal runs `on_abort(wait)`'s function.
-pub(crate) fn begin_wait<'a, F: Fn(&Env) + 'static>(
-  env: &'a Env,
-  waits: &JsWaits,
-  options: WaitOptions,
-  status: TaskStatus,
-  settled: bool,
-  on_abort: impl FnOnce(u64) -> F,
-) -> Result<WaitStart<'a>> {
-  let immediate = |reason| WaitOutcome {
-    reason,
-    line: None,
-    port: None,
-    status,
-    elapsed_ms: 0.0,
-  };
-  if options.signal.as_ref().is_some_and(signal_aborted) {
-    let outcome = immediate(WaitReason::Aborted);
-    return resolved_promise(env, &outcome).map(WaitStart::Resolved);
-  }
-  if settled {
-    let outcome = immediate(WaitReason::Exit);
-    return resolved_promise(env, &outcome).map(WaitStart::Resolved);
-  }
-  let wait = waits.next_id();
-  let promise = waits.begin(env, wait, options.signal.as_ref(), on_abort(wait))?;
-  Ok(WaitStart::Pending {
-    wait,
-    promise,
-    spec: options.spec,
-  })
-}
-
 /// What a registry class lends the JavaScript methods both registries share
 /// ([`registry_surface!`]).
 pub(crate) trait RegistrySurface: TerminalSurface {
@@ -293,22 +246,26 @@ pub(crate) trait RegistrySurface: TerminalSurface {
   fn wait_target(&self, id: &str) -> Option<(TaskStatus, bool)>;
   /// The registry's pending `waitFor` promises.
   fn js_waits(&self) -> &JsWaits;
-  /// What an abort of wait `wait`'s signal does.
-  fn on_wait_abort(&self, id: &str, wait: u64) -> Box<dyn Fn(&Env)>;
+  /// Ends wait `wait` on `id` as `aborted` (its signal fired).
+  fn abort_wait(&self, env: &Env, id: &str, wait: u64);
   /// Hands a pending wait to the registry, which ends it.
   fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()>;
   /// `restart(id)` (API.md §6.8): what this kind returns for the new run.
   fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>>;
 }
 
-/// `waitFor(id, options)` (API.md §6.1) of either registry.
+/// The native side of `waitFor(id, options)` (API.md §6.1) of either registry: checks the
+/// arguments; settles at once through `settle` when the signal has fired (`aborted`) or the task
+/// has settled (`exit`); otherwise hands a new wait to the registry and returns its id, which
+/// an abort of the signal passes to [`surface_abort_wait`].
 pub(crate) fn surface_wait_for<T: RegistrySurface>(
   env: &Env,
   surface: &T,
   id: &Unknown,
   field: &str,
   options: &Unknown,
-) -> Result<Unknown<'static>> {
+  settle: &Unknown,
+) -> Result<Option<u64>> {
   let id = super::args::string(env, id, field)?;
   let options = parse_wait_options(env, options)?;
   let Some((status, settled)) = surface.wait_target(&id) else {
@@ -317,18 +274,26 @@ pub(crate) fn surface_wait_for<T: RegistrySurface>(
       T::KIND_NAME
     )));
   };
-  let on_abort = |wait| surface.on_wait_abort(&id, wait);
-  match begin_wait(env, surface.js_waits(), options, status, settled, on_abort)? {
-    WaitStart::Resolved(promise) => Ok(super::args::out(env, &promise)),
-    WaitStart::Pending {
-      wait,
-      promise,
-      spec,
-    } => {
-      surface.add_wait(env, &id, wait, spec)?;
-      Ok(super::args::out(env, &promise))
-    }
+  let aborted = options.signal.as_ref().is_some_and(signal_aborted);
+  if aborted || settled {
+    let reason = if aborted {
+      WaitReason::Aborted
+    } else {
+      WaitReason::Exit
+    };
+    let outcome = WaitOutcome {
+      reason,
+      line: None,
+      port: None,
+      status,
+      elapsed_ms: 0.0,
+    };
+    settle_with(env, unsafe { settle.cast::<Object>() }?, &outcome);
+    return Ok(None);
   }
+  let wait = surface.js_waits().begin(settle)?;
+  surface.add_wait(env, &id, wait, options.spec)?;
+  Ok(Some(wait))
 }
 
 /// The entry objects of `ids` (those still held), as an array.
@@ -372,7 +337,6 @@ macro_rules! registry_surface {
     $class:ident,
     register_args = $register_args:tt,
     register_return = $register_return:tt,
-    wait_args = $wait_args:tt,
     wait_id = $wait_id:tt,
     id = $id:tt,
     get_args = $get_args:tt,
@@ -399,16 +363,17 @@ macro_rules! registry_surface {
         Ok($crate::binding::args::out(&env, &registration))
       }
 
-      /// Resolves when the first condition is met (API.md §6.1): a line
-      /// matching `match` (every sanitised output line, tested in Rust, lines
-      /// the throttle drops included; a fed monitor's emitted lines),
-      /// `quietMs` without output, `timeoutMs`, the settle (`exit`), or an
-      /// abort of `signal`. A shell registered from JavaScript has no output
-      /// through taskstream: `match` never fires for it and `quietMs` counts
-      /// from the call. A pending wait keeps Node alive.
-      #[napi(catch_unwind, ts_args_type = $wait_args, ts_return_type = "Promise<WaitResult>")]
-      pub fn wait_for(&self, env: Env, id: Unknown, options: Unknown) -> Result<Unknown<'static>> {
-        $crate::binding::registry::surface_wait_for(&env, self, &id, $wait_id, &options)
+      /// `waitFor`'s native side (`lib/surface.js` makes the promise; `header.d.ts` declares it).
+      #[napi(catch_unwind, js_name = "__waitFor", skip_typescript)]
+      pub fn wait_for(&self, env: Env, id: Unknown, options: Unknown, settle: Unknown) -> Result<Option<f64>> {
+        let wait = $crate::binding::registry::surface_wait_for(&env, self, &id, $wait_id, &options, &settle)?;
+        Ok(wait.map(|wait| wait as f64))
+      }
+
+      /// An abort of pending wait `wait`'s signal (from `lib/surface.js`).
+      #[napi(catch_unwind, js_name = "__abortWait", skip_typescript)]
+      pub fn abort_wait(&self, env: Env, id: String, wait: f64) {
+        $crate::binding::registry::RegistrySurface::abort_wait(self, &env, &id, wait as u64)
       }
 
       /// The entry object (the same one each time, kept up to date), or `undefined`.

@@ -1,7 +1,8 @@
-//! `waitFor` on both registries (API.md §6.1): option checking, the promise
-//! and its keep-alive, the `AbortSignal`, and the `WaitResult` object. The
-//! conditions themselves are evaluated in Rust (`core::wait`), on the reader
-//! side; this module only resolves promises on the JavaScript thread.
+//! `waitFor` on both registries (API.md §6.1), the native side: option checking, each pending
+//! wait's `settle` function, and the `WaitResult` object. The promise, the timer that keeps Node
+//! alive while it is pending and the listener on its `AbortSignal` are the JavaScript layer's
+//! (`lib/surface.js`). The conditions themselves are evaluated in Rust (`core::wait`), on the
+//! reader side; this module only settles waits on the JavaScript thread.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -9,8 +10,7 @@ use std::collections::HashMap;
 use napi::bindgen_prelude::*;
 
 use super::args;
-use super::js::{self, release, Persistent};
-use super::pending::{new_promise, on_abort, remove_abort_listener, KeepAlive};
+use super::js::{self, persist, release, Persistent};
 use crate::core::process::PORTS_SUPPORTED;
 use crate::core::wait::{PortWanted, WaitOutcome, WaitSpec, MAX_WAIT_MS};
 
@@ -103,10 +103,8 @@ pub(crate) fn signal_aborted(signal: &Object) -> bool {
 struct JsWait {
   /// When `waitFor` was called (monotonic ms).
   started_ms: i64,
-  resolve: Persistent,
-  keep_alive: KeepAlive,
-  /// The caller's signal and our listener on it.
-  signal: Option<(Persistent, Persistent)>,
+  /// The layer's function that settles the wait's promise with a `WaitResult`.
+  settle: Persistent,
 }
 
 /// The pending waits of one registry, by wait id.
@@ -121,44 +119,16 @@ impl JsWaits {
     !self.pending.borrow().is_empty()
   }
 
-  pub(crate) fn next_id(&self) -> u64 {
+  /// A new pending wait settled through `settle`; its id.
+  pub(crate) fn begin(&self, settle: &Unknown) -> Result<u64> {
     let id = self.next_id.get() + 1;
     self.next_id.set(id);
-    id
-  }
-
-  /// A promise for wait `id`, holding Node's event loop until it resolves; an
-  /// abort of `signal` runs `aborted` (which resolves it through the registry).
-  pub(crate) fn begin<'a>(
-    &self,
-    env: &'a Env,
-    id: u64,
-    signal: Option<&Object>,
-    aborted: impl Fn(&Env) + 'static,
-  ) -> Result<Object<'a>> {
-    let (promise, resolve) = new_promise(env)?;
-    let keep_alive = KeepAlive::start(env)?;
-    let signal = match signal {
-      None => None,
-      Some(signal) => match on_abort(env, signal, aborted) {
-        Ok(listener) => Some((signal.create_ref::<false>()?, listener)),
-        Err(error) => {
-          keep_alive.stop(env);
-          release(env, resolve);
-          return Err(error);
-        }
-      },
+    let wait = JsWait {
+      started_ms: js::mono_ms(),
+      settle: persist(settle)?,
     };
-    self.pending.borrow_mut().insert(
-      id,
-      JsWait {
-        started_ms: js::mono_ms(),
-        resolve,
-        keep_alive,
-        signal,
-      },
-    );
-    Ok(promise)
+    self.pending.borrow_mut().insert(id, wait);
+    Ok(id)
   }
 
   /// [`Self::resolve`] with `elapsedMs` measured here, from the call.
@@ -173,38 +143,25 @@ impl JsWaits {
     self.resolve(env, id, &outcome);
   }
 
-  /// Resolves wait `id` with `outcome` (once; later calls do nothing).
+  /// Settles wait `id` with `outcome` (once; later calls do nothing).
   pub(crate) fn resolve(&self, env: &Env, id: u64, outcome: &WaitOutcome) {
     let Some(wait) = self.pending.borrow_mut().remove(&id) else {
       return;
     };
-    wait.keep_alive.stop(env);
-    if let Some((signal, listener)) = wait.signal {
-      remove_abort_listener(env, &signal, &listener);
-      release(env, signal);
-      release(env, listener);
+    match wait.settle.get_value(env) {
+      Ok(settle) => settle_with(env, settle, outcome),
+      Err(error) => tracing::warn!(%error, "taskstream: could not settle a waitFor promise"),
     }
-    if let Err(error) = call_resolve(env, &wait.resolve, outcome) {
-      tracing::warn!(%error, "taskstream: could not resolve a waitFor promise");
-    }
-    release(env, wait.resolve);
+    release(env, wait.settle);
   }
 }
 
-/// A promise already resolved with `outcome` (a settled task, an aborted signal).
-pub(crate) fn resolved_promise<'a>(env: &'a Env, outcome: &WaitOutcome) -> Result<Object<'a>> {
-  let (promise, resolve) = new_promise(env)?;
-  let result = call_resolve(env, &resolve, outcome);
-  release(env, resolve);
-  result.map(|_| promise)
-}
-
-/// Calls a promise's `resolve` with the `WaitResult` of `outcome`.
-fn call_resolve(env: &Env, resolve: &Persistent, outcome: &WaitOutcome) -> Result<()> {
-  let result = result_object(env, outcome)?;
-  let resolve = resolve.get_value(env)?;
-  let resolve = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), resolve.raw()) }?;
-  resolve.call(result).map(|_| ())
+/// Calls a wait's `settle` with the `WaitResult` of `outcome`.
+pub(crate) fn settle_with(env: &Env, settle: Object, outcome: &WaitOutcome) {
+  match result_object(env, outcome) {
+    Ok(result) => js::call_value(env, settle, "waitFor", result),
+    Err(error) => tracing::warn!(%error, "taskstream: could not make a WaitResult"),
+  }
 }
 
 /// `WaitResult`.

@@ -138,19 +138,10 @@ impl RegistrySurface for MonitorRegistry {
     &self.js.waits
   }
 
-  fn on_wait_abort(&self, id: &str, wait: u64) -> Box<dyn Fn(&Env)> {
-    let (hub, js_side, id) = (
-      Arc::downgrade(&self.hub),
-      Rc::clone(&self.js),
-      id.to_owned(),
-    );
-    Box::new(move |env: &Env| {
-      if let Some(hub) = hub.upgrade() {
-        hub.abort_wait(&id, wait, js::mono_ms());
-        let mut host = HostWithHub::new(env, &js_side, &hub);
-        hub.drain_for(&mut host, &id);
-      }
-    })
+  fn abort_wait(&self, env: &Env, id: &str, wait: u64) {
+    self.hub.abort_wait(id, wait, js::mono_ms());
+    let mut host = HostWithHub::new(env, &self.js, &self.hub);
+    self.hub.drain_for(&mut host, id);
   }
 
   /// A wait on an entry the hub no longer follows ends as `exit`, `cancelled`.
@@ -480,7 +471,6 @@ registry_surface!(
   MonitorRegistry,
   register_args = "registration: MonitorRegistration",
   register_return = "MonitorTask",
-  wait_args = "monitorId: string, options?: WaitForOptions",
   wait_id = "monitorId",
   id = "monitorId",
   get_args = "monitorId: string",

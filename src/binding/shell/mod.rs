@@ -333,12 +333,9 @@ impl RegistrySurface for BackgroundShellRegistry {
     &self.inner.waits
   }
 
-  fn on_wait_abort(&self, id: &str, wait: u64) -> Box<dyn Fn(&Env)> {
-    let (inner, id) = (Rc::clone(&self.inner), id.to_owned());
-    Box::new(move |env: &Env| {
-      let outcome = inner.hub.borrow_mut().abort_wait(&id, wait);
-      inner.waits.resolve_timed(env, wait, &outcome);
-    })
+  fn abort_wait(&self, env: &Env, id: &str, wait: u64) {
+    let outcome = self.inner.hub.borrow_mut().abort_wait(id, wait);
+    self.inner.waits.resolve_timed(env, wait, &outcome);
   }
 
   fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>> {
@@ -516,7 +513,6 @@ registry_surface!(
   BackgroundShellRegistry,
   register_args = "registration: ShellTaskRegistration",
   register_return = "ShellTask",
-  wait_args = "shellId: string, options?: WaitForOptions",
   wait_id = "shellId",
   id = "id",
   get_args = "id: string",
