@@ -1,5 +1,5 @@
 // Checks that every contract citation in the code resolves: each `CONTRACT.md §X` and
-// `API.md §X` in a comment of src/ and index.d.ts (and of the tests, benchmarks, scripts, fuzz
+// `API.md §X` in a comment of src/, lib/ and index.d.ts (and of the tests, benchmarks, scripts, fuzz
 // harness, examples and integrations, and in the README, ARCHITECTURE.md and docs/*.md) must name
 // a numbered heading of docs/CONTRACT.md or docs/API.md. Run by `npm test` (`npm run check`).
 //
@@ -105,9 +105,9 @@ const TOKEN = /(?<![\w.-])([A-Z][A-Za-z_]*\.md)\b|§\s?(\d+(?:\.\d+)*)(?:\s?[–
 
 const failures = []
 let count = 0
-// Where comments are read: the crate, the tests, the benchmarks, the scripts, the fuzz harness,
-// the examples and the integrations (their node_modules and build output skipped).
-const DIRS = ['src', '__test__', 'bench', 'scripts', 'fuzz/src', 'fuzz/fuzz_targets', 'examples', 'integrations']
+// Where comments are read: the crate, the JavaScript layer, the tests, the benchmarks, the scripts,
+// the fuzz harness, the examples and the integrations (their node_modules and build output skipped).
+const DIRS = ['src', 'lib', '__test__', 'bench', 'scripts', 'fuzz/src', 'fuzz/fuzz_targets', 'examples', 'integrations']
 // The pages: a bare `§X` in one of them cites that page's own numbered headings (or, in a page
 // without any, CONTRACT.md or API.md).
 const PAGES = ['README.md', 'ARCHITECTURE.md', ...readdirSync(join(root, 'docs')).filter((n) => n.endsWith('.md')).map((n) => `docs/${n}`)]

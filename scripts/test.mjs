@@ -1,11 +1,12 @@
 // `npm test`, the README's test command: every suite of the repository, in the least wall time
 // two cores allow.
 //
-//   1. `npm run check`: citations, layers and the loader patch (seconds);
-//   2. side by side, since neither needs the other:
+//   1. side by side, since neither needs the other:
 //      - `cargo test --no-run` (the Rust tests built), then `cargo test`;
-//      - `npm run build` (the release addon vitest loads), then `npm run typecheck` beside
-//        `vitest run`.
+//      - `npm run check` (citations, layers and the loader patch: under two seconds), then
+//        `npm run build` (the release addon vitest loads), then `npm run typecheck` beside
+//        `vitest run`. The check ends before the build begins, since the build writes the
+//        loader the check reads; the Rust tests' build does not wait for it.
 //      The two builds do not wait for each other: cargo locks each profile's directory
 //      (target/release, target/debug) on its own, so after `npm run demo` the release build is a
 //      no-op of seconds beside the Rust tests' build. (It once took 74 s there and ran first,
@@ -49,7 +50,7 @@ const rustTestProfile = [
 ].flatMap(([key, value]) => ['--config', `${key}=${value}`])
 
 await main(async () => {
-  await run('npm run check', npm, ['run', '--silent', 'check'], { timeoutMs: 5 * MIN })
+  const check = run('npm run check', npm, ['run', '--silent', 'check'], { timeoutMs: 5 * MIN })
   // A failed release build fails the vitest branch only: the Rust tests still run.
   const rust = (async () => {
     const built = Date.now()
@@ -58,6 +59,7 @@ await main(async () => {
     return run('cargo test', 'cargo', ['test', ...rustTestProfile], { timeoutMs: 30 * MIN, capture: true })
   })()
   const js = (async () => {
+    await check.catch(() => {}) // its failure is reported with the others below
     await run('npm run build', npm, ['run', 'build'], { timeoutMs: 40 * MIN })
     // The type check needs no test to wait for it, nor any test the check: both run, and either
     // failing fails this branch.
@@ -68,14 +70,14 @@ await main(async () => {
     const failed = results.find((r) => r.status === 'rejected')
     if (failed) throw failed.reason
   })()
-  const [rustResult, jsResult] = await Promise.allSettled([rust, js])
+  const [checkResult, rustResult, jsResult] = await Promise.allSettled([check, rust, js])
 
   const rustOut = rustResult.status === 'fulfilled' ? rustResult.value.stdout : rustResult.reason?.result?.stdout
   console.log('== cargo test (its output, collected while vitest ran)')
   process.stdout.write(rustOut ?? '(no output)\n')
 
-  const failures = [rustResult, jsResult].filter((r) => r.status === 'rejected').map((r) => r.reason)
+  const failures = [checkResult, rustResult, jsResult].filter((r) => r.status === 'rejected').map((r) => r.reason)
   for (const error of failures) console.error(`FAIL ${error instanceof StepError ? error.message : error}`)
-  if (failures.length > 0) throw new StepError(`npm test: ${failures.length} of 2 branches failed`, null)
+  if (failures.length > 0) throw new StepError(`npm test: ${failures.length} of 3 branches failed`, null)
   console.log(`== npm test passed in ${seconds(Date.now() - started)}`)
 })
