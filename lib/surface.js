@@ -57,12 +57,59 @@ function waitFor(id, options) {
 }
 
 /**
- * Installs what this layer makes on `binding` (the methods both registry classes share) and
+ * The JavaScript side of one background shell run (API.md §4), which the addon asks for before
+ * it starts anything (`executeBackground()`, a `restart()`'s new run): the entry with its
+ * `abortController`; the handle with `done`, and `unref()`/`ref()` over a timer that keeps Node
+ * alive while the shell runs; the caller's `signal`, whose abort aborts the controller. A
+ * throwing `AbortController` or `setInterval`, or a signal whose `addEventListener` throws, ends
+ * the call while nothing runs. The addon fills in the rest and calls `settled(result)` once the
+ * run settled (with no result: the start failed), which resolves `done` and lets the timer and
+ * the listener go.
+ */
+function shellParts(signal) {
+  const abortController = new AbortController()
+  let resolveDone
+  const done = new Promise((resolve) => {
+    resolveDone = resolve
+  })
+  let keepAlive = setInterval(noop, KEEP_ALIVE_MS)
+  const onAbort = () => abortController.abort()
+  if (signal !== undefined) {
+    try {
+      signal.addEventListener('abort', onAbort, { once: true })
+    } catch (error) {
+      clearInterval(keepAlive)
+      throw error
+    }
+  }
+  const handle = {
+    done,
+    unref: () => void keepAlive?.unref(),
+    ref: () => void keepAlive?.ref(),
+  }
+  const settled = (result) => {
+    clearInterval(keepAlive)
+    keepAlive = undefined
+    resolveDone(result)
+    if (signal === undefined) return
+    try {
+      signal.removeEventListener('abort', onAbort)
+    } catch {
+      // A caller's signal that throws here keeps a listener that aborts a settled controller.
+    }
+  }
+  return { entry: { abortController }, handle, settled }
+}
+
+/**
+ * Installs what this layer makes on `binding` (the methods both registry classes share, the
+ * JavaScript side of a shell run) and
  * returns the exports it makes: `executeBackground` (the native start, plus `yieldMs`) and
  * `getDefaultBackgroundShellRegistry`.
  */
 function install(binding) {
   const { BackgroundShellRegistry, MonitorRegistry, readTaskOutputTail } = binding
+  binding.__setShellParts(shellParts)
   for (const Registry of [MonitorRegistry, BackgroundShellRegistry]) {
     Object.defineProperty(Registry.prototype, 'waitFor', { value: waitFor, writable: true, configurable: true })
   }

@@ -1,24 +1,18 @@
-//! Pending JavaScript operations: promises whose `resolve` Rust keeps, the
-//! timer that holds Node's event loop while they are pending, and `abort`
-//! listeners on an `AbortSignal`. Shared by `executeBackground`'s `done`,
-//! `waitFor` and keep-alive monitors.
+//! Pending JavaScript operations made from Rust: a promise whose `resolve` and `reject` Rust
+//! keeps (a shell's `restart()`), new `AbortController`s and `abort` listeners (both kinds),
+//! and the timer that holds Node's event loop while a `keepAlive` monitor runs. A shell's
+//! `done`, its timer and its caller's signal, and `waitFor`'s promise, are the JavaScript
+//! layer's (`lib/surface.js`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use napi::bindgen_prelude::*;
 
-use super::js::{self, persist, release, Persistent};
+use super::js::{persist, release, Persistent};
 
-/// `new Promise(executor)`, keeping its `resolve`. A pending promise alone
-/// does not keep Node alive; [`KeepAlive`] does that while the shell runs.
-pub(crate) fn new_promise<'a>(env: &'a Env) -> Result<(Object<'a>, Persistent)> {
-  let (promise, resolve, reject) = new_promise_with_reject(env)?;
-  release(env, reject);
-  Ok((promise, resolve))
-}
-
-/// [`new_promise`], with its `reject` as well.
+/// `new Promise(executor)`, keeping its `resolve` and `reject`. A pending promise alone does
+/// not keep Node alive.
 pub(crate) fn new_promise_with_reject<'a>(
   env: &'a Env,
 ) -> Result<(Object<'a>, Persistent, Persistent)> {
@@ -73,9 +67,8 @@ pub(crate) fn on_abort(
   listener.create_ref::<false>()
 }
 
-/// What keeps Node alive while a shell runs: a timer, like a `ChildProcess`
-/// handle with open pipes. `unref()` and `ref()` on the handle toggle it.
-#[derive(Clone)]
+/// What keeps Node alive while a `keepAlive` monitor runs: a timer, like a `ChildProcess`
+/// handle with open pipes.
 pub(crate) struct KeepAlive(Rc<RefCell<Option<Persistent>>>);
 
 /// Longest timer delay Node accepts (about 24.8 days): the timer never fires in practice.
@@ -88,28 +81,6 @@ impl KeepAlive {
     let noop = env.create_function_from_closure::<(), (), _>("taskstreamKeepAlive", |_| Ok(()))?;
     let timer = set_interval.call(FnArgs::from((noop, KEEP_ALIVE_MS)))?;
     Ok(Self(Rc::new(RefCell::new(Some(persist(&timer)?)))))
-  }
-
-  /// A handle method calling `timer.<name>()` while the shell runs.
-  pub(crate) fn method<'a>(
-    &self,
-    env: &'a Env,
-    name: &'static str,
-  ) -> Result<Function<'a, (), ()>> {
-    let timer = Rc::clone(&self.0);
-    env.create_function_from_closure::<(), (), _>(name, move |ctx| {
-      if let Some(timer) = timer.borrow().as_ref() {
-        js::call_method_guarded(ctx.env, timer, name);
-      }
-      Ok(())
-    })
-  }
-
-  /// `timer.unref()`: Node may exit while the shell runs.
-  pub(crate) fn unref(&self, env: &Env) {
-    if let Some(timer) = self.0.borrow().as_ref() {
-      js::call_method_guarded(env, timer, "unref");
-    }
   }
 
   pub(crate) fn stop(&self, env: &Env) {
@@ -126,20 +97,5 @@ impl KeepAlive {
       tracing::warn!(%error, "taskstream: could not clear a background shell's keep-alive timer");
     }
     release(env, timer);
-  }
-}
-
-pub(crate) fn remove_abort_listener(env: &Env, signal: &Persistent, listener: &Persistent) {
-  let result = (|| -> Result<()> {
-    let signal = signal.get_value(env)?;
-    let remove: Function<FnArgs<(&str, Object)>, Unknown> =
-      signal.get_named_property("removeEventListener")?;
-    remove
-      .bind(signal)?
-      .call(FnArgs::from(("abort", listener.get_value(env)?)))?;
-    Ok(())
-  })();
-  if let Err(error) = result {
-    tracing::debug!(%error, "taskstream: could not remove an abort listener");
   }
 }

@@ -34,10 +34,8 @@ impl Default for Restarts {
 
 impl Restarts {
   /// Keeps what a later `restart(id)` needs (what an earlier run of `id` left goes).
-  pub(crate) fn keep(&self, env: &Env, opts: &Options, id: &str, signal: Option<&Persistent>) {
-    let signal = signal
-      .and_then(|signal| signal.get_value(env).ok())
-      .and_then(|signal| signal.create_ref::<false>().ok());
+  pub(crate) fn keep(&self, env: &Env, opts: &Options, id: &str, signal: Option<&Object>) {
+    let signal = signal.and_then(|signal| signal.create_ref::<false>().ok());
     let mut opts = opts.clone();
     opts.shell_id = Some(id.to_owned());
     let earlier = self.0.borrow_mut().keep(id, ShellStart { opts, signal });

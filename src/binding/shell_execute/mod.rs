@@ -13,9 +13,7 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{self, release, Persistent};
-use super::pending::{
-  new_abort_controller, new_promise, new_promise_with_reject, on_abort, KeepAlive,
-};
+use super::pending::{new_promise_with_reject, on_abort};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use super::wait::signal_aborted;
 use crate::core::launch::{
@@ -117,12 +115,10 @@ fn start_shell<'a>(
     mut handle,
     controller_signal,
     controller_ref,
-    resolve,
-    keep_alive,
-    caller_signal,
+    settled,
     run_slot,
     final_usage,
-  } = shell_objects(env, inner, signal, &facts, &opts.cwd)?;
+  } = shell_objects(env, inner, signal.as_ref(), &facts, &opts.cwd)?;
 
   let now = js::wall_ms();
   let launched = launch(&opts, &facts, persisted, now, resume.as_ref());
@@ -131,20 +127,14 @@ fn start_shell<'a>(
     super::environment_tasks::adopt(group);
   }
   // From here on a failure leaves nothing registered (the launched task
-  // stops as its guard drops).
-  let abandon = |env: &Env, caller_signal: Option<CallerSignal>| {
-    keep_alive.stop(env);
-    if let Some(caller) = caller_signal {
-      caller.release(env);
-    }
-  };
+  // stops as its guard drops) and lets the JavaScript side go.
   let with_pid = (|| -> Result<()> {
     registration.set_named_property("startTime", now)?;
     js::set_opt(&mut registration, "pid", pid)?;
     js::set_opt(&mut handle, "pid", pid)
   })();
   if let Err(error) = with_pid {
-    abandon(env, caller_signal);
+    settle::let_go(env, settled);
     return Err(error);
   }
   let reg = ShellRegistration {
@@ -157,21 +147,20 @@ fn start_shell<'a>(
     todo_work_chain_id: None,
   };
   if let Err(error) = inner.register(env, &registration, reg, Some(controller_ref)) {
-    abandon(env, caller_signal);
+    settle::let_go(env, settled);
     return Err(error);
   }
   if opts.persist.is_none() {
-    let signal = caller_signal.as_ref().map(|caller| &caller.signal);
-    inner.restarts.keep(env, &opts, &facts.shell_id, signal);
+    inner
+      .restarts
+      .keep(env, &opts, &facts.shell_id, signal.as_ref());
   }
 
   let settle = Settle {
     inner: Rc::clone(inner),
     run: inner.track_run(&facts.shell_id),
     shell_id: facts.shell_id.clone(),
-    resolve,
-    keep_alive: keep_alive.clone(),
-    signal: caller_signal,
+    settled: Some(settled),
     process: None,
     final_usage: Some(final_usage),
   };
@@ -266,133 +255,132 @@ struct ShellObjects<'a> {
   handle: Object<'a>,
   controller_signal: Object<'a>,
   controller_ref: Persistent,
-  /// `done`'s resolve.
-  resolve: Persistent,
-  keep_alive: KeepAlive,
-  caller_signal: Option<CallerSignal>,
+  /// The JavaScript layer's `settled(result)`: resolves `done` and lets the shell's timer and
+  /// signal listener go (with no result: the start failed).
+  settled: Persistent,
   /// The run the controller's abort cancels, once there is one.
   run_slot: Rc<RefCell<Weak<ShellRun>>>,
   /// `usage` as the run left it, kept at the settle (the run is let go then).
   final_usage: Rc<Cell<Option<crate::core::process::Usage>>>,
 }
 
-/// The entry object and its `AbortController`, the handle with `done`,
-/// `ref()` and `unref()`, and the caller's `signal` wired to the controller;
-/// on a failure whatever was held is let go.
+thread_local! {
+  /// The JavaScript layer's `shellParts(signal)` (`lib/surface.js`), given once at load.
+  static SHELL_PARTS: RefCell<Option<Persistent>> = const { RefCell::new(None) };
+}
+
+/// Takes the JavaScript layer's `shellParts(signal)`, which makes the JavaScript side of each
+/// shell run: the entry with its `abortController`, the handle with `done`, `ref()` and
+/// `unref()` over the timer that keeps Node alive while the shell runs, the caller's signal
+/// wired to the controller, and `settled`.
+#[napi(catch_unwind, js_name = "__setShellParts", skip_typescript)]
+pub fn set_shell_parts(parts: Unknown) -> Result<()> {
+  let parts = js::persist(&parts)?;
+  SHELL_PARTS.with(|slot| *slot.borrow_mut() = Some(parts));
+  Ok(())
+}
+
+/// The JavaScript side of one run, from the layer's `shellParts` (see [`set_shell_parts`]).
+fn shell_parts<'a>(
+  env: &'a Env,
+  signal: Option<&Object>,
+) -> Result<(Object<'a>, Object<'a>, Persistent)> {
+  let make = SHELL_PARTS.with(|slot| slot.borrow().as_ref().map(|p| p.get_value(env)));
+  let make = make.ok_or_else(|| {
+    Error::from_reason("taskstream: the JavaScript layer (lib/surface.js) is not installed")
+  })??;
+  let make = unsafe { Function::<Unknown, Object>::from_napi_value(env.raw(), make.raw()) }?;
+  let signal = match signal {
+    Some(signal) => signal.to_unknown(),
+    None => args::undefined(env)?,
+  };
+  let parts = make.call(signal)?;
+  let settled = js::persist(&parts.get_named_property::<Unknown>("settled")?)?;
+  Ok((
+    parts.get_named_property("entry")?,
+    parts.get_named_property("handle")?,
+    settled,
+  ))
+}
+
+/// The entry object and its `AbortController`, the handle with `done`, `ref()` and `unref()`,
+/// and the caller's `signal` wired to the controller (the JavaScript layer's part), then the
+/// shell's fields and its `ports` and `usage`; on a failure whatever was held is let go.
 fn shell_objects<'a>(
   env: &'a Env,
   inner: &Rc<ShellInner>,
-  signal: Option<Object<'a>>,
+  signal: Option<&Object>,
   facts: &ShellPlan,
   cwd: &str,
 ) -> Result<ShellObjects<'a>> {
-  let controller = new_abort_controller(env)?;
-  let controller_signal: Object = controller.get_named_property("signal")?;
-  let (done, resolve) = new_promise(env)?;
-  let mut registration = Object::new(env)?;
-  registration.set_named_property("shellId", facts.shell_id.as_str())?;
-  registration.set_named_property("command", facts.command.as_str())?;
-  registration.set_named_property("cwd", cwd)?;
-  registration.set_named_property("status", "running")?;
-  registration.set_named_property("outputPath", facts.output_path.as_str())?;
-  registration.set_named_property("abortController", controller)?;
-  let mut handle = Object::new(env)?;
-  handle.set_named_property("shellId", facts.shell_id.as_str())?;
-  handle.set_named_property("outputPath", facts.output_path.as_str())?;
-  handle.set_named_property("statusPath", facts.status_path.as_str())?;
-  handle.set_named_property("command", facts.command.as_str())?;
-  handle.set_named_property("strippedTrailingAmp", facts.stripped_trailing_amp)?;
-  handle.set_named_property("done", done)?;
-  // Aborting our controller cancels the run once there is one (an abort
-  // before that, from a register callback, is checked right after the start).
-  // The listener lives as long as the controller (it is not removed), so it
-  // holds the run weakly and we keep no reference to it: the run, its
-  // threadsafe function and the listener are freed once the shell settled
-  // and the entry left the registry.
-  let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
-  let ports_slot = Rc::clone(&run_slot);
-  super::registry::define_ports(env, &registration, move || {
-    let run = ports_slot.borrow().upgrade()?;
-    (crate::core::process::PORTS_SUPPORTED && !run.is_settled()).then(|| run.listening_ports())
-  })?;
-  let (usage_slot, final_usage) = (
-    Rc::clone(&run_slot),
-    Rc::<Cell<Option<crate::core::process::Usage>>>::default(),
-  );
-  let kept_usage = Rc::clone(&final_usage);
-  super::registry::define_usage(env, &registration, move || {
-    kept_usage
-      .get()
-      .or_else(|| usage_slot.borrow().upgrade()?.usage())
-  })?;
-  let controller_listener = on_abort(env, &controller_signal, {
-    let run_slot = Rc::clone(&run_slot);
-    let (inner, id) = (Rc::downgrade(inner), facts.shell_id.to_owned());
-    move |_env| {
-      if let Some(run) = run_slot.borrow().upgrade() {
-        cancel_run(&run, &inner, &id);
-      }
-    }
-  })?;
-  release(env, controller_listener);
-  let keep_alive = KeepAlive::start(env)?;
-  let caller_signal = (|| -> Result<Option<CallerSignal>> {
-    handle.set_named_property("unref", keep_alive.method(env, "unref")?)?;
-    handle.set_named_property("ref", keep_alive.method(env, "ref")?)?;
-    let Some(signal) = signal else {
-      return Ok(None);
-    };
-    // The listener reaches our controller through a slot the settle empties,
-    // so nothing it captured outlives the shell.
-    let controller_slot = Rc::new(RefCell::new(Some(controller.create_ref::<false>()?)));
-    let listener = on_abort(env, &signal, {
-      let controller_slot = Rc::clone(&controller_slot);
-      move |env| {
-        if let Some(controller) = controller_slot.borrow().as_ref() {
-          js::call_method_guarded(env, controller, "abort");
+  let (mut registration, mut handle, settled) = shell_parts(env, signal)?;
+  let objects = (|| -> Result<_> {
+    let controller: Object = registration.get_named_property("abortController")?;
+    let controller_signal: Object = controller.get_named_property("signal")?;
+    registration.set_named_property("shellId", facts.shell_id.as_str())?;
+    registration.set_named_property("command", facts.command.as_str())?;
+    registration.set_named_property("cwd", cwd)?;
+    registration.set_named_property("status", "running")?;
+    registration.set_named_property("outputPath", facts.output_path.as_str())?;
+    handle.set_named_property("shellId", facts.shell_id.as_str())?;
+    handle.set_named_property("outputPath", facts.output_path.as_str())?;
+    handle.set_named_property("statusPath", facts.status_path.as_str())?;
+    handle.set_named_property("command", facts.command.as_str())?;
+    handle.set_named_property("strippedTrailingAmp", facts.stripped_trailing_amp)?;
+    // Aborting our controller cancels the run once there is one (an abort
+    // before that, from a register callback, is checked right after the start).
+    // The listener lives as long as the controller (it is not removed), so it
+    // holds the run weakly and we keep no reference to it: the run, its
+    // threadsafe function and the listener are freed once the shell settled
+    // and the entry left the registry.
+    let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
+    let ports_slot = Rc::clone(&run_slot);
+    super::registry::define_ports(env, &registration, move || {
+      let run = ports_slot.borrow().upgrade()?;
+      (crate::core::process::PORTS_SUPPORTED && !run.is_settled()).then(|| run.listening_ports())
+    })?;
+    let (usage_slot, final_usage) = (
+      Rc::clone(&run_slot),
+      Rc::<Cell<Option<crate::core::process::Usage>>>::default(),
+    );
+    let kept_usage = Rc::clone(&final_usage);
+    super::registry::define_usage(env, &registration, move || {
+      kept_usage
+        .get()
+        .or_else(|| usage_slot.borrow().upgrade()?.usage())
+    })?;
+    let controller_listener = on_abort(env, &controller_signal, {
+      let run_slot = Rc::clone(&run_slot);
+      let (inner, id) = (Rc::downgrade(inner), facts.shell_id.to_owned());
+      move |_env| {
+        if let Some(run) = run_slot.borrow().upgrade() {
+          cancel_run(&run, &inner, &id);
         }
       }
-    });
-    let listener = match listener {
-      Ok(listener) => listener,
-      Err(error) => {
-        if let Some(controller) = controller_slot.borrow_mut().take() {
-          release(env, controller);
-        }
-        return Err(error);
-      }
-    };
-    Ok(Some(CallerSignal {
-      signal: signal.create_ref::<false>()?,
-      listener,
-      controller: controller_slot,
-    }))
+    })?;
+    release(env, controller_listener);
+    Ok((
+      controller_signal,
+      controller.create_ref::<false>()?,
+      run_slot,
+      final_usage,
+    ))
   })();
-  let caller_signal = match caller_signal {
-    Ok(caller_signal) => caller_signal,
+  match objects {
+    Ok((controller_signal, controller_ref, run_slot, final_usage)) => Ok(ShellObjects {
+      registration,
+      handle,
+      controller_signal,
+      controller_ref,
+      settled,
+      run_slot,
+      final_usage,
+    }),
     Err(error) => {
-      keep_alive.stop(env);
-      return Err(error);
+      settle::let_go(env, settled);
+      Err(error)
     }
-  };
-  let controller_ref = match controller.create_ref::<false>() {
-    Ok(controller_ref) => controller_ref,
-    Err(error) => {
-      keep_alive.stop(env);
-      return Err(error);
-    }
-  };
-  Ok(ShellObjects {
-    registration,
-    handle,
-    controller_signal,
-    controller_ref,
-    resolve,
-    keep_alive,
-    caller_signal,
-    run_slot,
-    final_usage,
-  })
+  }
 }
 
 type ShellTsfn =
@@ -542,4 +530,4 @@ mod recover;
 pub(crate) mod restart;
 mod settle;
 
-use settle::{CallerSignal, Settle};
+use settle::Settle;

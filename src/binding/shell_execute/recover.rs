@@ -2,6 +2,7 @@
 //! (docs/persistence.md).
 
 use super::*;
+use crate::binding::pending::new_abort_controller;
 use crate::binding::persist::Recovering;
 use crate::core::launch::{adopt, AdoptKind, Adoption};
 use crate::core::persist::{EndView, KeeperLink, TaskKind, TaskRecord};
@@ -19,7 +20,6 @@ fn register_recorded<'a>(
   let start = record.start_time as f64;
   let controller = new_abort_controller(env)?;
   let controller_signal: Object = controller.get_named_property("signal")?;
-  let (_done, resolve) = new_promise(env)?;
   let mut registration = Object::new(env)?;
   registration.set_named_property("shellId", id)?;
   registration.set_named_property("command", record.command.as_str())?;
@@ -29,9 +29,6 @@ fn register_recorded<'a>(
   registration.set_named_property("abortController", controller)?;
   registration.set_named_property("startTime", start)?;
   registration.set_named_property("pid", record.task.pid)?;
-  let keep_alive = KeepAlive::start(env)?;
-  // A recovered shell never holds Node open: nobody waits on a `done`.
-  keep_alive.unref(env);
   let reg = ShellRegistration {
     shell_id: id.to_owned(),
     command: record.command.clone(),
@@ -41,24 +38,14 @@ fn register_recorded<'a>(
     pid: Some(record.task.pid),
     todo_work_chain_id: None,
   };
-  let controller_ref = match controller.create_ref::<false>() {
-    Ok(r) => r,
-    Err(error) => {
-      keep_alive.stop(env);
-      return Err(error);
-    }
-  };
-  if let Err(error) = inner.register(env, &registration, reg, Some(controller_ref)) {
-    keep_alive.stop(env);
-    return Err(error);
-  }
+  let controller_ref = controller.create_ref::<false>()?;
+  // A recovered shell never holds Node open: nobody waits on a `done`.
+  inner.register(env, &registration, reg, Some(controller_ref))?;
   let settle = Settle {
     inner: Rc::clone(inner),
     run: inner.track_run(id),
     shell_id: id.to_owned(),
-    resolve,
-    keep_alive,
-    signal: None,
+    settled: None,
     process: None,
     final_usage: None,
   };

@@ -1,15 +1,13 @@
 //! How a background shell settles on the JavaScript thread: the registry
-//! settles the entry, `done` resolves with the `BackgroundShellResult`, and
-//! what the shell held is let go.
+//! settles the entry, and the JavaScript layer's `settled` resolves `done` with the
+//! `BackgroundShellResult` and lets what the shell held go.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 
 use crate::binding::js::{self, release, Persistent};
-use crate::binding::pending::{remove_abort_listener, KeepAlive};
 use crate::binding::shell::ShellInner;
 use crate::core::end::TaskEnd;
 use crate::core::shell::{ShellOutcome, ShellRun, ShellSettled, ShellVerdict};
@@ -21,10 +19,9 @@ pub(super) struct Settle {
   /// The registry's token for this run: `done` reports the status the
   /// registry settled the shell with, even once the entry has left it.
   pub(super) run: u64,
-  pub(super) resolve: Persistent,
-  pub(super) keep_alive: KeepAlive,
-  /// The caller's signal and our listener on it, removed at settle.
-  pub(super) signal: Option<CallerSignal>,
+  /// The JavaScript layer's `settled(result)` of an `executeBackground()` run (a recovered
+  /// shell has none: nobody waits on its `done`).
+  pub(super) settled: Option<Persistent>,
   /// The running process, unlinked from the registry at settle.
   pub(super) process: Option<Arc<ShellRun>>,
   /// Where `entry.usage` finds what the run used once it is let go.
@@ -69,7 +66,6 @@ impl Settle {
   }
 
   fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
-    self.keep_alive.stop(env);
     if let Some(process) = self.process.take() {
       if let Some(cell) = &self.final_usage {
         cell.set(process.usage());
@@ -81,22 +77,18 @@ impl Settle {
         .borrow_mut()
         .detach_run(&self.shell_id, &process);
     }
-    if let Some(caller) = self.signal.take() {
-      caller.release(env);
-    }
-    match self.result(env, outcome, settled) {
-      Ok(result) => {
-        let resolve = self.resolve.get_value(env).and_then(|f| {
-          let f = unsafe { Function::<Object, Unknown>::from_napi_value(env.raw(), f.raw()) }?;
-          f.call(result)
-        });
-        if let Err(error) = resolve {
-          tracing::warn!(%error, "taskstream: could not resolve a background shell's done promise");
+    if let Some(settled_fn) = self.settled.take() {
+      match (
+        self.result(env, outcome, settled),
+        settled_fn.get_value(env),
+      ) {
+        (Ok(result), Ok(f)) => js::call_value(env, f, "executeBackground", result),
+        (Err(error), _) | (_, Err(error)) => {
+          tracing::warn!(%error, "taskstream: could not settle a background shell's done")
         }
       }
-      Err(error) => tracing::warn!(%error, "taskstream: could not build a background shell result"),
+      release(env, settled_fn);
     }
-    release(env, self.resolve);
     self.inner.settle_waits(env, &self.shell_id, settled.status);
     self
       .inner
@@ -137,21 +129,10 @@ fn set_or_null(object: &mut Object, key: &str, value: Option<i32>) -> Result<()>
   }
 }
 
-/// The caller's `signal`, our listener on it, and the controller the listener
-/// aborts: all released when the shell settles.
-pub(super) struct CallerSignal {
-  pub(super) signal: Persistent,
-  pub(super) listener: Persistent,
-  pub(super) controller: Rc<RefCell<Option<Persistent>>>,
-}
-
-impl CallerSignal {
-  pub(super) fn release(self, env: &Env) {
-    remove_abort_listener(env, &self.signal, &self.listener);
-    release(env, self.signal);
-    release(env, self.listener);
-    if let Some(controller) = self.controller.borrow_mut().take() {
-      release(env, controller);
-    }
+/// Lets the JavaScript side of a run go whose start failed: its `settled()`, with no result.
+pub(super) fn let_go(env: &Env, settled: Persistent) {
+  if let Ok(f) = settled.get_value(env) {
+    js::call_value(env, f, "executeBackground", ());
   }
+  release(env, settled);
 }
