@@ -102,14 +102,37 @@ function shellParts(signal) {
 }
 
 /**
- * Installs what this layer makes on `binding` (the methods both registry classes share, the
- * JavaScript side of a shell run) and
+ * The JavaScript side of a native monitor or a recovered shell: the entry with its
+ * `abortController` and, with `keepAlive` (API.md §6.6), `release()`, which lets go the timer that
+ * holds Node's event loop while the task runs.
+ */
+function taskParts(keepAlive) {
+  const entry = { abortController: new AbortController() }
+  if (!keepAlive) return { entry }
+  const timer = setInterval(noop, KEEP_ALIVE_MS)
+  return { entry, release: () => clearInterval(timer) }
+}
+
+/** A new promise with the `resolve` and `reject` that settle it (a shell's `restart()`). */
+function deferred() {
+  let resolve
+  let reject
+  const promise = new Promise((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
+/**
+ * Installs what this layer makes on `binding` (the methods both registry classes share; the
+ * functions the addon calls for the JavaScript side of each task) and
  * returns the exports it makes: `executeBackground` (the native start, plus `yieldMs`) and
  * `getDefaultBackgroundShellRegistry`.
  */
 function install(binding) {
   const { BackgroundShellRegistry, MonitorRegistry, readTaskOutputTail } = binding
-  binding.__setShellParts(shellParts)
+  binding.__installLayer({ shellParts, taskParts, deferred })
   for (const Registry of [MonitorRegistry, BackgroundShellRegistry]) {
     Object.defineProperty(Registry.prototype, 'waitFor', { value: waitFor, writable: true, configurable: true })
   }

@@ -10,6 +10,7 @@ mod args;
 mod environment_tasks;
 pub mod guards;
 pub mod js;
+pub mod layer;
 pub mod lifecycle;
 pub mod monitor;
 #[cfg(any(unix, windows))]
@@ -18,7 +19,6 @@ mod monitor_options;
 #[cfg(any(unix, windows))]
 pub mod monitor_persist;
 pub mod monitor_terminal;
-mod pending;
 #[cfg(any(unix, windows))]
 pub mod persist;
 pub mod read_output;

@@ -8,13 +8,12 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::args;
-use super::js::{self, release, RealClock};
+use super::js::{self, RealClock};
 use super::monitor::host::{write_native_registration, HostWithHub};
 use super::monitor::js_side::JsSide;
 use super::monitor::MonitorRegistry;
 use super::monitor_options::parse_start_options;
 pub(crate) use super::monitor_options::StartOptions;
-use super::pending::{new_abort_controller, on_abort, KeepAlive};
 use super::registry;
 use crate::core::end::EndVia;
 use crate::core::guards::normalize_monitor_command;
@@ -283,43 +282,48 @@ impl MonitorRegistry {
     keep_alive: bool,
   ) -> Result<Object<'a>> {
     let id = entry.id.as_str();
-    let controller = new_abort_controller(env)?;
-    let signal: Object = controller.get_named_property("signal")?;
-    let generation = self.js.next_generation();
-    let on_abort_action = on_monitor_abort(
-      Arc::downgrade(&self.hub),
-      Rc::clone(&self.js),
-      id.to_owned(),
-      generation,
-    );
-    // The listener lives as long as the controller: nothing keeps a reference to it.
-    release(env, on_abort(env, &signal, on_abort_action)?);
-
-    let mut object = Object::new(env)?;
-    object.set_named_property("abortController", controller)?;
-    write_native_registration(env, &mut object, entry)?;
-    define_live_counters(env, &object, &self.hub, id)?;
-    let (hub, ports_id) = (Arc::downgrade(&self.hub), id.to_owned());
-    super::registry::define_ports(env, &object, move || {
-      let hub = hub.upgrade()?;
-      if !PORTS_SUPPORTED || !hub.registry().is_running(&ports_id) {
-        return None;
+    let (mut object, keep_alive) = super::layer::task_parts(env, keep_alive)?;
+    let objects = (|| -> Result<_> {
+      let controller: Object = object.get_named_property("abortController")?;
+      let signal: Object = controller.get_named_property("signal")?;
+      let generation = self.js.next_generation();
+      let on_abort_action = on_monitor_abort(
+        Arc::downgrade(&self.hub),
+        Rc::clone(&self.js),
+        id.to_owned(),
+        generation,
+      );
+      // The listener lives as long as the controller: nothing keeps a reference to it.
+      js::on_abort(env, &signal, on_abort_action)?;
+      write_native_registration(env, &mut object, entry)?;
+      define_live_counters(env, &object, &self.hub, id)?;
+      let (hub, ports_id) = (Arc::downgrade(&self.hub), id.to_owned());
+      super::registry::define_ports(env, &object, move || {
+        let hub = hub.upgrade()?;
+        if !PORTS_SUPPORTED || !hub.registry().is_running(&ports_id) {
+          return None;
+        }
+        Some(hub.native(&ports_id)?.listening_ports())
+      })?;
+      let (hub, usage_id) = (Arc::downgrade(&self.hub), id.to_owned());
+      super::registry::define_usage(env, &object, move || {
+        hub.upgrade()?.native(&usage_id)?.usage()
+      })?;
+      Ok((controller.create_ref::<false>()?, generation))
+    })();
+    let (controller, generation) = match objects {
+      Ok(objects) => objects,
+      Err(error) => {
+        if let Some(release) = keep_alive {
+          super::layer::call_once(env, release, "keepAlive", ());
+        }
+        return Err(error);
       }
-      Some(hub.native(&ports_id)?.listening_ports())
-    })?;
-    let (hub, usage_id) = (Arc::downgrade(&self.hub), id.to_owned());
-    super::registry::define_usage(env, &object, move || {
-      hub.upgrade()?.native(&usage_id)?.usage()
-    })?;
-    let keep_alive = if keep_alive {
-      Some(KeepAlive::start(env)?)
-    } else {
-      None
     };
     self.insert_js_entry(
       id,
       object.create_ref::<false>()?,
-      Some(controller.create_ref::<false>()?),
+      Some(controller),
       keep_alive,
       generation,
     );

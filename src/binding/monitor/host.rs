@@ -214,8 +214,8 @@ fn release_keep_alive(env: &Env, js_side: &JsSide, id: &str) {
     .borrow_mut()
     .get_mut(id)
     .and_then(|e| e.keep_alive.take());
-  if let Some(keep_alive) = keep_alive {
-    keep_alive.stop(env);
+  if let Some(release) = keep_alive {
+    crate::binding::layer::call_once(env, release, "keepAlive", ());
   }
 }
 

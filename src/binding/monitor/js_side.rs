@@ -11,7 +11,6 @@ use napi::bindgen_prelude::*;
 use crate::binding::anchor::Anchor;
 use crate::binding::js::Persistent;
 use crate::binding::monitor_options::StartOptions;
-use crate::binding::pending::KeepAlive;
 use crate::binding::registry::{EntryObjects, TaskCallbacks};
 use crate::binding::wait::JsWaits;
 use crate::core::monitor::hub::MonitorHub;
@@ -24,8 +23,9 @@ pub(super) struct JsEntry {
   pub(super) generation: u64,
   /// A fed entry's idle timer: the value `setTimeout` returned.
   pub(super) idle_timer: Option<Persistent>,
-  /// `keepAlive: true` (API.md §6.6): holds Node's event loop while running.
-  pub(super) keep_alive: Option<KeepAlive>,
+  /// `keepAlive: true` (API.md §6.6): the JavaScript layer's function that lets go the timer
+  /// that holds Node's event loop while the monitor runs.
+  pub(super) keep_alive: Option<Persistent>,
 }
 
 #[derive(Default)]

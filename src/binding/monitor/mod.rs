@@ -22,7 +22,6 @@ use super::js::{
   self, optional_callback, persist_object, release, replace_keyed, set_callback_slot, Persistent,
   RealClock,
 };
-use super::pending::KeepAlive;
 use super::registry::{
   controller_aborted, entries_array, registry_surface, EntryObjects, RegistrySurface, TaskCallbacks,
 };
@@ -185,7 +184,7 @@ impl MonitorRegistry {
     id: &str,
     object: Persistent,
     controller: Option<Persistent>,
-    keep_alive: Option<KeepAlive>,
+    keep_alive: Option<Persistent>,
     generation: u64,
   ) {
     self.js.entries.borrow_mut().insert(

@@ -13,7 +13,7 @@ use napi_derive::napi;
 
 use super::args;
 use super::js::{self, release, Persistent};
-use super::pending::{new_promise_with_reject, on_abort};
+use super::layer::{call_once, shell_parts, ShellParts};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use super::wait::signal_aborted;
 use crate::core::launch::{
@@ -134,7 +134,7 @@ fn start_shell<'a>(
     js::set_opt(&mut handle, "pid", pid)
   })();
   if let Err(error) = with_pid {
-    settle::let_go(env, settled);
+    call_once(env, settled, "executeBackground", ());
     return Err(error);
   }
   let reg = ShellRegistration {
@@ -147,7 +147,7 @@ fn start_shell<'a>(
     todo_work_chain_id: None,
   };
   if let Err(error) = inner.register(env, &registration, reg, Some(controller_ref)) {
-    settle::let_go(env, settled);
+    call_once(env, settled, "executeBackground", ());
     return Err(error);
   }
   if opts.persist.is_none() {
@@ -264,45 +264,6 @@ struct ShellObjects<'a> {
   final_usage: Rc<Cell<Option<crate::core::process::Usage>>>,
 }
 
-thread_local! {
-  /// The JavaScript layer's `shellParts(signal)` (`lib/surface.js`), given once at load.
-  static SHELL_PARTS: RefCell<Option<Persistent>> = const { RefCell::new(None) };
-}
-
-/// Takes the JavaScript layer's `shellParts(signal)`, which makes the JavaScript side of each
-/// shell run: the entry with its `abortController`, the handle with `done`, `ref()` and
-/// `unref()` over the timer that keeps Node alive while the shell runs, the caller's signal
-/// wired to the controller, and `settled`.
-#[napi(catch_unwind, js_name = "__setShellParts", skip_typescript)]
-pub fn set_shell_parts(parts: Unknown) -> Result<()> {
-  let parts = js::persist(&parts)?;
-  SHELL_PARTS.with(|slot| *slot.borrow_mut() = Some(parts));
-  Ok(())
-}
-
-/// The JavaScript side of one run, from the layer's `shellParts` (see [`set_shell_parts`]).
-fn shell_parts<'a>(
-  env: &'a Env,
-  signal: Option<&Object>,
-) -> Result<(Object<'a>, Object<'a>, Persistent)> {
-  let make = SHELL_PARTS.with(|slot| slot.borrow().as_ref().map(|p| p.get_value(env)));
-  let make = make.ok_or_else(|| {
-    Error::from_reason("taskstream: the JavaScript layer (lib/surface.js) is not installed")
-  })??;
-  let make = unsafe { Function::<Unknown, Object>::from_napi_value(env.raw(), make.raw()) }?;
-  let signal = match signal {
-    Some(signal) => signal.to_unknown(),
-    None => args::undefined(env)?,
-  };
-  let parts = make.call(signal)?;
-  let settled = js::persist(&parts.get_named_property::<Unknown>("settled")?)?;
-  Ok((
-    parts.get_named_property("entry")?,
-    parts.get_named_property("handle")?,
-    settled,
-  ))
-}
-
 /// The entry object and its `AbortController`, the handle with `done`, `ref()` and `unref()`,
 /// and the caller's `signal` wired to the controller (the JavaScript layer's part), then the
 /// shell's fields and its `ports` and `usage`; on a failure whatever was held is let go.
@@ -313,7 +274,11 @@ fn shell_objects<'a>(
   facts: &ShellPlan,
   cwd: &str,
 ) -> Result<ShellObjects<'a>> {
-  let (mut registration, mut handle, settled) = shell_parts(env, signal)?;
+  let ShellParts {
+    entry: mut registration,
+    mut handle,
+    settled,
+  } = shell_parts(env, signal)?;
   let objects = (|| -> Result<_> {
     let controller: Object = registration.get_named_property("abortController")?;
     let controller_signal: Object = controller.get_named_property("signal")?;
@@ -349,7 +314,7 @@ fn shell_objects<'a>(
         .get()
         .or_else(|| usage_slot.borrow().upgrade()?.usage())
     })?;
-    let controller_listener = on_abort(env, &controller_signal, {
+    js::on_abort(env, &controller_signal, {
       let run_slot = Rc::clone(&run_slot);
       let (inner, id) = (Rc::downgrade(inner), facts.shell_id.to_owned());
       move |_env| {
@@ -358,7 +323,6 @@ fn shell_objects<'a>(
         }
       }
     })?;
-    release(env, controller_listener);
     Ok((
       controller_signal,
       controller.create_ref::<false>()?,
@@ -377,7 +341,7 @@ fn shell_objects<'a>(
       final_usage,
     }),
     Err(error) => {
-      settle::let_go(env, settled);
+      call_once(env, settled, "executeBackground", ());
       Err(error)
     }
   }

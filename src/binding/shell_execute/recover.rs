@@ -2,7 +2,7 @@
 //! (docs/persistence.md).
 
 use super::*;
-use crate::binding::pending::new_abort_controller;
+use crate::binding::layer::task_parts;
 use crate::binding::persist::Recovering;
 use crate::core::launch::{adopt, AdoptKind, Adoption};
 use crate::core::persist::{EndView, KeeperLink, TaskKind, TaskRecord};
@@ -18,15 +18,15 @@ fn register_recorded<'a>(
   let id = record.id.as_str();
   let cwd = ShellTaskOptions::of_record(record).cwd(record).to_owned();
   let start = record.start_time as f64;
-  let controller = new_abort_controller(env)?;
+  // A recovered shell never holds Node open: nobody waits on a `done`.
+  let (mut registration, _) = task_parts(env, false)?;
+  let controller: Object = registration.get_named_property("abortController")?;
   let controller_signal: Object = controller.get_named_property("signal")?;
-  let mut registration = Object::new(env)?;
   registration.set_named_property("shellId", id)?;
   registration.set_named_property("command", record.command.as_str())?;
   registration.set_named_property("cwd", cwd.as_str())?;
   registration.set_named_property("status", "running")?;
   registration.set_named_property("outputPath", record.output_path.as_str())?;
-  registration.set_named_property("abortController", controller)?;
   registration.set_named_property("startTime", start)?;
   registration.set_named_property("pid", record.task.pid)?;
   let reg = ShellRegistration {
@@ -101,7 +101,7 @@ impl Recovering for BackgroundShellRegistry {
       settle,
     } = registered;
     let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
-    let listener = on_abort(env, &controller_signal, {
+    js::on_abort(env, &controller_signal, {
       let run_slot = Rc::clone(&run_slot);
       let (inner, id) = (Rc::downgrade(inner), id.to_owned());
       move |_env| {
@@ -110,7 +110,6 @@ impl Recovering for BackgroundShellRegistry {
         }
       }
     })?;
-    release(env, listener);
     let settle_ms = ShellTaskOptions::of_record(record).settle_ms;
     let adopted = adopt(Adoption {
       id,

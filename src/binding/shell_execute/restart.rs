@@ -28,7 +28,7 @@ impl BackgroundShellRegistry {
         .refuse(&id, Refusal::SignalAborted);
       return Err(Error::from_reason(refusal));
     }
-    let (promise, resolve, reject) = new_promise_with_reject(env)?;
+    let (promise, resolve, reject) = crate::binding::layer::deferred(env)?;
     let go_on: Waiting = {
       let (inner, id) = (Rc::clone(&inner), id.clone());
       Box::new(move |env, counters| {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 
-use crate::binding::js::{self, release, Persistent};
+use crate::binding::js::{self, Persistent};
+use crate::binding::layer::call_once;
 use crate::binding::shell::ShellInner;
 use crate::core::end::TaskEnd;
 use crate::core::shell::{ShellOutcome, ShellRun, ShellSettled, ShellVerdict};
@@ -78,16 +79,13 @@ impl Settle {
         .detach_run(&self.shell_id, &process);
     }
     if let Some(settled_fn) = self.settled.take() {
-      match (
-        self.result(env, outcome, settled),
-        settled_fn.get_value(env),
-      ) {
-        (Ok(result), Ok(f)) => js::call_value(env, f, "executeBackground", result),
-        (Err(error), _) | (_, Err(error)) => {
-          tracing::warn!(%error, "taskstream: could not settle a background shell's done")
+      match self.result(env, outcome, settled) {
+        Ok(result) => call_once(env, settled_fn, "executeBackground", result),
+        Err(error) => {
+          tracing::warn!(%error, "taskstream: could not build a background shell result");
+          call_once(env, settled_fn, "executeBackground", ());
         }
       }
-      release(env, settled_fn);
     }
     self.inner.settle_waits(env, &self.shell_id, settled.status);
     self
@@ -127,12 +125,4 @@ fn set_or_null(object: &mut Object, key: &str, value: Option<i32>) -> Result<()>
     Some(v) => object.set_named_property(key, v),
     None => object.set_named_property(key, Null),
   }
-}
-
-/// Lets the JavaScript side of a run go whose start failed: its `settled()`, with no result.
-pub(super) fn let_go(env: &Env, settled: Persistent) {
-  if let Ok(f) = settled.get_value(env) {
-    js::call_value(env, f, "executeBackground", ());
-  }
-  release(env, settled);
 }
