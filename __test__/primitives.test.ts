@@ -104,6 +104,26 @@ describe('waitFor on native monitors', () => {
     expect(await pending).toMatchObject({ reason: 'aborted', status: 'running' })
   })
 
+  it('a wait that ends as it begins leaves no listener on its signal', async () => {
+    // Inside the abort of a reset, a native monitor is still registered but no longer followed:
+    // a wait begun there ends at once, and nothing stays on its signal.
+    const { registry } = monitors()
+    const m = registry.start({ command: 'sleep 30' })
+    const listeners = { added: 0, removed: 0 }
+    const signal = {
+      aborted: false,
+      addEventListener: () => void listeners.added++,
+      removeEventListener: () => void listeners.removed++,
+    }
+    let begun: Promise<unknown> | undefined
+    m.abortController.signal.addEventListener('abort', () => {
+      begun = registry.waitFor(m.id, { match: 'x', signal: signal as unknown as AbortSignal })
+    })
+    registry.reset()
+    expect(await begun).toMatchObject({ reason: 'exit', status: 'cancelled' })
+    expect(listeners.added).toBe(listeners.removed)
+  })
+
   it('resolves every pending wait with exit when the monitor is cancelled or reset', async () => {
     const { registry } = monitors()
     const a = registry.start({ command: 'sleep 30' })

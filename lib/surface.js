@@ -27,12 +27,19 @@ function waitFor(id, options) {
   })
   // Made before the wait exists, so a throwing `setInterval` leaves nothing pending.
   const keepAlive = setInterval(noop, KEEP_ALIVE_MS)
+  let settled = false
   let signal
   let onAbort
   const settle = (result) => {
+    settled = true
     clearInterval(keepAlive)
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
     resolve(result)
+    if (onAbort === undefined) return
+    try {
+      signal.removeEventListener('abort', onAbort)
+    } catch {
+      // A caller's signal that throws here keeps a listener that aborts a settled wait (a no-op).
+    }
   }
   let wait
   try {
@@ -41,7 +48,8 @@ function waitFor(id, options) {
     clearInterval(keepAlive)
     throw error
   }
-  if (wait === undefined) return promise // settled at once: the signal had fired, or the task had settled
+  // Settled already: the signal had fired, the task had settled, or a condition held at once.
+  if (settled) return promise
   signal = options?.signal // an AbortSignal: the addon checked it
   if (signal !== undefined) {
     const listener = () => this.__abortWait(id, wait)
