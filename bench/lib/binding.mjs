@@ -2,6 +2,8 @@
 // bench/build.mjs into bench/.build/, through the package's own loader
 // (index.js honours NAPI_RS_NATIVE_LIBRARY_PATH). BENCH_BINARY=<path> picks
 // another binary (e.g. the root debug build, for a quick smoke run).
+// BENCH_ROOT=<dir> loads the loader (index.js, and the JavaScript layer beside it) of another
+// checkout, to compare a binary of an older tree with the JavaScript that goes with it.
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -17,7 +19,7 @@ export const binaryPath = process.env.BENCH_BINARY ? resolve(process.env.BENCH_B
 export function loadTaskstream() {
   if (!existsSync(binaryPath)) throw new Error(`${binaryPath} is missing: run \`node bench/build.mjs\` first`)
   process.env.NAPI_RS_NATIVE_LIBRARY_PATH = binaryPath
-  const taskstream = createRequire(import.meta.url)(join(root, 'index.js'))
+  const taskstream = createRequire(import.meta.url)(join(process.env.BENCH_ROOT ? resolve(process.env.BENCH_ROOT) : root, 'index.js'))
   if (process.platform === 'linux' && !readFileSync('/proc/self/maps', 'utf8').includes(binaryPath)) {
     throw new Error(`taskstream did not load ${binaryPath}`)
   }
