@@ -657,6 +657,18 @@ export interface BackgroundShellRegistry {
   waitFor(shellId: string, options?: WaitForOptions): Promise<WaitResult>
 }
 
+// The string enums, as types; the JavaScript layer (lib/surface.js) exports each as a value too
+// (`MonitorStatus.Running === 'running'`, …).
+
+/** `running` leads to exactly one of the other three. */
+export type MonitorStatus = 'running' | 'completed' | 'failed' | 'cancelled'
+
+/** `running` leads to exactly one of the other three. */
+export type BackgroundShellStatus = 'running' | 'completed' | 'failed' | 'cancelled'
+
+/** Why a `waitFor` resolved (`port`: the tree listens on the port, API.md §6.8). */
+export type WaitReason = 'match' | 'quiet' | 'exit' | 'timeout' | 'aborted' | 'port'
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -863,9 +875,6 @@ export declare class MonitorRegistry {
   resize(monitorId: string, cols: number, rows: number): void
 }
 
-/** `running` leads to exactly one of the other three. */
-export type BackgroundShellStatus = 'running' | 'completed' | 'failed' | 'cancelled'
-
 /**
  * Returns `null` when the command is allowed; otherwise the whole guidance message
  * the shell tool shows the model (`Blocked: <description>. Run blocking commands …`).
@@ -897,9 +906,6 @@ export declare function hasTopLevelTrailingBackgroundOperator(command: string): 
  * other typed arrays and `DataView` included, is a `TypeError`.
  */
 export declare function isBinary(bytes: Buffer | Uint8Array | Uint8ClampedArray | Int8Array, sampleSize?: number): boolean
-
-/** `running` leads to exactly one of the other three. */
-export type MonitorStatus = 'running' | 'completed' | 'failed' | 'cancelled'
 
 /** The three views of a monitor command (CONTRACT.md §2.11). */
 export interface NormalizedMonitorCommand {
@@ -1028,6 +1034,3 @@ export declare function truncateNotificationLabel(label: string): string
  * never clamped; the command-substitution check comes last on purpose.
  */
 export declare function validateMonitorParams(params: MonitorToolParams, ctx: MonitorValidationContext): string | null
-
-/** Why a `waitFor` resolved. */
-export type WaitReason = 'match' | 'quiet' | 'exit' | 'timeout' | 'aborted' | 'port'

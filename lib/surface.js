@@ -132,11 +132,20 @@ function deferred() {
   return { promise, resolve, reject }
 }
 
+const STATUSES = { Running: 'running', Completed: 'completed', Failed: 'failed', Cancelled: 'cancelled' }
+
+/** The string enums the package exports as values (their types are in `index.d.ts`). */
+const enums = () => ({
+  MonitorStatus: { ...STATUSES },
+  BackgroundShellStatus: { ...STATUSES },
+  WaitReason: { Match: 'match', Quiet: 'quiet', Exit: 'exit', Timeout: 'timeout', Aborted: 'aborted', Port: 'port' },
+})
+
 /**
  * Installs what this layer makes on `binding` (the methods both registry classes share; the
  * functions the addon calls for the JavaScript side of each task) and
- * returns the exports it makes: `executeBackground` (the native start, plus `yieldMs`) and
- * `getDefaultBackgroundShellRegistry`.
+ * returns the exports it makes: `executeBackground` (the native start, plus `yieldMs`),
+ * `getDefaultBackgroundShellRegistry`, and the string enums.
  */
 function install(binding) {
   const { BackgroundShellRegistry, MonitorRegistry, readTaskOutputTail } = binding
@@ -188,7 +197,7 @@ function install(binding) {
     })
   }
 
-  return { executeBackground, getDefaultBackgroundShellRegistry }
+  return { executeBackground, getDefaultBackgroundShellRegistry, ...enums() }
 }
 
 module.exports = install

@@ -12,10 +12,10 @@
 //   CommonJS export detection needs them for `import { X } from 'taskstream'`), and index.d.ts is
 //   never read or written.
 // A second block at the very end exports what the JavaScript layer makes (lib/surface.js, given the
-// native binding: `executeBackground`, `getDefaultBackgroundShellRegistry`) and `RECOMMENDED_SIGNAL`
-// (API.md §6.7: the addon's `recommendedSignal()`, frozen once), each with its own
-// `module.exports.X =` line for Node's CommonJS export detection (index.d.ts declares them through
-// the napi config's `dtsHeaderFile`).
+// native binding: `executeBackground`, `getDefaultBackgroundShellRegistry`, the string enums) and
+// `RECOMMENDED_SIGNAL` (API.md §6.7: the addon's `recommendedSignal()`, frozen once), each with its
+// own `module.exports.X =` line for Node's CommonJS export detection (index.d.ts declares them
+// through the napi config's `dtsHeaderFile`).
 // When napi's template changes so that the anchor is gone, it fails loudly instead of guessing.
 //
 //   node scripts/patch-loader.mjs [loader ...]   patch in place (default: index.js)
@@ -33,6 +33,9 @@ const TAIL = `${TAIL_BEGIN}
 const __tsSurface = require('./lib/surface.js')(nativeBinding)
 module.exports.executeBackground = __tsSurface.executeBackground
 module.exports.getDefaultBackgroundShellRegistry = __tsSurface.getDefaultBackgroundShellRegistry
+module.exports.MonitorStatus = __tsSurface.MonitorStatus
+module.exports.BackgroundShellStatus = __tsSurface.BackgroundShellStatus
+module.exports.WaitReason = __tsSurface.WaitReason
 module.exports.RECOMMENDED_SIGNAL = Object.freeze(nativeBinding.recommendedSignal())
 ${TAIL_END}
 `

@@ -656,3 +656,15 @@ export interface BackgroundShellRegistry {
    */
   waitFor(shellId: string, options?: WaitForOptions): Promise<WaitResult>
 }
+
+// The string enums, as types; the JavaScript layer (lib/surface.js) exports each as a value too
+// (`MonitorStatus.Running === 'running'`, …).
+
+/** `running` leads to exactly one of the other three. */
+export type MonitorStatus = 'running' | 'completed' | 'failed' | 'cancelled'
+
+/** `running` leads to exactly one of the other three. */
+export type BackgroundShellStatus = 'running' | 'completed' | 'failed' | 'cancelled'
+
+/** Why a `waitFor` resolved (`port`: the tree listens on the port, API.md §6.8). */
+export type WaitReason = 'match' | 'quiet' | 'exit' | 'timeout' | 'aborted' | 'port'

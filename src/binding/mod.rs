@@ -26,7 +26,6 @@ mod registry;
 pub mod shell;
 #[cfg(any(unix, windows))]
 pub mod shell_execute;
-pub mod statuses;
 mod terminal;
 pub mod text;
 mod wait;
