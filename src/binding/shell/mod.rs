@@ -364,16 +364,6 @@ impl RegistrySurface for BackgroundShellRegistry {
   }
 }
 
-impl BackgroundShellRegistry {
-  /// A registry for Rust callers (the process-wide one is made through this
-  /// and napi-rs's factory path, which skips the JavaScript constructor).
-  pub(crate) fn create() -> Self {
-    Self {
-      inner: Rc::new(ShellInner::new()),
-    }
-  }
-}
-
 fn read_shell_registration(env: &Env, object: &Object) -> Result<ShellRegistration> {
   let bag = args::Bag::new(env, object, "registration");
   let (shell_id, command, cwd) = (
@@ -407,7 +397,9 @@ impl BackgroundShellRegistry {
   #[napi(constructor, catch_unwind)]
   pub fn new(env: Env, this: This<Unknown>) -> Result<Self> {
     args::require_new::<&BackgroundShellRegistry>(&env, &this, "BackgroundShellRegistry")?;
-    Ok(Self::create())
+    Ok(Self {
+      inner: Rc::new(ShellInner::new()),
+    })
   }
 
   #[napi(catch_unwind)]
