@@ -38,9 +38,10 @@ function readJson(file) {
 }
 
 /**
- * The taskstream package to install: its loader (index.js), the native binary it loads on this
- * machine and, when there is one beside that binary, the keeper executable of persisted tasks. The published package depends on `taskstream`; inside the taskstream repository the
- * root's index.js is used.
+ * The taskstream package to install: its loader (index.js) with the JavaScript layer it requires
+ * (lib/surface.js), the native binary it loads on this machine and, when there is one beside that
+ * binary, the keeper executable of persisted tasks. The published package depends on
+ * `taskstream`; inside the taskstream repository the root's index.js is used.
  */
 export function resolveTaskstream(tool = 'the integration') {
   let indexPath
@@ -69,7 +70,8 @@ export function resolveTaskstream(tool = 'the integration') {
   const version = readJson(path.join(path.dirname(indexPath), 'package.json')).version
   // Persisted tasks run under taskstream's keeper, an executable the addon expects beside itself.
   const keeperPath = ['taskstream-keeper', 'taskstream-keeper.exe'].map((n) => path.join(path.dirname(binaryPath), n)).find((f) => fs.existsSync(f))
-  return { indexPath, binaryPath, keeperPath, version }
+  const layerPath = path.join(path.dirname(indexPath), 'lib', 'surface.js')
+  return { indexPath, layerPath, binaryPath, keeperPath, version }
 }
 
 function writeFileSyncFlushed(file, data, mode) {
@@ -325,7 +327,8 @@ export function definePatcher(host) {
 
     taskstream ??= resolveTaskstream(TOOL)
 
-    // Stage: the runtime, taskstream's loader and binary, exact copies of the originals, the patched files.
+    // Stage: the runtime, taskstream's loader (with its JavaScript layer) and binary, exact copies of
+    // the originals, the patched files.
     const staging = path.join(pkgDir, `.${INSTALL}-staging-${process.pid}-${randomBytes(4).toString('hex')}`)
     const manifest = {
       tool: TOOL,
@@ -344,6 +347,8 @@ export function definePatcher(host) {
       fs.mkdirSync(staging)
       fs.writeFileSync(path.join(staging, 'package.json'), JSON.stringify({ private: true, type: 'commonjs' }, null, 2) + '\n')
       fs.copyFileSync(taskstream.indexPath, path.join(staging, 'index.js'))
+      fs.mkdirSync(path.join(staging, 'lib'))
+      fs.copyFileSync(taskstream.layerPath, path.join(staging, 'lib', 'surface.js'))
       fs.copyFileSync(taskstream.binaryPath, path.join(staging, path.basename(taskstream.binaryPath)))
       if (taskstream.keeperPath) {
         const keeper = path.join(staging, path.basename(taskstream.keeperPath))
