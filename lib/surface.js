@@ -15,18 +15,29 @@ const OUTPUT_TAIL_BYTES = 65536
 const KEEP_ALIVE_MS = 2147483647
 const noop = () => {}
 
+/** A timer that holds Node's event loop until it is cleared (the global `setInterval` of now). */
+const keepAliveTimer = () => setInterval(noop, KEEP_ALIVE_MS)
+
+/** A new promise with the `resolve` and `reject` that settle it. */
+function deferred() {
+  let resolve
+  let reject
+  const promise = new Promise((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
 /**
  * `waitFor(id, options)` of both registries (API.md §6.1) over the native `__waitFor`, which
  * checks the arguments, evaluates the conditions and settles the wait once, and `__abortWait`.
  * While the wait is pending a timer keeps Node alive and an abort of `options.signal` ends it.
  */
 function waitFor(id, options) {
-  let resolve
-  const promise = new Promise((r) => {
-    resolve = r
-  })
+  const { promise, resolve } = deferred()
   // Made before the wait exists, so a throwing `setInterval` leaves nothing pending.
-  const keepAlive = setInterval(noop, KEEP_ALIVE_MS)
+  const keepAlive = keepAliveTimer()
   let settled = false
   let signal
   let onAbort
@@ -76,11 +87,8 @@ function waitFor(id, options) {
  */
 function shellParts(signal) {
   const abortController = new AbortController()
-  let resolveDone
-  const done = new Promise((resolve) => {
-    resolveDone = resolve
-  })
-  let keepAlive = setInterval(noop, KEEP_ALIVE_MS)
+  const { promise: done, resolve: resolveDone } = deferred()
+  let keepAlive = keepAliveTimer()
   const onAbort = () => abortController.abort()
   if (signal !== undefined) {
     try {
@@ -117,19 +125,8 @@ function shellParts(signal) {
 function taskParts(keepAlive) {
   const entry = { abortController: new AbortController() }
   if (!keepAlive) return { entry }
-  const timer = setInterval(noop, KEEP_ALIVE_MS)
+  const timer = keepAliveTimer()
   return { entry, release: () => clearInterval(timer) }
-}
-
-/** A new promise with the `resolve` and `reject` that settle it (a shell's `restart()`). */
-function deferred() {
-  let resolve
-  let reject
-  const promise = new Promise((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
 }
 
 const STATUSES = { Running: 'running', Completed: 'completed', Failed: 'failed', Cancelled: 'cancelled' }

@@ -2,8 +2,8 @@
 //! written once: an entry's JavaScript objects and its `AbortController`,
 //! the register, status-change and notification callbacks, the native side of
 //! `waitFor` (API.md §6.1; `lib/surface.js` makes its promise), unref'd timers,
-//! and `end` objects. Keep-alive holds are `pending::KeepAlive`, pending waits
-//! `wait::JsWaits`, for both.
+//! and `end` objects. Pending waits are `wait::JsWaits`, for both; keep-alive timers are the
+//! JavaScript layer's (`layer.rs`).
 
 use napi::bindgen_prelude::*;
 
@@ -257,7 +257,7 @@ pub(crate) trait RegistrySurface: TerminalSurface {
 /// The native side of `waitFor(id, options)` (API.md §6.1) of either registry: checks the
 /// arguments; settles at once through `settle` when the signal has fired (`aborted`) or the task
 /// has settled (`exit`); otherwise hands a new wait to the registry and returns its id, which
-/// an abort of the signal passes to [`surface_abort_wait`].
+/// an abort of the signal passes to `__abortWait` ([`RegistrySurface::abort_wait`]).
 pub(crate) fn surface_wait_for<T: RegistrySurface>(
   env: &Env,
   surface: &T,
