@@ -10,7 +10,11 @@ use crate::process::{kill_now, procfs, tree_alive, ProcessGroup};
 use crate::shell::test_support::{serial, spawn_shell, wait_until, TempDir};
 use crate::shell::*;
 
-const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a test waits for a run to settle before it fails: a bound on a hang, never a
+/// measure. Generous because the arm64 suite runs under qemu-user beside the Windows suite
+/// under Wine on two cores, where moving five megabytes through the emulated runner took
+/// longer than ten seconds.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// What `on_settle` saw: the outcome and the output file's size at that moment.
 struct Settled {
