@@ -29,7 +29,7 @@ function loaderDir(): string {
   dirs.push(d)
   copyFileSync(join(root, 'index.js'), join(d, 'index.js'))
   mkdirSync(join(d, 'lib'))
-  copyFileSync(join(root, 'lib', 'surface.js'), join(d, 'lib', 'surface.js'))
+  for (const file of ['side.js', 'surface.js']) copyFileSync(join(root, 'lib', file), join(d, 'lib', file))
   writeFileSync(join(d, 'package.json'), JSON.stringify({ name: 'taskstream', version: '0.1.0', main: 'index.js' }))
   execFileSync(process.execPath, [patchScript, join(d, 'index.js')], { cwd: root, stdio: 'pipe' })
   return d

@@ -8,6 +8,8 @@
 // (scripts/windows/smoke.cjs), which requires the addon file itself, does the same.
 'use strict'
 
+const { installSides } = require('./side.js')
+
 /** The most bytes `readTaskOutputTail` reads (its `maxBytes` ceiling, core `MAX_TASK_OUTPUT_TAIL_BYTES`). */
 const OUTPUT_TAIL_BYTES = 65536
 
@@ -146,7 +148,7 @@ const enums = () => ({
  */
 function install(binding) {
   const { BackgroundShellRegistry, MonitorRegistry, readTaskOutputTail } = binding
-  binding.__installLayer({ shellParts, taskParts, deferred })
+  binding.__installLayer({ shellParts, taskParts, deferred, side: installSides(binding) })
   for (const Registry of [MonitorRegistry, BackgroundShellRegistry]) {
     Object.defineProperty(Registry.prototype, 'waitFor', { value: waitFor, writable: true, configurable: true })
   }

@@ -226,7 +226,7 @@ async function main() {
       throw new Error('the staged index.d.ts differs from the repository root one')
     }
     const mainFiles = files.map((f) => f.path).sort()
-    for (const needed of ['README.md', 'index.d.ts', 'index.js', 'lib/surface.js', 'package.json']) {
+    for (const needed of ['README.md', 'index.d.ts', 'index.js', 'lib/side.js', 'lib/surface.js', 'package.json']) {
       if (!mainFiles.includes(needed)) throw new Error(`the main package does not ship ${needed} (check "files" in package.json)`)
     }
     if (mainFiles.some((f) => f.endsWith('.node'))) throw new Error(`the main package ships a binary: ${mainFiles.join(', ')}`)

@@ -39,7 +39,7 @@ function readJson(file) {
 
 /**
  * The taskstream package to install: its loader (index.js) with the JavaScript layer it requires
- * (lib/surface.js), the native binary it loads on this machine and, when there is one beside that
+ * (lib/), the native binary it loads on this machine and, when there is one beside that
  * binary, the keeper executable of persisted tasks. The published package depends on
  * `taskstream`; inside the taskstream repository the root's index.js is used.
  */
@@ -70,7 +70,8 @@ export function resolveTaskstream(tool = 'the integration') {
   const version = readJson(path.join(path.dirname(indexPath), 'package.json')).version
   // Persisted tasks run under taskstream's keeper, an executable the addon expects beside itself.
   const keeperPath = ['taskstream-keeper', 'taskstream-keeper.exe'].map((n) => path.join(path.dirname(binaryPath), n)).find((f) => fs.existsSync(f))
-  const layerPath = path.join(path.dirname(indexPath), 'lib', 'surface.js')
+  // The loader's JavaScript layer: every file of its `lib/` folder.
+  const layerPath = path.join(path.dirname(indexPath), 'lib')
   return { indexPath, layerPath, binaryPath, keeperPath, version }
 }
 
@@ -348,7 +349,9 @@ export function definePatcher(host) {
       fs.writeFileSync(path.join(staging, 'package.json'), JSON.stringify({ private: true, type: 'commonjs' }, null, 2) + '\n')
       fs.copyFileSync(taskstream.indexPath, path.join(staging, 'index.js'))
       fs.mkdirSync(path.join(staging, 'lib'))
-      fs.copyFileSync(taskstream.layerPath, path.join(staging, 'lib', 'surface.js'))
+      for (const name of fs.readdirSync(taskstream.layerPath)) {
+        fs.copyFileSync(path.join(taskstream.layerPath, name), path.join(staging, 'lib', name))
+      }
       fs.copyFileSync(taskstream.binaryPath, path.join(staging, path.basename(taskstream.binaryPath)))
       if (taskstream.keeperPath) {
         const keeper = path.join(staging, path.basename(taskstream.keeperPath))

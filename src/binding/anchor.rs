@@ -66,6 +66,14 @@ impl Anchor {
     }
   }
 
+  /// The object referred to, while it lives.
+  pub(crate) fn value<'a>(&self, env: &'a Env) -> Option<Object<'a>> {
+    let mut value = ptr::null_mut();
+    // SAFETY: the reference belongs to `env` and lives until `drop`.
+    let status = unsafe { sys::napi_get_reference_value(env.raw(), self.reference, &mut value) };
+    (status == sys::Status::napi_ok && !value.is_null()).then(|| Object::from_raw(env.raw(), value))
+  }
+
   /// Whether the registry currently holds itself (for tests and debugging).
   #[allow(dead_code)]
   pub(crate) fn is_held(&self) -> bool {

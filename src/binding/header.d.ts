@@ -635,8 +635,8 @@ export declare function executeBackground<O extends ExecuteBackgroundOptions>(op
 /** The process-wide registry `executeBackground` uses when no `registry` is given. */
 export declare function getDefaultBackgroundShellRegistry(): BackgroundShellRegistry
 
-// Methods both registries get from the JavaScript layer (lib/surface.js), declared by merging
-// into the classes napi generates.
+// Methods both registries get from the JavaScript layer (lib/surface.js, lib/side.js), declared
+// by merging into the classes napi generates.
 
 export interface MonitorRegistry {
   /**
@@ -647,6 +647,21 @@ export interface MonitorRegistry {
    * abort of `signal`. A pending wait keeps Node alive.
    */
   waitFor(monitorId: string, options?: WaitForOptions): Promise<WaitResult>
+  /** Global notification callback, for entries without an owner; `undefined` clears it. */
+  setNotificationCallback(cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void): void
+  /** Notification callback of one owner agent; `undefined` deletes it. */
+  setAgentNotificationCallback(agentId: string, cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void): void
+  /** Lifecycle wake of one owner agent (called on a silent cancel of its monitor). */
+  setAgentLifecycleCallback(agentId: string, cb?: () => void): void
+  /** Called with each new entry that has no owner; `undefined` clears it. */
+  setRegisterCallback(cb?: (entry: MonitorTask) => void): void
+  /**
+   * Called on register, on every settle, and (with no argument) on a reset;
+   * `undefined` clears it.
+   */
+  setStatusChangeCallback(cb?: (entry?: MonitorTask) => void): void
+  /** Clears the status-change callback only if `cb` is the one installed. */
+  clearStatusChangeCallback(cb: (entry?: MonitorTask) => void): void
 }
 
 export interface BackgroundShellRegistry {
@@ -655,6 +670,20 @@ export interface BackgroundShellRegistry {
    * through taskstream: `match` never fires for it and `quietMs` counts from the call.
    */
   waitFor(shellId: string, options?: WaitForOptions): Promise<WaitResult>
+  /**
+   * Installs the notification callback (`undefined` clears it) and replays
+   * terminal entries that were never notified, oldest first.
+   */
+  setNotificationCallback(cb?: (displayText: string, modelText: string, meta: ShellNotificationMeta) => void): void
+  /** Called with each new entry that has no owner; `undefined` clears it. */
+  setRegisterCallback(cb?: (entry: ShellTask) => void): void
+  /**
+   * Called on register, on every settle, and (with no argument) on a reset;
+   * `undefined` clears it.
+   */
+  setStatusChangeCallback(cb?: (entry?: ShellTask) => void): void
+  /** Clears the status-change callback only if `cb` is the one installed. */
+  clearStatusChangeCallback(cb: (entry?: ShellTask) => void): void
 }
 
 // The string enums, as types; the JavaScript layer (lib/surface.js) exports each as a value too

@@ -1,11 +1,7 @@
 //! Small helpers for talking to JavaScript values from the bindings: clocks,
 //! persistent references, guarded callback calls.
 
-use std::collections::HashMap;
-
 use napi::bindgen_prelude::*;
-
-use super::args;
 
 pub use crate::core::clock::{mono_ms, wall_ms, RealClock};
 
@@ -15,16 +11,6 @@ pub type Persistent = ObjectRef<false>;
 pub fn persist(value: &Unknown) -> Result<Persistent> {
   let object: Object = unsafe { value.cast() }?;
   object.create_ref::<false>()
-}
-
-/// A persistent reference to `value` if it is an object (a registration's
-/// `abortController`, which callers may leave out).
-pub fn persist_object(value: &Unknown) -> Result<Option<Persistent>> {
-  if value.get_type()? == ValueType::Object {
-    persist(value).map(Some)
-  } else {
-    Ok(None)
-  }
 }
 
 pub fn release(env: &Env, value: Persistent) {
@@ -63,92 +49,6 @@ pub(crate) fn call_value<Args: JsValuesTupleIntoVec>(
   if let Err(error) = result {
     tracing::warn!(callback = what, %error, "taskstream: a callback threw; the transition continues");
   }
-}
-
-/// An optional callback argument: a function, or `undefined` to clear.
-pub(crate) fn optional_callback(
-  env: &Env,
-  value: &Unknown,
-  name: &str,
-) -> Result<Option<Persistent>> {
-  match value.get_type()? {
-    ValueType::Undefined | ValueType::Null => Ok(None),
-    ValueType::Function => persist(value).map(Some),
-    _ => Err(args::type_error(
-      env,
-      format!(
-        "The \"{name}\" argument must be of type function. {}",
-        args::received(value)
-      ),
-    )),
-  }
-}
-
-/// A callback setter: installs `cb` (a function, or `undefined` to clear) in the slot.
-pub(crate) fn set_callback_slot(
-  env: &Env,
-  slot: &mut Option<Persistent>,
-  cb: &Unknown,
-) -> Result<()> {
-  let cb = optional_callback(env, cb, "cb")?;
-  replace_slot(env, slot, cb);
-  Ok(())
-}
-
-/// Replaces a callback slot, releasing the old function.
-pub(crate) fn replace_slot(env: &Env, slot: &mut Option<Persistent>, value: Option<Persistent>) {
-  if let Some(old) = std::mem::replace(slot, value) {
-    release(env, old);
-  }
-}
-
-/// Replaces (or, with `None`, deletes) a keyed callback, releasing the old function.
-pub(crate) fn replace_keyed(
-  env: &Env,
-  map: &mut HashMap<String, Persistent>,
-  key: String,
-  value: Option<Persistent>,
-) {
-  let old = match value {
-    Some(v) => map.insert(key, v),
-    None => map.remove(&key),
-  };
-  if let Some(old) = old {
-    release(env, old);
-  }
-}
-
-/// JavaScript `a === b`.
-pub(crate) fn strict_equals(env: &Env, a: &Object, b: &Unknown) -> bool {
-  let mut result = false;
-  // SAFETY: both values belong to `env` and are alive for this call.
-  let status = unsafe { napi::sys::napi_strict_equals(env.raw(), a.raw(), b.raw(), &mut result) };
-  status == napi::sys::Status::napi_ok && result
-}
-
-/// `clearStatusChangeCallback(cb)`: empties the slot only if `cb` is the
-/// installed function (`===`), so an old owner cannot clear a newer subscriber.
-pub(crate) fn clear_slot_if_installed(
-  env: &Env,
-  slot: &mut Option<Persistent>,
-  cb: &Unknown,
-) -> Result<()> {
-  if cb.get_type()? != ValueType::Function {
-    return Err(args::type_error(
-      env,
-      format!(
-        "The \"cb\" argument must be of type function. {}",
-        args::received(cb)
-      ),
-    ));
-  }
-  let installed = slot.as_ref().and_then(|f| f.get_value(env).ok());
-  if installed.is_some_and(|f| strict_equals(env, &f, cb)) {
-    if let Some(old) = slot.take() {
-      release(env, old);
-    }
-  }
-  Ok(())
 }
 
 /// Adds a once-only `abort` listener to `signal` that runs `action`. Nothing keeps the listener:

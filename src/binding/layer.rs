@@ -71,6 +71,12 @@ pub(crate) fn task_parts<'a>(
   Ok((parts.get_named_property("entry")?, release))
 }
 
+/// `side(registry)`: the JavaScript side of a registry being constructed (`lib/side.js`), which
+/// the layer also keeps on the registry object for the callback setters.
+pub(crate) fn side<'a>(env: &'a Env, registry: &Unknown) -> Result<Object<'a>> {
+  call(env, "side", *registry)
+}
+
 /// `deferred()`: a new promise, with the `resolve` and `reject` that settle it.
 pub(crate) fn deferred<'a>(env: &'a Env) -> Result<(Object<'a>, Persistent, Persistent)> {
   let parts = call(env, "deferred", ())?;

@@ -26,6 +26,7 @@ mod registry;
 pub mod shell;
 #[cfg(any(unix, windows))]
 pub mod shell_execute;
+mod side;
 mod terminal;
 pub mod text;
 mod wait;

@@ -282,11 +282,12 @@ impl MonitorRegistry {
     keep_alive: bool,
   ) -> Result<Object<'a>> {
     let id = entry.id.as_str();
-    let (mut object, keep_alive) = super::layer::task_parts(env, keep_alive)?;
-    let objects = (|| -> Result<_> {
+    let (mut object, release) = super::layer::task_parts(env, keep_alive)?;
+    let objects = (|| -> Result<()> {
       let controller: Object = object.get_named_property("abortController")?;
       let signal: Object = controller.get_named_property("signal")?;
-      let generation = self.js.next_generation();
+      let release = release.as_ref().map(|f| f.get_value(env)).transpose()?;
+      let generation = (self.js.side).add(env, id, &object, release.map(|f| f.to_unknown()))?;
       let on_abort_action = on_monitor_abort(
         Arc::downgrade(&self.hub),
         Rc::clone(&self.js),
@@ -309,25 +310,24 @@ impl MonitorRegistry {
       super::registry::define_usage(env, &object, move || {
         hub.upgrade()?.native(&usage_id)?.usage()
       })?;
-      Ok((controller.create_ref::<false>()?, generation))
+      Ok(())
     })();
-    let (controller, generation) = match objects {
-      Ok(objects) => objects,
+    match objects {
+      Ok(()) => {
+        if let Some(release) = release {
+          js::release(env, release);
+        }
+        Ok(object)
+      }
       Err(error) => {
-        if let Some(release) = keep_alive {
+        // Nothing is registered: the side lets the entry and its keep-alive timer go.
+        self.js.side.removed(env, &[id.to_owned()]);
+        if let Some(release) = release {
           super::layer::call_once(env, release, "keepAlive", ());
         }
-        return Err(error);
+        Err(error)
       }
-    };
-    self.insert_js_entry(
-      id,
-      object.create_ref::<false>()?,
-      Some(controller),
-      keep_alive,
-      generation,
-    );
-    Ok(object)
+    }
   }
 }
 
@@ -341,7 +341,7 @@ fn on_monitor_abort(
 ) -> impl Fn(&Env) + 'static {
   move |env| {
     // The controller of a run `restart()` replaced (or of a removed entry) stops nothing.
-    if js_side.generation_of(&id) != Some(generation) {
+    if js_side.side.generation(env, &id) != Some(generation) {
       return;
     }
     if let Some(hub) = hub.upgrade() {

@@ -1,42 +1,17 @@
-//! What `MonitorRegistry` and `BackgroundShellRegistry` do the same way,
-//! written once: an entry's JavaScript objects and its `AbortController`,
-//! the register, status-change and notification callbacks, the native side of
-//! `waitFor` (API.md §6.1; `lib/surface.js` makes its promise), unref'd timers,
-//! and `end` objects. Pending waits are `wait::JsWaits`, for both; keep-alive timers are the
-//! JavaScript layer's (`layer.rs`).
+//! What `MonitorRegistry` and `BackgroundShellRegistry` do the same way, written once: the
+//! JavaScript methods of `registry_surface!`, the native side of `waitFor` (API.md §6.1;
+//! `lib/surface.js` makes its promise), an entry's `ports` and `usage` getters, unref'd timers,
+//! and `end` objects. Pending waits are `wait::JsWaits`, for both; entry objects, their
+//! controllers and timers, and the callbacks are each registry's side (`side.rs`).
 
 use napi::bindgen_prelude::*;
 
-use super::js::{call_method_guarded, call_value, release, set_opt, Persistent};
+use super::js::{call_method_guarded, release, set_opt};
 use super::terminal::TerminalSurface;
 use super::wait::{parse_wait_options, settle_with, signal_aborted, JsWaits};
 use crate::core::end::TaskEnd;
 use crate::core::task::TaskStatus;
 use crate::core::wait::{WaitOutcome, WaitReason, WaitSpec};
-
-/// An entry's JavaScript objects: the one handed out, and its
-/// `AbortController` (the one taskstream made, or the caller registered).
-pub(crate) struct EntryObjects {
-  pub object: Persistent,
-  pub controller: Option<Persistent>,
-}
-
-impl EntryObjects {
-  pub(crate) fn object<'a>(&self, env: &'a Env) -> Option<Object<'a>> {
-    self.object.get_value(env).ok()
-  }
-
-  pub(crate) fn controller<'a>(&self, env: &'a Env) -> Option<Object<'a>> {
-    self.controller.as_ref().and_then(|c| c.get_value(env).ok())
-  }
-
-  pub(crate) fn release(self, env: &Env) {
-    release(env, self.object);
-    if let Some(controller) = self.controller {
-      release(env, controller);
-    }
-  }
-}
 
 /// The `pid` a caller wrote on its entry object, by the rule `registration.pid` follows in both
 /// registries (`args::optional_pid_field`: an integer in 0..=4294967295); any other value reads
@@ -50,83 +25,6 @@ pub(crate) fn caller_pid(object: &Object) -> Option<u32> {
   (n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64).then_some(n as u32)
 }
 
-/// Calls `abort()` on an entry's controller (its listeners run inside).
-pub(crate) fn abort_controller(env: &Env, controller: Option<Object>) {
-  let Some(controller) = controller else {
-    return;
-  };
-  match controller.create_ref::<false>() {
-    Ok(controller) => {
-      call_method_guarded(env, &controller, "abort");
-      release(env, controller);
-    }
-    Err(error) => tracing::warn!(%error, "taskstream: could not reach an abort controller"),
-  }
-}
-
-/// Whether an entry's controller has been aborted.
-pub(crate) fn controller_aborted(controller: Option<Object>) -> bool {
-  controller
-    .and_then(|c| c.get_named_property::<Object>("signal").ok())
-    .is_some_and(|signal| signal_aborted(&signal))
-}
-
-/// The callbacks both registries take (`set…Callback`); `undefined` clears one.
-#[derive(Default)]
-pub(crate) struct TaskCallbacks {
-  pub notification: Option<Persistent>,
-  pub register: Option<Persistent>,
-  pub status_change: Option<Persistent>,
-}
-
-impl TaskCallbacks {
-  pub(crate) fn get<'a>(
-    &self,
-    env: &'a Env,
-    pick: impl FnOnce(&Self) -> Option<&Persistent>,
-  ) -> Option<Object<'a>> {
-    pick(self).and_then(|f| f.get_value(env).ok())
-  }
-}
-
-/// The register callback with a new entry.
-pub(crate) fn call_register(env: &Env, cb: Option<Object>, entry: Option<Object>) {
-  if let (Some(cb), Some(entry)) = (cb, entry) {
-    call_value(env, cb, "register", entry);
-  }
-}
-
-/// The status-change callback with the entry, or (after a reset) nothing.
-pub(crate) fn call_status_change(env: &Env, cb: Option<Object>, entry: Option<Object>) {
-  if let Some(cb) = cb {
-    match entry {
-      Some(entry) => call_value(env, cb, "statusChange", entry),
-      None => call_value(env, cb, "statusChange", ()),
-    }
-  }
-}
-
-/// A notification callback with `(displayText, modelText, meta)`; a meta
-/// that could not be built is logged and nothing is called.
-pub(crate) fn call_notification(
-  env: &Env,
-  cb: Object,
-  display_text: String,
-  model_text: String,
-  meta: Result<Object>,
-) {
-  match meta {
-    Ok(meta) => call_value(
-      env,
-      cb,
-      "notification",
-      FnArgs::from((display_text, model_text, meta)),
-    ),
-    Err(error) => tracing::warn!(%error, "taskstream: could not build notification meta"),
-  }
-}
-
-/// `TaskEnd` as a JavaScript object.
 /// `entry.ports` (API.md §6.8): a live, non-enumerable accessor on an entry object, so that
 /// copying or printing an entry never scans processes. `read` gives the ports of the running
 /// task's tree, or `None` (then `undefined`) once it ended or where they cannot be read.
@@ -191,6 +89,7 @@ pub(crate) fn define_getter<R: ToNapiValue>(
   Ok(())
 }
 
+/// `TaskEnd` as a JavaScript object.
 pub(crate) fn end_object<'a>(env: &'a Env, end: &TaskEnd) -> Result<Object<'a>> {
   let mut object = Object::new(env)?;
   object.set_named_property("reason", end.reason_str())?;
@@ -237,8 +136,6 @@ pub(crate) trait RegistrySurface: TerminalSurface {
   fn entry_ids(&self) -> Vec<String>;
   /// The entry object of `id`, brought up to date from the registry.
   fn synced_entry<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>>;
-  /// The notification, register and status-change callbacks.
-  fn task_callbacks(&self) -> std::cell::RefMut<'_, TaskCallbacks>;
   /// Reads a caller's registration object and registers it, filled in; a
   /// refusal changes nothing.
   fn register_object(&self, env: &Env, object: &Object) -> Result<()>;
@@ -328,7 +225,7 @@ pub(crate) fn surface_get(
 }
 
 /// The JavaScript methods both registries have, written once: `register`,
-/// `waitFor`, `get`, `getAll`, the register and status-change callbacks, `restart`, and `recover`
+/// `waitFor`, `get`, `getAll`, `restart`, and `recover`
 /// (through `persist::recover`, `$class` implementing `persist::Recovering`). `$class` implements
 /// [`RegistrySurface`]; the strings are its id argument's name and the types
 /// `index.d.ts` gives each method.
@@ -342,9 +239,6 @@ macro_rules! registry_surface {
     get_args = $get_args:tt,
     get_return = $get_return:tt,
     all_return = $all_return:tt,
-    register_cb = $register_cb:tt,
-    status_cb = $status_cb:tt,
-    clear_cb = $clear_cb:tt,
     restart_args = $restart_args:tt,
     restart_return = $restart_return:tt,
     restart_doc = [$($restart_doc:literal),+ $(,)?],
@@ -387,28 +281,6 @@ macro_rules! registry_surface {
       pub fn get_all(&self, env: Env) -> Result<Unknown<'static>> {
         let ids = $crate::binding::registry::RegistrySurface::entry_ids(self);
         $crate::binding::registry::entries_array(&env, self, ids)
-      }
-
-      /// Called with each new entry that has no owner; `undefined` clears it.
-      #[napi(catch_unwind, ts_args_type = $register_cb)]
-      pub fn set_register_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-        let mut callbacks = $crate::binding::registry::RegistrySurface::task_callbacks(self);
-        $crate::binding::js::set_callback_slot(&env, &mut callbacks.register, &cb)
-      }
-
-      /// Called on register, on every settle, and (with no argument) on a reset;
-      /// `undefined` clears it.
-      #[napi(catch_unwind, ts_args_type = $status_cb)]
-      pub fn set_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-        let mut callbacks = $crate::binding::registry::RegistrySurface::task_callbacks(self);
-        $crate::binding::js::set_callback_slot(&env, &mut callbacks.status_change, &cb)
-      }
-
-      /// Clears the status-change callback only if `cb` is the one installed.
-      #[napi(catch_unwind, ts_args_type = $clear_cb)]
-      pub fn clear_status_change_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-        let mut callbacks = $crate::binding::registry::RegistrySurface::task_callbacks(self);
-        $crate::binding::js::clear_slot_if_installed(&env, &mut callbacks.status_change, &cb)
       }
 
       $(#[doc = $restart_doc])+

@@ -48,7 +48,7 @@ describe('the installed packages', () => {
     expect(realpathSync(join(modules, platformPackage))).toBe(join(modules, platformPackage))
     // The main package ships no binary, and nothing is nested under it.
     const shipped = filesUnder(join(modules, 'taskstream')).map((f) => f.slice(join(modules, 'taskstream').length + 1)).sort()
-    expect(shipped).toEqual(['README.md', 'index.d.ts', 'index.js', 'lib/surface.js', 'package.json'])
+    expect(shipped).toEqual(['README.md', 'index.d.ts', 'index.js', 'lib/side.js', 'lib/surface.js', 'package.json'])
     // The platform package: the binary and, beside it, the keeper of persisted tasks (executable).
     const keeperFile = process.platform === 'win32' ? 'taskstream-keeper.exe' : 'taskstream-keeper'
     expect(readdirSync(join(modules, platformPackage)).sort()).toEqual(['README.md', binaryFile, keeperFile, 'package.json'].sort())

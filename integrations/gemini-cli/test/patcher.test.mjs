@@ -26,7 +26,9 @@ test('patch, then unpatch restores every file byte for byte; the CLI starts patc
   }
   const installed = fs.readdirSync(path.join(dir, INSTALL_DIR)).sort()
   assert.ok(installed.includes('index.js') && installed.includes('runtime.mjs') && installed.includes('manifest.json'))
-  assert.ok(fs.existsSync(path.join(dir, INSTALL_DIR, 'lib', 'surface.js')), "the loader's JavaScript layer is copied in")
+  for (const file of ['surface.js', 'side.js']) {
+    assert.ok(fs.existsSync(path.join(dir, INSTALL_DIR, 'lib', file)), `the loader's JavaScript layer (${file}) is copied in`)
+  }
   assert.ok(installed.some((n) => n.endsWith('.node')), 'the taskstream binary is copied in')
   const changed = diffTrees(before, treeHashes(dir)).filter((d) => !d.startsWith(INSTALL_DIR + path.sep))
   assert.deepEqual(

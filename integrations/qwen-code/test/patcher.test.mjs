@@ -39,7 +39,9 @@ test('patch, then unpatch restores every file byte for byte (and the mode)', (t)
   }
   const installed = fs.readdirSync(path.join(dir, INSTALL_DIR)).sort()
   assert.ok(installed.includes('index.js') && installed.includes('runtime.mjs') && installed.includes('manifest.json'))
-  assert.ok(fs.existsSync(path.join(dir, INSTALL_DIR, 'lib', 'surface.js')), "the loader's JavaScript layer is copied in")
+  for (const file of ['surface.js', 'side.js']) {
+    assert.ok(fs.existsSync(path.join(dir, INSTALL_DIR, 'lib', file)), `the loader's JavaScript layer (${file}) is copied in`)
+  }
   assert.ok(installed.some((n) => n.endsWith('.node')), 'the taskstream binary is copied in')
   assert.ok(!installed.includes('patched'), 'the staging copies are gone')
   assert.deepEqual(stagingLeftovers(dir), [])

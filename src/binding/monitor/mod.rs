@@ -1,14 +1,13 @@
 //! `MonitorRegistry` (API.md §3): the binding of `core::monitor`'s hub.
 //!
-//! JavaScript-thread state (entry objects, controllers, callbacks) lives in
-//! [`JsSide`]; registry state lives in the hub. Every method first queues its
-//! transition in the hub, then drains the hub's outbox through [`JsHost`], so
+//! JavaScript-thread state (entry objects, controllers, timers, callbacks) lives in the
+//! registry's side (`lib/side.js`, reached through [`JsSide`]); registry state lives in the hub.
+//! Every method first queues its transition in the hub, then drains the hub's outbox through
+//! [`HostWithHub`], so
 //! callbacks run synchronously inside the call and after any effect a native
 //! thread queued earlier. Native threads wake the JavaScript thread through a
 //! weak threadsafe function, which never keeps Node alive.
 
-use std::cell::RefMut;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, Weak};
 
@@ -18,13 +17,9 @@ use napi_derive::napi;
 
 use super::anchor::Anchor;
 use super::args::{self, Bag};
-use super::js::{
-  self, optional_callback, persist_object, release, replace_keyed, set_callback_slot, Persistent,
-  RealClock,
-};
-use super::registry::{
-  controller_aborted, entries_array, registry_surface, EntryObjects, RegistrySurface, TaskCallbacks,
-};
+use super::js::{self, RealClock};
+use super::registry::{entries_array, registry_surface, RegistrySurface};
+use super::side::Side;
 use super::wait::JsWaits;
 use crate::core::end::EndVia;
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
@@ -39,11 +34,8 @@ const DRAIN_BUDGET: usize = 256;
 pub(crate) mod host;
 pub(crate) mod js_side;
 
+pub(crate) use host::HostWithHub;
 pub(crate) use js_side::JsSide;
-use js_side::{Callbacks, JsEntry};
-
-use host::arm_idle_timer;
-pub(crate) use host::{HostWithHub, JsHost};
 
 /// A registry that is garbage-collected takes its running native tasks along
 /// (their trees are terminated); fed entries have no process of ours.
@@ -92,16 +84,11 @@ impl RegistrySurface for MonitorRegistry {
   }
 
   fn synced_entry<'a>(&'a self, env: &'a Env, id: &str) -> Option<Object<'a>> {
-    JsHost::new(env, &self.js).synced(&self.hub, id)
-  }
-
-  fn task_callbacks(&self) -> RefMut<'_, TaskCallbacks> {
-    RefMut::map(self.js.callbacks.borrow_mut(), |c| &mut c.task)
+    self.host(env).synced(id)
   }
 
   fn register_object(&self, env: &Env, object: &Object) -> Result<()> {
     let reg = read_registration(env, object)?;
-    let controller = persist_object(&args::field(object, "abortController")?)?;
     let id = reg.monitor_id.clone();
     // Checks first, so nothing changes when register refuses.
     self
@@ -114,17 +101,13 @@ impl RegistrySurface for MonitorRegistry {
     object.set_named_property("kind", "monitor")?;
     object.set_named_property("outputOffset", 0)?;
     object.set_named_property("notified", false)?;
-    let persistent = object.create_ref::<false>()?;
-    let generation = self.js.next_generation();
-    self.insert_js_entry(&id, persistent, controller, None, generation);
+    self.js.side.add(env, &id, &object, None)?;
     let idle_timeout_ms = reg.idle_timeout_ms;
     if let Err(error) = self.hub.register(reg, js::mono_ms()) {
       self.forget_js_entry(env, &id);
       return Err(Error::from_reason(error.to_string()));
     }
-    if let Err(error) = arm_idle_timer(env, &self.hub, &self.js, &id, idle_timeout_ms) {
-      tracing::warn!(%error, id, "taskstream: could not arm a monitor's idle timer");
-    }
+    self.js.side.arm_idle(env, &id, idle_timeout_ms);
     self.drain_for(env, &id);
     Ok(())
   }
@@ -179,47 +162,10 @@ impl MonitorRegistry {
     self.hub.drain_for(&mut host, id);
   }
 
-  pub(crate) fn insert_js_entry(
-    &self,
-    id: &str,
-    object: Persistent,
-    controller: Option<Persistent>,
-    keep_alive: Option<Persistent>,
-    generation: u64,
-  ) {
-    self.js.entries.borrow_mut().insert(
-      id.to_owned(),
-      JsEntry {
-        objects: EntryObjects { object, controller },
-        generation,
-        idle_timer: None,
-        keep_alive,
-      },
-    );
-  }
-
-  /// Installs (or, with `undefined`, deletes) one agent's callback in a per-agent map.
-  fn set_agent_callback(
-    &self,
-    env: &Env,
-    agent_id: &Unknown,
-    cb: &Unknown,
-    map: impl FnOnce(&mut Callbacks) -> &mut HashMap<String, Persistent>,
-  ) -> Result<()> {
-    let agent = args::string(env, agent_id, "agentId")?;
-    let cb = optional_callback(env, cb, "cb")?;
-    replace_keyed(env, map(&mut self.js.callbacks.borrow_mut()), agent, cb);
-    Ok(())
-  }
-
   /// Whether the entry's AbortController (the one taskstream made or the
   /// caller registered) has been aborted.
   pub(crate) fn controller_aborted(&self, env: &Env, id: &str) -> bool {
-    let controller = {
-      let entries = self.js.entries.borrow();
-      entries.get(id).and_then(|e| e.objects.controller(env))
-    };
-    controller_aborted(controller)
+    self.js.side.aborted(env, id)
   }
 
   pub(crate) fn forget_js_entry(&self, env: &Env, id: &str) {
@@ -282,7 +228,7 @@ impl MonitorRegistry {
       }
     }
     let hub = Arc::new(MonitorHub::new(config));
-    let js_side = Rc::new(JsSide::default());
+    let js_side = Rc::new(JsSide::new(Side::new(&env, &this)?));
     let _ = js_side.anchor.set(Anchor::new(&env, &this)?);
     Self::install_waker(&env, &hub, &js_side)?;
     MonitorHub::spawn_idle_watcher(&hub, RealClock)
@@ -311,9 +257,7 @@ impl MonitorRegistry {
         .map(|e| e.idle_timeout_ms)
     };
     if let Some(timeout_ms) = rearm {
-      if let Err(error) = arm_idle_timer(&env, &self.hub, &self.js, &id, timeout_ms) {
-        tracing::warn!(%error, id, "taskstream: could not re-arm a monitor's idle timer");
-      }
+      self.js.side.arm_idle(&env, &id, timeout_ms);
     }
     self.drain_for(&env, &id);
     Ok(())
@@ -412,57 +356,19 @@ impl MonitorRegistry {
   /// argument (nothing at all when the registry is empty).
   #[napi(catch_unwind)]
   pub fn reset(&self, env: Env) -> Result<()> {
-    let (notifications, lifecycles) = {
-      let mut callbacks = self.js.callbacks.borrow_mut();
-      (
-        std::mem::take(&mut callbacks.agent_notification),
-        std::mem::take(&mut callbacks.agent_lifecycle),
-      )
-    };
-    for f in notifications.into_values().chain(lifecycles.into_values()) {
-      release(&env, f);
-    }
+    self.js.side.clear_agents(&env);
     let mut host = self.host(&env);
     self.hub.reset(&mut host);
     Ok(())
   }
 
-  /// Global notification callback, for entries without an owner; `undefined` clears it.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void"
-  )]
-  pub fn set_notification_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    set_callback_slot(
-      &env,
-      &mut self.js.callbacks.borrow_mut().task.notification,
-      &cb,
-    )
-  }
-
-  /// Notification callback of one owner agent; `undefined` deletes it.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "agentId: string, cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void"
-  )]
-  pub fn set_agent_notification_callback(
-    &self,
-    env: Env,
-    agent_id: Unknown,
-    cb: Unknown,
-  ) -> Result<()> {
-    self.set_agent_callback(&env, &agent_id, &cb, |c| &mut c.agent_notification)
-  }
-
-  /// Lifecycle wake of one owner agent (called on a silent cancel of its monitor).
-  #[napi(catch_unwind, ts_args_type = "agentId: string, cb?: () => void")]
-  pub fn set_agent_lifecycle_callback(
-    &self,
-    env: Env,
-    agent_id: Unknown,
-    cb: Unknown,
-  ) -> Result<()> {
-    self.set_agent_callback(&env, &agent_id, &cb, |c| &mut c.agent_lifecycle)
+  /// A fed entry's idle timer fired (`lib/side.js` arms it).
+  #[napi(catch_unwind, js_name = "__idleTimeout", skip_typescript)]
+  pub fn idle_timeout(&self, env: Env, monitor_id: String) {
+    let mut host = self.host(&env);
+    self
+      .hub
+      .fed_idle_timeout(&mut host, &RealClock, &monitor_id);
   }
 }
 
@@ -475,9 +381,6 @@ registry_surface!(
   get_args = "monitorId: string",
   get_return = "MonitorTask | undefined",
   all_return = "MonitorTask[]",
-  register_cb = "cb?: (entry: MonitorTask) => void",
-  status_cb = "cb?: (entry?: MonitorTask) => void",
-  clear_cb = "cb: (entry?: MonitorTask) => void",
   restart_args = "monitorId: string",
   restart_return = "MonitorTask",
   restart_doc = [

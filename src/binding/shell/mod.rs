@@ -6,19 +6,18 @@
 //! threadsafe function), so its state sits in a `RefCell` next to the
 //! JavaScript objects. No borrow is held across a call into JavaScript.
 
-use std::cell::{RefCell, RefMut};
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::args;
-use super::js::{self, optional_callback, persist_object, replace_slot, set_opt, Persistent};
+use super::js::{self, set_opt};
 use super::registry::{
-  abort_controller, call_notification, call_register, call_status_change, caller_pid, end_object,
-  registry_surface, set_unref_timeout, EntryObjects, RegistrySurface, TaskCallbacks,
+  caller_pid, end_object, registry_surface, set_unref_timeout, RegistrySurface,
 };
+use super::side::Side;
 use super::wait::JsWaits;
 use crate::core::end::TaskEnd;
 use crate::core::shell::{
@@ -28,11 +27,11 @@ use crate::core::shell::{
 };
 use crate::core::wait::{WaitOutcome, WaitSpec};
 
-/// The registry's hub (core `shell::hub`) and the JavaScript objects it hands out.
+/// The registry's hub (core `shell::hub`) and its JavaScript side (`lib/side.js`: the entry
+/// objects it hands out, their controllers, the callbacks).
 pub(crate) struct ShellInner {
   pub(crate) hub: RefCell<ShellHub>,
-  entries: RefCell<HashMap<String, EntryObjects>>,
-  callbacks: RefCell<TaskCallbacks>,
+  side: Side,
   /// `waitFor` promises.
   waits: JsWaits,
   /// What `restart()` needs, by shell id, until the entry leaves.
@@ -40,12 +39,11 @@ pub(crate) struct ShellInner {
 }
 
 impl ShellInner {
-  fn new() -> Self {
+  fn new(side: Side) -> Self {
     let registry = ShellRegistry::new(MAX_RETAINED_TERMINAL_SHELLS, std::process::id());
     Self {
       hub: RefCell::new(ShellHub::new(registry)),
-      entries: RefCell::default(),
-      callbacks: RefCell::default(),
+      side,
       waits: JsWaits::default(),
       restarts: Restarts::default(),
     }
@@ -83,14 +81,14 @@ impl ShellInner {
     let Some(entry) = self.entry(id).filter(ShellEntry::is_running) else {
       return;
     };
-    let Some(cb) = self.callback(env, |c| c.notification.as_ref()) else {
-      return;
-    };
-    let n = shell_settled_notification(&entry, settle_ms, screen);
-    self.call_notification(env, cb, n);
+    if self.side.has_notification(env) {
+      let n = shell_settled_notification(&entry, settle_ms, screen);
+      self.call_notification(env, id, n);
+    }
   }
 
-  fn call_notification(&self, env: &Env, cb: Object, n: ShellNotification) {
+  /// Hands notification `n` of shell `id` to the side.
+  fn call_notification(&self, env: &Env, id: &str, n: ShellNotification) {
     let meta = (|| -> Result<Object<'_>> {
       let mut meta = Object::new(env)?;
       meta.set_named_property("type", n.meta.kind)?;
@@ -107,41 +105,41 @@ impl ShellInner {
       )?;
       Ok(meta)
     })();
-    call_notification(env, cb, n.display_text, n.model_text, meta);
+    match meta {
+      Ok(meta) => {
+        let texts = (n.display_text.as_str(), n.model_text.as_str());
+        self.side.notify(env, id, None, None, texts, meta);
+      }
+      Err(error) => tracing::warn!(%error, "taskstream: could not build notification meta"),
+    }
   }
 
   pub(crate) fn entry(&self, id: &str) -> Option<ShellEntry> {
     self.hub.borrow().entry(id).cloned()
   }
 
-  fn object<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
-    let entries = self.entries.borrow();
-    entries.get(id).and_then(|e| e.object(env))
+  /// Shell `id`'s fields as the registry has them (`None` once it left the registry).
+  fn fields<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
+    let entry = self.entry(id)?;
+    let mut fields = Object::new(env).ok()?;
+    match write_shell_entry(env, &mut fields, &entry) {
+      Ok(()) => Some(fields),
+      Err(error) => {
+        tracing::warn!(%error, id, "taskstream: could not read a shell entry");
+        None
+      }
+    }
   }
 
   /// The entry's object, refreshed from the registry (or as last written, once
   /// the entry has left the registry).
   fn synced<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
-    let mut object = self.object(env, id)?;
-    if let Some(entry) = self.entry(id) {
-      if let Err(error) = write_shell_entry(env, &mut object, &entry) {
-        tracing::warn!(%error, id, "taskstream: could not update a shell entry object");
-      }
-    }
-    Some(object)
-  }
-
-  fn callback<'a>(
-    &self,
-    env: &'a Env,
-    pick: impl FnOnce(&TaskCallbacks) -> Option<&Persistent>,
-  ) -> Option<Object<'a>> {
-    self.callbacks.borrow().get(env, pick)
+    self.side.sync(env, id, self.fields(env, id))
   }
 
   /// A `pid` the caller wrote on its object reaches the registry (and so the notification).
   fn read_caller_pid(&self, env: &Env, id: &str) {
-    let Some(object) = self.object(env, id) else {
+    let Some(object) = self.side.object(env, id) else {
       return;
     };
     let pid = caller_pid(&object);
@@ -152,17 +150,13 @@ impl ShellInner {
   fn carry_out(&self, env: &Env, out: Vec<ShellOutgoing>) {
     for item in out {
       match item {
-        ShellOutgoing::Registered(id) => {
-          let entry = self.synced(env, &id);
-          call_register(env, self.callback(env, |c| c.register.as_ref()), entry);
-        }
+        ShellOutgoing::Registered(id) => self.side.registered(env, &id, self.fields(env, &id)),
         ShellOutgoing::StatusChanged(id) => {
-          let entry = id.and_then(|id| self.synced(env, &id));
-          let cb = self.callback(env, |c| c.status_change.as_ref());
-          call_status_change(env, cb, entry);
+          let fields = id.as_deref().and_then(|id| self.fields(env, id));
+          (self.side).status_changed(env, id.as_deref(), fields, false);
         }
         ShellOutgoing::Notify(id) => self.notify(env, &id),
-        ShellOutgoing::Abort(id) => self.abort(env, &id),
+        ShellOutgoing::Abort(id) => self.side.abort(env, &id, self.fields(env, &id)),
         // Each wait's own elapsed time is not kept here: it is measured from the call.
         ShellOutgoing::ResolveWait(wait, outcome) => self.waits.resolve_timed(env, wait, &outcome),
         ShellOutgoing::Forget(ids) => self.forget(env, &ids),
@@ -173,47 +167,26 @@ impl ShellInner {
   /// §2.13 emitNotification, behind the registry's `notified` gate.
   fn notify(&self, env: &Env, id: &str) {
     self.read_caller_pid(env, id);
-    let cb = self.callback(env, |c| c.notification.as_ref());
+    let installed = self.side.has_notification(env);
     let built = self
       .hub
       .borrow_mut()
       .registry_mut()
-      .take_notification(id, cb.is_some());
+      .take_notification(id, installed);
     self.synced(env, id);
-    let (Some(cb), Some(n)) = (cb, built) else {
-      return;
-    };
-    self.call_notification(env, cb, n);
-  }
-
-  fn abort(&self, env: &Env, id: &str) {
-    self.synced(env, id);
-    let controller = {
-      let entries = self.entries.borrow();
-      entries.get(id).and_then(|e| e.controller(env))
-    };
-    abort_controller(env, controller);
+    if let Some(n) = built {
+      self.call_notification(env, id, n);
+    }
   }
 
   fn forget(&self, env: &Env, ids: &[String]) {
     self.restarts.forget(env, ids);
-    let removed: Vec<EntryObjects> = {
-      let mut entries = self.entries.borrow_mut();
-      ids.iter().filter_map(|id| entries.remove(id)).collect()
-    };
-    for entry in removed {
-      entry.release(env);
-    }
+    self.side.removed(env, ids);
   }
 
-  /// `register` for a caller's object or one `executeBackground` built.
-  pub(crate) fn register(
-    &self,
-    env: &Env,
-    object: &Object,
-    reg: ShellRegistration,
-    controller: Option<Persistent>,
-  ) -> Result<()> {
+  /// `register` for a caller's object or one `executeBackground` built (with their
+  /// `abortController`).
+  pub(crate) fn register(&self, env: &Env, object: &Object, reg: ShellRegistration) -> Result<()> {
     let id = reg.shell_id.clone();
     self
       .hub
@@ -228,13 +201,7 @@ impl ShellInner {
     object.set_named_property("outputFile", reg.output_path.as_str())?;
     object.set_named_property("outputOffset", 0)?;
     object.set_named_property("notified", false)?;
-    self.entries.borrow_mut().insert(
-      id.clone(),
-      EntryObjects {
-        object: object.create_ref::<false>()?,
-        controller,
-      },
-    );
+    self.side.add(env, &id, &object, None)?;
     let registered = {
       let mut hub = self.hub.borrow_mut();
       let registered = hub.registry_mut().register(reg);
@@ -314,15 +281,10 @@ impl RegistrySurface for BackgroundShellRegistry {
     self.inner.synced(env, id)
   }
 
-  fn task_callbacks(&self) -> RefMut<'_, TaskCallbacks> {
-    self.inner.callbacks.borrow_mut()
-  }
-
   /// Also writes the shell's status sidecar.
   fn register_object(&self, env: &Env, object: &Object) -> Result<()> {
     let reg = read_shell_registration(env, object)?;
-    let controller = persist_object(&args::field(object, "abortController")?)?;
-    self.inner.register(env, object, reg, controller)
+    self.inner.register(env, object, reg)
   }
 
   fn wait_target(&self, id: &str) -> Option<(ShellStatus, bool)> {
@@ -398,7 +360,7 @@ impl BackgroundShellRegistry {
   pub fn new(env: Env, this: This<Unknown>) -> Result<Self> {
     args::require_new::<&BackgroundShellRegistry>(&env, &this, "BackgroundShellRegistry")?;
     Ok(Self {
-      inner: Rc::new(ShellInner::new()),
+      inner: Rc::new(ShellInner::new(Side::new(&env, &this)?)),
     })
   }
 
@@ -477,27 +439,14 @@ impl BackgroundShellRegistry {
     Ok(())
   }
 
-  /// Installs the notification callback (`undefined` clears it) and replays
-  /// terminal entries that were never notified, oldest first.
-  #[napi(
-    catch_unwind,
-    ts_args_type = "cb?: (displayText: string, modelText: string, meta: ShellNotificationMeta) => void"
-  )]
-  pub fn set_notification_callback(&self, env: Env, cb: Unknown) -> Result<()> {
-    let cb = optional_callback(&env, &cb, "cb")?;
-    let installed = cb.is_some();
-    replace_slot(
-      &env,
-      &mut self.inner.callbacks.borrow_mut().notification,
-      cb,
-    );
-    if installed {
-      let ids = self.inner.hub.borrow().registry().replay_ids();
-      self
-        .inner
-        .transition(&env, |_| ids.into_iter().map(ShellEffect::Notify).collect());
-    }
-    Ok(())
+  /// Replays the terminal entries that were never notified, oldest first (`lib/side.js` calls
+  /// it once a notification callback is installed).
+  #[napi(catch_unwind, js_name = "__replayNotifications", skip_typescript)]
+  pub fn replay_notifications(&self, env: Env) {
+    let ids = self.inner.hub.borrow().registry().replay_ids();
+    self
+      .inner
+      .transition(&env, |_| ids.into_iter().map(ShellEffect::Notify).collect());
   }
 }
 
@@ -510,9 +459,6 @@ registry_surface!(
   get_args = "id: string",
   get_return = "ShellTask | undefined",
   all_return = "ShellTask[]",
-  register_cb = "cb?: (entry: ShellTask) => void",
-  status_cb = "cb?: (entry?: ShellTask) => void",
-  clear_cb = "cb: (entry?: ShellTask) => void",
   restart_args = "shellId: string",
   restart_return = "Promise<BackgroundShellHandle>",
   restart_doc = [

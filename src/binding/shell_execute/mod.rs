@@ -114,7 +114,6 @@ fn start_shell<'a>(
     mut registration,
     mut handle,
     controller_signal,
-    controller_ref,
     settled,
     run_slot,
     final_usage,
@@ -146,7 +145,7 @@ fn start_shell<'a>(
     pid,
     todo_work_chain_id: None,
   };
-  if let Err(error) = inner.register(env, &registration, reg, Some(controller_ref)) {
+  if let Err(error) = inner.register(env, &registration, reg) {
     call_once(env, settled, "executeBackground", ());
     return Err(error);
   }
@@ -254,7 +253,6 @@ struct ShellObjects<'a> {
   /// The `BackgroundShellHandle` returned.
   handle: Object<'a>,
   controller_signal: Object<'a>,
-  controller_ref: Persistent,
   /// The JavaScript layer's `settled(result)`: resolves `done` and lets the shell's timer and
   /// signal listener go (with no result: the start failed).
   settled: Persistent,
@@ -323,19 +321,13 @@ fn shell_objects<'a>(
         }
       }
     })?;
-    Ok((
-      controller_signal,
-      controller.create_ref::<false>()?,
-      run_slot,
-      final_usage,
-    ))
+    Ok((controller_signal, run_slot, final_usage))
   })();
   match objects {
-    Ok((controller_signal, controller_ref, run_slot, final_usage)) => Ok(ShellObjects {
+    Ok((controller_signal, run_slot, final_usage)) => Ok(ShellObjects {
       registration,
       handle,
       controller_signal,
-      controller_ref,
       settled,
       run_slot,
       final_usage,

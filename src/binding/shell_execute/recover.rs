@@ -38,9 +38,7 @@ fn register_recorded<'a>(
     pid: Some(record.task.pid),
     todo_work_chain_id: None,
   };
-  let controller_ref = controller.create_ref::<false>()?;
-  // A recovered shell never holds Node open: nobody waits on a `done`.
-  inner.register(env, &registration, reg, Some(controller_ref))?;
+  inner.register(env, &registration, reg)?;
   let settle = Settle {
     inner: Rc::clone(inner),
     run: inner.track_run(id),
