@@ -635,8 +635,9 @@ export declare function executeBackground<O extends ExecuteBackgroundOptions>(op
 /** The process-wide registry `executeBackground` uses when no `registry` is given. */
 export declare function getDefaultBackgroundShellRegistry(): BackgroundShellRegistry
 
-// Methods both registries get from the JavaScript layer (lib/surface.js, lib/side.js), declared
-// by merging into the classes napi generates.
+// Methods both registries have, declared by merging into the classes napi generates: those the
+// JavaScript layer makes (lib/surface.js, lib/side.js) and those `registry_surface!` writes once
+// for both (src/binding/registry.rs).
 
 export interface MonitorRegistry {
   /**
@@ -647,6 +648,34 @@ export interface MonitorRegistry {
    * abort of `signal`. A pending wait keeps Node alive.
    */
   waitFor(monitorId: string, options?: WaitForOptions): Promise<WaitResult>
+  /**
+   * Registers a task fed from JavaScript and returns the very object
+   * given, filled in (API.md §3, §4). A duplicate id throws and changes
+   * nothing.
+   */
+  register(registration: MonitorRegistration): MonitorTask
+  /** The entry object (the same one each time, kept up to date), or `undefined`. */
+  get(monitorId: string): MonitorTask | undefined
+  /** Every entry, in insertion order. */
+  getAll(): MonitorTask[]
+  /**
+   * Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel
+   * stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then
+   * a new run of the same command and options starts under the same id, its counters going on
+   * from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from
+   * JavaScript, or is persisted is an `Error` saying so, and nothing changes.
+   */
+  restart(monitorId: string): MonitorTask
+  /**
+   * Takes over the persisted monitors in `stateDir` (docs/persistence.md):
+   * running ones are adopted (re-registered with their id, command, start
+   * time and pid, followed from where the last host stopped; the lines
+   * missed meanwhile arrive as one digest notification), ended ones are
+   * settled with their recorded end (one terminal notification) and
+   * forgotten, and those whose keeper is gone or is not the recorded process
+   * are `lost` (never signalled). `busy` lists ids another live host owns.
+   */
+  recover(options: RecoverOptions): { adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
   /** Global notification callback, for entries without an owner; `undefined` clears it. */
   setNotificationCallback(cb?: (displayText: string, modelText: string, meta: MonitorNotificationMeta) => void): void
   /** Notification callback of one owner agent; `undefined` deletes it. */
@@ -670,6 +699,35 @@ export interface BackgroundShellRegistry {
    * through taskstream: `match` never fires for it and `quietMs` counts from the call.
    */
   waitFor(shellId: string, options?: WaitForOptions): Promise<WaitResult>
+  /**
+   * Registers a task fed from JavaScript and returns the very object
+   * given, filled in (API.md §3, §4). A duplicate id throws and changes
+   * nothing.
+   */
+  register(registration: ShellTaskRegistration): ShellTask
+  /** The entry object (the same one each time, kept up to date), or `undefined`. */
+  get(id: string): ShellTask | undefined
+  /** Every entry, in insertion order. */
+  getAll(): ShellTask[]
+  /**
+   * Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as
+   * a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);
+   * once it settled, the same command runs again with the same options under the same id, its
+   * output file continued after a marker line and its counters going on. Resolves with the new
+   * run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is
+   * an `Error` saying so, and nothing changes.
+   */
+  restart(shellId: string): Promise<BackgroundShellHandle>
+  /**
+   * Takes over the persisted shells in `stateDir` (docs/persistence.md):
+   * running ones are adopted (re-registered with their id, command, start
+   * time and pid; waits and `settleMs` follow the output file from now
+   * on, and `cancel()` asks their keeper), ended ones are settled with
+   * their recorded end (one terminal notification) and forgotten, and
+   * those whose keeper is gone or is not the recorded process are `lost`
+   * (never signalled). `busy` lists ids another live host owns.
+   */
+  recover(options: RecoverOptions): { adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
   /**
    * Installs the notification callback (`undefined` clears it) and replays
    * terminal entries that were never notified, oldest first.
@@ -729,35 +787,7 @@ export declare class BackgroundShellRegistry {
    * tracked for host-exit cleanup) and fires status-change with the first.
    */
   reset(): void
-  /**
-   * Registers a task fed from JavaScript and returns the very object
-   * given, filled in (API.md §3, §4). A duplicate id throws and changes
-   * nothing.
-   */
-  register(registration: ShellTaskRegistration): ShellTask
-  /** The entry object (the same one each time, kept up to date), or `undefined`. */
-  get(id: string): ShellTask | undefined
-  /** Every entry, in insertion order. */
-  getAll(): ShellTask[]
-  /**
-   * Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as
-   * a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);
-   * once it settled, the same command runs again with the same options under the same id, its
-   * output file continued after a marker line and its counters going on. Resolves with the new
-   * run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is
-   * an `Error` saying so, and nothing changes.
-   */
-  restart(shellId: string): Promise<BackgroundShellHandle>
-  /**
-   * Takes over the persisted shells in `stateDir` (docs/persistence.md):
-   * running ones are adopted (re-registered with their id, command, start
-   * time and pid; waits and `settleMs` follow the output file from now
-   * on, and `cancel()` asks their keeper), ended ones are settled with
-   * their recorded end (one terminal notification) and forgotten, and
-   * those whose keeper is gone or is not the recorded process are `lost`
-   * (never signalled). `busy` lists ids another live host owns.
-   */
-  recover(options: RecoverOptions): { adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
+
   /**
    * The screen of a task started with `terminal` (also after it ended,
    * until its entry is pruned); `undefined` for any other task.
@@ -825,34 +855,7 @@ export declare class MonitorRegistry {
    * argument (nothing at all when the registry is empty).
    */
   reset(): void
-  /**
-   * Registers a task fed from JavaScript and returns the very object
-   * given, filled in (API.md §3, §4). A duplicate id throws and changes
-   * nothing.
-   */
-  register(registration: MonitorRegistration): MonitorTask
-  /** The entry object (the same one each time, kept up to date), or `undefined`. */
-  get(monitorId: string): MonitorTask | undefined
-  /** Every entry, in insertion order. */
-  getAll(): MonitorTask[]
-  /**
-   * Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel
-   * stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then
-   * a new run of the same command and options starts under the same id, its counters going on
-   * from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from
-   * JavaScript, or is persisted is an `Error` saying so, and nothing changes.
-   */
-  restart(monitorId: string): MonitorTask
-  /**
-   * Takes over the persisted monitors in `stateDir` (docs/persistence.md):
-   * running ones are adopted (re-registered with their id, command, start
-   * time and pid, followed from where the last host stopped; the lines
-   * missed meanwhile arrive as one digest notification), ended ones are
-   * settled with their recorded end (one terminal notification) and
-   * forgotten, and those whose keeper is gone or is not the recorded process
-   * are `lost` (never signalled). `busy` lists ids another live host owns.
-   */
-  recover(options: RecoverOptions): { adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }
+
   /**
    * Spawns `bash -c <command>` in its own process group and streams its
    * output from Rust threads; only accepted events reach JavaScript. Returns

@@ -2,7 +2,8 @@
 // `MonitorRegistry` and `BackgroundShellRegistry` keep of JavaScript values, written once. Each
 // entry's object (the one `register()`, `start()` or `executeBackground()` handed out) with its
 // `AbortController`, a fed monitor's idle timer and a `keepAlive` monitor's timer; the callbacks
-// (global, register, status change, and a monitor's per-agent ones) and their setters.
+// (global, register, status change, and a monitor's per-agent ones) and their setters; the
+// functions that settle pending `waitFor` promises.
 //
 // It holds no task state and decides nothing: the addon's hubs (core `monitor::hub`,
 // `shell::hub`) decide what happens and in what order, and call these methods with plain data
@@ -29,6 +30,9 @@ class RegistrySide {
     this.onStatusChange = undefined
     this.agentNotification = new Map()
     this.agentLifecycle = new Map()
+    /** wait id → the function that settles its `waitFor` promise */
+    this.waits = new Map()
+    this.nextWait = 0
   }
 
   /** Calls `fn(...args)`; a throw is reported and swallowed. */
@@ -180,6 +184,31 @@ class RegistrySide {
     if (release !== undefined) this.call('keepAlive', release)
   }
 
+  /** A new pending wait, settled through `settle(result)`; its id. */
+  beginWait(settle) {
+    const wait = ++this.nextWait
+    this.waits.set(wait, settle)
+    return wait
+  }
+
+  /** Settles wait `wait` with its `WaitResult` (once: later calls do nothing). */
+  resolveWait(wait, result) {
+    const settle = this.waits.get(wait)
+    if (settle === undefined) return
+    this.waits.delete(wait)
+    this.call('waitFor', settle, result)
+  }
+
+  /** A wait that never began (its `waitFor` threw). */
+  dropWait(wait) {
+    this.waits.delete(wait)
+  }
+
+  /** Whether a wait is pending. */
+  hasWaits() {
+    return this.waits.size > 0
+  }
+
   /** A monitor registry's reset: the per-agent callbacks go. */
   clearAgents() {
     this.agentNotification.clear()
@@ -257,4 +286,7 @@ function installSides(binding) {
   }
 }
 
-module.exports = { installSides }
+/** The side of `registry`. */
+const sideOf = (registry) => registry[SIDE]
+
+module.exports = { installSides, sideOf }

@@ -8,7 +8,7 @@
 // (scripts/windows/smoke.cjs), which requires the addon file itself, does the same.
 'use strict'
 
-const { installSides } = require('./side.js')
+const { installSides, sideOf } = require('./side.js')
 
 /** The most bytes `readTaskOutputTail` reads (its `maxBytes` ceiling, core `MAX_TASK_OUTPUT_TAIL_BYTES`). */
 const OUTPUT_TAIL_BYTES = 65536
@@ -33,8 +33,9 @@ function deferred() {
 
 /**
  * `waitFor(id, options)` of both registries (API.md §6.1) over the native `__waitFor`, which
- * checks the arguments, evaluates the conditions and settles the wait once, and `__abortWait`.
- * While the wait is pending a timer keeps Node alive and an abort of `options.signal` ends it.
+ * checks the arguments, evaluates the conditions and settles the wait once (through the
+ * registry's side, which keeps `settle` under the wait's id), and `__abortWait`. While the wait
+ * is pending a timer keeps Node alive and an abort of `options.signal` ends it.
  */
 function waitFor(id, options) {
   const { promise, resolve } = deferred()
@@ -54,10 +55,14 @@ function waitFor(id, options) {
       // A caller's signal that throws here keeps a listener that aborts a settled wait (a no-op).
     }
   }
+  let side
   let wait
   try {
-    wait = this.__waitFor(id, options, settle)
+    side = sideOf(this)
+    wait = side.beginWait(settle)
+    this.__waitFor(id, options, wait)
   } catch (error) {
+    if (wait !== undefined) side.dropWait(wait)
     clearInterval(keepAlive)
     throw error
   }

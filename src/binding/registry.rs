@@ -1,14 +1,15 @@
 //! What `MonitorRegistry` and `BackgroundShellRegistry` do the same way, written once: the
 //! JavaScript methods of `registry_surface!`, the native side of `waitFor` (API.md §6.1;
 //! `lib/surface.js` makes its promise), an entry's `ports` and `usage` getters, unref'd timers,
-//! and `end` objects. Pending waits are `wait::JsWaits`, for both; entry objects, their
-//! controllers and timers, and the callbacks are each registry's side (`side.rs`).
+//! and `end` objects. Entry objects, their controllers and timers, the callbacks and the
+//! functions that settle pending waits are each registry's side (`side.rs`).
 
 use napi::bindgen_prelude::*;
 
 use super::js::{call_method_guarded, release, set_opt};
+use super::side::Side;
 use super::terminal::TerminalSurface;
-use super::wait::{parse_wait_options, settle_with, signal_aborted, JsWaits};
+use super::wait::{parse_wait_options, result_object, signal_aborted};
 use crate::core::end::TaskEnd;
 use crate::core::task::TaskStatus;
 use crate::core::wait::{WaitOutcome, WaitReason, WaitSpec};
@@ -141,28 +142,36 @@ pub(crate) trait RegistrySurface: TerminalSurface {
   fn register_object(&self, env: &Env, object: &Object) -> Result<()>;
   /// The status of `id` and whether it has settled; `None` when it is not registered.
   fn wait_target(&self, id: &str) -> Option<(TaskStatus, bool)>;
-  /// The registry's pending `waitFor` promises.
-  fn js_waits(&self) -> &JsWaits;
+  /// The registry's JavaScript side (which settles its `waitFor` promises).
+  fn side(&self) -> &Side;
   /// Ends wait `wait` on `id` as `aborted` (its signal fired).
   fn abort_wait(&self, env: &Env, id: &str, wait: u64);
-  /// Hands a pending wait to the registry, which ends it.
+  /// Hands pending wait `wait` (the side's id) to the registry, which ends it.
   fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()>;
   /// `restart(id)` (API.md §6.8): what this kind returns for the new run.
   fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>>;
 }
 
-/// The native side of `waitFor(id, options)` (API.md §6.1) of either registry: checks the
-/// arguments; settles at once through `settle` when the signal has fired (`aborted`) or the task
-/// has settled (`exit`); otherwise hands a new wait to the registry and returns its id, which
-/// an abort of the signal passes to `__abortWait` ([`RegistrySurface::abort_wait`]).
+/// Settles pending wait `wait` of `side` with `outcome`.
+pub(crate) fn resolve_wait(env: &Env, side: &Side, wait: u64, outcome: &WaitOutcome) {
+  match result_object(env, outcome) {
+    Ok(result) => side.resolve_wait(env, wait, result),
+    Err(error) => tracing::warn!(%error, "taskstream: could not make a WaitResult"),
+  }
+}
+
+/// The native side of `waitFor(id, options)` (API.md §6.1) of either registry, for the pending
+/// wait `wait` the layer began on the registry's side: checks the arguments; settles it at once
+/// when the signal has fired (`aborted`) or the task has settled (`exit`); otherwise hands it to
+/// the registry (an abort of the signal reaches `__abortWait`, [`RegistrySurface::abort_wait`]).
 pub(crate) fn surface_wait_for<T: RegistrySurface>(
   env: &Env,
   surface: &T,
   id: &Unknown,
   field: &str,
   options: &Unknown,
-  settle: &Unknown,
-) -> Result<Option<u64>> {
+  wait: u64,
+) -> Result<()> {
   let id = super::args::string(env, id, field)?;
   let options = parse_wait_options(env, options)?;
   let Some((status, settled)) = surface.wait_target(&id) else {
@@ -185,12 +194,10 @@ pub(crate) fn surface_wait_for<T: RegistrySurface>(
       status,
       elapsed_ms: 0.0,
     };
-    settle_with(env, unsafe { settle.cast::<Object>() }?, &outcome);
-    return Ok(None);
+    resolve_wait(env, surface.side(), wait, &outcome);
+    return Ok(());
   }
-  let wait = surface.js_waits().begin(settle)?;
-  surface.add_wait(env, &id, wait, options.spec)?;
-  Ok(Some(wait))
+  surface.add_wait(env, &id, wait, options.spec)
 }
 
 /// The entry objects of `ids` (those still held), as an array.
@@ -227,30 +234,16 @@ pub(crate) fn surface_get(
 /// The JavaScript methods both registries have, written once: `register`,
 /// `waitFor`, `get`, `getAll`, `restart`, and `recover`
 /// (through `persist::recover`, `$class` implementing `persist::Recovering`). `$class` implements
-/// [`RegistrySurface`]; the strings are its id argument's name and the types
-/// `index.d.ts` gives each method.
+/// [`RegistrySurface`]; the strings name its id argument in errors (`waitFor`'s and `restart`'s,
+/// then `get`'s). `header.d.ts` declares the methods.
 macro_rules! registry_surface {
-  (
-    $class:ident,
-    register_args = $register_args:tt,
-    register_return = $register_return:tt,
-    wait_id = $wait_id:tt,
-    id = $id:tt,
-    get_args = $get_args:tt,
-    get_return = $get_return:tt,
-    all_return = $all_return:tt,
-    restart_args = $restart_args:tt,
-    restart_return = $restart_return:tt,
-    restart_doc = [$($restart_doc:literal),+ $(,)?],
-    recover_doc = [$($recover_doc:literal),+ $(,)?],
-    recover_return = $recover_return:tt $(,)?
-  ) => {
+  ($class:ident, wait_id = $wait_id:tt, id = $id:tt $(,)?) => {
     #[napi]
     impl $class {
       /// Registers a task fed from JavaScript and returns the very object
       /// given, filled in (API.md §3, §4). A duplicate id throws and changes
       /// nothing.
-      #[napi(catch_unwind, ts_args_type = $register_args, ts_return_type = $register_return)]
+      #[napi(catch_unwind, skip_typescript)]
       pub fn register(&self, env: Env, registration: Unknown) -> Result<Unknown<'static>> {
         let object = $crate::binding::args::object(&env, &registration, "registration")?;
         $crate::binding::registry::RegistrySurface::register_object(self, &env, &object)?;
@@ -259,9 +252,15 @@ macro_rules! registry_surface {
 
       /// `waitFor`'s native side (`lib/surface.js` makes the promise; `header.d.ts` declares it).
       #[napi(catch_unwind, js_name = "__waitFor", skip_typescript)]
-      pub fn wait_for(&self, env: Env, id: Unknown, options: Unknown, settle: Unknown) -> Result<Option<f64>> {
-        let wait = $crate::binding::registry::surface_wait_for(&env, self, &id, $wait_id, &options, &settle)?;
-        Ok(wait.map(|wait| wait as f64))
+      pub fn wait_for(&self, env: Env, id: Unknown, options: Unknown, wait: f64) -> Result<()> {
+        $crate::binding::registry::surface_wait_for(
+          &env,
+          self,
+          &id,
+          $wait_id,
+          &options,
+          wait as u64,
+        )
       }
 
       /// An abort of pending wait `wait`'s signal (from `lib/surface.js`).
@@ -271,27 +270,27 @@ macro_rules! registry_surface {
       }
 
       /// The entry object (the same one each time, kept up to date), or `undefined`.
-      #[napi(catch_unwind, ts_args_type = $get_args, ts_return_type = $get_return)]
+      #[napi(catch_unwind, skip_typescript)]
       pub fn get(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
         $crate::binding::registry::surface_get(&env, self, &id, $id)
       }
 
       /// Every entry, in insertion order.
-      #[napi(catch_unwind, ts_return_type = $all_return)]
+      #[napi(catch_unwind, skip_typescript)]
       pub fn get_all(&self, env: Env) -> Result<Unknown<'static>> {
         let ids = $crate::binding::registry::RegistrySurface::entry_ids(self);
         $crate::binding::registry::entries_array(&env, self, ids)
       }
 
-      $(#[doc = $restart_doc])+
-      #[napi(catch_unwind, ts_args_type = $restart_args, ts_return_type = $restart_return)]
+      /// `restart(id)` (API.md §6.8): the id checked and handed to the kind's `restart_task`.
+      #[napi(catch_unwind, skip_typescript)]
       pub fn restart(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
         let id = $crate::binding::args::string(&env, &id, $wait_id)?;
         $crate::binding::registry::RegistrySurface::restart_task(self, &env, id)
       }
 
-      $(#[doc = $recover_doc])+
-      #[napi(catch_unwind, ts_args_type = "options: RecoverOptions", ts_return_type = $recover_return)]
+      /// `recover(options)` (docs/persistence.md), through `persist::recover`.
+      #[napi(catch_unwind, skip_typescript)]
       pub fn recover(&self, env: Env, options: Unknown) -> Result<Unknown<'static>> {
         $crate::binding::persist::recover(&env, self, &options)
       }

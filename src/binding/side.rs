@@ -1,6 +1,6 @@
 //! A registry's JavaScript side (`lib/side.js`, ARCHITECTURE.md "The JavaScript layer"): each
 //! entry's object and `AbortController`, a fed monitor's idle timer, a `keepAlive` monitor's
-//! timer, and the callbacks. The registries' hubs decide every effect; a registry carries each
+//! timer, the callbacks, and the functions that settle pending waits. The registries' hubs decide every effect; a registry carries each
 //! one out by calling its side with plain data, in order. Every call is guarded: a failure is
 //! logged and the transition goes on.
 
@@ -148,6 +148,17 @@ impl Side {
   /// Arms (again) a fed monitor's idle timer.
   pub(crate) fn arm_idle(&self, env: &Env, id: &str, ms: u64) {
     self.call(env, "armIdle", FnArgs::from((id, ms as f64)));
+  }
+
+  /// Settles pending wait `wait` with its `WaitResult` (once: later calls do nothing).
+  pub(crate) fn resolve_wait(&self, env: &Env, wait: u64, result: Object) {
+    self.call(env, "resolveWait", FnArgs::from((wait as f64, result)));
+  }
+
+  /// Whether a `waitFor` of the registry is pending.
+  pub(crate) fn has_waits(&self, env: &Env) -> bool {
+    let value = self.call(env, "hasWaits", ());
+    value.is_some_and(|v| unsafe { v.cast::<bool>() }.unwrap_or(false))
   }
 
   /// A monitor registry's reset: the per-agent callbacks go.

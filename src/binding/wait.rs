@@ -1,16 +1,13 @@
-//! `waitFor` on both registries (API.md §6.1), the native side: option checking, each pending
-//! wait's `settle` function, and the `WaitResult` object. The promise, the timer that keeps Node
-//! alive while it is pending and the listener on its `AbortSignal` are the JavaScript layer's
-//! (`lib/surface.js`). The conditions themselves are evaluated in Rust (`core::wait`), on the
+//! `waitFor` on both registries (API.md §6.1), the native side: option checking and the
+//! `WaitResult` object. The promise, the function that settles it (kept by the registry's side,
+//! `lib/side.js`, under the wait's id), the timer that keeps Node alive while it is pending and
+//! the listener on its `AbortSignal` are the JavaScript layer's (`lib/surface.js`). The conditions themselves are evaluated in Rust (`core::wait`), on the
 //! reader side; this module only settles waits on the JavaScript thread.
-
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 
 use napi::bindgen_prelude::*;
 
 use super::args;
-use super::js::{self, persist, release, Persistent};
+use super::js;
 use crate::core::process::PORTS_SUPPORTED;
 use crate::core::wait::{PortWanted, WaitOutcome, WaitSpec, MAX_WAIT_MS};
 
@@ -99,73 +96,8 @@ pub(crate) fn signal_aborted(signal: &Object) -> bool {
     .unwrap_or(false)
 }
 
-/// One pending wait's JavaScript side.
-struct JsWait {
-  /// When `waitFor` was called (monotonic ms).
-  started_ms: i64,
-  /// The layer's function that settles the wait's promise with a `WaitResult`.
-  settle: Persistent,
-}
-
-/// The pending waits of one registry, by wait id.
-#[derive(Default)]
-pub(crate) struct JsWaits {
-  next_id: Cell<u64>,
-  pending: RefCell<HashMap<u64, JsWait>>,
-}
-
-impl JsWaits {
-  pub(crate) fn has_pending(&self) -> bool {
-    !self.pending.borrow().is_empty()
-  }
-
-  /// A new pending wait settled through `settle`; its id.
-  pub(crate) fn begin(&self, settle: &Unknown) -> Result<u64> {
-    let id = self.next_id.get() + 1;
-    self.next_id.set(id);
-    let wait = JsWait {
-      started_ms: js::mono_ms(),
-      settle: persist(settle)?,
-    };
-    self.pending.borrow_mut().insert(id, wait);
-    Ok(id)
-  }
-
-  /// [`Self::resolve`] with `elapsedMs` measured here, from the call.
-  pub(crate) fn resolve_timed(&self, env: &Env, id: u64, outcome: &WaitOutcome) {
-    let Some(started_ms) = self.pending.borrow().get(&id).map(|w| w.started_ms) else {
-      return;
-    };
-    let outcome = WaitOutcome {
-      elapsed_ms: (js::mono_ms() - started_ms).max(0) as f64,
-      ..outcome.clone()
-    };
-    self.resolve(env, id, &outcome);
-  }
-
-  /// Settles wait `id` with `outcome` (once; later calls do nothing).
-  pub(crate) fn resolve(&self, env: &Env, id: u64, outcome: &WaitOutcome) {
-    let Some(wait) = self.pending.borrow_mut().remove(&id) else {
-      return;
-    };
-    match wait.settle.get_value(env) {
-      Ok(settle) => settle_with(env, settle, outcome),
-      Err(error) => tracing::warn!(%error, "taskstream: could not settle a waitFor promise"),
-    }
-    release(env, wait.settle);
-  }
-}
-
-/// Calls a wait's `settle` with the `WaitResult` of `outcome`.
-pub(crate) fn settle_with(env: &Env, settle: Object, outcome: &WaitOutcome) {
-  match result_object(env, outcome) {
-    Ok(result) => js::call_value(env, settle, "waitFor", result),
-    Err(error) => tracing::warn!(%error, "taskstream: could not make a WaitResult"),
-  }
-}
-
 /// `WaitResult`.
-fn result_object<'a>(env: &'a Env, outcome: &WaitOutcome) -> Result<Object<'a>> {
+pub(crate) fn result_object<'a>(env: &'a Env, outcome: &WaitOutcome) -> Result<Object<'a>> {
   let mut result = Object::new(env)?;
   result.set_named_property("reason", outcome.reason.as_str())?;
   js::set_opt(&mut result, "line", outcome.line.as_deref())?;

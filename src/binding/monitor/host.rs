@@ -6,7 +6,7 @@ use napi::bindgen_prelude::*;
 
 use super::js_side::JsSide;
 use crate::binding::js::set_opt;
-use crate::binding::registry::{caller_pid, end_object};
+use crate::binding::registry::{caller_pid, end_object, resolve_wait};
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::{AbortKind, EntryMode, MonitorEntry, Notification, Route};
 use crate::core::wait::WaitOutcome;
@@ -87,7 +87,7 @@ impl MonitorHost for HostWithHub<'_> {
 
   fn wait_resolved(&mut self, id: &str, wait: u64, outcome: WaitOutcome) {
     self.synced(id);
-    self.js.waits.resolve(self.env, wait, &outcome);
+    resolve_wait(self.env, &self.js.side, wait, &outcome);
   }
 
   fn before_terminal(&mut self, hub: &MonitorHub, id: &str) {

@@ -1,6 +1,5 @@
 //! The monitor registry's JavaScript-thread state: its side (`lib/side.js`: entry objects,
-//! timers, callbacks), the pending waits' promises, what `restart()` keeps, and the registry's
-//! anchor. No borrow is held across a call into JavaScript.
+//! timers, callbacks, pending waits), what `restart()` keeps, and the registry's anchor. No borrow is held across a call into JavaScript.
 
 use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
@@ -10,7 +9,6 @@ use napi::bindgen_prelude::*;
 use crate::binding::anchor::Anchor;
 use crate::binding::monitor_options::StartOptions;
 use crate::binding::side::Side;
-use crate::binding::wait::JsWaits;
 use crate::core::monitor::hub::MonitorHub;
 use crate::core::restart::{RestartBook, MONITOR};
 
@@ -19,7 +17,6 @@ pub(crate) struct JsSide {
   pub(crate) side: Side,
   /// The options of each entry `start()` began (not persisted), for `restart()` (API.md §6.8).
   pub(crate) restarts: RefCell<RestartBook<Rc<StartOptions>, (), ()>>,
-  pub(super) waits: JsWaits,
   /// Keeps the registry's object reachable while it has work (set once, by the constructor).
   pub(super) anchor: OnceCell<Anchor>,
 }
@@ -29,7 +26,6 @@ impl JsSide {
     Self {
       side,
       restarts: RefCell::new(RestartBook::new(MONITOR)),
-      waits: JsWaits::default(),
       anchor: OnceCell::new(),
     }
   }
@@ -40,7 +36,7 @@ impl JsSide {
     let Some(anchor) = self.anchor.get() else {
       return;
     };
-    let busy = self.waits.has_pending() || hub.has_pending() || hub.registry().running_count() > 0;
+    let busy = hub.has_pending() || hub.registry().running_count() > 0 || self.side.has_waits(env);
     anchor.hold(env, busy);
   }
 }

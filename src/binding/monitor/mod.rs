@@ -18,9 +18,8 @@ use napi_derive::napi;
 use super::anchor::Anchor;
 use super::args::{self, Bag};
 use super::js::{self, RealClock};
-use super::registry::{entries_array, registry_surface, RegistrySurface};
+use super::registry::{entries_array, registry_surface, resolve_wait, RegistrySurface};
 use super::side::Side;
-use super::wait::JsWaits;
 use crate::core::end::EndVia;
 use crate::core::monitor::hub::{MonitorHost, MonitorHub};
 use crate::core::monitor::throttle::ThrottleConfig;
@@ -116,8 +115,8 @@ impl RegistrySurface for MonitorRegistry {
     self.hub.registry().get(id).map(|e| (e.status, false))
   }
 
-  fn js_waits(&self) -> &JsWaits {
-    &self.js.waits
+  fn side(&self) -> &Side {
+    &self.js.side
   }
 
   fn abort_wait(&self, env: &Env, id: &str, wait: u64) {
@@ -134,7 +133,7 @@ impl RegistrySurface for MonitorRegistry {
   fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()> {
     match self.hub.add_wait(id, wait, spec, js::mono_ms()) {
       Ok(None) => {}
-      Ok(Some(outcome)) => self.js.waits.resolve(env, wait, &outcome),
+      Ok(Some(outcome)) => resolve_wait(env, &self.js.side, wait, &outcome),
       Err(_) => {
         let outcome = WaitOutcome {
           reason: WaitReason::Exit,
@@ -143,7 +142,7 @@ impl RegistrySurface for MonitorRegistry {
           status: TaskStatus::Cancelled,
           elapsed_ms: 0.0,
         };
-        self.js.waits.resolve(env, wait, &outcome);
+        resolve_wait(env, &self.js.side, wait, &outcome);
       }
     }
     self.js.hold_while_busy(env, &self.hub);
@@ -372,35 +371,7 @@ impl MonitorRegistry {
   }
 }
 
-registry_surface!(
-  MonitorRegistry,
-  register_args = "registration: MonitorRegistration",
-  register_return = "MonitorTask",
-  wait_id = "monitorId",
-  id = "monitorId",
-  get_args = "monitorId: string",
-  get_return = "MonitorTask | undefined",
-  all_return = "MonitorTask[]",
-  restart_args = "monitorId: string",
-  restart_return = "MonitorTask",
-  restart_doc = [
-    " Restarts a monitor `start()` began (API.md §6.8): a running one is stopped as a cancel",
-    " stops it (its terminal notification says `cancelled`, with `end.reason: 'restarted'`), then",
-    " a new run of the same command and options starts under the same id, its counters going on",
-    " from the old run's. Returns the new entry. An id that is unknown, was `register()`ed from",
-    " JavaScript, or is persisted is an `Error` saying so, and nothing changes.",
-  ],
-  recover_doc = [
-    " Takes over the persisted monitors in `stateDir` (docs/persistence.md):",
-    " running ones are adopted (re-registered with their id, command, start",
-    " time and pid, followed from where the last host stopped; the lines",
-    " missed meanwhile arrive as one digest notification), ended ones are",
-    " settled with their recorded end (one terminal notification) and",
-    " forgotten, and those whose keeper is gone or is not the recorded process",
-    " are `lost` (never signalled). `busy` lists ids another live host owns.",
-  ],
-  recover_return = "{ adopted: MonitorTask[]; settled: MonitorTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }",
-);
+registry_surface!(MonitorRegistry, wait_id = "monitorId", id = "monitorId");
 
 fn parse_throttle(env: &Env, value: &Unknown) -> Result<Option<ThrottleConfig>> {
   match value.get_type()? {

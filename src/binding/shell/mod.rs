@@ -15,10 +15,9 @@ use napi_derive::napi;
 use super::args;
 use super::js::{self, set_opt};
 use super::registry::{
-  caller_pid, end_object, registry_surface, set_unref_timeout, RegistrySurface,
+  caller_pid, end_object, registry_surface, resolve_wait, set_unref_timeout, RegistrySurface,
 };
 use super::side::Side;
-use super::wait::JsWaits;
 use crate::core::end::TaskEnd;
 use crate::core::shell::{
   shell_settled_notification, ShellEffect, ShellEntry, ShellHub, ShellNotification, ShellOutgoing,
@@ -32,8 +31,6 @@ use crate::core::wait::{WaitOutcome, WaitSpec};
 pub(crate) struct ShellInner {
   pub(crate) hub: RefCell<ShellHub>,
   side: Side,
-  /// `waitFor` promises.
-  waits: JsWaits,
   /// What `restart()` needs, by shell id, until the entry leaves.
   pub(crate) restarts: Restarts,
 }
@@ -44,7 +41,6 @@ impl ShellInner {
     Self {
       hub: RefCell::new(ShellHub::new(registry)),
       side,
-      waits: JsWaits::default(),
       restarts: Restarts::default(),
     }
   }
@@ -66,7 +62,7 @@ impl ShellInner {
   /// Resolves wait `wait` of shell `id` (once), with the outcome's own `elapsedMs`.
   pub(crate) fn resolve_wait(&self, env: &Env, id: &str, wait: u64, outcome: &WaitOutcome) {
     self.hub.borrow_mut().forget_wait(id, wait);
-    self.waits.resolve(env, wait, outcome);
+    resolve_wait(env, &self.side, wait, outcome);
   }
 
   /// The run of shell `id` settled: its waits end with `status`.
@@ -157,8 +153,7 @@ impl ShellInner {
         }
         ShellOutgoing::Notify(id) => self.notify(env, &id),
         ShellOutgoing::Abort(id) => self.side.abort(env, &id, self.fields(env, &id)),
-        // Each wait's own elapsed time is not kept here: it is measured from the call.
-        ShellOutgoing::ResolveWait(wait, outcome) => self.waits.resolve_timed(env, wait, &outcome),
+        ShellOutgoing::ResolveWait(wait, outcome) => resolve_wait(env, &self.side, wait, &outcome),
         ShellOutgoing::Forget(ids) => self.forget(env, &ids),
       }
     }
@@ -291,13 +286,15 @@ impl RegistrySurface for BackgroundShellRegistry {
     self.inner.entry(id).map(|e| (e.status, !e.is_running()))
   }
 
-  fn js_waits(&self) -> &JsWaits {
-    &self.inner.waits
+  fn side(&self) -> &Side {
+    &self.inner.side
   }
 
   fn abort_wait(&self, env: &Env, id: &str, wait: u64) {
     let outcome = self.inner.hub.borrow_mut().abort_wait(id, wait);
-    self.inner.waits.resolve_timed(env, wait, &outcome);
+    if let Some(outcome) = outcome {
+      resolve_wait(env, &self.inner.side, wait, &outcome);
+    }
   }
 
   fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>> {
@@ -311,15 +308,10 @@ impl RegistrySurface for BackgroundShellRegistry {
     if let WaitPlan::Timer(ms, reason) = plan {
       let (inner, id) = (Rc::clone(inner), id.to_owned());
       set_unref_timeout(env, "taskstreamWaitTimer", ms, move |env| {
-        let outcome = WaitOutcome {
-          reason,
-          line: None,
-          port: None,
-          status: ShellStatus::Running,
-          elapsed_ms: 0.0,
-        };
-        inner.hub.borrow_mut().forget_wait(&id, wait);
-        inner.waits.resolve_timed(env, wait, &outcome);
+        let outcome = inner.hub.borrow_mut().wait_timer_fired(&id, wait, reason);
+        if let Some(outcome) = outcome {
+          resolve_wait(env, &inner.side, wait, &outcome);
+        }
       })?;
     }
     Ok(())
@@ -450,36 +442,7 @@ impl BackgroundShellRegistry {
   }
 }
 
-registry_surface!(
-  BackgroundShellRegistry,
-  register_args = "registration: ShellTaskRegistration",
-  register_return = "ShellTask",
-  wait_id = "shellId",
-  id = "id",
-  get_args = "id: string",
-  get_return = "ShellTask | undefined",
-  all_return = "ShellTask[]",
-  restart_args = "shellId: string",
-  restart_return = "Promise<BackgroundShellHandle>",
-  restart_doc = [
-    " Restarts a shell `executeBackground()` started (API.md §6.8): a running one is stopped as",
-    " a cancel stops it (its notification says `cancelled`, with `end.reason: 'restarted'`);",
-    " once it settled, the same command runs again with the same options under the same id, its",
-    " output file continued after a marker line and its counters going on. Resolves with the new",
-    " run's handle. An id that is unknown, was `register()`ed from JavaScript, or is persisted is",
-    " an `Error` saying so, and nothing changes.",
-  ],
-  recover_doc = [
-    " Takes over the persisted shells in `stateDir` (docs/persistence.md):",
-    " running ones are adopted (re-registered with their id, command, start",
-    " time and pid; waits and `settleMs` follow the output file from now",
-    " on, and `cancel()` asks their keeper), ended ones are settled with",
-    " their recorded end (one terminal notification) and forgotten, and",
-    " those whose keeper is gone or is not the recorded process are `lost`",
-    " (never signalled). `busy` lists ids another live host owns.",
-  ],
-  recover_return = "{ adopted: ShellTask[]; settled: ShellTask[]; lost: RecoverLost[]; corrupt: RecoverCorrupt[]; busy: string[] }",
-);
+registry_surface!(BackgroundShellRegistry, wait_id = "shellId", id = "id");
 
 pub(crate) mod restarts;
 mod terminal;

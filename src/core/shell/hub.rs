@@ -19,6 +19,7 @@ use std::sync::Arc;
 use super::entry::{ShellEntry, ShellStatus};
 use super::registry::{ShellEffect, ShellRegistry};
 use super::runner::ShellRun;
+use crate::clock::{Clock, SharedClock};
 use crate::terminal::{InputError, ScreenSnapshot, TerminalInput, TerminalRefusal, TerminalTasks};
 use crate::wait::{WaitOutcome, WaitReason, WaitSpec};
 
@@ -34,7 +35,7 @@ pub enum ShellOutgoing {
   Notify(String),
   /// [`ShellEffect::Abort`].
   Abort(String),
-  /// Resolve this wait with this outcome, its `elapsedMs` measured by the host from the call.
+  /// Resolve this wait with this outcome (its `elapsedMs` measured from the `waitFor` call).
   ResolveWait(u64, WaitOutcome),
   /// These entries left: the host lets their objects go (after every other item).
   Forget(Vec<String>),
@@ -57,19 +58,36 @@ pub struct ShellHub {
   registry: ShellRegistry,
   /// The runs `executeBackground` started, by shell id, until they settle.
   runs: HashMap<String, Arc<ShellRun>>,
-  /// Pending `waitFor` ids, by shell id.
-  waits: HashMap<String, Vec<u64>>,
+  /// Pending `waitFor` ids, by shell id, each with its start on [`Self::clock`] (monotonic ms).
+  waits: HashMap<String, Vec<(u64, i64)>>,
   /// The last screen of terminal shells that ended, until their entry leaves.
   last_screens: HashMap<String, ScreenSnapshot>,
+  /// What a wait's `elapsedMs` is measured on.
+  clock: SharedClock,
 }
 
 impl ShellHub {
   pub fn new(registry: ShellRegistry) -> Self {
+    Self::with_clock(registry, SharedClock::default())
+  }
+
+  /// A hub whose waits are timed on `clock` (a test's `ManualClock`).
+  pub fn with_clock(registry: ShellRegistry, clock: SharedClock) -> Self {
     Self {
       registry,
       runs: HashMap::new(),
       waits: HashMap::new(),
       last_screens: HashMap::new(),
+      clock,
+    }
+  }
+
+  /// `outcome` of a wait begun at `started`, its `elapsedMs` measured now.
+  fn timed(&self, started: i64, outcome: WaitOutcome) -> WaitOutcome {
+    let elapsed_ms = (self.clock.mono_ms() - started).max(0) as f64;
+    WaitOutcome {
+      elapsed_ms,
+      ..outcome
     }
   }
 
@@ -148,13 +166,18 @@ impl ShellHub {
     };
     waits
       .into_iter()
-      .map(|wait| ShellOutgoing::ResolveWait(wait, outcome.clone()))
+      .map(|(wait, started)| ShellOutgoing::ResolveWait(wait, self.timed(started, outcome.clone())))
       .collect()
   }
 
   /// `waitFor` on a running shell: the wait is pending until the plan's end or the settle.
   pub fn add_wait(&mut self, id: &str, wait: u64, spec: WaitSpec) -> WaitPlan {
-    self.waits.entry(id.to_owned()).or_default().push(wait);
+    let started = self.clock.mono_ms();
+    self
+      .waits
+      .entry(id.to_owned())
+      .or_default()
+      .push((wait, started));
     if let Some(run) = self.runs.get(id) {
       run.add_wait(wait, spec);
       return WaitPlan::OnRun;
@@ -167,32 +190,54 @@ impl ShellHub {
     }
   }
 
-  /// A wait ended (its outcome is the host's to deliver): it is no longer pending.
-  pub fn forget_wait(&mut self, id: &str, wait: u64) {
-    if let Some(waits) = self.waits.get_mut(id) {
-      waits.retain(|w| *w != wait);
-    }
+  /// A wait ended (its outcome is the host's to deliver): it is no longer pending. When it
+  /// was, its start.
+  pub fn forget_wait(&mut self, id: &str, wait: u64) -> Option<i64> {
+    let waits = self.waits.get_mut(id)?;
+    let at = waits.iter().position(|(w, _)| *w == wait)?;
+    Some(waits.remove(at).1)
   }
 
-  /// A wait's signal fired: its `aborted` outcome (the run's, when it judged the wait).
-  pub fn abort_wait(&mut self, id: &str, wait: u64) -> WaitOutcome {
-    self.forget_wait(id, wait);
-    self
-      .runs
-      .get(id)
-      .and_then(|run| run.abort_wait(wait))
-      .unwrap_or(WaitOutcome {
-        reason: WaitReason::Aborted,
-        line: None,
-        port: None,
-        status: ShellStatus::Running,
-        elapsed_ms: 0.0,
-      })
+  /// A wait's signal fired: its `aborted` outcome (the run's, when it judged the wait), or
+  /// `None` when it had ended already.
+  pub fn abort_wait(&mut self, id: &str, wait: u64) -> Option<WaitOutcome> {
+    let started = self.forget_wait(id, wait)?;
+    let outcome = self.runs.get(id).and_then(|run| run.abort_wait(wait));
+    let outcome = outcome.unwrap_or(WaitOutcome {
+      reason: WaitReason::Aborted,
+      line: None,
+      port: None,
+      status: ShellStatus::Running,
+      elapsed_ms: 0.0,
+    });
+    Some(self.timed(started, outcome))
+  }
+
+  /// The timer of a [`WaitPlan::Timer`] fired: the wait's outcome with `reason`, or `None` when
+  /// it had ended already (the settle won the race).
+  pub fn wait_timer_fired(
+    &mut self,
+    id: &str,
+    wait: u64,
+    reason: WaitReason,
+  ) -> Option<WaitOutcome> {
+    let started = self.forget_wait(id, wait)?;
+    let outcome = WaitOutcome {
+      reason,
+      line: None,
+      port: None,
+      status: ShellStatus::Running,
+      elapsed_ms: 0.0,
+    };
+    Some(self.timed(started, outcome))
   }
 
   /// Whether the wait is still pending (its timer may have lost the race with the settle).
   pub fn is_waiting(&self, id: &str, wait: u64) -> bool {
-    self.waits.get(id).is_some_and(|w| w.contains(&wait))
+    self
+      .waits
+      .get(id)
+      .is_some_and(|w| w.iter().any(|(w, _)| *w == wait))
   }
 
   /// Links a started run to its entry. A run whose entry already settled (a callback stopped

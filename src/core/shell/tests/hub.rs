@@ -2,6 +2,9 @@
 //! rules that tie them (API.md §4, §6.1, §6.5). Runs are real processes.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::clock::{ManualClock, SharedClock};
 
 use crate::shell::hub::{ShellHub, ShellOutgoing, WaitPlan};
 use crate::shell::test_support::TempDir;
@@ -10,7 +13,13 @@ use crate::terminal::{InputError, TerminalInput, TerminalRefusal, TerminalTasks}
 use crate::wait::{WaitOutcome, WaitReason, WaitSpec};
 
 fn hub_with(dir: &TempDir, ids: &[&str]) -> ShellHub {
-  let mut hub = ShellHub::new(ShellRegistry::new(MAX_RETAINED_TERMINAL_SHELLS, 4242));
+  hub_on(dir, ids, ManualClock::new(1_000_000))
+}
+
+/// A hub whose waits are timed on `clock`.
+fn hub_on(dir: &TempDir, ids: &[&str], clock: Arc<ManualClock>) -> ShellHub {
+  let registry = ShellRegistry::new(MAX_RETAINED_TERMINAL_SHELLS, 4242);
+  let mut hub = ShellHub::with_clock(registry, SharedClock::new(clock));
   for id in ids {
     let reg = ShellRegistration {
       shell_id: (*id).to_owned(),
@@ -130,7 +139,7 @@ fn an_aborted_wait_without_a_run_says_aborted_running() {
   let dir = TempDir::new("hub-abort");
   let mut hub = hub_with(&dir, &["a"]);
   hub.add_wait("a", 7, spec(None, None));
-  let outcome = hub.abort_wait("a", 7);
+  let outcome = hub.abort_wait("a", 7).expect("pending");
   assert_eq!(outcome.reason, WaitReason::Aborted);
   assert_eq!(outcome.status, ShellStatus::Running);
   assert!(!hub.is_waiting("a", 7));
@@ -139,6 +148,46 @@ fn an_aborted_wait_without_a_run_says_aborted_running() {
     .outgoing(effects)
     .iter()
     .any(|o| matches!(o, ShellOutgoing::ResolveWait(..))));
+}
+
+#[test]
+fn each_wait_is_timed_from_its_start_on_the_hubs_clock() {
+  let dir = TempDir::new("hub-clock");
+  let clock = ManualClock::new(1_000_000);
+  let mut hub = hub_on(&dir, &["a"], Arc::clone(&clock));
+  hub.add_wait("a", 1, spec(None, None));
+  clock.advance(100);
+  hub.add_wait("a", 2, spec(Some(300), None));
+  hub.add_wait("a", 3, spec(None, None));
+  hub.add_wait("a", 4, spec(None, None));
+  clock.advance(300);
+  // The timer of wait 2 fired: 300 ms after its start; a second firing finds it ended.
+  let timed_out = hub
+    .wait_timer_fired("a", 2, WaitReason::Quiet)
+    .expect("pending");
+  assert_eq!(
+    (timed_out.reason, timed_out.elapsed_ms),
+    (WaitReason::Quiet, 300.0)
+  );
+  assert_eq!(hub.wait_timer_fired("a", 2, WaitReason::Quiet), None);
+  clock.advance(50);
+  let aborted = hub.abort_wait("a", 3).expect("pending");
+  assert_eq!(
+    (aborted.reason, aborted.elapsed_ms),
+    (WaitReason::Aborted, 350.0)
+  );
+  assert_eq!(hub.abort_wait("a", 3), None);
+  clock.advance(50);
+  let effects = hub.registry_mut().complete("a", 0, 2000.0);
+  let elapsed: Vec<(u64, f64)> = hub
+    .outgoing(effects)
+    .into_iter()
+    .filter_map(|o| match o {
+      ShellOutgoing::ResolveWait(wait, outcome) => Some((wait, outcome.elapsed_ms)),
+      _ => None,
+    })
+    .collect();
+  assert_eq!(elapsed, [(1, 500.0), (4, 400.0)]);
 }
 
 #[test]
