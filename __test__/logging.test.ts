@@ -9,6 +9,9 @@ const r = new MonitorRegistry()
 r.setNotificationCallback(() => { throw new Error('callback boom') })
 r.register({ monitorId: 'm', command: 'c', description: 'd', abortController: new AbortController() })
 r.emitEvent('m', 'x')
+// An owned entry whose agent has no notification callback: dropped, with the debug line (CONTRACT.md §2.4).
+r.register({ monitorId: 'owned', command: 'c', description: 'd', ownerAgentId: 'agent-7', abortController: new AbortController() })
+r.emitEvent('owned', 'y')
 r.abortAll({ notify: false })
 process.stdout.write('done')
 `
@@ -32,5 +35,6 @@ describe('debug logging', () => {
     expect(result.stdout).toBe('done')
     expect(result.stderr).toContain('a callback threw')
     expect(result.stderr).toContain('callback boom')
+    expect(result.stderr).toContain('Dropping monitor notification for owned: owner agent agent-7 has no notification callback')
   })
 })

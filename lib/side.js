@@ -112,12 +112,14 @@ class RegistrySide {
 
   /**
    * A notification of entry `id`: to the global callback, or with `agent` to that agent's
-   * (dropped when it has none).
+   * (dropped when it has none). Whether there was a callback to call.
    */
   notify(id, fields, agent, displayText, modelText, meta) {
     this.sync(id, fields)
     const cb = agent == null ? this.onNotification : this.agentNotification.get(agent)
-    if (cb !== undefined) this.call('notification', cb, displayText, modelText, meta)
+    if (cb === undefined) return false
+    this.call('notification', cb, displayText, modelText, meta)
+    return true
   }
 
   /** Aborts entry `id`'s controller (its listeners run inside). */

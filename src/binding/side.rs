@@ -111,6 +111,7 @@ impl Side {
   }
 
   /// A notification of entry `id`: to `agent`'s callback, or with `None` to the global one.
+  /// Whether there was a callback to call.
   pub(crate) fn notify(
     &self,
     env: &Env,
@@ -119,9 +120,10 @@ impl Side {
     agent: Option<&str>,
     texts: (&str, &str),
     meta: Object,
-  ) {
+  ) -> bool {
     let args = FnArgs::from((id, fields, agent, texts.0, texts.1, meta));
-    self.call(env, "notify", args);
+    let called = self.call(env, "notify", args);
+    called.is_some_and(|v| unsafe { v.cast::<bool>() }.unwrap_or(false))
   }
 
   /// Aborts entry `id`'s controller.

@@ -69,7 +69,13 @@ impl MonitorHost for HostWithHub<'_> {
       Route::Agent(agent) => Some(agent.as_str()),
     };
     let texts = (n.display_text.as_str(), n.model_text.as_str());
-    (self.js.side).notify(self.env, id, self.fields(id), agent, texts, meta);
+    let called = (self.js.side).notify(self.env, id, self.fields(id), agent, texts, meta);
+    if let (false, Some(agent)) = (called, agent) {
+      // CONTRACT.md §2.4: no fallback to the global callback.
+      tracing::debug!(
+        "Dropping monitor notification for {id}: owner agent {agent} has no notification callback"
+      );
+    }
   }
 
   fn abort(&mut self, id: &str, _kind: AbortKind) {
