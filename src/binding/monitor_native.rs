@@ -13,16 +13,10 @@ use super::monitor::host::{write_native_registration, HostWithHub};
 use super::monitor::js_side::JsSide;
 use super::monitor::MonitorRegistry;
 use super::monitor_options::parse_start_options;
-pub(crate) use super::monitor_options::StartOptions;
 use super::registry;
 use crate::core::end::EndVia;
-use crate::core::guards::normalize_monitor_command;
-use crate::core::launch::{
-  launch, Contained, Kept, LaunchError, LaunchKind, LaunchRequest, Launched, Reading, ShellCommand,
-  TaskOptions, Term,
-};
+use crate::core::launch::{launch, Contained, LaunchError, Launched, MonitorStart, Reading};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
-use crate::core::monitor::persisted::monitor_description;
 use crate::core::monitor::plan_monitor;
 use crate::core::monitor::signal::config::RECOMMENDED;
 use crate::core::monitor::RunCounters;
@@ -58,9 +52,6 @@ pub fn recommended_signal() -> RecommendedSignal {
     digest: r.digest.to_owned(),
   }
 }
-
-/// The raw log of a persisted monitor is capped like a shell's output file.
-const LOG_CAP_BYTES: u64 = 1 << 30;
 
 #[napi]
 impl MonitorRegistry {
@@ -127,7 +118,7 @@ impl MonitorRegistry {
   fn start_native(
     &self,
     env: &Env,
-    opts: StartOptions,
+    opts: MonitorStart,
     id: String,
     counters: RunCounters,
   ) -> Result<Unknown<'static>> {
@@ -138,52 +129,20 @@ impl MonitorRegistry {
           let why = format!("The \"options.monitorId\" property cannot name a persisted task: {e}");
           args::value_error(env, why)
         })?;
-        Some((persist, super::persist::prepare(persist, &id)?))
+        Some(super::persist::prepare(persist, &id)?)
       }
       None => None,
     };
     let (now_wall, now_mono) = (js::wall_ms(), js::mono_ms());
-    let normalized = normalize_monitor_command(&opts.command);
-    let description = monitor_description(opts.description.as_deref(), &normalized.spawn_command);
-    let request = ShellCommand {
-      command: &normalized.spawn_command,
-      cwd: &opts.cwd,
-      env: &opts.env,
-      remove_env: &self.remove_env,
-      term: Term::Monitor,
-      terminal: opts.terminal,
-      limits: opts.limits,
-    };
-    let kept = link.map(|(persist, link)| Kept {
-      persist,
-      link,
-      id: &id,
-      description: &description,
-      start_time: now_wall,
-      max_output_bytes: LOG_CAP_BYTES,
-      options: TaskOptions::Monitor(opts.task_options()),
-    });
-    let launched = launch(LaunchRequest {
-      command: request,
-      kind: LaunchKind::Monitor,
-      kept,
-    })
-    .map(Launched::into_monitor);
+    let command = opts.command_as_run();
+    let request = opts.request(&id, &command, link, &self.remove_env, now_wall);
+    let launched = launch(request).map(Launched::into_monitor);
     if let Some(group) = launched.as_ref().ok().and_then(Contained::group) {
       super::environment_tasks::adopt(group);
     }
-    let mut options = opts.task_options();
-    // A terminal's settle is judged on its screen, by the native monitor.
-    options.settle_ms = opts.settle_ms.filter(|_| opts.terminal.is_none());
     let pid = launched.as_ref().ok().map(Contained::pid);
-    let registration =
-      options.native_registration(&id, &normalized.spawn_command, &description, now_wall, pid);
-    let reading = Reading {
-      throttle: self.throttle,
-      signal: opts.signal,
-      max_events: opts.max_events,
-      screen_settle_ms: opts.settle_ms.filter(|_| opts.terminal.is_some()),
-    };
+    let registration = opts.registration(&id, &command, now_wall, pid);
+    let reading = opts.reading(self.throttle);
     let object = self.register_native(env, registration, now_mono, opts.keep_alive)?;
     self.hub.apply(|r| {
       r.carry_counters(&id, counters);

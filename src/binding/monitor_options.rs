@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 
 use napi::bindgen_prelude::*;
 
-use crate::core::monitor::persisted::MonitorTaskOptions;
-
 use super::args::{self, Bag};
+use crate::core::launch::MonitorStart;
 use crate::core::monitor::persisted::{DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENTS};
 use crate::core::monitor::signal::config::{
   BATCH_MS_MAX, BATCH_MS_MIN, CONTEXT_LINES_MAX, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
@@ -18,50 +17,6 @@ use crate::core::monitor::signal::{
   DigestSetting, SignalConfig, SignalConfigError, SignalSettings,
 };
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
-
-/// `start()` options after validation.
-#[derive(Clone)]
-pub(crate) struct StartOptions {
-  pub(crate) command: String,
-  /// `limits` (API.md §6.8).
-  pub(crate) limits: Option<crate::core::process::Limits>,
-  pub(crate) description: Option<String>,
-  pub(crate) max_events: u64,
-  pub(crate) idle_timeout_ms: u64,
-  pub(crate) cwd: PathBuf,
-  pub(crate) env: Vec<(String, String)>,
-  pub(crate) tool_use_id: Option<String>,
-  pub(crate) owner_agent_id: Option<String>,
-  pub(crate) todo_work_chain_id: Option<String>,
-  pub(crate) monitor_id: Option<String>,
-  pub(crate) settle_ms: Option<u64>,
-  /// `timeoutMs` (API.md §6.8): a wall-clock deadline.
-  pub(crate) timeout_ms: Option<u64>,
-  /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
-  pub(crate) terminal: Option<crate::core::terminal::TerminalSize>,
-  pub(crate) keep_alive: bool,
-  /// `batchMs`, `maxBatchLines`, `important`, `digest` (API.md §6.7).
-  pub(crate) signal: SignalConfig,
-  /// The same options as given, for a persisted task's record.
-  pub(crate) signal_settings: SignalSettings,
-  /// `persist` (docs/persistence.md).
-  pub(crate) persist: Option<super::persist::PersistOptions>,
-}
-
-impl StartOptions {
-  /// What a registration (and a persisted task's record) takes from these options.
-  pub(crate) fn task_options(&self) -> MonitorTaskOptions {
-    MonitorTaskOptions {
-      max_events: self.max_events,
-      idle_timeout_ms: self.idle_timeout_ms,
-      tool_use_id: self.tool_use_id.clone(),
-      owner_agent_id: self.owner_agent_id.clone(),
-      todo_work_chain_id: self.todo_work_chain_id.clone(),
-      settle_ms: self.settle_ms,
-      signal: self.signal_settings.clone(),
-    }
-  }
-}
 
 /// The §6.7 options: a wrong type is a `TypeError` naming `options.<field>`,
 /// a number out of range a `RangeError`, an `important` the regex parser
@@ -127,7 +82,7 @@ fn parse_digest(bag: &Bag) -> Result<DigestSetting> {
 
 /// The §6.7 options as JavaScript gave them (checked for type and range), kept as they are
 /// for a persisted task's record.
-pub(crate) fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartOptions> {
+pub(crate) fn parse_start_options(env: &Env, options: &Unknown) -> Result<MonitorStart> {
   let o = args::object(env, options, "options")?;
   let bag = Bag::new(env, &o, "options");
   let command = bag.string("command")?;
@@ -156,7 +111,7 @@ pub(crate) fn parse_start_options(env: &Env, options: &Unknown) -> Result<StartO
   let (signal, signal_settings) = parse_signal_options(&bag)?;
   let terminal = super::terminal::parse_terminal_option(&bag)?;
   let persist = super::persist::parse_persist_option(&bag, terminal.is_some())?;
-  Ok(StartOptions {
+  Ok(MonitorStart {
     command,
     timeout_ms: args::parse_timeout_ms(&bag, persist.is_some())?,
     limits: args::parse_limits(&bag, persist.is_some())?,

@@ -7,8 +7,8 @@ use std::rc::Rc;
 use napi::bindgen_prelude::*;
 
 use crate::binding::anchor::Anchor;
-use crate::binding::monitor_options::StartOptions;
 use crate::binding::side::Side;
+use crate::core::launch::MonitorStart;
 use crate::core::monitor::hub::MonitorHub;
 use crate::core::restart::{RestartBook, MONITOR};
 
@@ -16,7 +16,7 @@ use crate::core::restart::{RestartBook, MONITOR};
 pub(crate) struct JsSide {
   pub(crate) side: Side,
   /// The options of each entry `start()` began (not persisted), for `restart()` (API.md §6.8).
-  pub(crate) restarts: RefCell<RestartBook<Rc<StartOptions>, (), ()>>,
+  pub(crate) restarts: RefCell<RestartBook<Rc<MonitorStart>, (), ()>>,
   /// Keeps the registry's object reachable while it has work (set once, by the constructor).
   pub(super) anchor: OnceCell<Anchor>,
 }

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use napi::bindgen_prelude::*;
 
 use crate::binding::js::{release, Persistent};
-use crate::binding::shell_execute::options::Options;
+use crate::core::launch::ShellStart as StartOptions;
 use crate::core::restart::{Forgotten, RestartBook, SHELL};
 use crate::core::shell::OutputCounters;
 
@@ -19,7 +19,7 @@ pub(crate) type Waiting = Box<dyn FnOnce(&Env, std::result::Result<OutputCounter
 /// A shell's start, to start again: its options (its shell id filled in) and the caller's
 /// `signal`, which cancels the new run too.
 pub(crate) struct ShellStart {
-  pub(crate) opts: Options,
+  pub(crate) opts: StartOptions,
   pub(crate) signal: Option<Persistent>,
 }
 
@@ -34,7 +34,7 @@ impl Default for Restarts {
 
 impl Restarts {
   /// Keeps what a later `restart(id)` needs (what an earlier run of `id` left goes).
-  pub(crate) fn keep(&self, env: &Env, opts: &Options, id: &str, signal: Option<&Object>) {
+  pub(crate) fn keep(&self, env: &Env, opts: &StartOptions, id: &str, signal: Option<&Object>) {
     let signal = signal.and_then(|signal| signal.create_ref::<false>().ok());
     let mut opts = opts.clone();
     opts.shell_id = Some(id.to_owned());

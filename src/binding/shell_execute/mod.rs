@@ -17,16 +17,11 @@ use super::layer::{call_once, shell_parts, ShellParts};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use super::wait::signal_aborted;
 use crate::core::launch::{
-  default_remove_env, Kept, LaunchError, LaunchKind, LaunchRequest, Launched, LaunchedShell,
-  ShellCallbacks, ShellCommand, TaskOptions, Term,
+  default_remove_env, launch, LaunchError, Launched, LaunchedShell, ShellCallbacks, ShellStart,
 };
-use crate::core::shell::persisted::ShellTaskOptions;
 use crate::core::shell::RunSignal;
-use crate::core::shell::{
-  plan_shell, ShellAsk, ShellOutcome, ShellPlan, ShellRegistration, ShellRun,
-};
+use crate::core::shell::{ShellOutcome, ShellPlan, ShellRegistration, ShellRun};
 use options::parse_options;
-pub(crate) use options::Options;
 
 /// The registry `executeBackground` starts the shell in: `options.registry`, or the
 /// process-wide one, which the JavaScript layer (`lib/surface.js`) keeps and passes.
@@ -90,17 +85,13 @@ pub fn execute_background(
 fn start_shell<'a>(
   env: &'a Env,
   inner: &Rc<ShellInner>,
-  opts: Options,
+  opts: ShellStart,
   signal: Option<Object<'a>>,
   resume: Option<crate::core::shell::Resume>,
 ) -> Result<Object<'a>> {
-  let ask = ShellAsk {
-    command: &opts.command,
-    shell_id: opts.shell_id.as_deref(),
-    output_dir: &opts.output_dir,
-    persisted: opts.persist.is_some(),
-  };
-  let facts = plan_shell(&ask, |id| inner.entry(id).is_some()).map_err(Error::from_reason)?;
+  let facts = opts
+    .plan(|id| inner.entry(id).is_some())
+    .map_err(Error::from_reason)?;
   // A persisted shell: its lock taken before anything starts (a failure throws).
   let persisted = match &opts.persist {
     Some(persist) => Some(super::persist::prepare(persist, &facts.shell_id)?),
@@ -120,7 +111,9 @@ fn start_shell<'a>(
   } = shell_objects(env, inner, signal.as_ref(), &facts, &opts.cwd)?;
 
   let now = js::wall_ms();
-  let launched = launch(&opts, &facts, persisted, now, resume.as_ref());
+  let remove_env = default_remove_env();
+  let request = opts.request(&facts, persisted, &remove_env, now, resume.as_ref());
+  let launched = launch(request).and_then(Launched::into_shell);
   let pid = launched.as_ref().ok().map(LaunchedShell::pid);
   if let Some(group) = launched.as_ref().ok().and_then(LaunchedShell::group) {
     super::environment_tasks::adopt(group);
@@ -191,59 +184,6 @@ fn start_shell<'a>(
     }
   }
   Ok(handle)
-}
-
-type KeeperLink = Arc<crate::core::persist::KeeperLink>;
-
-/// Starts the shell's command (see `core::launch`): the output file is
-/// opened first, and when it cannot be (a symlink, a FIFO or a directory at
-/// its path) nothing is spawned and the entry fails with the open error, as
-/// on a spawn failure (§2.15 step 7). A persisted shell's keeper opens it
-/// (and fails its handshake if it cannot).
-fn launch(
-  opts: &Options,
-  facts: &ShellPlan,
-  persisted: Option<KeeperLink>,
-  now: f64,
-  resume: Option<&crate::core::shell::Resume>,
-) -> std::result::Result<LaunchedShell, LaunchError> {
-  let remove_env = default_remove_env();
-  let request = ShellCommand {
-    command: &facts.command,
-    cwd: Path::new(&opts.cwd),
-    env: &opts.env,
-    remove_env: &remove_env,
-    term: Term::Shell,
-    terminal: opts.terminal,
-    limits: opts.limits,
-  };
-  // The task record keeps `settleMs` for a later host.
-  let kept = persisted
-    .zip(opts.persist.as_ref())
-    .map(|(link, persist)| Kept {
-      persist,
-      link,
-      id: &facts.shell_id,
-      description: &facts.command,
-      start_time: now,
-      max_output_bytes: opts.max_output_bytes,
-      options: TaskOptions::Shell(ShellTaskOptions {
-        cwd: opts.cwd.clone(),
-        output_dir: opts.output_dir.clone(),
-        settle_ms: opts.settle_ms,
-      }),
-    });
-  crate::core::launch::launch(LaunchRequest {
-    command: request,
-    kind: LaunchKind::Shell {
-      output_path: Path::new(&facts.output_path),
-      status_path: &facts.status_path,
-      max_output_bytes: opts.max_output_bytes,
-      resume,
-    },
-    kept,
-  })
-  .and_then(Launched::into_shell)
 }
 
 /// A shell's JavaScript objects, all made before anything starts.

@@ -7,33 +7,12 @@ use napi::bindgen_prelude::*;
 
 use crate::binding::args::{self, Bag};
 use crate::core::ids::shell_id_problem;
+use crate::core::launch::ShellStart;
 use crate::core::shell::DEFAULT_MAX_OUTPUT_BYTES;
 use crate::core::text::ecma_trim;
 use crate::core::wait::{MAX_SETTLE_MS, MIN_SETTLE_MS};
 
-/// `executeBackground()` options after validation.
-#[derive(Clone)]
-pub(crate) struct Options {
-  pub(crate) command: String,
-  /// `limits` (API.md §6.8).
-  pub(crate) limits: Option<crate::core::process::Limits>,
-  pub(crate) cwd: String,
-  pub(crate) output_dir: String,
-  pub(crate) env: Vec<(String, String)>,
-  pub(crate) max_output_bytes: u64,
-  pub(crate) shell_id: Option<String>,
-  pub(crate) settle_ms: Option<u64>,
-  /// `timeoutMs` (API.md §6.8).
-  pub(crate) timeout_ms: Option<u64>,
-  /// `onOutputCap: 'stop'` (API.md §6.8).
-  pub(crate) stop_at_cap: bool,
-  /// `terminal` (API.md §6.5): the size of its pseudo-terminal.
-  pub(crate) terminal: Option<crate::core::terminal::TerminalSize>,
-  /// `persist` (docs/persistence.md).
-  pub(crate) persist: Option<crate::binding::persist::PersistOptions>,
-}
-
-pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
+pub(super) fn parse_options(env: &Env, o: &Object) -> Result<ShellStart> {
   let bag = Bag::new(env, o, "options");
   let command = bag.string("command")?;
   if ecma_trim(&command).is_empty() {
@@ -74,7 +53,7 @@ pub(super) fn parse_options(env: &Env, o: &Object) -> Result<Options> {
   // `yieldMs` (API.md §6.8) is checked with the rest; the JavaScript layer (`lib/surface.js`)
   // acts on it once the handle is back.
   bag.opt_u64("yieldMs", 1, 600_000)?;
-  Ok(Options {
+  Ok(ShellStart {
     command,
     cwd,
     output_dir,

@@ -574,6 +574,9 @@ pub struct Persist {
 
 use kept::{launch_kept_monitor, launch_kept_shell};
 pub use kept::{prepare_kept, Kept, TaskOptions};
+pub use start::{MonitorCommand, MonitorStart, ShellStart};
+
+mod start;
 
 /// Persisted tasks: a keeper runs the command (docs/persistence.md).
 mod kept {
