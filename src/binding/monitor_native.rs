@@ -14,7 +14,6 @@ use super::monitor::js_side::JsSide;
 use super::monitor::MonitorRegistry;
 use super::monitor_options::parse_start_options;
 use super::registry;
-use crate::core::end::EndVia;
 use crate::core::launch::{launch, Contained, LaunchError, Launched, MonitorStart, Reading};
 use crate::core::monitor::hub::{MonitorHub, NativeTask};
 use crate::core::monitor::plan_monitor;
@@ -89,21 +88,10 @@ impl MonitorRegistry {
       book.options(&id, registered).cloned()
     };
     let opts = opts.map_err(Error::from_reason)?;
-    {
+    let counters = {
       let mut host = self.host(env);
-      self
-        .hub
-        .cancel(&mut host, &RealClock, &id, true, EndVia::Restart);
-    }
-    let mut counters = None;
-    self.hub.apply(|r| match r.take_for_restart(&id) {
-      Some((carried, effects)) => {
-        counters = Some(carried);
-        effects
-      }
-      None => Vec::new(),
-    });
-    self.drain_for(env, &id);
+      self.hub.stop_for_restart(&mut host, &RealClock, &id)
+    };
     let Some(counters) = counters else {
       let refusal = self.js.restarts.borrow().refuse(&id, Refusal::StillRunning);
       return Err(Error::from_reason(refusal));

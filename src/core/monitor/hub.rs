@@ -28,7 +28,7 @@ use super::entry::Registration;
 use super::notification::Notification;
 use super::pipeline::Observe;
 use super::registry::{
-  AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig, UnknownEntry,
+  AbortKind, Effect, MonitorRegistry, RegisterError, RegistryConfig, RunCounters, UnknownEntry,
 };
 use crate::end::EndVia;
 use crate::sync::lock;
@@ -525,6 +525,28 @@ impl MonitorHub {
       self.apply(|r| r.cancel_silent(id, via, clock.wall_ms()));
     }
     self.drain_for(host, id);
+  }
+
+  /// `restart(id)`'s stop (API.md §6.8): a running monitor is cancelled as a cancel stops it, its
+  /// end `restarted`; then its settled entry leaves the registry. The counters its last run ended
+  /// with, which the next run carries on from; `None` while it still runs (an abort under way).
+  pub fn stop_for_restart(
+    &self,
+    host: &mut impl MonitorHost,
+    clock: &impl Clock,
+    id: &str,
+  ) -> Option<RunCounters> {
+    self.cancel(host, clock, id, true, EndVia::Restart);
+    let mut counters = None;
+    self.apply(|r| match r.take_for_restart(id) {
+      Some((carried, effects)) => {
+        counters = Some(carried);
+        effects
+      }
+      None => Vec::new(),
+    });
+    self.drain_for(host, id);
+    counters
   }
 
   /// The idle timeout of a fed entry whose JavaScript timer fired (§2.5), on

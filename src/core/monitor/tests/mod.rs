@@ -807,3 +807,35 @@ fn reentrant_delivery_is_bounded_and_the_rest_follows_on_later_wakeups() {
   }
   assert_eq!(hub.registry().get("mon-r").unwrap().event_count, 5_001);
 }
+
+#[test]
+fn a_restart_stops_a_running_monitor_as_a_cancel_then_takes_its_entry_and_counters() {
+  let (hub, clock) = setup();
+  let mut host = Host::new(&hub, &clock);
+  host.register(registration("mon-r")).unwrap();
+  host.emit("mon-r", "one");
+  host.emit("mon-r", "two");
+  let counters = hub
+    .stop_for_restart(&mut host, &clock, "mon-r")
+    .expect("stopped");
+  assert_eq!(counters.event_count, 2);
+  let last = *host
+    .notifications()
+    .last()
+    .expect("a terminal notification");
+  assert_eq!(last.meta.status, MonitorStatus::Cancelled);
+  assert_eq!(
+    last.meta.end.as_ref().map(|e| e.reason_str()),
+    Some("restarted")
+  );
+  assert!(host
+    .log
+    .iter()
+    .any(|l| matches!(l, Log::Removed(ids) if ids == &["mon-r".to_owned()])));
+  assert!(
+    lock(&hub).get("mon-r").is_none(),
+    "its id is free for the next run"
+  );
+  // Nothing of that id is left to stop.
+  assert!(hub.stop_for_restart(&mut host, &clock, "mon-r").is_none());
+}
