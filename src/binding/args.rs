@@ -56,6 +56,20 @@ pub fn no_nul(env: &Env, value: &str, path: &str) -> Result<()> {
   Ok(())
 }
 
+/// A path the OS will get: free of NUL bytes (a `RangeError`) and absolute (a `TypeError`), each
+/// naming `path`.
+pub fn absolute_path(env: &Env, value: String, path: &str) -> Result<std::path::PathBuf> {
+  no_nul(env, &value, path)?;
+  if !std::path::Path::new(&value).is_absolute() {
+    let message = format!(
+      "The \"{path}\" property must be an absolute path. Received {}",
+      quoted(&value)
+    );
+    return Err(type_error(env, message));
+  }
+  Ok(value.into())
+}
+
 /// How a received value is described in error messages, in Node's style.
 pub fn received(value: &Unknown) -> String {
   match value.get_type() {
@@ -609,6 +623,32 @@ fn optional_bool_field(env: &Env, obj: &Object, key: &str, path: &str) -> Result
       ),
     )),
   }
+}
+
+/// An optional `AbortSignal` (`undefined`: none): an object with `addEventListener` and a
+/// boolean `aborted`; anything else is a `TypeError` naming `path`.
+pub(crate) fn optional_abort_signal<'a>(
+  env: &Env,
+  value: &Unknown<'a>,
+  path: &str,
+) -> Result<Option<Object<'a>>> {
+  if is_undefined(value) {
+    return Ok(None);
+  }
+  let signal = object(env, value, path)?;
+  let listens = signal
+    .get_named_property::<Unknown>("addEventListener")?
+    .get_type()?
+    == ValueType::Function;
+  let aborted = signal
+    .get_named_property::<Unknown>("aborted")?
+    .get_type()?
+    == ValueType::Boolean;
+  if !(listens && aborted) {
+    let message = format!("The \"{path}\" property must be an instance of AbortSignal");
+    return Err(type_error(env, message));
+  }
+  Ok(Some(signal))
 }
 
 /// A list of strings: a `TypeError` naming `path` for anything else.

@@ -2,8 +2,6 @@
 //! number out of range a `RangeError`, an `important` the regex parser refuses a `SyntaxError`,
 //! each naming `options.<field>`.
 
-use std::path::{Path, PathBuf};
-
 use napi::bindgen_prelude::*;
 
 use super::args::{self, Bag};
@@ -88,16 +86,7 @@ pub(crate) fn parse_start_options(env: &Env, options: &Unknown) -> Result<Monito
   let command = bag.string("command")?;
   args::no_nul(env, &command, "options.command")?;
   let cwd = match bag.opt_string("cwd")? {
-    Some(cwd) if Path::new(&cwd).is_absolute() => {
-      args::no_nul(env, &cwd, "options.cwd")?;
-      PathBuf::from(cwd)
-    }
-    Some(cwd) => {
-      return Err(args::type_error(
-        env,
-        format!("The \"options.cwd\" property must be an absolute path. Received '{cwd}'"),
-      ))
-    }
+    Some(cwd) => args::absolute_path(env, cwd, "options.cwd")?,
     None => std::env::current_dir()
       .map_err(|e| Error::from_reason(format!("process.cwd() failed: {e}")))?,
   };

@@ -2,7 +2,7 @@
 //! outlives its host on a lease; see docs/persistence.md), checked before
 //! anything starts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
@@ -34,17 +34,7 @@ pub(crate) fn parse_persist_option(
   }
   let path = bag.path("persist");
   let p = args::Bag::new(env, &args::object(env, &value, &path)?, &path);
-  let state_dir = p.string("stateDir")?;
-  args::no_nul(env, &state_dir, "options.persist.stateDir")?;
-  if !std::path::Path::new(&state_dir).is_absolute() {
-    return Err(args::type_error(
-      env,
-      format!(
-        "The \"options.persist.stateDir\" property must be an absolute path. Received {}",
-        args::quoted(&state_dir)
-      ),
-    ));
-  }
+  let state_dir = args::absolute_path(env, p.string("stateDir")?, "options.persist.stateDir")?;
   let lease_ms = p
     .opt_u64("leaseMs", LEASE_MS_MIN, LEASE_MS_MAX)?
     .unwrap_or(LEASE_MS_DEFAULT);
@@ -55,7 +45,7 @@ pub(crate) fn parse_persist_option(
     ));
   }
   Ok(Some(PersistOptions {
-    state_dir: PathBuf::from(state_dir),
+    state_dir,
     lease_ms,
   }))
 }
@@ -184,17 +174,7 @@ impl<'a, R: Recovering> TakeOver for Recovery<'a, R> {
 pub(crate) fn recover_state_dir(env: &Env, options: &Unknown) -> Result<std::path::PathBuf> {
   let o = args::object(env, options, "options")?;
   let dir = args::string(env, &args::field(&o, "stateDir")?, "options.stateDir")?;
-  args::no_nul(env, &dir, "options.stateDir")?;
-  if !Path::new(&dir).is_absolute() {
-    return Err(args::type_error(
-      env,
-      format!(
-        "The \"options.stateDir\" property must be an absolute path. Received {}",
-        args::quoted(&dir)
-      ),
-    ));
-  }
-  let path = std::path::PathBuf::from(dir);
+  let path = args::absolute_path(env, dir, "options.stateDir")?;
   ensure_state_dir(&path).map_err(|e| Error::from_reason(e.to_string()))?;
   Ok(path)
 }

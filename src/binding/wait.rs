@@ -33,24 +33,7 @@ pub(crate) fn parse_wait_options<'a>(env: &Env, options: &Unknown<'a>) -> Result
     timeout_ms: ms("timeoutMs")?,
     port: parse_port(env, &o)?,
   };
-  let signal = args::field(&o, "signal")?;
-  let signal = if args::is_undefined(&signal) {
-    None
-  } else {
-    let object = args::object(env, &signal, "options.signal")?;
-    let listens = object
-      .get_named_property::<Unknown>("addEventListener")?
-      .get_type()?
-      == ValueType::Function;
-    let aborted = object.get_named_property::<Unknown>("aborted")?;
-    if !listens || aborted.get_type()? != ValueType::Boolean {
-      return Err(args::type_error(
-        env,
-        "The \"options.signal\" property must be an instance of AbortSignal".into(),
-      ));
-    }
-    Some(object)
-  };
+  let signal = args::optional_abort_signal(env, &args::field(&o, "signal")?, "options.signal")?;
   Ok(WaitOptions { spec, signal })
 }
 

@@ -59,22 +59,16 @@ pub struct MonitorRegistry {
   pub(crate) remove_env: Vec<String>,
 }
 
+/// `options.notify` of the cancels: `true` unless `false` is given.
 fn parse_cancel_notify(env: &Env, options: &Unknown) -> Result<bool> {
   let Some(options) = args::optional_object(env, options, "options")? else {
     return Ok(true);
   };
-  let notify = args::field(&options, "notify")?;
-  match notify.get_type()? {
-    ValueType::Undefined => Ok(true),
-    ValueType::Boolean => unsafe { notify.cast::<bool>() },
-    _ => Err(args::type_error(
-      env,
-      format!(
-        "The \"options.notify\" property must be of type boolean. {}",
-        args::received(&notify)
-      ),
-    )),
-  }
+  Ok(
+    Bag::new(env, &options, "options")
+      .opt_bool("notify")?
+      .unwrap_or(true),
+  )
 }
 
 impl RegistrySurface for MonitorRegistry {

@@ -43,20 +43,9 @@ fn registry_inner(env: &Env, value: &Unknown) -> Result<Rc<ShellInner>> {
 /// An optional `AbortSignal`: aborted already → its reason is thrown, as
 /// `signal.throwIfAborted()` does.
 fn check_signal<'a>(env: &Env, value: &Unknown<'a>) -> Result<Option<Object<'a>>> {
-  if args::is_undefined(value) {
+  let Some(signal) = args::optional_abort_signal(env, value, "options.signal")? else {
     return Ok(None);
-  }
-  let signal = args::object(env, value, "options.signal")?;
-  let has_listener = signal
-    .get_named_property::<Unknown>("addEventListener")?
-    .get_type()?
-    == ValueType::Function;
-  if !has_listener {
-    return Err(args::type_error(
-      env,
-      "The \"options.signal\" property must be an instance of AbortSignal".into(),
-    ));
-  }
+  };
   let throw_if_aborted: Function<(), Unknown> = signal.get_named_property("throwIfAborted")?;
   throw_if_aborted.bind(signal)?.call(())?;
   Ok(Some(signal))

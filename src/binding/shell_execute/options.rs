@@ -1,8 +1,6 @@
 //! `executeBackground()`'s options, checked in one place: a wrong type is a `TypeError` and a
 //! number out of range a `RangeError`, each naming `options.<field>`.
 
-use std::path::Path;
-
 use napi::bindgen_prelude::*;
 
 use crate::binding::args::{self, Bag};
@@ -22,14 +20,8 @@ pub(super) fn parse_options(env: &Env, o: &Object) -> Result<ShellStart> {
     ));
   }
   args::no_nul(env, &command, "options.command")?;
-  let cwd = bag.string("cwd")?;
-  if !Path::new(&cwd).is_absolute() {
-    return Err(args::type_error(
-      env,
-      format!("The \"options.cwd\" property must be an absolute path. Received '{cwd}'"),
-    ));
-  }
-  args::no_nul(env, &cwd, "options.cwd")?;
+  let cwd = args::absolute_path(env, bag.string("cwd")?, "options.cwd")?;
+  let cwd = cwd.to_string_lossy().into_owned();
   let shell_id = bag.opt_string("shellId")?;
   if let Some(problem) = shell_id.as_deref().and_then(shell_id_problem) {
     return Err(args::value_error(
