@@ -6,7 +6,9 @@ use napi::bindgen_prelude::*;
 
 use super::args::{self, Bag};
 use crate::core::launch::MonitorStart;
-use crate::core::monitor::persisted::{DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENTS};
+use crate::core::monitor::persisted::{
+  MonitorTaskOptions, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENTS,
+};
 use crate::core::monitor::signal::config::{
   BATCH_MS_MAX, BATCH_MS_MIN, CONTEXT_LINES_MAX, MAX_BATCH_LINES_MAX, MAX_BATCH_LINES_MIN,
   SAMPLE_LINES_MAX,
@@ -100,28 +102,34 @@ pub(crate) fn parse_start_options(env: &Env, options: &Unknown) -> Result<Monito
   let (signal, signal_settings) = parse_signal_options(&bag)?;
   let terminal = super::terminal::parse_terminal_option(&bag)?;
   let persist = super::persist::parse_persist_option(&bag, terminal.is_some())?;
-  Ok(MonitorStart {
-    command,
-    timeout_ms: args::parse_timeout_ms(&bag, persist.is_some())?,
-    limits: args::parse_limits(&bag, persist.is_some())?,
-    description: bag.opt_string("description")?,
-    max_events: bag
-      .opt_u64("maxEvents", 1, 10_000)?
-      .unwrap_or(DEFAULT_MAX_EVENTS),
-    idle_timeout_ms: bag
-      .opt_u64("idleTimeoutMs", 1, 600_000)?
-      .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
-    cwd,
-    env: args::env_record(env, &bag.get("env")?, "options.env")?,
+  // Read in this order: the first bad field is the one thrown.
+  let timeout_ms = args::parse_timeout_ms(&bag, persist.is_some())?;
+  let limits = args::parse_limits(&bag, persist.is_some())?;
+  let description = bag.opt_string("description")?;
+  let max_events = bag.opt_u64("maxEvents", 1, 10_000)?;
+  let idle_timeout_ms = bag.opt_u64("idleTimeoutMs", 1, 600_000)?;
+  let env_record = args::env_record(env, &bag.get("env")?, "options.env")?;
+  let task = MonitorTaskOptions {
+    max_events: max_events.unwrap_or(DEFAULT_MAX_EVENTS),
+    idle_timeout_ms: idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
     tool_use_id: bag.opt_string("toolUseId")?,
     owner_agent_id: bag.opt_string("ownerAgentId")?,
     todo_work_chain_id: bag.opt_string("todoWorkChainId")?,
-    monitor_id,
     settle_ms: bag.opt_u64("settleMs", MIN_SETTLE_MS, MAX_SETTLE_MS)?,
+    signal: signal_settings,
+  };
+  Ok(MonitorStart {
+    command,
+    description,
+    monitor_id,
+    cwd,
+    env: env_record,
+    task,
+    timeout_ms,
+    limits,
+    terminal,
     keep_alive: bag.opt_bool("keepAlive")?.unwrap_or(false),
     signal,
-    signal_settings,
-    terminal,
     persist,
   })
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::{Kept, LaunchKind, LaunchRequest, Persist, Reading, ShellCommand, TaskOptions, Term};
 use crate::guards::normalize_monitor_command;
 use crate::monitor::persisted::{monitor_description, MonitorTaskOptions};
-use crate::monitor::signal::{SignalConfig, SignalSettings};
+use crate::monitor::signal::SignalConfig;
 use crate::monitor::throttle::ThrottleConfig;
 use crate::monitor::Registration;
 use crate::persist::KeeperLink;
@@ -30,12 +30,9 @@ pub struct MonitorStart {
   pub monitor_id: Option<String>,
   pub cwd: PathBuf,
   pub env: Vec<(String, String)>,
-  pub max_events: u64,
-  pub idle_timeout_ms: u64,
-  pub tool_use_id: Option<String>,
-  pub owner_agent_id: Option<String>,
-  pub todo_work_chain_id: Option<String>,
-  pub settle_ms: Option<u64>,
+  /// What its registration and a persisted task's record take: `maxEvents`, `idleTimeoutMs`,
+  /// the owner fields, `settleMs`, and the §6.7 options as given.
+  pub task: MonitorTaskOptions,
   /// `timeoutMs` (§6.8): a wall-clock deadline.
   pub timeout_ms: Option<u64>,
   /// `limits` (§6.8).
@@ -46,8 +43,6 @@ pub struct MonitorStart {
   pub keep_alive: bool,
   /// `batchMs`, `maxBatchLines`, `important`, `digest`, … (§6.7), compiled.
   pub signal: SignalConfig,
-  /// The same options as given, for a persisted task's record.
-  pub signal_settings: SignalSettings,
   /// `persist` (docs/persistence.md).
   pub persist: Option<Persist>,
 }
@@ -59,19 +54,6 @@ pub struct MonitorCommand {
 }
 
 impl MonitorStart {
-  /// What a registration (and a persisted task's record) takes from these options.
-  pub fn task_options(&self) -> MonitorTaskOptions {
-    MonitorTaskOptions {
-      max_events: self.max_events,
-      idle_timeout_ms: self.idle_timeout_ms,
-      tool_use_id: self.tool_use_id.clone(),
-      owner_agent_id: self.owner_agent_id.clone(),
-      todo_work_chain_id: self.todo_work_chain_id.clone(),
-      settle_ms: self.settle_ms,
-      signal: self.signal_settings.clone(),
-    }
-  }
-
   /// The command as run (the guards' normalization) and the description shown.
   pub fn command_as_run(&self) -> MonitorCommand {
     let command = normalize_monitor_command(&self.command).spawn_command;
@@ -99,7 +81,7 @@ impl MonitorStart {
       description: &command.description,
       start_time: now_wall,
       max_output_bytes: MONITOR_LOG_CAP_BYTES,
-      options: TaskOptions::Monitor(self.task_options()),
+      options: TaskOptions::Monitor(self.task.clone()),
     });
     LaunchRequest {
       command: ShellCommand {
@@ -125,8 +107,8 @@ impl MonitorStart {
     now_wall: f64,
     pid: Option<u32>,
   ) -> Registration {
-    let mut options = self.task_options();
-    options.settle_ms = self.settle_ms.filter(|_| self.terminal.is_none());
+    let mut options = self.task.clone();
+    options.settle_ms = options.settle_ms.filter(|_| self.terminal.is_none());
     options.native_registration(id, &command.command, &command.description, now_wall, pid)
   }
 
@@ -135,8 +117,8 @@ impl MonitorStart {
     Reading {
       throttle,
       signal: self.signal.clone(),
-      max_events: self.max_events,
-      screen_settle_ms: self.settle_ms.filter(|_| self.terminal.is_some()),
+      max_events: self.task.max_events,
+      screen_settle_ms: self.task.settle_ms.filter(|_| self.terminal.is_some()),
     }
   }
 }
