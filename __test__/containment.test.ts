@@ -1,6 +1,7 @@
 // Tasks stopped from unusual places still lose their processes: a cancel from a
 // callback that runs inside start(), complete()/fail() on a native monitor. Every check counts
 // processes by pid and allows 2 s.
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import { MonitorRegistry, type MonitorTask } from '../index.js'
@@ -295,5 +296,27 @@ describe('executeBackground never leaves a process it cannot manage', () => {
     settle(registry, handle.shellId)
     await expectDead(handle.pid)
     expect((await handle.done).status).toBe(status)
+  })
+
+  it("a shell reset() removed still dies when its entry's controller is aborted, and only it", async () => {
+    const { executeBackground, BackgroundShellRegistry } = await import('../index.js')
+    const registry = new BackgroundShellRegistry()
+    const dir = tmp()
+    const handle = executeBackground({ command: 'sleep 30', cwd: dir, outputDir: dir, registry, shellId: 'reused' })
+    const entry = registry.get(handle.shellId)!
+    await waitFor(() => isAlive(handle.pid!), 2000, 'child')
+    registry.reset()
+    expect(registry.getAll()).toEqual([])
+    expect(isAlive(handle.pid!)).toBe(true)
+    // A new shell takes the id while the removed one still runs.
+    const next = executeBackground({ command: 'sleep 30', cwd: dir, outputDir: join(dir, 'next'), registry, shellId: 'reused' })
+    await waitFor(() => isAlive(next.pid!), 2000, 'the new child')
+    entry.abortController.abort()
+    await expectDead(handle.pid)
+    expect((await handle.done).end).toMatchObject({ reason: 'cancelled', via: 'signal' })
+    expect(isAlive(next.pid!)).toBe(true)
+    expect(registry.get('reused')?.status).toBe('running')
+    registry.get('reused')!.abortController.abort()
+    expect((await next.done).status).toBe('cancelled')
   })
 })

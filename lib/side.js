@@ -48,10 +48,20 @@ class RegistrySide {
    * Keeps a new entry's object, its `abortController` (when it has one) and, for a `keepAlive`
    * monitor, the function that lets its timer go. Returns the entry's generation: a number no
    * earlier object of the registry had (a restarted run's object gets a new one).
+   *
+   * `counters` is given for a task the addon runs (a native monitor, a shell
+   * `executeBackground()` started or `recover()` adopted), not for an entry fed from JavaScript.
+   * Its object then reads the registry live: `ports` and `usage` (API.md §6.8, non-enumerable
+   * getters, so copying or printing an entry never scans processes) and the named counters
+   * (enumerable getters, 0 once the entry left); and an abort of its controller reaches the
+   * registry's `__taskAborted(id, generation, current)`, `current` saying whether this object
+   * is still the entry's: a shell's stops the run of that object (also once a reset removed it),
+   * a monitor's only the current one (a restarted task's new run is not the old object's).
    */
-  add(id, object, release) {
+  add(id, object, release, counters) {
     const controller = object.abortController
     const generation = ++this.generations
+    if (counters != null) this.live(id, object, controller, generation, counters)
     this.entries.set(id, {
       object,
       controller: typeof controller === 'object' && controller !== null ? controller : undefined,
@@ -60,6 +70,19 @@ class RegistrySide {
       release: release ?? undefined,
     })
     return generation
+  }
+
+  /** The live getters and the abort listener of a task's object (see `add`). */
+  live(id, object, controller, generation, counters) {
+    const registry = this.registry
+    const getter = (get, enumerable) => ({ get, enumerable, configurable: true })
+    Object.defineProperty(object, 'ports', getter(() => registry.deref()?.__ports(id), false))
+    Object.defineProperty(object, 'usage', getter(() => registry.deref()?.__usage(id), false))
+    counters.forEach((key, index) => {
+      Object.defineProperty(object, key, getter(() => registry.deref()?.__counters(id)?.[index] ?? 0, true))
+    })
+    const onAbort = () => registry.deref()?.__taskAborted(id, generation, this.generation(id) === generation)
+    controller.signal.addEventListener('abort', onAbort, { once: true })
   }
 
   /** The object of entry `id`, or `undefined`. */

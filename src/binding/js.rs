@@ -50,20 +50,3 @@ pub(crate) fn call_value<Args: JsValuesTupleIntoVec>(
     tracing::warn!(callback = what, %error, "taskstream: a callback threw; the transition continues");
   }
 }
-
-/// Adds a once-only `abort` listener to `signal` that runs `action`. Nothing keeps the listener:
-/// it lives as long as the signal.
-pub(crate) fn on_abort(env: &Env, signal: &Object, action: impl Fn(&Env) + 'static) -> Result<()> {
-  let listener = env.create_function_from_closure::<(), (), _>("taskstreamAbort", move |ctx| {
-    action(ctx.env);
-    Ok(())
-  })?;
-  let mut once = Object::new(env)?;
-  once.set_named_property("once", true)?;
-  let add: Function<FnArgs<(&str, Function<(), ()>, Object)>, Unknown> =
-    signal.get_named_property("addEventListener")?;
-  add
-    .bind(*signal)?
-    .call(FnArgs::from(("abort", listener, once)))
-    .map(|_| ())
-}

@@ -2,20 +2,18 @@
 //! Options are checked before anything is spawned or registered.
 
 use std::rc::Rc;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::args;
 use super::js::{self, RealClock};
-use super::monitor::host::{write_native_registration, HostWithHub};
-use super::monitor::js_side::JsSide;
+use super::monitor::host::write_native_registration;
 use super::monitor::MonitorRegistry;
 use super::monitor_options::parse_start_options;
-use super::registry;
 use crate::core::launch::{launch, Contained, LaunchError, Launched, MonitorStart, Reading};
-use crate::core::monitor::hub::{MonitorHub, NativeTask};
+use crate::core::monitor::hub::NativeTask;
 use crate::core::monitor::plan_monitor;
 use crate::core::monitor::signal::config::RECOMMENDED;
 use crate::core::monitor::RunCounters;
@@ -220,8 +218,9 @@ impl MonitorRegistry {
     }
   }
 
-  /// The entry object and its AbortController, whose `abort` flushes, kills
-  /// and (once the child is gone) cancels the monitor with a notification.
+  /// The entry object and its AbortController, whose `abort` flushes, kills and (once the child
+  /// is gone) cancels the monitor with a notification (`task_aborted`). Its counters, `ports`
+  /// and `usage` read the registry live (getters `lib/side.js` defines).
   pub(crate) fn create_native_objects<'a>(
     &'a self,
     env: &'a Env,
@@ -231,33 +230,10 @@ impl MonitorRegistry {
     let id = entry.id.as_str();
     let (mut object, release) = super::layer::task_parts(env, keep_alive)?;
     let objects = (|| -> Result<()> {
-      let controller: Object = object.get_named_property("abortController")?;
-      let signal: Object = controller.get_named_property("signal")?;
       let release = release.as_ref().map(|f| f.get_value(env)).transpose()?;
-      let generation = (self.js.side).add(env, id, &object, release.map(|f| f.to_unknown()))?;
-      let on_abort_action = on_monitor_abort(
-        Arc::downgrade(&self.hub),
-        Rc::clone(&self.js),
-        id.to_owned(),
-        generation,
-      );
-      // The listener lives as long as the controller: nothing keeps a reference to it.
-      js::on_abort(env, &signal, on_abort_action)?;
-      write_native_registration(env, &mut object, entry)?;
-      define_live_counters(env, &object, &self.hub, id)?;
-      let (hub, ports_id) = (Arc::downgrade(&self.hub), id.to_owned());
-      super::registry::define_ports(env, &object, move || {
-        let hub = hub.upgrade()?;
-        if !PORTS_SUPPORTED || !hub.registry().is_running(&ports_id) {
-          return None;
-        }
-        Some(hub.native(&ports_id)?.listening_ports())
-      })?;
-      let (hub, usage_id) = (Arc::downgrade(&self.hub), id.to_owned());
-      super::registry::define_usage(env, &object, move || {
-        hub.upgrade()?.native(&usage_id)?.usage()
-      })?;
-      Ok(())
+      let release = release.map(|f| f.to_unknown());
+      (self.js.side).add(env, id, &object, release, Some(&LIVE_COUNTERS))?;
+      write_native_registration(env, &mut object, entry)
     })();
     match objects {
       Ok(()) => {
@@ -276,53 +252,35 @@ impl MonitorRegistry {
       }
     }
   }
-}
 
-/// What an abort of a native entry's controller does: it flushes and kills; the supervisor
-/// then cancels the entry with a notification.
-fn on_monitor_abort(
-  hub: Weak<MonitorHub>,
-  js_side: Rc<JsSide>,
-  id: String,
-  generation: u64,
-) -> impl Fn(&Env) + 'static {
-  move |env| {
-    // The controller of a run `restart()` replaced (or of a removed entry) stops nothing.
-    if js_side.side.generation(env, &id) != Some(generation) {
+  /// An abort of a native entry's controller flushes and kills; the supervisor then cancels
+  /// the entry with a notification. The controller of a run `restart()` replaced (or of a
+  /// removed entry) stops nothing.
+  pub(crate) fn abort_native(&self, env: &Env, id: &str, current: bool) {
+    if !current {
       return;
     }
-    if let Some(hub) = hub.upgrade() {
-      if let Some(native) = hub.native(&id) {
-        native.abort(&hub, AbortKind::Flush);
-      }
-      let mut host = HostWithHub::new(env, &js_side, &hub);
-      hub.drain_for(&mut host, &id);
+    if let Some(native) = self.hub.native(id) {
+      native.abort(&self.hub, AbortKind::Flush);
     }
+    self.drain_for(env, id);
+  }
+
+  /// `entry.ports` of a running native monitor.
+  pub(crate) fn native_ports(&self, id: &str) -> Option<Vec<u16>> {
+    if !PORTS_SUPPORTED || !self.hub.registry().is_running(id) {
+      return None;
+    }
+    Some(self.hub.native(id)?.listening_ports())
   }
 }
 
-/// The native entry's counters as enumerable accessors that read the registry,
-/// so they are live between notifications (and still show in `Object.keys`
-/// and `JSON.stringify`).
-fn define_live_counters(env: &Env, object: &Object, hub: &Arc<MonitorHub>, id: &str) -> Result<()> {
-  let counters: [(&str, fn(&MonitorEntry) -> u64); 5] = [
-    ("eventCount", |e| e.event_count),
-    ("droppedLines", |e| e.dropped_lines),
-    ("bytesRead", |e| e.bytes_read),
-    ("linesSeen", |e| e.lines_seen),
-    ("truncatedBytes", |e| e.truncated_bytes),
-  ];
-  for (key, read) in counters {
-    let (hub, id) = (Arc::downgrade(hub), id.to_owned());
-    let getter = env.create_function_from_closure::<(), f64, _>(key, move |_ctx| {
-      Ok(
-        hub
-          .upgrade()
-          .and_then(|h| h.registry().get(&id).map(read))
-          .map_or(0.0, |n| n as f64),
-      )
-    })?;
-    registry::define_getter(env, object, key, getter, true)?;
-  }
-  Ok(())
-}
+/// A native entry's counters, live between notifications: enumerable getters (so they still
+/// show in `Object.keys` and `JSON.stringify`) reading `__counters`, in this order.
+const LIVE_COUNTERS: [&str; 5] = [
+  "eventCount",
+  "droppedLines",
+  "bytesRead",
+  "linesSeen",
+  "truncatedBytes",
+];

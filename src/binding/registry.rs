@@ -1,8 +1,9 @@
 //! What `MonitorRegistry` and `BackgroundShellRegistry` do the same way, written once: the
 //! JavaScript methods of `registry_surface!`, the native side of `waitFor` (API.md §6.1;
-//! `lib/surface.js` makes its promise), an entry's `ports` and `usage` getters, unref'd timers,
-//! and `end` objects. Entry objects, their controllers and timers, the callbacks and the
-//! functions that settle pending waits are each registry's side (`side.rs`).
+//! `lib/surface.js` makes its promise), the values of an entry's `ports` and `usage` getters,
+//! unref'd timers, and `end` objects. Entry objects (with those getters), their controllers and
+//! timers, the callbacks and the functions that settle pending waits are each registry's side
+//! (`side.rs`, `lib/side.js`).
 
 use napi::bindgen_prelude::*;
 
@@ -26,68 +27,32 @@ pub(crate) fn caller_pid(object: &Object) -> Option<u32> {
   (n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64).then_some(n as u32)
 }
 
-/// `entry.ports` (API.md §6.8): a live, non-enumerable accessor on an entry object, so that
-/// copying or printing an entry never scans processes. `read` gives the ports of the running
-/// task's tree, or `None` (then `undefined`) once it ended or where they cannot be read.
-pub(crate) fn define_ports(
-  env: &Env,
-  object: &Object,
-  read: impl Fn() -> Option<Vec<u16>> + 'static,
-) -> Result<()> {
-  // `()` is `undefined` (an `Option` would give `null`).
-  let getter =
-    env.create_function_from_closure::<(), Either<Vec<u32>, ()>, _>("ports", move |_ctx| {
-      Ok(match read() {
-        Some(ports) => Either::A(ports.into_iter().map(u32::from).collect()),
-        None => Either::B(()),
-      })
-    })?;
-  define_getter(env, object, "ports", getter, false)
+/// `entry.ports` (API.md §6.8, a getter `lib/side.js` defines): the ports, or `undefined` (an
+/// `Option` would give `null`) once the task ended or where they cannot be read.
+pub(crate) fn ports_value(ports: Option<Vec<u16>>) -> Either<Vec<u32>, ()> {
+  match ports {
+    Some(ports) => Either::A(ports.into_iter().map(u32::from).collect()),
+    None => Either::B(()),
+  }
 }
 
-/// `entry.usage` (API.md §6.8): what a task with `limits` used, `{ cpuMs, peakMemoryBytes }`
-/// (either `undefined` where it cannot be read), live while it runs and final after; a
-/// non-enumerable getter, `undefined` for a task without limits.
-pub(crate) fn define_usage(
-  env: &Env,
-  object: &Object,
-  read: impl Fn() -> Option<crate::core::process::Usage> + 'static,
-) -> Result<()> {
-  let getter =
-    env.create_function_from_closure::<(), Either<Object, ()>, _>("usage", move |ctx| {
-      let Some(usage) = read() else {
-        return Ok(Either::B(()));
-      };
-      let mut out = Object::new(ctx.env)?;
-      set_opt(&mut out, "cpuMs", usage.cpu_ms.map(|v| v as f64))?;
-      set_opt(
-        &mut out,
-        "peakMemoryBytes",
-        usage.peak_memory_bytes.map(|v| v as f64),
-      )?;
-      Ok(Either::A(out))
-    })?;
-  define_getter(env, object, "usage", getter, false)
-}
-
-/// `Object.defineProperty(object, name, { get, enumerable, configurable: true })`.
-pub(crate) fn define_getter<R: ToNapiValue>(
-  env: &Env,
-  object: &Object,
-  name: &str,
-  getter: Function<(), R>,
-  enumerable: bool,
-) -> Result<()> {
-  let object_ctor: Unknown = env.get_global()?.get_named_property("Object")?;
-  let object_ctor: Object = unsafe { object_ctor.cast() }?;
-  let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
-    object_ctor.get_named_property("defineProperty")?;
-  let mut descriptor = Object::new(env)?;
-  descriptor.set_named_property("get", getter)?;
-  descriptor.set_named_property("enumerable", enumerable)?;
-  descriptor.set_named_property("configurable", true)?;
-  define.call(FnArgs::from((*object, name, descriptor)))?;
-  Ok(())
+/// `entry.usage` (API.md §6.8, a getter `lib/side.js` defines): `{ cpuMs, peakMemoryBytes }`
+/// (either `undefined` where it cannot be read), or `undefined` for a task without limits.
+pub(crate) fn usage_value<'a>(
+  env: &'a Env,
+  usage: Option<crate::core::process::Usage>,
+) -> Result<Either<Object<'a>, ()>> {
+  let Some(usage) = usage else {
+    return Ok(Either::B(()));
+  };
+  let mut out = Object::new(env)?;
+  set_opt(&mut out, "cpuMs", usage.cpu_ms.map(|v| v as f64))?;
+  set_opt(
+    &mut out,
+    "peakMemoryBytes",
+    usage.peak_memory_bytes.map(|v| v as f64),
+  )?;
+  Ok(Either::A(out))
 }
 
 /// `TaskEnd` as a JavaScript object.
@@ -150,6 +115,13 @@ pub(crate) trait RegistrySurface: TerminalSurface {
   fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()>;
   /// `restart(id)` (API.md §6.8): what this kind returns for the new run.
   fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>>;
+  /// The ports the running task `id`'s tree listens on (API.md §6.8).
+  fn ports(&self, id: &str) -> Option<Vec<u16>>;
+  /// What task `id` used, for a task with limits (API.md §6.8).
+  fn usage(&self, id: &str) -> Option<crate::core::process::Usage>;
+  /// The controller of task `id`'s object of this `generation` (`Side::add`'s) was aborted;
+  /// `current`: that object is the entry's now (else the entry left the registry).
+  fn task_aborted(&self, env: &Env, id: &str, generation: u64, current: bool);
 }
 
 /// Settles pending wait `wait` of `side` with `outcome`.
@@ -287,6 +259,30 @@ macro_rules! registry_surface {
       pub fn restart(&self, env: Env, id: Unknown) -> Result<Unknown<'static>> {
         let id = $crate::binding::args::string(&env, &id, $wait_id)?;
         $crate::binding::registry::RegistrySurface::restart_task(self, &env, id)
+      }
+
+      /// `entry.ports` of a task we run (its getter is `lib/side.js`'s).
+      #[napi(catch_unwind, js_name = "__ports", skip_typescript)]
+      pub fn ports(&self, id: String) -> napi::Either<Vec<u32>, ()> {
+        $crate::binding::registry::ports_value($crate::binding::registry::RegistrySurface::ports(
+          self, &id,
+        ))
+      }
+
+      /// `entry.usage` of a task we run (its getter is `lib/side.js`'s).
+      #[napi(catch_unwind, js_name = "__usage", skip_typescript)]
+      pub fn usage<'a>(&self, env: &'a Env, id: String) -> Result<napi::Either<Object<'a>, ()>> {
+        let usage = $crate::binding::registry::RegistrySurface::usage(self, &id);
+        $crate::binding::registry::usage_value(env, usage)
+      }
+
+      /// An abort of the controller of a task we run (its listener is `lib/side.js`'s).
+      #[napi(catch_unwind, js_name = "__taskAborted", skip_typescript)]
+      pub fn task_aborted(&self, env: Env, id: String, generation: f64, current: bool) {
+        let generation = generation as u64;
+        $crate::binding::registry::RegistrySurface::task_aborted(
+          self, &env, &id, generation, current,
+        )
       }
 
       /// `recover(options)` (docs/persistence.md), through `persist::recover`.

@@ -47,34 +47,31 @@ impl Side {
 
   /// Keeps a new entry's object (with its `abortController`) and, for a `keepAlive` monitor, the
   /// function that lets its timer go; returns its generation (a number no earlier entry object
-  /// of the registry had). A failure is thrown: nothing is registered yet.
+  /// of the registry had). A task we run gives its live `counters` (maybe none): the side then
+  /// defines the object's live getters and listens to its controller (`lib/side.js`). A failure
+  /// is thrown: nothing is registered yet.
   pub(crate) fn add(
     &self,
     env: &Env,
     id: &str,
     object: &Object,
     release: Option<Unknown>,
+    counters: Option<&[&str]>,
   ) -> Result<u64> {
     let side = self
       .0
       .value(env)
       .ok_or_else(|| Error::from_reason("the registry's side is gone"))?;
-    let add: Function<FnArgs<(&str, Object, Option<Unknown>)>, f64> =
+    let add: Function<FnArgs<(&str, Object, Option<Unknown>, Option<Vec<&str>>)>, f64> =
       side.get_named_property("add")?;
-    Ok(add.bind(side)?.call(FnArgs::from((id, *object, release)))? as u64)
+    let args = (id, *object, release, counters.map(<[&str]>::to_vec));
+    Ok(add.bind(side)?.call(FnArgs::from(args))? as u64)
   }
 
   /// The object of entry `id`.
   pub(crate) fn object<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
     let value = self.call(env, "object", id)?;
     (value.get_type().ok()? == ValueType::Object).then(|| unsafe { value.cast::<Object>() }.ok())?
-  }
-
-  /// The generation of the object entry `id` names now.
-  pub(crate) fn generation(&self, env: &Env, id: &str) -> Option<u64> {
-    let value = self.call(env, "generation", id)?;
-    (value.get_type().ok()? == ValueType::Number)
-      .then(|| unsafe { value.cast::<f64>() }.ok().map(|n| n as u64))?
   }
 
   /// Writes `fields` on entry `id`'s object and returns the object.

@@ -143,7 +143,7 @@ fn write_entry(env: &Env, object: &mut Object, e: &MonitorEntry) -> Result<()> {
     object.set_named_property("end", end_object(env, end)?)?;
   }
   match e.mode {
-    // Native counters are live accessors (see `define_live_counters`).
+    // Native counters are live getters (`lib/side.js`, `__counters`).
     EntryMode::Native => set_opt(object, "pid", e.pid)?,
     EntryMode::Fed => {
       object.set_named_property("eventCount", e.event_count as f64)?;

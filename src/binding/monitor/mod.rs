@@ -94,7 +94,7 @@ impl RegistrySurface for MonitorRegistry {
     object.set_named_property("kind", "monitor")?;
     object.set_named_property("outputOffset", 0)?;
     object.set_named_property("notified", false)?;
-    self.js.side.add(env, &id, &object, None)?;
+    self.js.side.add(env, &id, &object, None, None)?;
     let idle_timeout_ms = reg.idle_timeout_ms;
     if let Err(error) = self.hub.register(reg, js::mono_ms()) {
       self.forget_js_entry(env, &id);
@@ -122,6 +122,18 @@ impl RegistrySurface for MonitorRegistry {
   /// A wait on an entry the hub no longer follows ends as `exit`, `cancelled`.
   fn restart_task(&self, env: &Env, id: String) -> Result<Unknown<'static>> {
     self.restart_native(env, id)
+  }
+
+  fn ports(&self, id: &str) -> Option<Vec<u16>> {
+    self.native_ports(id)
+  }
+
+  fn usage(&self, id: &str) -> Option<crate::core::process::Usage> {
+    self.hub.native(id)?.usage()
+  }
+
+  fn task_aborted(&self, env: &Env, id: &str, _generation: u64, current: bool) {
+    self.abort_native(env, id, current)
   }
 
   fn add_wait(&self, env: &Env, id: &str, wait: u64, spec: WaitSpec) -> Result<()> {
@@ -362,6 +374,22 @@ impl MonitorRegistry {
     self
       .hub
       .fed_idle_timeout(&mut host, &RealClock, &monitor_id);
+  }
+
+  /// The live counters of entry `monitorId`, in the order of `monitor_native::LIVE_COUNTERS`; `undefined` once
+  /// it left the registry.
+  #[napi(catch_unwind, js_name = "__counters", skip_typescript)]
+  pub fn counters(&self, monitor_id: String) -> Option<Vec<f64>> {
+    let registry = self.hub.registry();
+    let e = registry.get(&monitor_id)?;
+    let counters = [
+      e.event_count,
+      e.dropped_lines,
+      e.bytes_read,
+      e.lines_seen,
+      e.truncated_bytes,
+    ];
+    Some(counters.map(|n| n as f64).to_vec())
   }
 }
 

@@ -179,9 +179,16 @@ impl ShellInner {
     self.side.removed(env, ids);
   }
 
-  /// `register` for a caller's object or one `executeBackground` built (with their
-  /// `abortController`).
-  pub(crate) fn register(&self, env: &Env, object: &Object, reg: ShellRegistration) -> Result<()> {
+  /// `register` for a caller's object, or (`ours`) one `executeBackground` or `recover` built,
+  /// whose `ports`, `usage` and controller the side then follows. The object's generation
+  /// (`Side::add`), by which the hub links its run.
+  pub(crate) fn register(
+    &self,
+    env: &Env,
+    object: &Object,
+    reg: ShellRegistration,
+    ours: bool,
+  ) -> Result<u64> {
     let id = reg.shell_id.clone();
     self
       .hub
@@ -196,7 +203,7 @@ impl ShellInner {
     object.set_named_property("outputFile", reg.output_path.as_str())?;
     object.set_named_property("outputOffset", 0)?;
     object.set_named_property("notified", false)?;
-    self.side.add(env, &id, &object, None)?;
+    let generation = (self.side).add(env, &id, &object, None, ours.then_some(&[]))?;
     let registered = {
       let mut hub = self.hub.borrow_mut();
       let registered = hub.registry_mut().register(reg);
@@ -205,7 +212,7 @@ impl ShellInner {
     match registered {
       Ok(out) => {
         self.carry_out(env, out);
-        Ok(())
+        Ok(generation)
       }
       Err(message) => {
         self.forget(env, &[id]);
@@ -214,9 +221,9 @@ impl ShellInner {
     }
   }
 
-  /// Follows the run of the entry `id` just registered; see `finish_run`.
-  pub(crate) fn track_run(&self, id: &str) -> u64 {
-    self.hub.borrow_mut().registry_mut().track_run(id)
+  /// Whether the controller of shell `id`'s object has been aborted.
+  pub(crate) fn controller_aborted(&self, env: &Env, id: &str) -> bool {
+    self.side.aborted(env, id)
   }
 
   /// The run `token` of `id` ended: settles a held running entry with
@@ -231,13 +238,7 @@ impl ShellInner {
     end: TaskEnd,
     end_time: f64,
   ) -> ShellSettled {
-    let (out, settled) = {
-      let mut hub = self.hub.borrow_mut();
-      let (effects, settled) = hub
-        .registry_mut()
-        .finish_run(id, token, verdict, end, end_time);
-      (hub.outgoing(effects), settled)
-    };
+    let (out, settled) = (self.hub.borrow_mut()).finish_run(id, token, verdict, end, end_time);
     self.carry_out(env, out);
     settled
   }
@@ -279,7 +280,20 @@ impl RegistrySurface for BackgroundShellRegistry {
   /// Also writes the shell's status sidecar.
   fn register_object(&self, env: &Env, object: &Object) -> Result<()> {
     let reg = read_shell_registration(env, object)?;
-    self.inner.register(env, object, reg)
+    self.inner.register(env, object, reg, false).map(|_| ())
+  }
+
+  fn ports(&self, id: &str) -> Option<Vec<u16>> {
+    self.inner.hub.borrow().ports(id)
+  }
+
+  fn usage(&self, id: &str) -> Option<crate::core::process::Usage> {
+    self.inner.hub.borrow().usage(id)
+  }
+
+  /// The run of that object, also when a reset removed its entry while the run went on.
+  fn task_aborted(&self, _env: &Env, _id: &str, generation: u64, _current: bool) {
+    self.inner.hub.borrow().cancel_run(generation);
   }
 
   fn wait_target(&self, id: &str) -> Option<(ShellStatus, bool)> {

@@ -2,10 +2,10 @@
 //! register, stream to the output file from Rust threads, and settle on the
 //! JavaScript thread once the file is flushed and closed.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -15,7 +15,6 @@ use super::args;
 use super::js::{self, release, Persistent};
 use super::layer::{call_once, shell_parts, ShellParts};
 use super::shell::{BackgroundShellRegistry, ShellInner};
-use super::wait::signal_aborted;
 use crate::core::launch::{
   default_remove_env, launch, LaunchError, Launched, LaunchedShell, ShellCallbacks, ShellStart,
 };
@@ -93,11 +92,8 @@ fn start_shell<'a>(
   let ShellObjects {
     mut registration,
     mut handle,
-    controller_signal,
     settled,
-    run_slot,
-    final_usage,
-  } = shell_objects(env, inner, signal.as_ref(), &facts, &opts.cwd)?;
+  } = shell_objects(env, signal.as_ref(), &facts, &opts.cwd)?;
 
   let now = js::wall_ms();
   let remove_env = default_remove_env();
@@ -127,10 +123,13 @@ fn start_shell<'a>(
     pid,
     todo_work_chain_id: None,
   };
-  if let Err(error) = inner.register(env, &registration, reg) {
-    call_once(env, settled, "executeBackground", ());
-    return Err(error);
-  }
+  let generation = match inner.register(env, &registration, reg, true) {
+    Ok(generation) => generation,
+    Err(error) => {
+      call_once(env, settled, "executeBackground", ());
+      return Err(error);
+    }
+  };
   if opts.persist.is_none() {
     inner
       .restarts
@@ -139,11 +138,9 @@ fn start_shell<'a>(
 
   let settle = Settle {
     inner: Rc::clone(inner),
-    run: inner.track_run(&facts.shell_id),
+    run: inner.hub.borrow_mut().begin_run(&facts.shell_id),
     shell_id: facts.shell_id.clone(),
     settled: Some(settled),
-    process: None,
-    final_usage: Some(final_usage),
   };
   match launched {
     Err(LaunchError { message, end }) => settle.failed_to_start(env, &message, end, now),
@@ -160,16 +157,7 @@ fn start_shell<'a>(
           run.stop_at_output_cap();
         }
       }
-      attach_run(
-        env,
-        inner,
-        &facts.shell_id,
-        &settle,
-        &run_slot,
-        &controller_signal,
-        run,
-        now,
-      );
+      attach_run(env, inner, (&facts.shell_id, generation), &settle, run, now);
     }
   }
   Ok(handle)
@@ -181,22 +169,17 @@ struct ShellObjects<'a> {
   registration: Object<'a>,
   /// The `BackgroundShellHandle` returned.
   handle: Object<'a>,
-  controller_signal: Object<'a>,
   /// The JavaScript layer's `settled(result)`: resolves `done` and lets the shell's timer and
   /// signal listener go (with no result: the start failed).
   settled: Persistent,
-  /// The run the controller's abort cancels, once there is one.
-  run_slot: Rc<RefCell<Weak<ShellRun>>>,
-  /// `usage` as the run left it, kept at the settle (the run is let go then).
-  final_usage: Rc<Cell<Option<crate::core::process::Usage>>>,
 }
 
 /// The entry object and its `AbortController`, the handle with `done`, `ref()` and `unref()`,
 /// and the caller's `signal` wired to the controller (the JavaScript layer's part), then the
-/// shell's fields and its `ports` and `usage`; on a failure whatever was held is let go.
+/// shell's fields; on a failure whatever was held is let go. Its `ports`, `usage` and the abort
+/// of its controller are the side's, once it is registered (`lib/side.js`).
 fn shell_objects<'a>(
   env: &'a Env,
-  inner: &Rc<ShellInner>,
   signal: Option<&Object>,
   facts: &ShellPlan,
   cwd: &str,
@@ -206,9 +189,7 @@ fn shell_objects<'a>(
     mut handle,
     settled,
   } = shell_parts(env, signal)?;
-  let objects = (|| -> Result<_> {
-    let controller: Object = registration.get_named_property("abortController")?;
-    let controller_signal: Object = controller.get_named_property("signal")?;
+  let fields = (|| -> Result<()> {
     registration.set_named_property("shellId", facts.shell_id.as_str())?;
     registration.set_named_property("command", facts.command.as_str())?;
     registration.set_named_property("cwd", cwd)?;
@@ -218,48 +199,13 @@ fn shell_objects<'a>(
     handle.set_named_property("outputPath", facts.output_path.as_str())?;
     handle.set_named_property("statusPath", facts.status_path.as_str())?;
     handle.set_named_property("command", facts.command.as_str())?;
-    handle.set_named_property("strippedTrailingAmp", facts.stripped_trailing_amp)?;
-    // Aborting our controller cancels the run once there is one (an abort
-    // before that, from a register callback, is checked right after the start).
-    // The listener lives as long as the controller (it is not removed), so it
-    // holds the run weakly and we keep no reference to it: the run, its
-    // threadsafe function and the listener are freed once the shell settled
-    // and the entry left the registry.
-    let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
-    let ports_slot = Rc::clone(&run_slot);
-    super::registry::define_ports(env, &registration, move || {
-      let run = ports_slot.borrow().upgrade()?;
-      (crate::core::process::PORTS_SUPPORTED && !run.is_settled()).then(|| run.listening_ports())
-    })?;
-    let (usage_slot, final_usage) = (
-      Rc::clone(&run_slot),
-      Rc::<Cell<Option<crate::core::process::Usage>>>::default(),
-    );
-    let kept_usage = Rc::clone(&final_usage);
-    super::registry::define_usage(env, &registration, move || {
-      kept_usage
-        .get()
-        .or_else(|| usage_slot.borrow().upgrade()?.usage())
-    })?;
-    js::on_abort(env, &controller_signal, {
-      let run_slot = Rc::clone(&run_slot);
-      let (inner, id) = (Rc::downgrade(inner), facts.shell_id.to_owned());
-      move |_env| {
-        if let Some(run) = run_slot.borrow().upgrade() {
-          cancel_run(&run, &inner, &id);
-        }
-      }
-    })?;
-    Ok((controller_signal, run_slot, final_usage))
+    handle.set_named_property("strippedTrailingAmp", facts.stripped_trailing_amp)
   })();
-  match objects {
-    Ok((controller_signal, run_slot, final_usage)) => Ok(ShellObjects {
+  match fields {
+    Ok(()) => Ok(ShellObjects {
       registration,
       handle,
-      controller_signal,
       settled,
-      run_slot,
-      final_usage,
     }),
     Err(error) => {
       call_once(env, settled, "executeBackground", ());
@@ -316,58 +262,32 @@ fn send(tsfn: &ShellTsfn, event: RunEvent) -> std::result::Result<(), Status> {
   }
 }
 
-/// Links a started run to its entry, its controller and its settle; a run
-/// that could not start fails the entry after `stop` ended the process.
-#[allow(clippy::too_many_arguments)] // the pieces of one shell, all needed here
+/// Links a started run to its entry, `(id, generation of its object)` (the hub cancels it when
+/// a register or status-change callback already stopped the shell, or aborted its controller,
+/// before the run existed); a run that could not start fails the entry after `stop` ended the
+/// process.
 fn attach_run(
   env: &Env,
   inner: &Rc<ShellInner>,
-  shell_id: &str,
+  (shell_id, generation): (&str, u64),
   settle: &Rc<RefCell<Option<Settle>>>,
-  run_slot: &Rc<RefCell<Weak<ShellRun>>>,
-  controller_signal: &Object,
   run: std::result::Result<Arc<ShellRun>, LaunchError>,
   now: f64,
 ) {
-  match run {
-    Ok(run) => {
-      *run_slot.borrow_mut() = Arc::downgrade(&run);
-      if let Some(settle) = settle.borrow_mut().as_mut() {
-        settle.process = Some(Arc::clone(&run));
-      }
-      // A register or status-change callback may already have stopped the
-      // shell (cancel, abortAll, complete, fail, an abort of its
-      // controller) before the run existed: stop it now.
-      let settled = inner
-        .hub
-        .borrow_mut()
-        .attach_run(shell_id, Arc::clone(&run));
-      if !settled && signal_aborted(controller_signal) {
-        run.cancel();
-      }
+  let token = settle.borrow().as_ref().map(|settle| settle.run);
+  match (run, token) {
+    (Ok(run), Some(token)) => {
+      let aborted = inner.controller_aborted(env, shell_id);
+      let mut hub = inner.hub.borrow_mut();
+      hub.attach_run(shell_id, token, generation, run, aborted);
     }
-    Err(LaunchError { message, end }) => {
+    (Ok(_), None) => {}
+    (Err(LaunchError { message, end }), _) => {
       if let Some(settle) = settle.borrow_mut().take() {
         settle.failed_to_start(env, &message, end, now);
       }
     }
   }
-}
-
-/// The entry's controller was aborted: the run is cancelled. A persisted
-/// run first learns who cancelled it (the registry's `cancel()`,
-/// `abortAll()`, …), for the end its keeper records.
-fn cancel_run(run: &ShellRun, inner: &std::rc::Weak<ShellInner>, id: &str) {
-  if run.is_persisted() {
-    let via = inner.upgrade().and_then(|inner| {
-      let entry = inner.entry(id)?;
-      entry.end.or(entry.ending)?.via
-    });
-    if let Some(via) = via {
-      run.cancel_via(via);
-    }
-  }
-  run.cancel();
 }
 
 /// What a run hands to the JavaScript thread, in order, through one

@@ -8,20 +8,17 @@ use crate::core::launch::{adopt, AdoptKind, Adoption};
 use crate::core::persist::{EndView, KeeperLink, TaskKind, TaskRecord};
 use crate::core::shell::persisted::ShellTaskOptions;
 
-/// A recorded shell registered as running: its entry object, its
-/// controller's signal, and the settle of its run.
+/// A recorded shell registered as running: its entry object and the settle of its run.
 fn register_recorded<'a>(
   env: &'a Env,
   inner: &Rc<ShellInner>,
   record: &TaskRecord,
-) -> Result<(Object<'a>, RegisteredShell<'a>)> {
+) -> Result<(Object<'a>, RegisteredShell)> {
   let id = record.id.as_str();
   let cwd = ShellTaskOptions::of_record(record).cwd(record).to_owned();
   let start = record.start_time as f64;
   // A recovered shell never holds Node open: nobody waits on a `done`.
   let (mut registration, _) = task_parts(env, false)?;
-  let controller: Object = registration.get_named_property("abortController")?;
-  let controller_signal: Object = controller.get_named_property("signal")?;
   registration.set_named_property("shellId", id)?;
   registration.set_named_property("command", record.command.as_str())?;
   registration.set_named_property("cwd", cwd.as_str())?;
@@ -38,37 +35,32 @@ fn register_recorded<'a>(
     pid: Some(record.task.pid),
     todo_work_chain_id: None,
   };
-  inner.register(env, &registration, reg)?;
+  let generation = inner.register(env, &registration, reg, true)?;
   let settle = Settle {
     inner: Rc::clone(inner),
-    run: inner.track_run(id),
+    run: inner.hub.borrow_mut().begin_run(id),
     shell_id: id.to_owned(),
     settled: None,
-    process: None,
-    final_usage: None,
   };
-  let registered = RegisteredShell {
-    controller_signal,
-    settle: Rc::new(RefCell::new(Some(settle))),
-  };
-  Ok((registration, registered))
+  let settle = Rc::new(RefCell::new(Some(settle)));
+  Ok((registration, RegisteredShell { generation, settle }))
 }
 
-/// A recorded shell, registered: its controller's signal and the settle of its run.
-pub(crate) struct RegisteredShell<'a> {
-  controller_signal: Object<'a>,
+/// A recorded shell, registered: its object's generation and the settle of its run.
+pub(crate) struct RegisteredShell {
+  generation: u64,
   settle: Rc<RefCell<Option<Settle>>>,
 }
 
 impl Recovering for BackgroundShellRegistry {
   const KIND: TaskKind = TaskKind::Shell;
-  type Registered<'a> = RegisteredShell<'a>;
+  type Registered<'a> = RegisteredShell;
 
   fn register_recorded<'a>(
     &'a self,
     env: &'a Env,
     record: &TaskRecord,
-  ) -> Result<(Object<'a>, RegisteredShell<'a>)> {
+  ) -> Result<(Object<'a>, RegisteredShell)> {
     register_recorded(env, &self.inner, record)
   }
 
@@ -76,7 +68,7 @@ impl Recovering for BackgroundShellRegistry {
     &self,
     env: &Env,
     _: &TaskRecord,
-    registered: RegisteredShell<'_>,
+    registered: RegisteredShell,
     end: &EndView,
   ) -> Result<()> {
     let outcome = ShellOutcome::from_record(end, false, None);
@@ -90,24 +82,11 @@ impl Recovering for BackgroundShellRegistry {
     &self,
     env: &Env,
     record: &TaskRecord,
-    registered: RegisteredShell<'_>,
+    registered: RegisteredShell,
     link: Arc<KeeperLink>,
   ) -> Result<()> {
     let (inner, id) = (&self.inner, record.id.as_str());
-    let RegisteredShell {
-      controller_signal,
-      settle,
-    } = registered;
-    let run_slot: Rc<RefCell<Weak<ShellRun>>> = Rc::default();
-    js::on_abort(env, &controller_signal, {
-      let run_slot = Rc::clone(&run_slot);
-      let (inner, id) = (Rc::downgrade(inner), id.to_owned());
-      move |_env| {
-        if let Some(run) = run_slot.borrow().upgrade() {
-          cancel_run(&run, &inner, &id);
-        }
-      }
-    })?;
+    let RegisteredShell { generation, settle } = registered;
     let settle_ms = ShellTaskOptions::of_record(record).settle_ms;
     let adopted = adopt(Adoption {
       id,
@@ -120,16 +99,7 @@ impl Recovering for BackgroundShellRegistry {
     let run = adopted
       .into_shell()
       .and_then(|shell| shell.start(settle_ms, || run_callbacks(env, &settle, inner, id)));
-    attach_run(
-      env,
-      inner,
-      id,
-      &settle,
-      &run_slot,
-      &controller_signal,
-      run,
-      js::wall_ms(),
-    );
+    attach_run(env, inner, (id, generation), &settle, run, js::wall_ms());
     Ok(())
   }
 }

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::binding::shell::restarts::Waiting;
+use crate::binding::wait::signal_aborted;
 use crate::core::restart::{Begin, Refusal};
 use crate::core::shell::{OutputCounters, Resume};
 

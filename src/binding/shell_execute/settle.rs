@@ -3,7 +3,6 @@
 //! `BackgroundShellResult` and lets what the shell held go.
 
 use std::rc::Rc;
-use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 
@@ -11,7 +10,7 @@ use crate::binding::js::{self, Persistent};
 use crate::binding::layer::call_once;
 use crate::binding::shell::ShellInner;
 use crate::core::end::TaskEnd;
-use crate::core::shell::{ShellOutcome, ShellRun, ShellSettled, ShellVerdict};
+use crate::core::shell::{ShellOutcome, ShellSettled, ShellVerdict};
 
 /// What the JavaScript thread needs when the shell settles.
 pub(super) struct Settle {
@@ -23,10 +22,6 @@ pub(super) struct Settle {
   /// The JavaScript layer's `settled(result)` of an `executeBackground()` run (a recovered
   /// shell has none: nobody waits on its `done`).
   pub(super) settled: Option<Persistent>,
-  /// The running process, unlinked from the registry at settle.
-  pub(super) process: Option<Arc<ShellRun>>,
-  /// Where `entry.usage` finds what the run used once it is let go.
-  pub(super) final_usage: Option<Rc<std::cell::Cell<Option<crate::core::process::Usage>>>>,
 }
 
 impl Settle {
@@ -67,17 +62,6 @@ impl Settle {
   }
 
   fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
-    if let Some(process) = self.process.take() {
-      if let Some(cell) = &self.final_usage {
-        cell.set(process.usage());
-      }
-      // `screen()` keeps answering with the last screen until the entry is pruned.
-      self
-        .inner
-        .hub
-        .borrow_mut()
-        .detach_run(&self.shell_id, &process);
-    }
     if let Some(settled_fn) = self.settled.take() {
       match self.result(env, outcome, settled) {
         Ok(result) => call_once(env, settled_fn, "executeBackground", result),

@@ -8,7 +8,9 @@
 //!   clock (the earlier of `quietMs` and `timeoutMs`, counted from the call) ends it before the
 //!   settle;
 //! - settling from JavaScript (`complete()`/`fail()`) stops a run we started;
-//! - a terminal shell's last screen answers `screen()` until its entry leaves.
+//! - a cancel of a persisted run tells its keeper who asked, for the end it records;
+//! - a terminal shell's last screen, and what a run used (`usage`), answer until the entry
+//!   leaves.
 //!
 //! The host owns the hub on its one thread and carries out the [`ShellOutgoing`] items in order
 //! (callbacks, promises, objects); the runs report to the host, which feeds the hub.
@@ -19,7 +21,10 @@ use std::sync::Arc;
 use super::entry::{ShellEntry, ShellStatus};
 use super::registry::{ShellEffect, ShellRegistry};
 use super::runner::ShellRun;
+use super::runs::{ShellSettled, ShellVerdict};
 use crate::clock::{Clock, SharedClock};
+use crate::end::TaskEnd;
+use crate::process::{Usage, PORTS_SUPPORTED};
 use crate::terminal::{InputError, ScreenSnapshot, TerminalInput, TerminalRefusal, TerminalTasks};
 use crate::wait::{WaitOutcome, WaitReason, WaitSpec};
 
@@ -53,11 +58,23 @@ pub enum WaitPlan {
   Settle,
 }
 
+/// A run of ours, linked to its entry.
+struct Linked {
+  id: String,
+  /// The key the host gave the entry's object (its controller stops this run).
+  object: u64,
+  run: Arc<ShellRun>,
+}
+
 /// The registry of background shells and what lives beside its entries.
 pub struct ShellHub {
   registry: ShellRegistry,
-  /// The runs `executeBackground` started, by shell id, until they settle.
-  runs: HashMap<String, Arc<ShellRun>>,
+  /// The runs `executeBackground` started (or `recover` adopted), by the registry's token for
+  /// each, until they settle. A shell id names the newest run of that id (a shell `reset()`
+  /// removed may still run while a new one takes its id).
+  runs: HashMap<u64, Linked>,
+  /// What a settled run used, by shell id, until its entry leaves.
+  final_usage: HashMap<String, Usage>,
   /// Pending `waitFor` ids, by shell id, each with its start on [`Self::clock`] (monotonic ms).
   waits: HashMap<String, Vec<(u64, i64)>>,
   /// The last screen of terminal shells that ended, until their entry leaves.
@@ -76,6 +93,7 @@ impl ShellHub {
     Self {
       registry,
       runs: HashMap::new(),
+      final_usage: HashMap::new(),
       waits: HashMap::new(),
       last_screens: HashMap::new(),
       clock,
@@ -140,13 +158,14 @@ impl ShellHub {
       }
     }
     for id in &removed {
-      if self.entry(id).is_none() && !self.runs.contains_key(id) {
+      if self.entry(id).is_none() && self.run_of(id).is_none() {
         out.extend(self.settle_waits(id, ShellStatus::Cancelled));
       }
     }
     if !removed.is_empty() {
       for id in &removed {
         self.last_screens.remove(id);
+        self.final_usage.remove(id);
       }
       out.push(ShellOutgoing::Forget(removed));
     }
@@ -178,7 +197,7 @@ impl ShellHub {
       .entry(id.to_owned())
       .or_default()
       .push((wait, started));
-    if let Some(run) = self.runs.get(id) {
+    if let Some(run) = self.run_of(id) {
       run.add_wait(wait, spec);
       return WaitPlan::OnRun;
     }
@@ -202,7 +221,7 @@ impl ShellHub {
   /// `None` when it had ended already.
   pub fn abort_wait(&mut self, id: &str, wait: u64) -> Option<WaitOutcome> {
     let started = self.forget_wait(id, wait)?;
-    let outcome = self.runs.get(id).and_then(|run| run.abort_wait(wait));
+    let outcome = self.run_of(id).and_then(|run| run.abort_wait(wait));
     let outcome = outcome.unwrap_or(WaitOutcome {
       reason: WaitReason::Aborted,
       line: None,
@@ -240,40 +259,102 @@ impl ShellHub {
       .is_some_and(|w| w.iter().any(|(w, _)| *w == wait))
   }
 
-  /// Links a started run to its entry. A run whose entry already settled (a callback stopped
-  /// it before the run existed) is cancelled: the result says so.
-  pub fn attach_run(&mut self, id: &str, run: Arc<ShellRun>) -> bool {
-    self.runs.insert(id.to_owned(), Arc::clone(&run));
-    let settled = !self.is_running(id);
-    if settled {
+  /// A run of ours begins for entry `id` (just registered): the registry's token for it.
+  pub fn begin_run(&mut self, id: &str) -> u64 {
+    self.registry.track_run(id)
+  }
+
+  /// Links started run `token` to its entry, whose object the host knows as `object`. A run
+  /// whose entry already settled (a callback stopped it before the run existed), or whose
+  /// controller was `aborted` meanwhile, is cancelled: the result says so.
+  pub fn attach_run(
+    &mut self,
+    id: &str,
+    token: u64,
+    object: u64,
+    run: Arc<ShellRun>,
+    aborted: bool,
+  ) -> bool {
+    let stopped = !self.is_running(id) || aborted;
+    if stopped {
       run.cancel();
     }
-    settled
+    let id = id.to_owned();
+    self.runs.insert(token, Linked { id, object, run });
+    stopped
   }
 
-  /// The run settled: unlinked (when it is still the entry's), its last screen kept while the
-  /// entry stays.
-  pub fn detach_run(&mut self, id: &str, run: &Arc<ShellRun>) {
-    if let Some(screen) = run.screen() {
-      if self.entry(id).is_some() {
-        self.last_screens.insert(id.to_owned(), screen);
+  /// Run `token` of `id` ended (§2.15 step 9): the registry settles a held running entry with
+  /// `verdict` (its effects as the host carries them out, and what the run's `done` reports);
+  /// the run is unlinked, its last screen and what it used kept while the entry stays (unless
+  /// a newer run took the id).
+  pub fn finish_run(
+    &mut self,
+    id: &str,
+    token: u64,
+    verdict: ShellVerdict,
+    end: TaskEnd,
+    end_time: f64,
+  ) -> (Vec<ShellOutgoing>, ShellSettled) {
+    if let Some(Linked { run, .. }) = self.runs.remove(&token) {
+      if self.entry(id).is_some() && self.run_of(id).is_none() {
+        if let Some(screen) = run.screen() {
+          self.last_screens.insert(id.to_owned(), screen);
+        }
+        if let Some(usage) = run.usage() {
+          self.final_usage.insert(id.to_owned(), usage);
+        }
       }
     }
-    if self.runs.get(id).is_some_and(|r| Arc::ptr_eq(r, run)) {
-      self.runs.remove(id);
-    }
+    let (effects, settled) = (self.registry).finish_run(id, token, verdict, end, end_time);
+    (self.outgoing(effects), settled)
   }
 
-  /// The run of shell `id`, while it has one.
+  /// The run of shell `id` (its newest), while it has one.
   pub fn run_of(&self, id: &str) -> Option<Arc<ShellRun>> {
-    self.runs.get(id).cloned()
+    let linked = self.runs.iter().filter(|(_, l)| l.id == id);
+    let (_, newest) = linked.max_by_key(|(token, _)| **token)?;
+    Some(Arc::clone(&newest.run))
+  }
+
+  /// The controller of the entry object the host knows as `object` was aborted: its run is
+  /// cancelled. A persisted run first learns who cancelled it (the registry's `cancel()`,
+  /// `abortAll()`, …), for the end its keeper records.
+  pub fn cancel_run(&self, object: u64) {
+    let Some(linked) = self.runs.values().find(|l| l.object == object) else {
+      return;
+    };
+    let run = &linked.run;
+    if run.is_persisted() {
+      let entry = self.entry(&linked.id);
+      if let Some(via) = entry.and_then(|e| e.end.as_ref().or(e.ending.as_ref())?.via) {
+        run.cancel_via(via);
+      }
+    }
+    run.cancel();
+  }
+
+  /// `entry.ports` (API.md §6.8): the TCP ports the tree of shell `id`'s run listens on, while
+  /// it runs and where they can be read.
+  pub fn ports(&self, id: &str) -> Option<Vec<u16>> {
+    let run = self.run_of(id).filter(|run| !run.is_settled())?;
+    PORTS_SUPPORTED.then(|| run.listening_ports())
+  }
+
+  /// `entry.usage` (API.md §6.8): what shell `id`'s run used, live while it runs and final
+  /// after, until the entry leaves (a run without limits has none).
+  pub fn usage(&self, id: &str) -> Option<Usage> {
+    match self.run_of(id) {
+      Some(run) => run.usage(),
+      None => self.final_usage.get(id).copied(),
+    }
   }
 
   /// `complete()`/`fail()` from JavaScript settled a shell whose run we started: the run is
   /// stopped too (its tree ended), never left running unreachable.
   pub fn stop_run_if_settled(&self, id: &str) {
     if !self.is_running(id) {
-      if let Some(run) = self.runs.get(id) {
+      if let Some(run) = self.run_of(id) {
         run.cancel();
       }
     }
@@ -281,7 +362,7 @@ impl ShellHub {
 
   /// The run whose terminal takes `write()`/`resize()`, or why there is none.
   pub fn live_terminal(&self, id: &str) -> Result<Arc<ShellRun>, TerminalRefusal> {
-    let run = self.runs.get(id).filter(|run| run.has_terminal()).cloned();
+    let run = self.run_of(id).filter(|run| run.has_terminal());
     let (known, running) = (self.entry(id).is_some(), self.is_running(id));
     TerminalRefusal::check(known, running, run, self.last_screens.contains_key(id))
   }
@@ -293,7 +374,7 @@ impl TerminalTasks for ShellHub {
     if self.entry(id).is_none() {
       return Err(TerminalRefusal::Unknown);
     }
-    let live = self.runs.get(id).and_then(|run| run.screen());
+    let live = self.run_of(id).and_then(|run| run.screen());
     Ok(live.or_else(|| self.last_screens.get(id).cloned()))
   }
 

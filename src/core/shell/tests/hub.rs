@@ -269,9 +269,10 @@ mod with_runs {
     let _serial = serial();
     let dir = TempDir::new("hub-stop");
     let mut hub = hub_with(&dir, &["a"]);
+    let token = hub.begin_run("a");
     let (run, settled) = run(&dir, "a", "sleep 30", false);
     assert!(
-      !hub.attach_run("a", Arc::clone(&run)),
+      !hub.attach_run("a", token, 1, Arc::clone(&run), false),
       "a running entry keeps its run"
     );
     assert_eq!(hub.add_wait("a", 1, spec(Some(50), None)), WaitPlan::OnRun);
@@ -282,7 +283,12 @@ mod with_runs {
     hub.stop_run_if_settled("a");
     let outcome = settled.recv_timeout(SETTLE).expect("the run is stopped");
     assert!(outcome.aborted);
-    hub.detach_run("a", &run);
+    let (_, done) = hub.finish_run("a", token, outcome.verdict(), outcome.end(), 2100.0);
+    assert_eq!(
+      done.status,
+      ShellStatus::Completed,
+      "done reports the settle from JavaScript"
+    );
     assert!(hub.run_of("a").is_none());
     assert_eq!(
       hub.add_wait("a", 2, spec(None, Some(10))),
@@ -297,10 +303,68 @@ mod with_runs {
     let mut hub = hub_with(&dir, &["a"]);
     let effects = hub.registry_mut().cancel("a", 1500.0);
     hub.outgoing(effects);
+    let token = hub.begin_run("a");
     let (run, settled) = run(&dir, "a", "sleep 30", false);
-    assert!(hub.attach_run("a", Arc::clone(&run)));
+    assert!(hub.attach_run("a", token, 1, Arc::clone(&run), false));
     let outcome = settled.recv_timeout(SETTLE).expect("the run is cancelled");
     assert!(outcome.aborted);
+  }
+
+  #[test]
+  fn a_run_whose_controller_was_aborted_before_it_attached_is_cancelled() {
+    let _serial = serial();
+    let dir = TempDir::new("hub-aborted");
+    let mut hub = hub_with(&dir, &["a"]);
+    let token = hub.begin_run("a");
+    let (run, settled) = run(&dir, "a", "sleep 30", false);
+    assert!(hub.attach_run("a", token, 1, Arc::clone(&run), true));
+    let outcome = settled.recv_timeout(SETTLE).expect("the run is cancelled");
+    assert!(outcome.aborted);
+  }
+
+  #[test]
+  fn each_objects_controller_cancels_its_own_run_and_an_old_runs_end_keeps_the_new_one() {
+    let _serial = serial();
+    let dir = TempDir::new("hub-cancel");
+    let mut hub = hub_with(&dir, &["a"]);
+    let old = hub.begin_run("a");
+    let (first, first_settled) = run(&dir, "a", "sleep 30", false);
+    hub.attach_run("a", old, 1, Arc::clone(&first), false);
+    assert_eq!(hub.ports("a").is_some(), crate::process::PORTS_SUPPORTED);
+    // Reset, and a second shell takes the id: each object's controller stops its own run.
+    let effects = hub.registry_mut().reset();
+    hub.outgoing(effects);
+    let reg = ShellRegistration {
+      shell_id: "a".into(),
+      command: "sleep 30".into(),
+      cwd: "/repo".into(),
+      start_time: 3000.0,
+      output_path: output_path(&dir, "a2").to_string_lossy().into_owned(),
+      pid: None,
+      todo_work_chain_id: None,
+    };
+    let effects = hub.registry_mut().register(reg).expect("register");
+    hub.outgoing(effects);
+    let new = hub.begin_run("a");
+    let (second, second_settled) = run(&dir, "a2", "sleep 30", false);
+    hub.attach_run("a", new, 2, Arc::clone(&second), false);
+    hub.cancel_run(1);
+    let outcome = first_settled.recv_timeout(SETTLE).expect("cancelled");
+    assert!(outcome.aborted);
+    assert!(second_settled.try_recv().is_err(), "the new run goes on");
+    hub.finish_run("a", old, outcome.verdict(), outcome.end(), 3100.0);
+    assert!(
+      hub
+        .run_of("a")
+        .is_some_and(|run| Arc::ptr_eq(&run, &second)),
+      "the new run stays linked"
+    );
+    hub.cancel_run(2);
+    let outcome = second_settled.recv_timeout(SETTLE).expect("cancelled");
+    let (out, done) = hub.finish_run("a", new, outcome.verdict(), outcome.end(), 3200.0);
+    assert_eq!(done.status, ShellStatus::Cancelled);
+    assert!(out.contains(&ShellOutgoing::StatusChanged(Some("a".into()))));
+    assert!(hub.run_of("a").is_none() && hub.ports("a").is_none());
   }
 
   #[test]
@@ -308,8 +372,9 @@ mod with_runs {
     let _serial = serial();
     let dir = TempDir::new("hub-screen");
     let mut hub = hub_with(&dir, &["a"]);
+    let token = hub.begin_run("a");
     let (run, settled) = run(&dir, "a", "printf 'last words'; sleep 30", true);
-    hub.attach_run("a", Arc::clone(&run));
+    hub.attach_run("a", token, 1, Arc::clone(&run), false);
     assert!(hub.live_terminal("a").is_ok());
     let shown = crate::shell::test_support::wait_until(SETTLE, || {
       hub
@@ -335,7 +400,7 @@ mod with_runs {
     let effects = hub.registry_mut().request_cancel("a");
     hub.outgoing(effects);
     run.cancel();
-    settled.recv_timeout(SETTLE).expect("the run settles");
+    let outcome = settled.recv_timeout(SETTLE).expect("the run settles");
     let effects = hub.registry_mut().cancel("a", 2000.0);
     hub.outgoing(effects);
     assert_eq!(hub.live_terminal("a").err(), Some(TerminalRefusal::Ended));
@@ -343,7 +408,7 @@ mod with_runs {
       hub.send_input("a", TerminalInput::Resize(size)),
       Err(InputError::Refused(TerminalRefusal::Ended))
     ));
-    hub.detach_run("a", &run);
+    hub.finish_run("a", token, outcome.verdict(), outcome.end(), 2100.0);
     let screen = hub.screen("a").expect("known").expect("the last screen");
     assert!(screen.text.contains("last words"), "{:?}", screen.text);
     assert_eq!(hub.live_terminal("a").err(), Some(TerminalRefusal::Ended));
