@@ -277,6 +277,21 @@ describe('restart', () => {
     expect(result.bytesRead).toBe(old.bytesRead + 'run 2\n'.length)
   })
 
+  it("a restarted shell keeps the caller's signal: its abort stops the new run, and then restart() is refused", async () => {
+    const registry = new BackgroundShellRegistry()
+    const dir = mkdtempSync(join(scratch, 'restart-'))
+    const controller = new AbortController()
+    const first = executeBackground({ command: 'sleep 30', cwd: dir, outputDir: join(scratch, 'restart-out'), registry, signal: controller.signal })
+    const second = await registry.restart(first.shellId)
+    expect((await first.done).end?.reason).toBe('restarted')
+    expect(registry.get(first.shellId)?.status).toBe('running')
+    controller.abort()
+    const result = await second.done
+    expect(result).toMatchObject({ status: 'cancelled', end: { reason: 'cancelled', via: 'signal' } })
+    await waitFor(() => !isAlive(second.pid!), 10_000, 'the new run to die')
+    expect(() => registry.restart(first.shellId)).toThrow(`Background shell "${first.shellId}" cannot be restarted: its signal was aborted`)
+  })
+
   it('a shell restarted after it ended runs again and its maxOutputBytes counts both runs; bad ids are an Error saying why', async () => {
     const registry = new BackgroundShellRegistry()
     const dir = mkdtempSync(join(scratch, 'restart-'))

@@ -1,9 +1,11 @@
 // The JavaScript side of one registry (ARCHITECTURE.md, "The JavaScript layer"): what both
 // `MonitorRegistry` and `BackgroundShellRegistry` keep of JavaScript values, written once. Each
 // entry's object (the one `register()`, `start()` or `executeBackground()` handed out) with its
-// `AbortController`, a fed monitor's idle timer and a `keepAlive` monitor's timer; the callbacks
-// (global, register, status change, and a monitor's per-agent ones) and their setters; the
-// functions that settle pending `waitFor` promises.
+// `AbortController` (and, for a task the addon runs, its live getters and the listener on that
+// controller), a fed monitor's idle timer, a `keepAlive` monitor's timer and the caller's `signal`
+// a shell's `restart()` passes on; the callbacks (global, register, status change, and a
+// monitor's per-agent ones) and their setters; the functions that settle pending `waitFor`
+// promises and the promises of pending shell restarts.
 //
 // It holds no task state and decides nothing: the addon's hubs (core `monitor::hub`,
 // `shell::hub`) decide what happens and in what order, and call these methods with plain data
@@ -22,7 +24,7 @@ class RegistrySide {
   constructor(registry, warn) {
     this.registry = new WeakRef(registry)
     this.warn = warn
-    /** id → { object, controller, generation, idleTimer, release } */
+    /** id → { object, controller, generation, idleTimer, release, signal } */
     this.entries = new Map()
     this.generations = 0
     this.onNotification = undefined
@@ -33,6 +35,8 @@ class RegistrySide {
     /** wait id → the function that settles its `waitFor` promise */
     this.waits = new Map()
     this.nextWait = 0
+    /** shell id → the `resolve` and `reject` of the promise its pending `restart()` returned */
+    this.restarts = new Map()
   }
 
   /** Calls `fn(...args)`; a throw is reported and swallowed. */
@@ -207,6 +211,34 @@ class RegistrySide {
     const release = entry.release
     entry.release = undefined
     if (release !== undefined) this.call('keepAlive', release)
+  }
+
+  /**
+   * Keeps the caller's `signal` of the start of entry `id` for its `restart()` (API.md §6.8),
+   * which passes it on to the new run; it goes with the entry.
+   */
+  keepSignal(id, signal) {
+    const entry = this.entries.get(id)
+    if (entry !== undefined) entry.signal = signal
+  }
+
+  /** The caller's `signal` kept for entry `id`, or `undefined`. */
+  signal(id) {
+    return this.entries.get(id)?.signal
+  }
+
+  /** A shell's `restart(id)` begins (one at a time per id: the addon refuses a second): its promise. */
+  beginRestart(id) {
+    return new Promise((resolve, reject) => this.restarts.set(id, { resolve, reject }))
+  }
+
+  /** The restart of `id` ends: its promise resolves with the new run's `handle`, or rejects with `error`. */
+  endRestart(id, handle, error) {
+    const pending = this.restarts.get(id)
+    if (pending === undefined) return
+    this.restarts.delete(id)
+    if (error === undefined) pending.resolve(handle)
+    else pending.reject(error)
   }
 
   /** A new pending wait, settled through `settle(result)`; its id. */

@@ -153,7 +153,7 @@ const enums = () => ({
  */
 function install(binding) {
   const { BackgroundShellRegistry, MonitorRegistry, readTaskOutputTail } = binding
-  binding.__installLayer({ shellParts, taskParts, deferred, side: installSides(binding) })
+  binding.__installLayer({ shellParts, taskParts, side: installSides(binding) })
   for (const Registry of [MonitorRegistry, BackgroundShellRegistry]) {
     Object.defineProperty(Registry.prototype, 'waitFor', { value: waitFor, writable: true, configurable: true })
   }

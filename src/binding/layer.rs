@@ -10,7 +10,7 @@ use napi_derive::napi;
 use super::js::{self, release, Persistent};
 
 thread_local! {
-  /// The layer's object of functions (`shellParts`, `taskParts`, `deferred`), given once at load.
+  /// The layer's object of functions (`shellParts`, `taskParts`, `side`), given once at load.
   static LAYER: RefCell<Option<Persistent>> = const { RefCell::new(None) };
 }
 
@@ -75,17 +75,6 @@ pub(crate) fn task_parts<'a>(
 /// the layer also keeps on the registry object for the callback setters.
 pub(crate) fn side<'a>(env: &'a Env, registry: &Unknown) -> Result<Object<'a>> {
   call(env, "side", *registry)
-}
-
-/// `deferred()`: a new promise, with the `resolve` and `reject` that settle it.
-pub(crate) fn deferred<'a>(env: &'a Env) -> Result<(Object<'a>, Persistent, Persistent)> {
-  let parts = call(env, "deferred", ())?;
-  let settle = |name| js::persist(&parts.get_named_property::<Unknown>(name)?);
-  Ok((
-    parts.get_named_property("promise")?,
-    settle("resolve")?,
-    settle("reject")?,
-  ))
 }
 
 /// Calls a part's function we hold, with `arg` (`()` for none), and lets it go.

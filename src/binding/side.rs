@@ -160,6 +160,36 @@ impl Side {
     value.is_some_and(|v| unsafe { v.cast::<bool>() }.unwrap_or(false))
   }
 
+  /// Keeps the caller's `signal` of shell `id`'s start for its `restart()` (it goes with the
+  /// entry).
+  pub(crate) fn keep_signal(&self, env: &Env, id: &str, signal: &Object) {
+    self.call(env, "keepSignal", FnArgs::from((id, *signal)));
+  }
+
+  /// The caller's `signal` kept for entry `id`.
+  pub(crate) fn signal<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
+    let value = self.call(env, "signal", id)?;
+    (value.get_type().ok()? == ValueType::Object).then(|| unsafe { value.cast::<Object>() }.ok())?
+  }
+
+  /// A shell's `restart(id)` begins: the promise it returns.
+  pub(crate) fn begin_restart<'a>(&self, env: &'a Env, id: &str) -> Result<Unknown<'a>> {
+    let promise = self.call(env, "beginRestart", id);
+    promise.ok_or_else(|| Error::from_reason("taskstream: could not begin a restart"))
+  }
+
+  /// The restart of `id` ends: its promise resolves with the new run's handle, or rejects.
+  pub(crate) fn end_restart(&self, env: &Env, id: &str, started: Result<Object>) {
+    match started.map_err(|error| env.create_error(error)) {
+      Ok(handle) => self.call(env, "endRestart", FnArgs::from((id, handle))),
+      Err(Ok(error)) => self.call(env, "endRestart", FnArgs::from((id, (), error))),
+      Err(Err(error)) => {
+        tracing::warn!(%error, "taskstream: could not settle a shell restart's promise");
+        None
+      }
+    };
+  }
+
   /// A monitor registry's reset: the per-agent callbacks go.
   pub(crate) fn clear_agents(&self, env: &Env) {
     self.call(env, "clearAgents", ());

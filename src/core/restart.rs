@@ -104,6 +104,7 @@ pub struct RestartBook<O, C, W> {
 /// What an entry that left the registry had kept: its options, and a restart that was waiting
 /// for it, with the message that refuses it ([`Refusal::LeftBeforeEnd`]).
 pub struct Forgotten<O, W> {
+  pub id: String,
   pub options: O,
   pub waiting: Option<W>,
   pub refusal: String,
@@ -189,6 +190,7 @@ impl<O, C: Clone, W> RestartBook<O, C, W> {
 
   fn forgotten(&self, id: &str, kept: Kept<O, C, W>) -> Forgotten<O, W> {
     Forgotten {
+      id: id.to_owned(),
       options: kept.options,
       waiting: kept.waiting,
       refusal: self.refuse(id, Refusal::LeftBeforeEnd),

@@ -19,10 +19,12 @@ use super::registry::{
 };
 use super::side::Side;
 use crate::core::end::TaskEnd;
+use crate::core::launch::ShellStart;
+use crate::core::restart::{RestartBook, SHELL};
 use crate::core::shell::{
-  shell_settled_notification, ShellEffect, ShellEntry, ShellHub, ShellNotification, ShellOutgoing,
-  ShellRegistration, ShellRegistry, ShellSettled, ShellStatus, ShellVerdict, WaitPlan,
-  MAX_RETAINED_TERMINAL_SHELLS,
+  shell_settled_notification, OutputCounters, ShellEffect, ShellEntry, ShellHub, ShellNotification,
+  ShellOutgoing, ShellRegistration, ShellRegistry, ShellSettled, ShellStatus, ShellVerdict,
+  WaitPlan, MAX_RETAINED_TERMINAL_SHELLS,
 };
 use crate::core::wait::{WaitOutcome, WaitSpec};
 
@@ -30,9 +32,10 @@ use crate::core::wait::{WaitOutcome, WaitSpec};
 /// objects it hands out, their controllers, the callbacks).
 pub(crate) struct ShellInner {
   pub(crate) hub: RefCell<ShellHub>,
-  side: Side,
-  /// What `restart()` needs, by shell id, until the entry leaves.
-  pub(crate) restarts: Restarts,
+  pub(crate) side: Side,
+  /// The options of each shell `executeBackground()` started (not persisted), for `restart()`
+  /// (API.md §6.8), until its entry leaves; a restart waiting for the old run is `()`.
+  pub(crate) restarts: RefCell<RestartBook<ShellStart, OutputCounters, ()>>,
 }
 
 impl ShellInner {
@@ -41,7 +44,7 @@ impl ShellInner {
     Self {
       hub: RefCell::new(ShellHub::new(registry)),
       side,
-      restarts: Restarts::default(),
+      restarts: RefCell::new(RestartBook::new(SHELL)),
     }
   }
 
@@ -174,8 +177,14 @@ impl ShellInner {
     }
   }
 
+  /// These entries left the registry: what they kept goes, and a restart waiting for one of
+  /// them is refused.
   fn forget(&self, env: &Env, ids: &[String]) {
-    self.restarts.forget(env, ids);
+    let forgotten = self.restarts.borrow_mut().forget(ids);
+    for gone in forgotten.into_iter().filter(|gone| gone.waiting.is_some()) {
+      let refusal = Error::from_reason(gone.refusal);
+      self.side.end_restart(env, &gone.id, Err(refusal));
+    }
     self.side.removed(env, ids);
   }
 
@@ -458,7 +467,4 @@ impl BackgroundShellRegistry {
 
 registry_surface!(BackgroundShellRegistry, wait_id = "shellId", id = "id");
 
-pub(crate) mod restarts;
 mod terminal;
-
-use restarts::Restarts;

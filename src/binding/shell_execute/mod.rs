@@ -12,7 +12,7 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
 use super::args;
-use super::js::{self, release, Persistent};
+use super::js::{self, Persistent};
 use super::layer::{call_once, shell_parts, ShellParts};
 use super::shell::{BackgroundShellRegistry, ShellInner};
 use crate::core::launch::{
@@ -131,9 +131,7 @@ fn start_shell<'a>(
     }
   };
   if opts.persist.is_none() {
-    inner
-      .restarts
-      .keep(env, &opts, &facts.shell_id, signal.as_ref());
+    keep_for_restart(env, inner, &opts, &facts.shell_id, signal.as_ref());
   }
 
   let settle = Settle {
@@ -161,6 +159,27 @@ fn start_shell<'a>(
     }
   }
   Ok(handle)
+}
+
+/// Keeps what a later `restart(id)` needs: the options (its shell id filled in) in the registry's
+/// book, the caller's `signal`, which cancels the new run too, on its side.
+fn keep_for_restart(
+  env: &Env,
+  inner: &ShellInner,
+  opts: &ShellStart,
+  id: &str,
+  signal: Option<&Object>,
+) {
+  let mut opts = opts.clone();
+  opts.shell_id = Some(id.to_owned());
+  let earlier = inner.restarts.borrow_mut().keep(id, opts);
+  if let Some(gone) = earlier.filter(|gone| gone.waiting.is_some()) {
+    let refusal = Error::from_reason(gone.refusal);
+    inner.side.end_restart(env, id, Err(refusal));
+  }
+  if let Some(signal) = signal {
+    inner.side.keep_signal(env, id, signal);
+  }
 }
 
 /// A shell's JavaScript objects, all made before anything starts.

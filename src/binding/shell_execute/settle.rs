@@ -72,10 +72,11 @@ impl Settle {
       }
     }
     self.inner.settle_waits(env, &self.shell_id, settled.status);
-    self
-      .inner
-      .restarts
-      .run_settled(env, &self.shell_id, &outcome.counters);
+    // A restart waiting for this run goes on.
+    let waiting = (self.inner.restarts.borrow_mut()).run_settled(&self.shell_id, &outcome.counters);
+    if let Some(((), counters)) = waiting {
+      super::restart::go_on(env, &self.inner, &self.shell_id, Ok(counters));
+    }
   }
 
   /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as
