@@ -19,6 +19,7 @@ use crate::core::launch::{
   default_remove_env, launch, LaunchError, Launched, LaunchedShell, ShellCallbacks, ShellStart,
 };
 use crate::core::shell::RunSignal;
+use crate::core::shell::{OutputCounters, Resume};
 use crate::core::shell::{ShellOutcome, ShellPlan, ShellRegistration, ShellRun};
 use options::parse_options;
 
@@ -141,7 +142,10 @@ fn start_shell<'a>(
     settled: Some(settled),
   };
   match launched {
-    Err(LaunchError { message, end }) => settle.failed_to_start(env, &message, end, now),
+    Err(LaunchError { message, end }) => {
+      let waiting = settle.failed_to_start(env, &message, end, now);
+      go_on_after(env, inner, &facts.shell_id, waiting);
+    }
     Ok(launched) => {
       let settle = Rc::new(RefCell::new(Some(settle)));
       let run = launched.start(opts.settle_ms, || {
@@ -179,6 +183,34 @@ fn keep_for_restart(
   }
   if let Some(signal) = signal {
     inner.side.keep_signal(env, id, signal);
+  }
+}
+
+/// A restart of `id` goes on once the old run settled with `counters` (or is refused): its
+/// ended entry leaves the registry and the new run starts under its id with the caller's
+/// `signal`; the restart's promise settles with the new handle or the error.
+pub(crate) fn go_on(
+  env: &Env,
+  inner: &Rc<ShellInner>,
+  id: &str,
+  counters: std::result::Result<OutputCounters, String>,
+) {
+  let started = counters.map_err(Error::from_reason).and_then(|counters| {
+    let opts = inner.restarts.borrow_mut().take(id);
+    let opts = opts.map_err(Error::from_reason)?;
+    // Read before the old entry, which keeps it, leaves.
+    let signal = inner.side.signal(env, id);
+    inner.transition(env, |r| r.remove_ended(id).unwrap_or_default());
+    let resume = Resume::at(counters, js::wall_ms());
+    start_shell(env, inner, opts, signal, Some(resume))
+  });
+  inner.side.end_restart(env, id, started);
+}
+
+/// A restart that waited for the run of `id` to settle goes on with its counters.
+fn go_on_after(env: &Env, inner: &Rc<ShellInner>, id: &str, waiting: Option<OutputCounters>) {
+  if let Some(counters) = waiting {
+    go_on(env, inner, id, Ok(counters));
   }
 }
 
@@ -303,7 +335,8 @@ fn attach_run(
     (Ok(_), None) => {}
     (Err(LaunchError { message, end }), _) => {
       if let Some(settle) = settle.borrow_mut().take() {
-        settle.failed_to_start(env, &message, end, now);
+        let waiting = settle.failed_to_start(env, &message, end, now);
+        go_on_after(env, inner, shell_id, waiting);
       }
     }
   }
@@ -340,7 +373,8 @@ fn settle_function(
         }
         RunEvent::Settled(outcome) => {
           if let Some(settle) = settle.borrow_mut().take() {
-            settle.settled(&ctx.env, outcome);
+            let waiting = settle.settled(&ctx.env, outcome);
+            go_on_after(&ctx.env, &inner, &shell_id, waiting);
           }
         }
       }

@@ -67,13 +67,14 @@ impl Recovering for BackgroundShellRegistry {
   fn settle_recorded(
     &self,
     env: &Env,
-    _: &TaskRecord,
+    record: &TaskRecord,
     registered: RegisteredShell,
     end: &EndView,
   ) -> Result<()> {
     let outcome = ShellOutcome::from_record(end, false, None);
     if let Some(settle) = registered.settle.borrow_mut().take() {
-      settle.settled_at(env, outcome, end.end_time);
+      let waiting = settle.settled_at(env, outcome, end.end_time);
+      go_on_after(env, &self.inner, &record.id, waiting);
     }
     Ok(())
   }

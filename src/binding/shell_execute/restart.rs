@@ -8,7 +8,6 @@
 use super::*;
 use crate::binding::wait::signal_aborted;
 use crate::core::restart::{Begin, Refusal};
-use crate::core::shell::{OutputCounters, Resume};
 
 impl BackgroundShellRegistry {
   /// `restart(id)` (API.md §6.8, `registry_surface!`): a running shell is stopped as a cancel
@@ -37,25 +36,4 @@ impl BackgroundShellRegistry {
     }
     Ok(args::out(env, &promise))
   }
-}
-
-/// A restart of `id` goes on once the old run settled with `counters` (or is refused): its
-/// ended entry leaves the registry and the new run starts under its id with the caller's
-/// `signal`; the restart's promise settles with the new handle or the error.
-pub(crate) fn go_on(
-  env: &Env,
-  inner: &Rc<ShellInner>,
-  id: &str,
-  counters: std::result::Result<OutputCounters, String>,
-) {
-  let started = counters.map_err(Error::from_reason).and_then(|counters| {
-    let opts = inner.restarts.borrow_mut().take(id);
-    let opts = opts.map_err(Error::from_reason)?;
-    // Read before the old entry, which keeps it, leaves.
-    let signal = inner.side.signal(env, id);
-    inner.transition(env, |r| r.remove_ended(id).unwrap_or_default());
-    let resume = Resume::at(counters, js::wall_ms());
-    start_shell(env, inner, opts, signal, Some(resume))
-  });
-  inner.side.end_restart(env, id, started);
 }

@@ -10,7 +10,7 @@ use crate::binding::js::{self, Persistent};
 use crate::binding::layer::call_once;
 use crate::binding::shell::ShellInner;
 use crate::core::end::TaskEnd;
-use crate::core::shell::{ShellOutcome, ShellSettled, ShellVerdict};
+use crate::core::shell::{OutputCounters, ShellOutcome, ShellSettled, ShellVerdict};
 
 /// What the JavaScript thread needs when the shell settles.
 pub(super) struct Settle {
@@ -25,17 +25,23 @@ pub(super) struct Settle {
 }
 
 impl Settle {
-  /// §2.15 step 9, after the runner flushed and closed the file.
-  pub(super) fn settled(self, env: &Env, outcome: ShellOutcome) {
+  /// §2.15 step 9, after the runner flushed and closed the file. Each way to settle returns the
+  /// counters a restart that waited for this run goes on with (`super::go_on`).
+  pub(super) fn settled(self, env: &Env, outcome: ShellOutcome) -> Option<OutputCounters> {
     // A persisted run ended when its keeper says.
     let end_time = outcome
       .recorded_end_time
       .map_or_else(js::wall_ms, |t| t as f64);
-    self.settled_at(env, outcome, end_time);
+    self.settled_at(env, outcome, end_time)
   }
 
   /// [`Self::settled`] at a given end time (a recorded end's).
-  pub(super) fn settled_at(self, env: &Env, outcome: ShellOutcome, end_time: f64) {
+  pub(super) fn settled_at(
+    self,
+    env: &Env,
+    outcome: ShellOutcome,
+    end_time: f64,
+  ) -> Option<OutputCounters> {
     let settled = self.inner.finish_run(
       env,
       &self.shell_id,
@@ -44,11 +50,17 @@ impl Settle {
       outcome.end(),
       end_time,
     );
-    self.finish(env, &outcome, &settled);
+    self.finish(env, &outcome, &settled)
   }
 
   /// The spawn failed: the entry fails with the OS error text and `done` resolves.
-  pub(super) fn failed_to_start(self, env: &Env, error: &str, end: TaskEnd, now: f64) {
+  pub(super) fn failed_to_start(
+    self,
+    env: &Env,
+    error: &str,
+    end: TaskEnd,
+    now: f64,
+  ) -> Option<OutputCounters> {
     let settled = self.inner.finish_run(
       env,
       &self.shell_id,
@@ -58,10 +70,15 @@ impl Settle {
       now,
     );
     let outcome = ShellOutcome::failed_to_start(error);
-    self.finish(env, &outcome, &settled);
+    self.finish(env, &outcome, &settled)
   }
 
-  fn finish(mut self, env: &Env, outcome: &ShellOutcome, settled: &ShellSettled) {
+  fn finish(
+    mut self,
+    env: &Env,
+    outcome: &ShellOutcome,
+    settled: &ShellSettled,
+  ) -> Option<OutputCounters> {
     if let Some(settled_fn) = self.settled.take() {
       match self.result(env, outcome, settled) {
         Ok(result) => call_once(env, settled_fn, "executeBackground", result),
@@ -72,11 +89,8 @@ impl Settle {
       }
     }
     self.inner.settle_waits(env, &self.shell_id, settled.status);
-    // A restart waiting for this run goes on.
     let waiting = (self.inner.restarts.borrow_mut()).run_settled(&self.shell_id, &outcome.counters);
-    if let Some(((), counters)) = waiting {
-      super::restart::go_on(env, &self.inner, &self.shell_id, Ok(counters));
-    }
+    waiting.map(|((), counters)| counters)
   }
 
   /// `BackgroundShellResult` (CONTRACT.md §2.15): `status` and `error` as
