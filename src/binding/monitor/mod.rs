@@ -376,8 +376,8 @@ impl MonitorRegistry {
       .fed_idle_timeout(&mut host, &RealClock, &monitor_id);
   }
 
-  /// The live counters of entry `monitorId`, in the order of `monitor_native::LIVE_COUNTERS`; `undefined` once
-  /// it left the registry.
+  /// The live counters of entry `monitorId`, in the order of `monitor_native::LIVE_COUNTERS`;
+  /// `null` once it left the registry (the getters then read 0).
   #[napi(catch_unwind, js_name = "__counters", skip_typescript)]
   pub fn counters(&self, monitor_id: String) -> Option<Vec<f64>> {
     let registry = self.hub.registry();

@@ -135,9 +135,10 @@ fn start_shell<'a>(
     keep_for_restart(env, inner, &opts, &facts.shell_id, signal.as_ref());
   }
 
+  let token = inner.hub.borrow_mut().begin_run(&facts.shell_id);
   let settle = Settle {
     inner: Rc::clone(inner),
-    run: inner.hub.borrow_mut().begin_run(&facts.shell_id),
+    run: token,
     shell_id: facts.shell_id.clone(),
     settled: Some(settled),
   };
@@ -159,7 +160,8 @@ fn start_shell<'a>(
           run.stop_at_output_cap();
         }
       }
-      attach_run(env, inner, (&facts.shell_id, generation), &settle, run, now);
+      let linked = (facts.shell_id.as_str(), generation, token);
+      attach_run(env, inner, linked, &settle, run, now);
     }
   }
   Ok(handle)
@@ -313,27 +315,25 @@ fn send(tsfn: &ShellTsfn, event: RunEvent) -> std::result::Result<(), Status> {
   }
 }
 
-/// Links a started run to its entry, `(id, generation of its object)` (the hub cancels it when
-/// a register or status-change callback already stopped the shell, or aborted its controller,
-/// before the run existed); a run that could not start fails the entry after `stop` ended the
-/// process.
+/// Links started run `token` to its entry, `(id, generation of its object, token)` (the hub
+/// cancels it when a register or status-change callback already stopped the shell, or aborted
+/// its controller, before the run existed); a run that could not start fails the entry after
+/// `stop` ended the process.
 fn attach_run(
   env: &Env,
   inner: &Rc<ShellInner>,
-  (shell_id, generation): (&str, u64),
+  (shell_id, generation, token): (&str, u64, u64),
   settle: &Rc<RefCell<Option<Settle>>>,
   run: std::result::Result<Arc<ShellRun>, LaunchError>,
   now: f64,
 ) {
-  let token = settle.borrow().as_ref().map(|settle| settle.run);
-  match (run, token) {
-    (Ok(run), Some(token)) => {
+  match run {
+    Ok(run) => {
       let aborted = inner.controller_aborted(env, shell_id);
       let mut hub = inner.hub.borrow_mut();
       hub.attach_run(shell_id, token, generation, run, aborted);
     }
-    (Ok(_), None) => {}
-    (Err(LaunchError { message, end }), _) => {
+    Err(LaunchError { message, end }) => {
       if let Some(settle) = settle.borrow_mut().take() {
         let waiting = settle.failed_to_start(env, &message, end, now);
         go_on_after(env, inner, shell_id, waiting);

@@ -36,19 +36,26 @@ fn register_recorded<'a>(
     todo_work_chain_id: None,
   };
   let generation = inner.register(env, &registration, reg, true)?;
+  let token = inner.hub.borrow_mut().begin_run(id);
   let settle = Settle {
     inner: Rc::clone(inner),
-    run: inner.hub.borrow_mut().begin_run(id),
+    run: token,
     shell_id: id.to_owned(),
     settled: None,
   };
   let settle = Rc::new(RefCell::new(Some(settle)));
-  Ok((registration, RegisteredShell { generation, settle }))
+  let registered = RegisteredShell {
+    generation,
+    token,
+    settle,
+  };
+  Ok((registration, registered))
 }
 
-/// A recorded shell, registered: its object's generation and the settle of its run.
+/// A recorded shell, registered: its object's generation, its run's token and its settle.
 pub(crate) struct RegisteredShell {
   generation: u64,
+  token: u64,
   settle: Rc<RefCell<Option<Settle>>>,
 }
 
@@ -87,7 +94,11 @@ impl Recovering for BackgroundShellRegistry {
     link: Arc<KeeperLink>,
   ) -> Result<()> {
     let (inner, id) = (&self.inner, record.id.as_str());
-    let RegisteredShell { generation, settle } = registered;
+    let RegisteredShell {
+      generation,
+      token,
+      settle,
+    } = registered;
     let settle_ms = ShellTaskOptions::of_record(record).settle_ms;
     let adopted = adopt(Adoption {
       id,
@@ -100,7 +111,14 @@ impl Recovering for BackgroundShellRegistry {
     let run = adopted
       .into_shell()
       .and_then(|shell| shell.start(settle_ms, || run_callbacks(env, &settle, inner, id)));
-    attach_run(env, inner, (id, generation), &settle, run, js::wall_ms());
+    attach_run(
+      env,
+      inner,
+      (id, generation, token),
+      &settle,
+      run,
+      js::wall_ms(),
+    );
     Ok(())
   }
 }
