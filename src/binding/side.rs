@@ -71,7 +71,7 @@ impl Side {
   /// The object of entry `id`.
   pub(crate) fn object<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
     let value = self.call(env, "object", id)?;
-    (value.get_type().ok()? == ValueType::Object).then(|| unsafe { value.cast::<Object>() }.ok())?
+    as_object(value)
   }
 
   /// Writes `fields` on entry `id`'s object and returns the object.
@@ -82,7 +82,7 @@ impl Side {
     fields: Option<Object>,
   ) -> Option<Object<'a>> {
     let value = self.call(env, "sync", FnArgs::from((id, fields)))?;
-    (value.get_type().ok()? == ValueType::Object).then(|| unsafe { value.cast::<Object>() }.ok())?
+    as_object(value)
   }
 
   /// A new entry: the register callback.
@@ -169,7 +169,7 @@ impl Side {
   /// The caller's `signal` kept for entry `id`.
   pub(crate) fn signal<'a>(&self, env: &'a Env, id: &str) -> Option<Object<'a>> {
     let value = self.call(env, "signal", id)?;
-    (value.get_type().ok()? == ValueType::Object).then(|| unsafe { value.cast::<Object>() }.ok())?
+    as_object(value)
   }
 
   /// A shell's `restart(id)` begins: the promise it returns.
@@ -223,4 +223,9 @@ pub fn check_arg(env: Env, value: Unknown, name: String, kind: String) -> Result
       args::received(&value)
     ),
   ))
+}
+
+/// A value a side method returned, when it is an object.
+fn as_object(value: Unknown) -> Option<Object> {
+  (value.get_type().ok()? == ValueType::Object).then(|| unsafe { value.cast::<Object>() }.ok())?
 }
